@@ -1,0 +1,395 @@
+//! Exhaustive exploration of the campaign machine: the single source of the diagrams and of the
+//! forbidden-transition suite.
+//!
+//! Two sweeps feed one list of concrete [`Transition`]s:
+//! 1. every state, restored with representative data, × every event of the alphabet;
+//! 2. a breadth-first search from the initial state over the same alphabet (this is what proves that
+//!    every state is reachable).
+//!
+//! The abstract [`Graph`] (state names, event labels, action labels) is derived from those transitions
+//! and is what the renderers draw. Everything is sorted, so output is deterministic.
+
+use crate::campaign::{Campaign, Memory, State};
+use crate::machine::{CampaignMachine, StateName};
+use crate::model::*;
+use crate::record::CampaignRecord;
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+
+/// One concrete step: the record before, the event, the record after, the actions emitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    pub from: CampaignRecord,
+    pub event: Event,
+    pub to: CampaignRecord,
+    pub actions: Vec<Action>,
+}
+
+/// An abstract edge of the drawn graph.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Edge {
+    pub from: StateName,
+    pub to: StateName,
+    pub event: String,
+    pub actions: BTreeSet<String>,
+    /// The edge emits a call that needs the lease (submit, cancel, intervene, renew, release).
+    pub writes: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Graph {
+    pub initial: StateName,
+    pub states: BTreeSet<StateName>,
+    /// State-changing edges, merged per (from, to, event).
+    pub edges: BTreeSet<Edge>,
+}
+
+/// The result of exploring the machine.
+#[derive(Debug, Clone)]
+pub struct Exploration {
+    pub policy: Policy,
+    /// Sweep 1's transitions, plus the first witness of every abstract edge the search found.
+    pub transitions: Vec<Transition>,
+    /// How many concrete transitions were checked against the invariants (both sweeps).
+    pub checked: usize,
+    /// Per-transition invariant violations found during the walk (empty for a correct machine).
+    pub violations: Vec<crate::invariants::Violation>,
+    /// Every restore of a representative record: (the record, the restored record, entry actions).
+    pub restores: Vec<(CampaignRecord, CampaignRecord, Vec<Action>)>,
+    /// Leaf states reached from the initial state by the breadth-first search.
+    pub reachable: BTreeSet<StateName>,
+    /// Distinct concrete configurations visited by the search.
+    pub configurations: usize,
+    pub graph: Graph,
+}
+
+pub const CAMPAIGN: &str = "campaign-1";
+pub const US: &str = "argus-openoperator";
+pub const OTHER: &str = "loopx-local";
+/// Representative clock: leases below expire at `EXPIRES`.
+pub const NOW: u64 = 1_000;
+pub const EXPIRES: u64 = 2_000;
+pub const EPOCH: u64 = 5;
+
+/// Cap on the breadth-first search (it converges far below this; the cap only bounds a mutant).
+const MAX_CONFIGURATIONS: usize = 200_000;
+
+fn task(n: u32) -> TaskId {
+    TaskId::new(format!("task-{n}"))
+}
+fn req(n: &str) -> RequestId {
+    RequestId::new(format!("req-{n}"))
+}
+fn lease(controller: &str, epoch: u64, expires_at: u64) -> Lease {
+    Lease {
+        controller_id: ControllerId::new(controller),
+        epoch,
+        expires_at,
+    }
+}
+fn ours() -> Lease {
+    lease(US, EPOCH, EXPIRES)
+}
+fn intent(op: Operation) -> Intent {
+    Intent {
+        request_id: req("1"),
+        operation: op,
+        epoch: EPOCH,
+    }
+}
+fn observation(task_n: u32, state: RemoteState, revision: u64, evidence: u64, blocked: bool) -> Observation {
+    Observation {
+        task: task(task_n),
+        state,
+        revision: Some(revision),
+        heartbeat_seq: Some(revision * 10),
+        stage: Some(if revision > 10 { "training" } else { "preprocessing" }.into()),
+        evidence_revision: Some(evidence),
+        blocked,
+    }
+}
+
+/// The machine's policy during exploration.
+pub fn policy() -> Policy {
+    Policy {
+        renew_ahead: 300,
+        expiry_margin: 30,
+        unavailable_threshold: 2,
+    }
+}
+
+/// Representative memory: epoch 5 seen, task-1 last seen working at revision 10.
+fn memory() -> Memory {
+    Memory {
+        highest_epoch: EPOCH,
+        last_seen: Some(crate::model::Seen::of(&observation(1, RemoteState::Working, 10, 1, false))),
+        finished: vec![],
+        attempts: 1,
+    }
+}
+
+/// Every leaf state with representative data (several variants where the data changes behaviour).
+pub fn representative_states() -> Vec<(State, Memory)> {
+    let m = memory();
+    let done = Memory {
+        finished: vec![task(1)],
+        ..memory()
+    };
+    let mut v = vec![
+        (State::Detached {}, Memory::default()),
+        (State::Detached {}, done.clone()),
+        (State::Watching { task: task(1) }, m.clone()),
+        (State::RemoteUnavailable { task: task(1), failures: 1 }, m.clone()),
+        (State::Claiming { task: Some(task(1)), request_id: req("1") }, m.clone()),
+        (State::Claiming { task: None, request_id: req("1") }, m.clone()),
+        (State::Confirming { task: Some(task(1)), last_lease: ours() }, m.clone()),
+        (State::Confirming { task: None, last_lease: ours() }, m.clone()),
+        (State::Ready { lease: ours() }, m.clone()),
+        (State::Submitting { lease: ours(), intent: intent(Operation::Submit) }, m.clone()),
+        (State::Running { lease: ours(), task: task(1) }, m.clone()),
+        (State::AwaitingInput { lease: ours(), task: task(1) }, m.clone()),
+        (State::Cancelling { lease: ours(), task: task(1), intent: intent(Operation::Cancel) }, m.clone()),
+        (State::Intervening { lease: ours(), task: task(1), intent: intent(Operation::Intervene) }, m.clone()),
+        (State::ControlLost { task: Some(task(1)), last_lease: ours(), unresolved: None }, m.clone()),
+        (State::ControlLost { task: None, last_lease: ours(), unresolved: Some(intent(Operation::Submit)) }, m.clone()),
+        (State::Incompatible { task: Some(task(1)) }, m.clone()),
+        (State::Paused { task: Some(task(1)) }, m.clone()),
+        (State::Paused { task: None }, m.clone()),
+        (State::ClosedAccepted {}, done.clone()),
+        (State::ClosedRejected {}, done.clone()),
+        (State::ClosedAbandoned {}, done.clone()),
+    ];
+    for op in [Operation::Submit, Operation::Cancel, Operation::Intervene] {
+        let t = (op != Operation::Submit).then(|| task(1));
+        v.push((State::AmbiguousWrite { task: t.clone(), intent: intent(op), last_lease: ours(), escalated: false }, m.clone()));
+        v.push((State::AmbiguousWrite { task: t, intent: intent(op), last_lease: ours(), escalated: true }, m.clone()));
+    }
+    for outcome in [
+        RemoteOutcome::Completed,
+        RemoteOutcome::Failed,
+        RemoteOutcome::Canceled,
+        RemoteOutcome::Rejected,
+    ] {
+        v.push((State::RemoteTerminalLocalPending { task: task(1), outcome }, done.clone()));
+    }
+    v
+}
+
+/// The event alphabet with representative payloads.
+pub fn alphabet() -> Vec<Event> {
+    let mut v = vec![];
+    // Observations of the bound task: stale, unchanged (heartbeat only), and every state as new.
+    v.push(Event::Observed(observation(1, RemoteState::Failed, 9, 1, false)));
+    let mut heartbeat_only = observation(1, RemoteState::Working, 10, 1, false);
+    heartbeat_only.heartbeat_seq = Some(101);
+    v.push(Event::Observed(heartbeat_only));
+    for s in RemoteState::ALL {
+        v.push(Event::Observed(observation(1, s, 11, 1, false)));
+    }
+    v.push(Event::Observed(observation(1, RemoteState::Working, 11, 2, false)));
+    v.push(Event::Observed(observation(1, RemoteState::Working, 11, 1, true)));
+    v.push(Event::Observed(observation(1, RemoteState::Completed, 12, 3, false)));
+    // Readings of tasks created during the search, and of a foreign task.
+    v.push(Event::Observed(observation(2, RemoteState::Working, 1, 0, false)));
+    v.push(Event::Observed(observation(2, RemoteState::Completed, 2, 1, false)));
+    v.push(Event::Observed(observation(9, RemoteState::Working, 50, 0, false)));
+    v.push(Event::PollFailed);
+    // Lease answers: ours, ours renewed, ours but lower epoch, ours already expired, another holder.
+    for (l, now) in [
+        (ours(), NOW),
+        (lease(US, EPOCH, EXPIRES + 600), NOW),
+        (lease(US, EPOCH + 1, EXPIRES), NOW),
+        (lease(US, EPOCH - 1, EXPIRES), NOW),
+        (lease(US, EPOCH, NOW + 10), NOW),
+        (lease(OTHER, EPOCH + 1, EXPIRES), NOW),
+    ] {
+        v.push(Event::LeaseGranted { lease: l.clone(), now });
+    }
+    for reason in [
+        LeaseRefusal::HeldByOther,
+        LeaseRefusal::StaleEpoch,
+        LeaseRefusal::Expired,
+        LeaseRefusal::NoAnswer,
+    ] {
+        v.push(Event::LeaseRefused { reason });
+    }
+    for l in [Some(ours()), Some(lease(OTHER, EPOCH + 1, EXPIRES)), Some(lease(US, EPOCH + 1, EXPIRES)), None] {
+        v.push(Event::ControlRead { lease: l, now: NOW });
+    }
+    // Write answers, for the request in flight and for a request the machine never sent.
+    for id in ["1", "x"] {
+        for outcome in [
+            WriteOutcome::Acked { task: Some(task(2)) },
+            WriteOutcome::Acked { task: None },
+            WriteOutcome::Refused,
+            WriteOutcome::Fenced,
+            WriteOutcome::TimedOut,
+        ] {
+            v.push(Event::Written {
+                request_id: req(id),
+                outcome,
+            });
+        }
+        for answer in [
+            ReadbackAnswer::Applied { task: Some(task(2)) },
+            ReadbackAnswer::Applied { task: None },
+            ReadbackAnswer::NotApplied,
+            ReadbackAnswer::Unavailable,
+        ] {
+            v.push(Event::ReadBack {
+                request_id: req(id),
+                answer,
+            });
+        }
+    }
+    for verdict in [Verdict::Accepted, Verdict::Rejected, Verdict::NextAttempt] {
+        v.push(Event::Validated { verdict });
+    }
+    // Clock: well before expiry, inside the renewal window, inside the safety margin, far past.
+    for now in [NOW, EXPIRES - 200, EXPIRES - 10, EXPIRES + 5_000] {
+        v.push(Event::Tick { now });
+    }
+    for c in [
+        Command::Observe { task: Some(task(1)) },
+        Command::Observe { task: None },
+        Command::Claim { request_id: req("1") },
+        Command::Submit { request_id: req("1") },
+        Command::Intervene { request_id: req("1") },
+        Command::Cancel { request_id: req("1") },
+        Command::Release,
+        Command::Pause,
+        Command::Resume,
+        Command::Abandon,
+    ] {
+        v.push(Event::Operator(c));
+    }
+    v
+}
+
+fn machine_at(state: State, memory: Memory) -> CampaignMachine {
+    let mut campaign = Campaign::new(ControllerId::new(US), policy());
+    campaign.memory = memory;
+    CampaignMachine::at(CAMPAIGN.to_string(), campaign, state).0
+}
+
+fn step(machine: &CampaignMachine, event: &Event) -> (CampaignMachine, Transition) {
+    let mut next = machine.clone();
+    let from = machine.record();
+    let s = next.step(event);
+    let t = Transition {
+        from,
+        event: event.clone(),
+        to: next.record(),
+        actions: s.actions,
+    };
+    (next, t)
+}
+
+/// The visited-set key of the search. The cursor of the last reading and the attempt counter are
+/// left out: they multiply configurations without adding states, and sweep 1 already pairs every
+/// state with readings that are stale, unchanged and new. Every transition taken is still checked.
+fn key(m: &CampaignMachine) -> CampaignRecord {
+    let mut r = m.record();
+    r.memory.attempts = r.memory.attempts.min(1);
+    r.memory.last_seen = None;
+    r.memory.finished.sort();
+    r.failures = r.failures.min(policy().unavailable_threshold + 1);
+    r
+}
+
+/// Explore the campaign machine.
+pub fn explore() -> Exploration {
+    let events = alphabet();
+    let policy = self::policy();
+    let mut transitions = vec![];
+    let mut violations = vec![];
+    let mut checked = 0usize;
+    let mut witnessed: BTreeSet<(StateName, StateName, String, Vec<String>)> = BTreeSet::new();
+
+    // Sweep 1: every representative state × every event.
+    let mut restores = vec![];
+    for (state, memory) in representative_states() {
+        let m = machine_at(state, memory);
+        for e in &events {
+            let t = step(&m, e).1;
+            checked += 1;
+            violations.extend(crate::invariants::check_transition(&t, &policy));
+            witnessed.insert(abstract_key(&t));
+            transitions.push(t);
+        }
+        let rec = m.record();
+        if let Ok((restored, entry)) = CampaignMachine::restore(&rec, policy) {
+            restores.push((rec, restored.record(), entry));
+        }
+    }
+
+    // Sweep 2: breadth-first search from the initial state.
+    let initial = CampaignMachine::new(CAMPAIGN, ControllerId::new(US), policy);
+    let mut seen: HashSet<CampaignRecord> = HashSet::new();
+    let mut reachable = BTreeSet::new();
+    let mut queue = VecDeque::new();
+    seen.insert(key(&initial));
+    queue.push_back(initial);
+    while let Some(m) = queue.pop_front() {
+        reachable.insert(m.state_name());
+        for e in &events {
+            let (next, t) = step(&m, e);
+            checked += 1;
+            violations.extend(crate::invariants::check_transition(&t, &policy));
+            if witnessed.insert(abstract_key(&t)) {
+                transitions.push(t);
+            }
+            if seen.len() < MAX_CONFIGURATIONS && seen.insert(key(&next)) {
+                queue.push_back(next);
+            }
+        }
+    }
+
+    let graph = graph_of(&transitions);
+    Exploration {
+        policy,
+        transitions,
+        checked,
+        violations,
+        restores,
+        reachable,
+        configurations: seen.len(),
+        graph,
+    }
+}
+
+fn abstract_key(t: &Transition) -> (StateName, StateName, String, Vec<String>) {
+    let actions = t.actions.iter().map(Action::label).collect();
+    (t.from.state, t.to.state, t.event.label(), actions)
+}
+
+/// Abstract the concrete transitions into the drawn graph.
+pub fn graph_of(transitions: &[Transition]) -> Graph {
+    let mut merged: BTreeMap<(StateName, StateName, String), (BTreeSet<String>, bool)> = BTreeMap::new();
+    for t in transitions {
+        if t.from.state == t.to.state {
+            continue;
+        }
+        let entry = merged
+            .entry((t.from.state, t.to.state, t.event.label()))
+            .or_default();
+        for a in &t.actions {
+            entry.0.insert(a.label());
+            entry.1 |= a.needs_lease().is_some();
+        }
+    }
+    let edges = merged
+        .into_iter()
+        .map(|((from, to, event), (actions, writes))| Edge {
+            from,
+            to,
+            event,
+            actions,
+            writes,
+        })
+        .collect();
+    Graph {
+        initial: StateName::Detached,
+        states: StateName::ALL.into_iter().collect(),
+        edges,
+    }
+}

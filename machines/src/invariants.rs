@@ -1,0 +1,306 @@
+//! The forbidden-transition checker: DESIGN.md's eight invariants, stated over concrete transitions
+//! and over the explored graph.
+//!
+//! The checker is independent of the machine's code: it looks only at records, events and actions.
+//! That is what lets a test feed it hand-built bad transitions and prove each rule can fail.
+
+use crate::explore::{Exploration, Graph, Transition};
+use crate::machine::StateName;
+use crate::model::*;
+use crate::record::CampaignRecord;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
+
+/// One broken rule. `invariant` is DESIGN.md's number; 0 is a structural rule (reachability etc.).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub invariant: u8,
+    pub message: String,
+    /// The concrete transition that broke the rule, when there is one.
+    pub witness: Option<Box<Transition>>,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invariant {}: {}", self.invariant, self.message)
+    }
+}
+
+fn v(invariant: u8, t: &Transition, what: &str) -> Violation {
+    Violation {
+        invariant,
+        message: format!(
+            "{} --{}--> {}: {what}",
+            t.from.state.name(),
+            t.event.label(),
+            t.to.state.name()
+        ),
+        witness: Some(Box::new(t.clone())),
+    }
+}
+
+/// Lease trouble that must end control from every `Controlling` substate (invariant 6).
+pub fn is_lease_trouble(from: &CampaignRecord, event: &Event, policy: &Policy) -> bool {
+    let Some(held) = from.lease.as_ref().filter(|_| from.state.is_controlling()) else {
+        return false;
+    };
+    match event {
+        Event::LeaseRefused { .. } => true,
+        Event::Written {
+            outcome: WriteOutcome::Fenced,
+            ..
+        } => true,
+        Event::Tick { now } => now.saturating_add(policy.expiry_margin) >= held.expires_at,
+        Event::LeaseGranted { lease, now } => {
+            lease.controller_id != held.controller_id
+                || lease.epoch != held.epoch
+                || lease.expires_at <= now.saturating_add(policy.expiry_margin)
+        }
+        Event::ControlRead { lease, .. } => lease
+            .as_ref()
+            .is_none_or(|l| l.controller_id != held.controller_id || l.epoch != held.epoch),
+        _ => false,
+    }
+}
+
+/// Per-transition rules: invariants 1, 2, 3 (direct edge), 4, 5, 6, 7.
+pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
+    let mut out = vec![];
+    let (from, to) = (&t.from, &t.to);
+
+    // 1. Lease-needing calls only from Controlling, carrying that state's epoch.
+    for a in &t.actions {
+        if let Some(epoch) = a.needs_lease() {
+            match &from.lease {
+                Some(l) if from.state.is_controlling() && l.epoch == epoch => {}
+                _ => out.push(v(1, t, &format!("{} emitted without the source state's lease", a.label()))),
+            }
+        }
+    }
+
+    // 2. Controlling entered only on a grant for our controller id, not below the fencing floor.
+    if !from.state.is_controlling() && to.state.is_controlling() {
+        let granted = match &t.event {
+            Event::LeaseGranted { lease, .. } if from.state == StateName::Claiming => Some(lease),
+            Event::ControlRead { lease: Some(lease), .. } if from.state == StateName::Confirming => Some(lease),
+            _ => None,
+        };
+        match granted {
+            Some(l)
+                if l.controller_id == from.controller_id
+                    && l.epoch >= from.memory.highest_epoch
+                    && to.lease.as_ref() == Some(l) => {}
+            _ => out.push(v(2, t, "entered Controlling without a valid grant for us")),
+        }
+    }
+
+    // 3. ControlLost never steps straight into Controlling (graph rule covers longer paths).
+    if from.state == StateName::ControlLost && to.state.is_controlling() {
+        out.push(v(3, t, "ControlLost reached Controlling without a claim"));
+    }
+
+    // 4. AmbiguousWrite never writes or claims, and leaves only on a readback answer or abandon.
+    if from.state == StateName::AmbiguousWrite {
+        if t.actions
+            .iter()
+            .any(|a| a.needs_lease().is_some() || matches!(a, Action::Claim { .. }))
+        {
+            out.push(v(4, t, "AmbiguousWrite emitted a write or claim"));
+        }
+        if to.state != StateName::AmbiguousWrite {
+            let rid = from.intent.as_ref().map(|i| &i.request_id);
+            let ok = match &t.event {
+                Event::ReadBack {
+                    request_id,
+                    answer: ReadbackAnswer::Applied { .. } | ReadbackAnswer::NotApplied,
+                } => Some(request_id) == rid,
+                Event::Operator(Command::Abandon) => to.state == StateName::ClosedAbandoned,
+                _ => false,
+            };
+            if !ok {
+                out.push(v(4, t, "AmbiguousWrite left without a readback answer"));
+            }
+        }
+    }
+
+    // 5. A timed-out write always leads to AmbiguousWrite and is never retried.
+    if let Event::Written {
+        request_id,
+        outcome: WriteOutcome::TimedOut,
+    } = &t.event
+    {
+        let in_flight = from.state.has_write_in_flight()
+            && from.intent.as_ref().map(|i| &i.request_id) == Some(request_id);
+        if in_flight && to.state != StateName::AmbiguousWrite {
+            out.push(v(5, t, "a timed-out write did not become AmbiguousWrite"));
+        }
+        if t.actions.iter().any(Action::is_mutation) {
+            out.push(v(5, t, "a timed-out write was retried"));
+        }
+    }
+
+    // 6. Lease trouble ends control from every Controlling substate.
+    if is_lease_trouble(from, &t.event, policy) {
+        let abandon = matches!(t.event, Event::Operator(Command::Abandon));
+        if to.state != StateName::ControlLost && !abandon {
+            out.push(v(6, t, "lease trouble did not lead to ControlLost"));
+        }
+    }
+
+    // 7a. Closed has no outgoing edge and acts only to quarantine.
+    if from.state.is_closed() {
+        if to.state != from.state {
+            out.push(v(7, t, "an edge left Closed"));
+        }
+        if t.actions.iter().any(|a| !matches!(a, Action::Quarantine { .. })) {
+            out.push(v(7, t, "Closed emitted an action other than Quarantine"));
+        }
+    }
+    // 7b. A reading older than the last one seen changes nothing.
+    if let Event::Observed(o) = &t.event {
+        let stale = from
+            .memory
+            .last_seen
+            .as_ref()
+            .is_some_and(|s| s.task == o.task && is_older(o, s));
+        if stale && (from != to || t.actions.iter().any(|a| !matches!(a, Action::Quarantine { .. }))) {
+            out.push(v(7, t, "a stale observation changed the campaign"));
+        }
+    }
+    // 7c. A finished attempt never becomes active again.
+    if let Some(task) = &to.task {
+        let active = matches!(
+            to.state,
+            StateName::Running | StateName::AwaitingInput | StateName::Cancelling | StateName::Intervening
+        );
+        if active && from.memory.finished.contains(task) {
+            out.push(v(7, t, "a finished attempt became active again"));
+        }
+    }
+    out
+}
+
+fn is_older(o: &Observation, s: &Seen) -> bool {
+    match (s.revision, o.revision) {
+        (Some(mine), Some(theirs)) if mine != theirs => theirs < mine,
+        _ => matches!((s.heartbeat_seq, o.heartbeat_seq), (Some(m), Some(t)) if t < m),
+    }
+}
+
+/// Invariant 8: restore never yields Controlling; in-flight intents come back ambiguous; controllers
+/// come back confirming; entry actions after a restore are reads only.
+pub fn check_restore(before: &CampaignRecord, after: &CampaignRecord, entry: &[Action]) -> Vec<Violation> {
+    let mut out = vec![];
+    let mut bad = |m: String| {
+        out.push(Violation {
+            invariant: 8,
+            message: format!("restore {} -> {}: {m}", before.state.name(), after.state.name()),
+            witness: None,
+        })
+    };
+    if after.state.is_controlling() {
+        bad("restored into Controlling".into());
+    }
+    if before.state.has_write_in_flight() && after.state != StateName::AmbiguousWrite {
+        bad("an in-flight write did not come back as AmbiguousWrite".into());
+    }
+    if before.state.is_controlling() && !before.state.has_write_in_flight() && after.state != StateName::Confirming {
+        bad("a controller did not come back as an observer confirming with read_control".into());
+    }
+    if before.state == StateName::Claiming && !matches!(after.state, StateName::Watching | StateName::Detached) {
+        bad("a pending claim did not come back as a plain observer".into());
+    }
+    if before.state.is_controlling() && !entry.contains(&Action::ReadControl) && after.state == StateName::Confirming {
+        bad("a restored controller did not ask read_control".into());
+    }
+    if entry.iter().any(|a| {
+        !matches!(
+            a,
+            Action::Poll { .. } | Action::ReadControl | Action::Readback { .. } | Action::FetchEvidence { .. }
+        )
+    }) {
+        bad("entry actions after restore are not idempotent reads".into());
+    }
+    out
+}
+
+/// Graph-level rules: reachability, a way out of every non-terminal state, no edge out of Closed,
+/// invariant 3 over paths, and invariant 6 coverage for every Controlling substate.
+pub fn check_graph(graph: &Graph, reachable: &BTreeSet<StateName>, transitions: &[Transition], policy: &Policy) -> Vec<Violation> {
+    let mut out = vec![];
+    let mut bad = |invariant: u8, message: String| {
+        out.push(Violation {
+            invariant,
+            message,
+            witness: None,
+        })
+    };
+
+    for s in &graph.states {
+        if !reachable.contains(s) {
+            bad(0, format!("{} is not reachable from {}", s.name(), graph.initial.name()));
+        }
+    }
+    let mut next: BTreeMap<StateName, BTreeSet<StateName>> = BTreeMap::new();
+    for e in &graph.edges {
+        next.entry(e.from).or_default().insert(e.to);
+    }
+    for s in &graph.states {
+        let exits = next.get(s).map(|n| n.iter().any(|t| t != s)).unwrap_or(false);
+        if s.is_closed() && exits {
+            bad(7, format!("an edge leaves {}", s.name()));
+        }
+        if !s.is_closed() && !exits {
+            bad(0, format!("{} has no way out", s.name()));
+        }
+    }
+    // 3. From ControlLost, Controlling is reachable only through Claiming.
+    let mut queue = VecDeque::from([StateName::ControlLost]);
+    let mut seen = BTreeSet::from([StateName::ControlLost]);
+    while let Some(s) = queue.pop_front() {
+        for t in next.get(&s).into_iter().flatten() {
+            if *t == StateName::Claiming || !seen.insert(*t) {
+                continue;
+            }
+            if t.is_controlling() {
+                bad(3, format!("ControlLost reaches {} without an operator claim", t.name()));
+            }
+            queue.push_back(*t);
+        }
+    }
+    // 6. Coverage: every Controlling substate meets each kind of lease trouble and ends in ControlLost.
+    let controlling: Vec<StateName> = graph.states.iter().copied().filter(|s| s.is_controlling()).collect();
+    for s in controlling {
+        for kind in ["refused", "fenced", "expired", "taken_over"] {
+            let covered = transitions.iter().any(|t| {
+                t.from.state == s
+                    && t.to.state == StateName::ControlLost
+                    && is_lease_trouble(&t.from, &t.event, policy)
+                    && trouble_kind(&t.event) == kind
+            });
+            if !covered {
+                bad(6, format!("{} has no explored {kind} edge into ControlLost", s.name()));
+            }
+        }
+    }
+    out
+}
+
+fn trouble_kind(e: &Event) -> &'static str {
+    match e {
+        Event::LeaseRefused { .. } => "refused",
+        Event::Written { .. } => "fenced",
+        Event::Tick { .. } => "expired",
+        _ => "taken_over",
+    }
+}
+
+/// Everything: every transition, every restore, and the graph. Empty means all rules hold.
+pub fn check_all(x: &Exploration) -> Vec<Violation> {
+    let mut out = x.violations.clone();
+    for (before, after, entry) in &x.restores {
+        out.extend(check_restore(before, after, entry));
+    }
+    out.extend(check_graph(&x.graph, &x.reachable, &x.transitions, &x.policy));
+    out
+}

@@ -1,0 +1,24 @@
+//! `argus-machines`: the pure half of argus-supervisor. It decides; it never acts.
+//!
+//! The campaign machine takes an [`Event`] (a remote observation, a lease answer, a write outcome, an
+//! operator command, a clock tick carrying `now`) and returns a [`Step`]: the new state and the
+//! [`Action`]s the shell must perform after persisting it. This crate has no I/O, no clock, no
+//! randomness and no async runtime, which is what makes [`explore`] able to enumerate every edge,
+//! the diagrams reproducible, and the forbidden-transition suite ([`invariants`]) exhaustive.
+//!
+//! The public surface is small on purpose: the vocabulary ([`model`]), the machine
+//! ([`CampaignMachine`], [`StateName`]), its persisted form ([`CampaignRecord`]), the explored graph
+//! and its renderings, and the invariant checker.
+
+mod campaign;
+pub mod explore;
+pub mod invariants;
+mod machine;
+pub mod model;
+mod record;
+pub mod render;
+
+pub use campaign::Memory;
+pub use machine::{CampaignMachine, StateName, Step, Superstate};
+pub use model::*;
+pub use record::{CampaignRecord, RecordError, SCHEMA_VERSION};

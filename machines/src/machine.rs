@@ -1,0 +1,417 @@
+//! The public face of the campaign machine: step it, name its state, persist and restore it.
+//!
+//! statig's own state enum is never exposed or persisted (its names follow handler names, and a
+//! deserialisable lease-holding state would be a forgery path). Callers see [`StateName`], stable and
+//! explicit, and [`CampaignRecord`], which restores only through the recovery rules.
+
+use crate::campaign::{Campaign, Effects, Memory, State};
+use crate::model::*;
+use crate::record::{CampaignRecord, RecordError, SCHEMA_VERSION};
+use serde::{Deserialize, Serialize};
+use statig::blocking::{InitializedStateMachine, IntoStateMachineExt};
+
+/// Stable names of every leaf state. These strings are persisted and drawn: never rename one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum StateName {
+    #[serde(rename = "observing.detached")]
+    Detached,
+    #[serde(rename = "observing.watching")]
+    Watching,
+    #[serde(rename = "observing.remote_unavailable")]
+    RemoteUnavailable,
+    #[serde(rename = "observing.claiming")]
+    Claiming,
+    #[serde(rename = "observing.confirming")]
+    Confirming,
+    #[serde(rename = "controlling.ready")]
+    Ready,
+    #[serde(rename = "controlling.submitting")]
+    Submitting,
+    #[serde(rename = "controlling.running")]
+    Running,
+    #[serde(rename = "controlling.awaiting_input")]
+    AwaitingInput,
+    #[serde(rename = "controlling.cancelling")]
+    Cancelling,
+    #[serde(rename = "controlling.intervening")]
+    Intervening,
+    #[serde(rename = "ambiguous_write")]
+    AmbiguousWrite,
+    #[serde(rename = "control_lost")]
+    ControlLost,
+    #[serde(rename = "remote_terminal_local_pending")]
+    RemoteTerminalLocalPending,
+    #[serde(rename = "incompatible")]
+    Incompatible,
+    #[serde(rename = "paused")]
+    Paused,
+    #[serde(rename = "closed.accepted")]
+    ClosedAccepted,
+    #[serde(rename = "closed.rejected")]
+    ClosedRejected,
+    #[serde(rename = "closed.abandoned")]
+    ClosedAbandoned,
+}
+
+/// The composite states of the chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Superstate {
+    Observing,
+    Controlling,
+    Closed,
+}
+
+impl Superstate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Superstate::Observing => "Observing",
+            Superstate::Controlling => "Controlling",
+            Superstate::Closed => "Closed",
+        }
+    }
+}
+
+impl StateName {
+    pub const ALL: [StateName; 19] = [
+        StateName::Detached,
+        StateName::Watching,
+        StateName::RemoteUnavailable,
+        StateName::Claiming,
+        StateName::Confirming,
+        StateName::Ready,
+        StateName::Submitting,
+        StateName::Running,
+        StateName::AwaitingInput,
+        StateName::Cancelling,
+        StateName::Intervening,
+        StateName::AmbiguousWrite,
+        StateName::ControlLost,
+        StateName::RemoteTerminalLocalPending,
+        StateName::Incompatible,
+        StateName::Paused,
+        StateName::ClosedAccepted,
+        StateName::ClosedRejected,
+        StateName::ClosedAbandoned,
+    ];
+
+    /// The name drawn in diagrams (the leaf, CamelCase, as in DESIGN.md).
+    pub fn name(self) -> &'static str {
+        match self {
+            StateName::Detached => "Detached",
+            StateName::Watching => "Watching",
+            StateName::RemoteUnavailable => "RemoteUnavailable",
+            StateName::Claiming => "Claiming",
+            StateName::Confirming => "Confirming",
+            StateName::Ready => "Ready",
+            StateName::Submitting => "Submitting",
+            StateName::Running => "Running",
+            StateName::AwaitingInput => "AwaitingInput",
+            StateName::Cancelling => "Cancelling",
+            StateName::Intervening => "Intervening",
+            StateName::AmbiguousWrite => "AmbiguousWrite",
+            StateName::ControlLost => "ControlLost",
+            StateName::RemoteTerminalLocalPending => "RemoteTerminalLocalPending",
+            StateName::Incompatible => "Incompatible",
+            StateName::Paused => "Paused",
+            StateName::ClosedAccepted => "Accepted",
+            StateName::ClosedRejected => "Rejected",
+            StateName::ClosedAbandoned => "Abandoned",
+        }
+    }
+
+    /// The persisted, dotted name (`controlling.running`).
+    pub fn persisted(self) -> String {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(s)) => s,
+            _ => self.name().to_string(),
+        }
+    }
+
+    pub fn superstate(self) -> Option<Superstate> {
+        match self {
+            StateName::Detached
+            | StateName::Watching
+            | StateName::RemoteUnavailable
+            | StateName::Claiming
+            | StateName::Confirming => Some(Superstate::Observing),
+            StateName::Ready
+            | StateName::Submitting
+            | StateName::Running
+            | StateName::AwaitingInput
+            | StateName::Cancelling
+            | StateName::Intervening => Some(Superstate::Controlling),
+            StateName::ClosedAccepted | StateName::ClosedRejected | StateName::ClosedAbandoned => {
+                Some(Superstate::Closed)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn is_controlling(self) -> bool {
+        self.superstate() == Some(Superstate::Controlling)
+    }
+
+    pub fn is_closed(self) -> bool {
+        self.superstate() == Some(Superstate::Closed)
+    }
+
+    /// States with a write in flight (a persisted intent).
+    pub fn has_write_in_flight(self) -> bool {
+        matches!(
+            self,
+            StateName::Submitting | StateName::Cancelling | StateName::Intervening
+        )
+    }
+}
+
+impl State {
+    pub(crate) fn name(&self) -> StateName {
+        match self {
+            State::Detached {} => StateName::Detached,
+            State::Watching { .. } => StateName::Watching,
+            State::RemoteUnavailable { .. } => StateName::RemoteUnavailable,
+            State::Claiming { .. } => StateName::Claiming,
+            State::Confirming { .. } => StateName::Confirming,
+            State::Ready { .. } => StateName::Ready,
+            State::Submitting { .. } => StateName::Submitting,
+            State::Running { .. } => StateName::Running,
+            State::AwaitingInput { .. } => StateName::AwaitingInput,
+            State::Cancelling { .. } => StateName::Cancelling,
+            State::Intervening { .. } => StateName::Intervening,
+            State::AmbiguousWrite { .. } => StateName::AmbiguousWrite,
+            State::ControlLost { .. } => StateName::ControlLost,
+            State::RemoteTerminalLocalPending { .. } => StateName::RemoteTerminalLocalPending,
+            State::Incompatible { .. } => StateName::Incompatible,
+            State::Paused { .. } => StateName::Paused,
+            State::ClosedAccepted {} => StateName::ClosedAccepted,
+            State::ClosedRejected {} => StateName::ClosedRejected,
+            State::ClosedAbandoned {} => StateName::ClosedAbandoned,
+        }
+    }
+
+    /// The lease this state holds, if it is a `Controlling` state.
+    pub(crate) fn held_lease(&self) -> Option<&Lease> {
+        match self {
+            State::Ready { lease }
+            | State::Submitting { lease, .. }
+            | State::Running { lease, .. }
+            | State::AwaitingInput { lease, .. }
+            | State::Cancelling { lease, .. }
+            | State::Intervening { lease, .. } => Some(lease),
+            _ => None,
+        }
+    }
+}
+
+/// The result of one step: the actions to perform (after persisting) and whether anything changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub from: StateName,
+    pub to: StateName,
+    pub actions: Vec<Action>,
+    /// The state or the campaign memory changed: the record must be persisted before acting.
+    pub changed: bool,
+}
+
+impl Step {
+    /// The event had no effect at all (an unchanged heartbeat, a stale reading, a refused command).
+    pub fn is_noop(&self) -> bool {
+        !self.changed && self.actions.is_empty()
+    }
+}
+
+/// One campaign's machine: the only way to drive it is [`CampaignMachine::step`].
+#[derive(Clone)]
+pub struct CampaignMachine {
+    campaign_id: String,
+    sm: InitializedStateMachine<Campaign>,
+}
+
+impl std::fmt::Debug for CampaignMachine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CampaignMachine")
+            .field("campaign_id", &self.campaign_id)
+            .field("state", &self.state_name())
+            .finish()
+    }
+}
+
+impl PartialEq for CampaignMachine {
+    fn eq(&self, other: &Self) -> bool {
+        self.campaign_id == other.campaign_id
+            && self.sm.state() == other.sm.state()
+            && self.sm.inner() == other.sm.inner()
+    }
+}
+impl Eq for CampaignMachine {}
+
+impl std::hash::Hash for CampaignMachine {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.campaign_id.hash(h);
+        self.sm.state().hash(h);
+        self.sm.inner().hash(h);
+    }
+}
+
+impl CampaignMachine {
+    /// A new campaign: `Observing.Detached`, no authority, nothing remembered.
+    pub fn new(campaign_id: impl Into<String>, controller_id: ControllerId, policy: Policy) -> Self {
+        let (machine, _entry) = Self::at(
+            campaign_id.into(),
+            Campaign::new(controller_id, policy),
+            State::Detached {},
+        );
+        machine
+    }
+
+    /// Build a machine in an exact state (crate-private: only exploration and restore use it).
+    /// Returns the entry actions of that state, which are idempotent reads by construction.
+    pub(crate) fn at(campaign_id: String, campaign: Campaign, state: State) -> (Self, Vec<Action>) {
+        let mut sm = campaign.uninitialized_state_machine();
+        *sm.state_mut() = state;
+        let mut fx = Effects::default();
+        let sm = sm.init_with_context(&mut fx);
+        (CampaignMachine { campaign_id, sm }, fx.actions)
+    }
+
+    pub fn campaign_id(&self) -> &str {
+        &self.campaign_id
+    }
+
+    pub fn state_name(&self) -> StateName {
+        self.sm.state().name()
+    }
+
+    pub fn memory(&self) -> &Memory {
+        &self.sm.inner().memory
+    }
+
+    pub fn controller_id(&self) -> &ControllerId {
+        &self.sm.inner().controller_id
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.sm.inner().policy
+    }
+
+    /// The lease held, only in `Controlling` states.
+    pub fn held_lease(&self) -> Option<&Lease> {
+        self.sm.state().held_lease()
+    }
+
+    /// Feed one event; get the actions to perform once the new record is persisted.
+    pub fn step(&mut self, event: &Event) -> Step {
+        let from = self.state_name();
+        let before_state = self.sm.state().clone();
+        let before_memory = self.sm.inner().memory.clone();
+        let mut fx = Effects::default();
+        self.sm.handle_with_context(event, &mut fx);
+        let changed = *self.sm.state() != before_state || self.sm.inner().memory != before_memory;
+        Step {
+            from,
+            to: self.state_name(),
+            actions: fx.actions,
+            changed,
+        }
+    }
+
+    /// The persisted form: stable names, explicit fields, a schema version.
+    pub fn record(&self) -> CampaignRecord {
+        let mut r = CampaignRecord {
+            schema_version: SCHEMA_VERSION,
+            campaign_id: self.campaign_id.clone(),
+            controller_id: self.controller_id().clone(),
+            state: self.state_name(),
+            task: None,
+            lease: None,
+            intent: None,
+            claim_request: None,
+            outcome: None,
+            failures: 0,
+            escalated: false,
+            memory: self.memory().clone(),
+        };
+        match self.sm.state().clone() {
+            State::Detached {} | State::ClosedAccepted {} | State::ClosedRejected {} | State::ClosedAbandoned {} => {}
+            State::Watching { task } => r.task = Some(task),
+            State::RemoteUnavailable { task, failures } => {
+                r.task = Some(task);
+                r.failures = failures;
+            }
+            State::Claiming { task, request_id } => {
+                r.task = task;
+                r.claim_request = Some(request_id);
+            }
+            State::Confirming { task, last_lease } => {
+                r.task = task;
+                r.lease = Some(last_lease);
+            }
+            State::Ready { lease } => r.lease = Some(lease),
+            State::Submitting { lease, intent } => {
+                r.lease = Some(lease);
+                r.intent = Some(intent);
+            }
+            State::Running { lease, task } | State::AwaitingInput { lease, task } => {
+                r.lease = Some(lease);
+                r.task = Some(task);
+            }
+            State::Cancelling { lease, task, intent } | State::Intervening { lease, task, intent } => {
+                r.lease = Some(lease);
+                r.task = Some(task);
+                r.intent = Some(intent);
+            }
+            State::AmbiguousWrite {
+                task,
+                intent,
+                last_lease,
+                escalated,
+            } => {
+                r.task = task;
+                r.intent = Some(intent);
+                r.lease = Some(last_lease);
+                r.escalated = escalated;
+            }
+            State::ControlLost {
+                task,
+                last_lease,
+                unresolved,
+            } => {
+                r.task = task;
+                r.lease = Some(last_lease);
+                r.intent = unresolved;
+            }
+            State::RemoteTerminalLocalPending { task, outcome } => {
+                r.task = Some(task);
+                r.outcome = Some(outcome);
+            }
+            State::Incompatible { task } | State::Paused { task } => r.task = task,
+        }
+        r
+    }
+
+    /// Restore after a restart, applying DESIGN.md invariant 8: a persisted controller comes back as
+    /// `Observing.Confirming` (it must confirm with `read_control`); a persisted in-flight write comes
+    /// back as `AmbiguousWrite`; a pending claim comes back as a plain observer. Returns the entry
+    /// actions to perform (reads only).
+    pub fn restore(record: &CampaignRecord, policy: Policy) -> Result<(Self, Vec<Action>), RecordError> {
+        let state = record.to_state()?;
+        let state = match state {
+            State::Submitting { lease, intent } => State::AmbiguousWrite { task: None, intent, last_lease: lease, escalated: false },
+            State::Cancelling { lease, task, intent } | State::Intervening { lease, task, intent } => {
+                State::AmbiguousWrite { task: Some(task), intent, last_lease: lease, escalated: false }
+            }
+            State::Ready { lease } => State::Confirming { task: None, last_lease: lease },
+            State::Running { lease, task } | State::AwaitingInput { lease, task } => {
+                State::Confirming { task: Some(task), last_lease: lease }
+            }
+            State::Claiming { task, .. } => Campaign::observer_state(task),
+            other => other,
+        };
+        let campaign = Campaign {
+            controller_id: record.controller_id.clone(),
+            policy,
+            memory: record.memory.clone(),
+        };
+        Ok(Self::at(record.campaign_id.clone(), campaign, state))
+    }
+}

@@ -1,0 +1,537 @@
+//! The vocabulary the campaign machine speaks: identifiers, remote observations, events in, actions
+//! out, and the significant events it surfaces.
+//!
+//! Everything here is plain data. Nothing in this module confers authority: a [`Lease`] is what the
+//! remote said, not permission to write. Permission lives in the shell's `Controller` token.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub String);
+
+        impl $name {
+            pub fn new(value: impl Into<String>) -> Self {
+                Self(value.into())
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// The durable id the remote gave a task (`result.id`).
+    TaskId
+);
+id_type!(
+    /// A request id: the idempotency key of one logical remote call. Never reused for a new decision.
+    RequestId
+);
+id_type!(
+    /// Who holds (or asks for) a campaign's lease, e.g. `argus-openoperator`.
+    ControllerId
+);
+
+/// A lease as the remote reported it: `{controller_id, epoch, expires_at}` (Unix seconds).
+/// The epoch is a fencing token: the remote raises it on every takeover and rejects older ones.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Lease {
+    pub controller_id: ControllerId,
+    pub epoch: u64,
+    pub expires_at: u64,
+}
+
+/// The three remote mutations. Lease calls (claim, renew, release) are not mutations of the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    Submit,
+    Cancel,
+    Intervene,
+}
+
+/// A write-ahead intent: what was (or is about to be) sent, under which request id and epoch.
+/// It is persisted before the request leaves the process.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Intent {
+    pub request_id: RequestId,
+    pub operation: Operation,
+    pub epoch: u64,
+}
+
+/// Remote task states as A2A names them (both dialects map onto these). Anything the client does not
+/// recognise arrives as `Unknown` and is never guessed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RemoteState {
+    Submitted,
+    Working,
+    InputRequired,
+    AuthRequired,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+    Unknown,
+}
+
+/// How a remote attempt ended. A terminal remote state is an attempt outcome, never mission acceptance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteOutcome {
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+}
+
+/// The attempt-level translation of a remote state (third spec document): what it means locally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptView {
+    /// `submitted` / `working`: the attempt is running remotely.
+    Active,
+    /// `input-required` / `auth-required`: Needs you. Nothing is forwarded automatically.
+    NeedsInput,
+    /// A terminal remote state: local acceptance is still pending (`remote_terminal_local_pending`).
+    Terminal(RemoteOutcome),
+    /// A state this adapter has no mapping for: incompatible, never guessed.
+    Incompatible,
+}
+
+impl RemoteState {
+    pub const ALL: [RemoteState; 9] = [
+        RemoteState::Submitted,
+        RemoteState::Working,
+        RemoteState::InputRequired,
+        RemoteState::AuthRequired,
+        RemoteState::Completed,
+        RemoteState::Failed,
+        RemoteState::Canceled,
+        RemoteState::Rejected,
+        RemoteState::Unknown,
+    ];
+
+    /// The one place remote states are translated.
+    pub fn view(self) -> AttemptView {
+        match self {
+            RemoteState::Submitted | RemoteState::Working => AttemptView::Active,
+            RemoteState::InputRequired | RemoteState::AuthRequired => AttemptView::NeedsInput,
+            RemoteState::Completed => AttemptView::Terminal(RemoteOutcome::Completed),
+            RemoteState::Failed => AttemptView::Terminal(RemoteOutcome::Failed),
+            RemoteState::Canceled => AttemptView::Terminal(RemoteOutcome::Canceled),
+            RemoteState::Rejected => AttemptView::Terminal(RemoteOutcome::Rejected),
+            RemoteState::Unknown => AttemptView::Incompatible,
+        }
+    }
+
+    /// The wire name in A2A v0.3 (lowercase, kebab-case).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemoteState::Submitted => "submitted",
+            RemoteState::Working => "working",
+            RemoteState::InputRequired => "input-required",
+            RemoteState::AuthRequired => "auth-required",
+            RemoteState::Completed => "completed",
+            RemoteState::Failed => "failed",
+            RemoteState::Canceled => "canceled",
+            RemoteState::Rejected => "rejected",
+            RemoteState::Unknown => "unknown",
+        }
+    }
+}
+
+/// One compact remote status reading: `result.id`, `result.status.state` and the campaign metadata.
+/// Metrics, stdout and history never reach the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Observation {
+    pub task: TaskId,
+    pub state: RemoteState,
+    /// `metadata.argus_supervisor.revision`: orders observations of one task.
+    pub revision: Option<u64>,
+    /// Heartbeat sequence: orders observations within one revision; alone it is never material.
+    pub heartbeat_seq: Option<u64>,
+    pub stage: Option<String>,
+    pub evidence_revision: Option<u64>,
+    pub blocked: bool,
+}
+
+/// What the machine remembers of the last material observation, to drop stale and unchanged ones.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Seen {
+    pub task: TaskId,
+    pub revision: Option<u64>,
+    pub heartbeat_seq: Option<u64>,
+    pub state: RemoteState,
+    pub stage: Option<String>,
+    pub evidence_revision: Option<u64>,
+    pub blocked: bool,
+}
+
+impl Seen {
+    pub(crate) fn of(o: &Observation) -> Seen {
+        Seen {
+            task: o.task.clone(),
+            revision: o.revision,
+            heartbeat_seq: o.heartbeat_seq,
+            state: o.state,
+            stage: o.stage.clone(),
+            evidence_revision: o.evidence_revision,
+            blocked: o.blocked,
+        }
+    }
+
+    /// True when `o` is older than this reading by (revision, heartbeat_seq), where both are known.
+    pub(crate) fn is_newer_than(&self, o: &Observation) -> bool {
+        match (self.revision, o.revision) {
+            (Some(mine), Some(theirs)) if mine != theirs => mine > theirs,
+            _ => matches!((self.heartbeat_seq, o.heartbeat_seq), (Some(m), Some(t)) if m > t),
+        }
+    }
+
+    /// True when nothing decision-relevant differs (heartbeat_seq alone is never material).
+    pub(crate) fn same_content(&self, o: &Observation) -> bool {
+        self.state == o.state
+            && self.stage == o.stage
+            && self.evidence_revision == o.evidence_revision
+            && self.blocked == o.blocked
+    }
+}
+
+/// Why a lease call was refused, or why control was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaseRefusal {
+    HeldByOther,
+    StaleEpoch,
+    Expired,
+    UnknownCampaign,
+    /// The answer never came or could not be read; authority is not assumed.
+    NoAnswer,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossReason {
+    Refused(LeaseRefusal),
+    /// The remote rejected a write for its epoch (stale, expired or taken over).
+    Fenced,
+    /// The local clock says the lease ran out (with the safety margin).
+    Expired,
+    /// The remote reports a different holder or epoch.
+    TakenOver,
+    /// After a restart (or an ambiguous write), `read_control` did not confirm our lease.
+    NotConfirmed,
+}
+
+/// The answer to a mutation, as the shell classified it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteOutcome {
+    /// The remote accepted it; a submit carries the durable task id.
+    Acked { task: Option<TaskId> },
+    /// Definitely not applied (refused by policy or invalid, or never sent).
+    Refused,
+    /// Definitely not applied, and our lease is no longer good (stale/expired epoch, other holder).
+    Fenced,
+    /// The request may have reached the remote and no answer came: the outcome is unknown.
+    TimedOut,
+}
+
+/// The answer of `campaign/request_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadbackAnswer {
+    Applied { task: Option<TaskId> },
+    NotApplied,
+    Unavailable,
+}
+
+/// The local decision on a remote terminal attempt (validator, Argus reviewer or operator).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The mission is accepted (only a completed attempt can be accepted).
+    Accepted,
+    /// The mission is rejected for good.
+    Rejected,
+    /// The attempt is settled; the campaign goes on and a next attempt needs a new decision.
+    NextAttempt,
+}
+
+/// Operator commands. Request ids come from the shell, so the machine stays deterministic.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    Observe { task: Option<TaskId> },
+    Claim { request_id: RequestId },
+    Submit { request_id: RequestId },
+    Intervene { request_id: RequestId },
+    Cancel { request_id: RequestId },
+    Release,
+    Pause,
+    Resume,
+    Abandon,
+}
+
+/// Everything that can happen to a campaign. Time arrives only inside events.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    /// A status reading of a remote task.
+    Observed(Observation),
+    /// A read-only call to the remote failed (unreachable, 5xx, timeout).
+    PollFailed,
+    /// The answer to `claim_control` or `renew_control`.
+    LeaseGranted { lease: Lease, now: u64 },
+    /// `claim_control` or `renew_control` was refused.
+    LeaseRefused { reason: LeaseRefusal },
+    /// The answer to `read_control`.
+    ControlRead { lease: Option<Lease>, now: u64 },
+    /// The answer to a mutation.
+    Written { request_id: RequestId, outcome: WriteOutcome },
+    /// The answer to `campaign/request_status`.
+    ReadBack { request_id: RequestId, answer: ReadbackAnswer },
+    /// Local validation of a remote terminal attempt.
+    Validated { verdict: Verdict },
+    /// The heartbeat: the shell's clock, in Unix seconds.
+    Tick { now: u64 },
+    Operator(Command),
+}
+
+impl Event {
+    /// A short, stable label for diagrams and logs (no payload).
+    pub fn label(&self) -> String {
+        match self {
+            Event::Observed(o) => format!("observed({})", o.state.as_str()),
+            Event::PollFailed => "poll_failed".into(),
+            Event::LeaseGranted { .. } => "lease_granted".into(),
+            Event::LeaseRefused { .. } => "lease_refused".into(),
+            Event::ControlRead { .. } => "control_read".into(),
+            Event::Written { outcome, .. } => match outcome {
+                WriteOutcome::Acked { .. } => "write_acked".into(),
+                WriteOutcome::Refused => "write_refused".into(),
+                WriteOutcome::Fenced => "write_fenced".into(),
+                WriteOutcome::TimedOut => "write_timed_out".into(),
+            },
+            Event::ReadBack { answer, .. } => match answer {
+                ReadbackAnswer::Applied { .. } => "readback_applied".into(),
+                ReadbackAnswer::NotApplied => "readback_not_applied".into(),
+                ReadbackAnswer::Unavailable => "readback_unavailable".into(),
+            },
+            Event::Validated { verdict } => match verdict {
+                Verdict::Accepted => "validated_accepted".into(),
+                Verdict::Rejected => "validated_rejected".into(),
+                Verdict::NextAttempt => "validated_next_attempt".into(),
+            },
+            Event::Tick { .. } => "tick".into(),
+            Event::Operator(c) => match c {
+                Command::Observe { .. } => "op_observe".into(),
+                Command::Claim { .. } => "op_claim".into(),
+                Command::Submit { .. } => "op_submit".into(),
+                Command::Intervene { .. } => "op_intervene".into(),
+                Command::Cancel { .. } => "op_cancel".into(),
+                Command::Release => "op_release".into(),
+                Command::Pause => "op_pause".into(),
+                Command::Resume => "op_resume".into(),
+                Command::Abandon => "op_abandon".into(),
+            },
+        }
+    }
+}
+
+/// Why an observation's payload was quarantined instead of applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuarantineReason {
+    /// Evidence arriving after local cancellation or closure.
+    LateArtifact,
+    /// A reading for a task this campaign is not bound to.
+    ForeignTask,
+}
+
+/// Why Argus is woken. Argus wakes only at decision boundaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeReason {
+    AttemptCompleted,
+    NeedsInput,
+    Blocked,
+    ControlLost,
+    Incompatible,
+    AmbiguityUnresolved,
+}
+
+/// What blocks progress until someone decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockReason {
+    /// Remote `input-required` / `auth-required`: Needs you.
+    NeedsInput,
+    /// The remote metadata says `blocked`.
+    RemoteBlocked,
+    /// A remote state with no mapping.
+    Incompatible,
+    /// A write's outcome is unknown and `request_status` cannot resolve it.
+    /// For a submit this is `remote_creation_unknown`.
+    AmbiguityUnresolved(Operation),
+    /// The remote refused a write (policy or invalid); nothing was applied.
+    WriteRefused(Operation),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlChange {
+    Acquired { epoch: u64 },
+    Confirmed { epoch: u64 },
+    Released { epoch: u64 },
+    ClaimRefused(LeaseRefusal),
+    Lost(LossReason),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissionEnd {
+    Accepted,
+    Rejected,
+    Abandoned,
+}
+
+/// The seven significant event classes (spec section 12). Nothing else is surfaced.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE", tag = "type")]
+pub enum Significant {
+    StateChanged {
+        task: TaskId,
+        remote_state: RemoteState,
+        stage: Option<String>,
+        revision: Option<u64>,
+    },
+    AttemptCompleted {
+        task: TaskId,
+        outcome: RemoteOutcome,
+        revision: Option<u64>,
+    },
+    Blocked {
+        reason: BlockReason,
+    },
+    EvidenceReady {
+        task: TaskId,
+        evidence_revision: u64,
+    },
+    ControlChanged {
+        change: ControlChange,
+    },
+    MissionCompleted {
+        end: MissionEnd,
+    },
+    RemoteUnavailable {
+        failures: u32,
+    },
+}
+
+impl Significant {
+    pub fn class(&self) -> &'static str {
+        match self {
+            Significant::StateChanged { .. } => "STATE_CHANGED",
+            Significant::AttemptCompleted { .. } => "ATTEMPT_COMPLETED",
+            Significant::Blocked { .. } => "BLOCKED",
+            Significant::EvidenceReady { .. } => "EVIDENCE_READY",
+            Significant::ControlChanged { .. } => "CONTROL_CHANGED",
+            Significant::MissionCompleted { .. } => "MISSION_COMPLETED",
+            Significant::RemoteUnavailable { .. } => "REMOTE_UNAVAILABLE",
+        }
+    }
+}
+
+/// What the shell must do after persisting the step. Requests carry everything they need.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Claim { request_id: RequestId },
+    ReadControl,
+    Renew { epoch: u64 },
+    Release { epoch: u64 },
+    Submit { request_id: RequestId, epoch: u64 },
+    Cancel { request_id: RequestId, epoch: u64, task: TaskId },
+    Intervene { request_id: RequestId, epoch: u64, task: TaskId },
+    Readback { request_id: RequestId },
+    Poll { task: TaskId },
+    FetchEvidence { task: TaskId },
+    Quarantine { task: TaskId, reason: QuarantineReason },
+    WakeArgus { reason: WakeReason },
+    Surface(Significant),
+}
+
+impl Action {
+    /// Calls that need a `Controller`: the three mutations plus renew and release.
+    pub fn needs_lease(&self) -> Option<u64> {
+        match self {
+            Action::Renew { epoch }
+            | Action::Release { epoch }
+            | Action::Submit { epoch, .. }
+            | Action::Cancel { epoch, .. }
+            | Action::Intervene { epoch, .. } => Some(*epoch),
+            _ => None,
+        }
+    }
+
+    /// The three mutations of remote work (submit, cancel, intervene).
+    pub fn is_mutation(&self) -> bool {
+        matches!(
+            self,
+            Action::Submit { .. } | Action::Cancel { .. } | Action::Intervene { .. }
+        )
+    }
+
+    /// A short, stable label for diagrams and logs (no payload).
+    pub fn label(&self) -> String {
+        match self {
+            Action::Claim { .. } => "Claim".into(),
+            Action::ReadControl => "ReadControl".into(),
+            Action::Renew { .. } => "Renew".into(),
+            Action::Release { .. } => "Release".into(),
+            Action::Submit { .. } => "Submit".into(),
+            Action::Cancel { .. } => "Cancel".into(),
+            Action::Intervene { .. } => "Intervene".into(),
+            Action::Readback { .. } => "Readback".into(),
+            Action::Poll { .. } => "Poll".into(),
+            Action::FetchEvidence { .. } => "FetchEvidence".into(),
+            Action::Quarantine { .. } => "Quarantine".into(),
+            Action::WakeArgus { .. } => "WakeArgus".into(),
+            Action::Surface(s) => format!("Surface({})", s.class()),
+        }
+    }
+}
+
+/// Tunables the machine needs to decide (not to act). All in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Policy {
+    /// Renew once the lease has this many seconds or fewer left.
+    pub renew_ahead: u64,
+    /// Treat the lease as expired this many seconds early (clock skew, request latency).
+    pub expiry_margin: u64,
+    /// Consecutive failed reads before REMOTE_UNAVAILABLE is surfaced (once).
+    pub unavailable_threshold: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            renew_ahead: 300,
+            expiry_margin: 30,
+            unavailable_threshold: 3,
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Helpers to drive the campaign machine from the outside, the way the shell does.
+#![allow(dead_code)]
+
+use argus_machines::*;
+
+pub const US: &str = "argus-openoperator";
+pub const NOW: u64 = 1_000;
+
+pub fn policy() -> Policy {
+    Policy {
+        renew_ahead: 300,
+        expiry_margin: 30,
+        unavailable_threshold: 2,
+    }
+}
+
+pub fn task(n: u32) -> TaskId {
+    TaskId::new(format!("task-{n}"))
+}
+
+pub fn req(s: &str) -> RequestId {
+    RequestId::new(s)
+}
+
+pub fn lease(controller: &str, epoch: u64, expires_at: u64) -> Lease {
+    Lease {
+        controller_id: ControllerId::new(controller),
+        epoch,
+        expires_at,
+    }
+}
+
+pub fn obs(t: u32, state: RemoteState, revision: u64) -> Observation {
+    Observation {
+        task: task(t),
+        state,
+        revision: Some(revision),
+        heartbeat_seq: Some(revision * 10),
+        stage: Some("training".into()),
+        evidence_revision: None,
+        blocked: false,
+    }
+}
+
+pub fn op(c: Command) -> Event {
+    Event::Operator(c)
+}
+
+pub fn new_machine() -> CampaignMachine {
+    CampaignMachine::new("campaign-1", ControllerId::new(US), policy())
+}
+
+pub fn grant(epoch: u64) -> Event {
+    Event::LeaseGranted {
+        lease: lease(US, epoch, NOW + 600),
+        now: NOW,
+    }
+}
+
+/// Named starting points, reached only through events (never by forging a state).
+pub fn at(place: &str) -> CampaignMachine {
+    let mut m = new_machine();
+    let mut feed = |e: Event| {
+        m.step(&e);
+    };
+    let watch = || op(Command::Observe { task: Some(task(1)) });
+    let claim = || op(Command::Claim { request_id: req("claim-1") });
+    match place {
+        "detached" => {}
+        "watching" => feed(watch()),
+        "claiming" => {
+            feed(watch());
+            feed(claim());
+        }
+        "running" | "awaiting_input" | "cancelling" | "intervening" | "rtlp" | "control_lost" => {
+            feed(watch());
+            feed(Event::Observed(obs(1, RemoteState::Working, 1)));
+            feed(claim());
+            feed(grant(5));
+            match place {
+                "awaiting_input" => feed(Event::Observed(obs(1, RemoteState::InputRequired, 2))),
+                "cancelling" => feed(op(Command::Cancel { request_id: req("cancel-1") })),
+                "intervening" => feed(op(Command::Intervene { request_id: req("int-1") })),
+                "rtlp" => feed(Event::Observed(obs(1, RemoteState::Failed, 2))),
+                "control_lost" => feed(Event::LeaseRefused { reason: LeaseRefusal::HeldByOther }),
+                _ => {}
+            }
+        }
+        "ready" | "submitting" | "ambiguous" => {
+            feed(claim());
+            feed(grant(5));
+            if place != "ready" {
+                feed(op(Command::Submit { request_id: req("submit-1") }));
+            }
+            if place == "ambiguous" {
+                feed(Event::Written {
+                    request_id: req("submit-1"),
+                    outcome: WriteOutcome::TimedOut,
+                });
+            }
+        }
+        other => panic!("unknown place {other}"),
+    }
+    m
+}
+
+pub fn labels(actions: &[Action]) -> Vec<String> {
+    actions.iter().map(Action::label).collect()
+}

@@ -1,0 +1,106 @@
+//! The important edges, one row each: (starting place, event) → (next state, actions).
+//! Starting places are reached through events only (see `common::at`).
+
+mod common;
+
+use argus_machines::*;
+use common::*;
+use rstest::rstest;
+
+fn sub(id: &str) -> Event {
+    op(Command::Submit { request_id: req(id) })
+}
+fn written(id: &str, outcome: WriteOutcome) -> Event {
+    Event::Written { request_id: req(id), outcome }
+}
+fn readback(id: &str, answer: ReadbackAnswer) -> Event {
+    Event::ReadBack { request_id: req(id), answer }
+}
+
+#[rstest]
+#[case::observe_binds_task("detached", op(Command::Observe { task: Some(task(1)) }), StateName::Watching, &["Poll"])]
+#[case::claim_asks_remote("watching", op(Command::Claim { request_id: req("c") }), StateName::Claiming, &["Claim"])]
+#[case::grant_for_us_controls("claiming", grant(5), StateName::Running, &["Surface(CONTROL_CHANGED)", "Poll"])]
+#[case::grant_for_other_refused("claiming", Event::LeaseGranted { lease: lease("loopx", 6, NOW + 600), now: NOW }, StateName::Watching, &["Surface(CONTROL_CHANGED)", "Poll"])]
+#[case::grant_already_expired_refused("claiming", Event::LeaseGranted { lease: lease(US, 5, NOW + 10), now: NOW }, StateName::Watching, &["Surface(CONTROL_CHANGED)", "Poll"])]
+#[case::submit_writes_with_epoch("ready", sub("s2"), StateName::Submitting, &["Submit"])]
+#[case::submit_acked_binds_task("submitting", written("submit-1", WriteOutcome::Acked { task: Some(task(2)) }), StateName::Running, &["Poll"])]
+#[case::submit_without_task_is_ambiguous("submitting", written("submit-1", WriteOutcome::Acked { task: None }), StateName::AmbiguousWrite, &["Readback"])]
+#[case::submit_timeout_is_ambiguous("submitting", written("submit-1", WriteOutcome::TimedOut), StateName::AmbiguousWrite, &["Readback"])]
+#[case::submit_refused_back_to_ready("submitting", written("submit-1", WriteOutcome::Refused), StateName::Ready, &["Surface(BLOCKED)"])]
+#[case::submit_fenced_loses_control("submitting", written("submit-1", WriteOutcome::Fenced), StateName::ControlLost, &["Surface(CONTROL_CHANGED)", "WakeArgus"])]
+#[case::answer_for_other_request_ignored("submitting", written("other", WriteOutcome::Acked { task: Some(task(2)) }), StateName::Submitting, &[])]
+#[case::readback_applied_confirms("ambiguous", readback("submit-1", ReadbackAnswer::Applied { task: Some(task(2)) }), StateName::Confirming, &["ReadControl"])]
+#[case::readback_not_applied_confirms("ambiguous", readback("submit-1", ReadbackAnswer::NotApplied), StateName::Confirming, &["ReadControl"])]
+#[case::readback_unavailable_escalates("ambiguous", readback("submit-1", ReadbackAnswer::Unavailable), StateName::AmbiguousWrite, &["Surface(BLOCKED)", "WakeArgus"])]
+#[case::ambiguous_refuses_submit("ambiguous", sub("s3"), StateName::AmbiguousWrite, &[])]
+#[case::ambiguous_refuses_claim("ambiguous", op(Command::Claim { request_id: req("c2") }), StateName::AmbiguousWrite, &[])]
+#[case::input_required_needs_you("running", Event::Observed(obs(1, RemoteState::InputRequired, 2)), StateName::AwaitingInput, &["Surface(STATE_CHANGED)", "Surface(BLOCKED)", "WakeArgus"])]
+#[case::input_answered_runs("awaiting_input", Event::Observed(obs(1, RemoteState::Working, 3)), StateName::Running, &["Surface(STATE_CHANGED)", "Poll"])]
+#[case::terminal_releases_and_validates("running", Event::Observed(obs(1, RemoteState::Completed, 2)), StateName::RemoteTerminalLocalPending, &["Release", "Surface(CONTROL_CHANGED)", "Surface(ATTEMPT_COMPLETED)", "WakeArgus", "FetchEvidence"])]
+#[case::unknown_state_incompatible("running", Event::Observed(obs(1, RemoteState::Unknown, 2)), StateName::Incompatible, &["Surface(STATE_CHANGED)", "Release", "Surface(CONTROL_CHANGED)", "Surface(BLOCKED)", "WakeArgus"])]
+#[case::stale_reading_ignored("running", Event::Observed(obs(1, RemoteState::Failed, 0)), StateName::Running, &[])]
+#[case::heartbeat_only_ignored("running", Event::Observed(Observation { heartbeat_seq: Some(11), ..obs(1, RemoteState::Working, 1) }), StateName::Running, &[])]
+#[case::foreign_task_quarantined("running", Event::Observed(obs(7, RemoteState::Completed, 9)), StateName::Running, &["Quarantine"])]
+#[case::renew_inside_window("running", Event::Tick { now: NOW + 400 }, StateName::Running, &["Renew", "Poll"])]
+#[case::local_expiry_loses("running", Event::Tick { now: NOW + 575 }, StateName::ControlLost, &["Surface(CONTROL_CHANGED)", "WakeArgus"])]
+#[case::takeover_seen_loses("running", Event::ControlRead { lease: Some(lease("loopx", 6, NOW + 600)), now: NOW }, StateName::ControlLost, &["Surface(CONTROL_CHANGED)", "WakeArgus"])]
+#[case::release_while_writing_refused("submitting", op(Command::Release), StateName::Submitting, &[])]
+#[case::cancel_ack_waits_for_remote("cancelling", written("cancel-1", WriteOutcome::Acked { task: None }), StateName::Cancelling, &[])]
+#[case::cancel_timeout_ambiguous("cancelling", written("cancel-1", WriteOutcome::TimedOut), StateName::AmbiguousWrite, &["Readback"])]
+#[case::intervene_acked_runs("intervening", written("int-1", WriteOutcome::Acked { task: None }), StateName::Running, &["Poll"])]
+#[case::control_lost_ignores_grant("control_lost", grant(6), StateName::ControlLost, &[])]
+#[case::control_lost_reclaims("control_lost", op(Command::Claim { request_id: req("c3") }), StateName::Claiming, &["Claim"])]
+#[case::failed_cannot_be_accepted("rtlp", Event::Validated { verdict: Verdict::Accepted }, StateName::RemoteTerminalLocalPending, &[])]
+#[case::next_attempt_detaches("rtlp", Event::Validated { verdict: Verdict::NextAttempt }, StateName::Detached, &[])]
+#[case::finished_never_active_again("rtlp", Event::Observed(obs(1, RemoteState::Working, 9)), StateName::RemoteTerminalLocalPending, &[])]
+#[case::abandon_releases("running", op(Command::Abandon), StateName::ClosedAbandoned, &["Release", "Surface(MISSION_COMPLETED)"])]
+fn edge(#[case] place: &str, #[case] event: Event, #[case] to: StateName, #[case] actions: &[&str]) {
+    let mut m = at(place);
+    let s = m.step(&event);
+    assert_eq!(s.to, to, "from {place} on {}", event.label());
+    assert_eq!(labels(&s.actions), actions, "from {place} on {}", event.label());
+    if let Some(epoch) = s.actions.iter().find_map(Action::needs_lease) {
+        assert_eq!(epoch, 5, "writes carry the held epoch");
+    }
+}
+
+#[test]
+fn unchanged_heartbeat_is_a_noop_that_needs_no_write() {
+    let mut m = at("running");
+    let s = m.step(&Event::Observed(Observation { heartbeat_seq: Some(99), ..obs(1, RemoteState::Working, 1) }));
+    assert!(s.is_noop());
+    // A new revision with nothing material in it is not a step either.
+    let s = m.step(&Event::Observed(obs(1, RemoteState::Working, 2)));
+    assert!(s.is_noop());
+    let s = m.step(&Event::Observed(Observation { stage: Some("eval".into()), ..obs(1, RemoteState::Working, 3) }));
+    assert!(s.changed);
+    assert_eq!(labels(&s.actions), ["Surface(STATE_CHANGED)"]);
+}
+
+#[test]
+fn remote_unavailable_is_surfaced_once_at_the_threshold() {
+    let mut m = at("watching");
+    let mut surfaced = 0;
+    for _ in 0..10 {
+        let s = m.step(&Event::PollFailed);
+        surfaced += s.actions.iter().filter(|a| matches!(a, Action::Surface(Significant::RemoteUnavailable { .. }))).count();
+    }
+    assert_eq!(m.state_name(), StateName::RemoteUnavailable);
+    assert_eq!(surfaced, 1);
+    let s = m.step(&Event::Observed(obs(1, RemoteState::Working, 1)));
+    assert_eq!(s.to, StateName::Watching);
+}
+
+#[test]
+fn late_artifact_after_cancel_is_quarantined() {
+    let mut m = at("cancelling");
+    m.step(&Event::Observed(Observation { evidence_revision: Some(1), ..obs(1, RemoteState::Canceled, 3) }));
+    assert_eq!(m.state_name(), StateName::RemoteTerminalLocalPending);
+    let s = m.step(&Event::Observed(Observation { evidence_revision: Some(2), ..obs(1, RemoteState::Canceled, 4) }));
+    assert_eq!(labels(&s.actions), ["Quarantine"]);
+    m.step(&Event::Validated { verdict: Verdict::Rejected });
+    let s = m.step(&Event::Observed(Observation { evidence_revision: Some(3), ..obs(1, RemoteState::Completed, 5) }));
+    assert_eq!(s.to, StateName::ClosedRejected);
+    assert_eq!(labels(&s.actions), ["Quarantine"]);
+}

@@ -1,0 +1,261 @@
+//! The forbidden-transition suite: DESIGN.md's eight invariants over the explored graph, plus the
+//! structural rules (reachability, a way out, nothing leaves Closed). Each rule is also shown able to
+//! fail, by feeding the checker hand-built bad transitions (see the `mutant_*` tests).
+
+mod common;
+
+use argus_machines::explore::{explore, Exploration, Transition};
+use argus_machines::invariants::{check_all, check_graph, check_restore, check_transition, Violation};
+use argus_machines::*;
+use common::*;
+use std::sync::OnceLock;
+
+fn x() -> &'static Exploration {
+    static X: OnceLock<Exploration> = OnceLock::new();
+    X.get_or_init(explore)
+}
+
+fn of(invariant: u8) -> Vec<Violation> {
+    check_all(x()).into_iter().filter(|v| v.invariant == invariant).collect()
+}
+
+fn assert_none(invariant: u8) {
+    let v = of(invariant);
+    assert!(v.is_empty(), "{} violations of invariant {invariant}, first: {}", v.len(), v[0]);
+}
+
+/// Transitions of the exploration matching a predicate: used so no rule is checked vacuously.
+fn count(pred: impl Fn(&Transition) -> bool) -> usize {
+    x().transitions.iter().filter(|t| pred(t)).count()
+}
+
+#[test]
+fn exploration_covers_every_state_and_reports_its_size() {
+    let x = x();
+    assert_eq!(x.reachable.len(), StateName::ALL.len(), "reachable: {:?}", x.reachable);
+    println!(
+        "explored: {} states, {} drawn edges, {} concrete transitions checked, {} configurations searched",
+        x.graph.states.len(),
+        x.graph.edges.len(),
+        x.checked,
+        x.configurations
+    );
+    assert!(check_all(x).is_empty(), "{:?}", check_all(x).first().map(|v| v.to_string()));
+}
+
+#[test]
+fn structural_rules_hold() {
+    assert_none(0);
+}
+
+#[test]
+fn invariant_1_writes_only_from_controlling_with_its_epoch() {
+    assert_none(1);
+    assert!(count(|t| t.actions.iter().any(Action::is_mutation)) >= 3);
+}
+
+#[test]
+fn invariant_2_controlling_entered_only_on_a_grant_for_us() {
+    assert_none(2);
+    assert!(count(|t| !t.from.state.is_controlling() && t.to.state.is_controlling()) >= 2);
+    // A grant for someone else, or below the fencing floor, never enters Controlling.
+    assert_eq!(
+        count(|t| {
+            t.from.state == StateName::Claiming
+                && t.to.state.is_controlling()
+                && matches!(&t.event, Event::LeaseGranted { lease, .. }
+                    if lease.controller_id.as_str() != US || lease.epoch < t.from.memory.highest_epoch)
+        }),
+        0
+    );
+}
+
+#[test]
+fn invariant_3_control_lost_needs_a_claim_to_come_back() {
+    assert_none(3);
+    assert!(count(|t| t.from.state == StateName::ControlLost && t.to.state == StateName::Claiming) >= 1);
+}
+
+#[test]
+fn invariant_4_ambiguous_write_only_reads_back() {
+    assert_none(4);
+    assert!(count(|t| t.from.state == StateName::AmbiguousWrite) > 50);
+}
+
+#[test]
+fn invariant_5_timeouts_become_ambiguous() {
+    assert_none(5);
+    for s in [StateName::Submitting, StateName::Cancelling, StateName::Intervening] {
+        assert!(
+            count(|t| t.from.state == s
+                && t.to.state == StateName::AmbiguousWrite
+                && matches!(t.event, Event::Written { outcome: WriteOutcome::TimedOut, .. }))
+                >= 1,
+            "{s:?} has no timed-out edge"
+        );
+    }
+}
+
+#[test]
+fn invariant_6_lease_trouble_ends_control_everywhere() {
+    assert_none(6);
+}
+
+#[test]
+fn invariant_7_closed_absorbs_and_stale_readings_are_ignored() {
+    assert_none(7);
+    assert!(count(|t| t.from.state.is_closed()) > 100);
+}
+
+#[test]
+fn invariant_8_restore_never_restores_authority() {
+    assert_none(8);
+    let restored: Vec<_> = x().restores.iter().filter(|(b, _, _)| b.state.is_controlling()).collect();
+    assert_eq!(restored.len(), 6, "every Controlling substate is restored once");
+}
+
+// ----- Each rule can fail: hand-built mutants the checker must catch -------------------------
+
+fn witness(place: &str, event: Event) -> Transition {
+    let m = at(place);
+    let mut next = m.clone();
+    let s = next.step(&event);
+    Transition {
+        from: m.record(),
+        event,
+        to: next.record(),
+        actions: s.actions,
+    }
+}
+
+fn caught(t: &Transition, invariant: u8) -> bool {
+    check_transition(t, &policy()).iter().any(|v| v.invariant == invariant)
+}
+
+#[test]
+fn mutant_1_write_from_an_observer_is_caught() {
+    let mut t = witness("watching", Event::Tick { now: NOW });
+    assert!(!caught(&t, 1));
+    t.actions.push(Action::Submit { request_id: req("r"), epoch: 5 });
+    assert!(caught(&t, 1));
+    // And a write from Controlling with another epoch.
+    let mut t = witness("ready", op(Command::Submit { request_id: req("r") }));
+    assert!(!caught(&t, 1));
+    t.actions = vec![Action::Submit { request_id: req("r"), epoch: 4 }];
+    assert!(caught(&t, 1));
+}
+
+#[test]
+fn mutant_2_controlling_without_grant_is_caught() {
+    let mut t = witness("claiming", grant(5));
+    assert!(!caught(&t, 2));
+    t.event = Event::LeaseGranted { lease: lease("intruder", 9, NOW + 600), now: NOW };
+    assert!(caught(&t, 2));
+    let mut t = witness("claiming", grant(5));
+    t.from.memory.highest_epoch = 7; // the grant is below the fencing floor
+    assert!(caught(&t, 2));
+}
+
+#[test]
+fn mutant_3_control_lost_to_controlling_is_caught() {
+    let mut t = witness("control_lost", op(Command::Observe { task: None }));
+    assert!(!caught(&t, 3));
+    t.to.state = StateName::Running;
+    assert!(caught(&t, 3));
+    // Over paths: a graph where ControlLost reaches Ready through Watching.
+    let mut g = x().graph.clone();
+    g.edges.insert(argus_machines::explore::Edge {
+        from: StateName::Watching,
+        to: StateName::Ready,
+        event: "mutant".into(),
+        actions: Default::default(),
+        writes: false,
+    });
+    let v = check_graph(&g, &x().reachable, &x().transitions, &x().policy);
+    assert!(v.iter().any(|v| v.invariant == 3), "{v:?}");
+}
+
+#[test]
+fn mutant_4_ambiguous_write_resending_or_leaving_is_caught() {
+    let mut t = witness("ambiguous", Event::Tick { now: NOW });
+    assert!(!caught(&t, 4));
+    t.actions.push(Action::Submit { request_id: req("submit-1"), epoch: 5 });
+    assert!(caught(&t, 4));
+    let mut t = witness("ambiguous", Event::Tick { now: NOW });
+    t.to.state = StateName::Detached;
+    assert!(caught(&t, 4));
+}
+
+#[test]
+fn mutant_5_timeout_treated_as_failure_is_caught() {
+    let ev = Event::Written { request_id: req("submit-1"), outcome: WriteOutcome::TimedOut };
+    let mut t = witness("submitting", ev);
+    assert!(!caught(&t, 5));
+    t.to.state = StateName::Ready;
+    assert!(caught(&t, 5));
+    let ev = Event::Written { request_id: req("submit-1"), outcome: WriteOutcome::TimedOut };
+    let mut t = witness("submitting", ev);
+    t.actions.push(Action::Submit { request_id: req("submit-2"), epoch: 5 });
+    assert!(caught(&t, 5));
+}
+
+#[test]
+fn mutant_6_lease_trouble_ignored_is_caught() {
+    let mut t = witness("running", Event::LeaseRefused { reason: LeaseRefusal::StaleEpoch });
+    assert!(!caught(&t, 6));
+    t.to = t.from.clone();
+    assert!(caught(&t, 6));
+    let mut t = witness("cancelling", Event::Tick { now: NOW + 590 });
+    assert_eq!(t.to.state, StateName::ControlLost);
+    t.to.state = StateName::Cancelling;
+    assert!(caught(&t, 6));
+}
+
+#[test]
+fn mutant_7_closed_leaving_or_stale_applied_is_caught() {
+    let mut t = witness("rtlp", Event::Validated { verdict: Verdict::Rejected });
+    assert_eq!(t.to.state, StateName::ClosedRejected);
+    t.from = t.to.clone();
+    t.to.state = StateName::Watching;
+    assert!(caught(&t, 7));
+    let mut t = witness("running", Event::Observed(obs(1, RemoteState::Working, 0)));
+    assert!(!caught(&t, 7), "a stale reading must be a no-op");
+    t.to.state = StateName::AwaitingInput;
+    assert!(caught(&t, 7));
+    let mut t = witness("rtlp", Event::Observed(obs(1, RemoteState::Working, 9)));
+    assert!(!caught(&t, 7));
+    t.to.state = StateName::Running;
+    t.to.lease = t.from.lease.clone();
+    assert!(caught(&t, 7));
+}
+
+#[test]
+fn mutant_8_restore_into_controlling_is_caught() {
+    let running = at("running").record();
+    let (restored, entry) = CampaignMachine::restore(&running, policy()).expect("valid record");
+    assert!(check_restore(&running, &restored.record(), &entry).is_empty());
+    assert!(!check_restore(&running, &running, &entry).is_empty());
+    let submitting = at("submitting").record();
+    let mut wrong = submitting.clone();
+    wrong.state = StateName::Confirming;
+    assert!(!check_restore(&submitting, &wrong, &[Action::ReadControl]).is_empty());
+    assert!(!check_restore(&running, &restored.record(), &[Action::Release { epoch: 5 }]).is_empty());
+}
+
+#[test]
+fn mutant_graph_edge_out_of_closed_is_caught() {
+    let mut g = x().graph.clone();
+    g.edges.insert(argus_machines::explore::Edge {
+        from: StateName::ClosedAccepted,
+        to: StateName::Watching,
+        event: "mutant".into(),
+        actions: Default::default(),
+        writes: false,
+    });
+    let v = check_graph(&g, &x().reachable, &x().transitions, &x().policy);
+    assert!(v.iter().any(|v| v.invariant == 7), "{v:?}");
+    let mut unreachable = x().reachable.clone();
+    unreachable.remove(&StateName::Paused);
+    let v = check_graph(&x().graph, &unreachable, &x().transitions, &x().policy);
+    assert!(v.iter().any(|v| v.invariant == 0 && v.message.contains("Paused")), "{v:?}");
+}

@@ -1,0 +1,85 @@
+//! The persisted record: stable names, validation of data from disk, and the recovery rules.
+
+mod common;
+
+use argus_machines::*;
+use common::*;
+
+#[test]
+fn state_names_are_stable_strings() {
+    let names: Vec<String> = StateName::ALL.iter().map(|s| s.persisted()).collect();
+    assert_eq!(names[0], "observing.detached");
+    assert!(names.contains(&"controlling.running".to_string()));
+    assert!(names.contains(&"remote_terminal_local_pending".to_string()));
+    assert!(names.contains(&"closed.abandoned".to_string()));
+    let unique: std::collections::BTreeSet<_> = names.iter().collect();
+    assert_eq!(unique.len(), StateName::ALL.len());
+}
+
+#[test]
+fn record_round_trips_through_json() {
+    for place in ["watching", "running", "ambiguous", "control_lost", "rtlp"] {
+        let r = at(place).record();
+        let json = serde_json::to_string(&r).expect("serialise");
+        let back: CampaignRecord = serde_json::from_str(&json).expect("parse");
+        assert_eq!(back, r, "{place}");
+    }
+}
+
+#[test]
+fn restored_controller_must_confirm_and_only_a_matching_lease_confirms() {
+    let rec = at("running").record();
+    let (mut m, entry) = CampaignMachine::restore(&rec, policy()).expect("restore");
+    assert_eq!(m.state_name(), StateName::Confirming);
+    assert_eq!(entry, vec![Action::ReadControl]);
+    assert!(m.held_lease().is_none());
+    // A lease with a newer epoch (someone took over and we got it back?) is not ours to assume.
+    let mut other = m.clone();
+    let s = other.step(&Event::ControlRead { lease: Some(lease(US, 6, NOW + 600)), now: NOW });
+    assert_eq!(s.to, StateName::ControlLost);
+    let s = m.step(&Event::ControlRead { lease: Some(lease(US, 5, NOW + 600)), now: NOW });
+    assert_eq!(s.to, StateName::Running);
+    assert_eq!(m.held_lease().map(|l| l.epoch), Some(5));
+}
+
+#[test]
+fn restored_in_flight_write_is_ambiguous_and_reads_back() {
+    for place in ["submitting", "cancelling", "intervening"] {
+        let rec = at(place).record();
+        let (m, entry) = CampaignMachine::restore(&rec, policy()).expect("restore");
+        assert_eq!(m.state_name(), StateName::AmbiguousWrite, "{place}");
+        assert!(matches!(entry.as_slice(), [Action::Readback { .. }]), "{place}: {entry:?}");
+    }
+}
+
+#[test]
+fn restore_is_idempotent_for_non_authority_states() {
+    for place in ["watching", "ambiguous", "control_lost", "rtlp", "detached"] {
+        let rec = at(place).record();
+        let (m, _) = CampaignMachine::restore(&rec, policy()).expect("restore");
+        assert_eq!(m.record(), rec, "{place}");
+    }
+}
+
+#[test]
+fn invalid_records_are_refused_not_defaulted() {
+    let good = at("running").record();
+    let mut r = good.clone();
+    r.schema_version = 99;
+    assert_eq!(CampaignMachine::restore(&r, policy()).err(), Some(RecordError::UnsupportedVersion(99)));
+    let mut r = good.clone();
+    r.lease = None;
+    assert!(matches!(CampaignMachine::restore(&r, policy()), Err(RecordError::Missing { field: "lease", .. })));
+    let mut r = at("watching").record();
+    r.lease = Some(lease(US, 5, NOW + 600));
+    assert!(matches!(CampaignMachine::restore(&r, policy()), Err(RecordError::Unexpected { field: "lease", .. })));
+    let mut r = at("submitting").record();
+    if let Some(i) = r.intent.as_mut() {
+        i.epoch = 4;
+    }
+    assert!(matches!(CampaignMachine::restore(&r, policy()), Err(RecordError::IntentMismatch(_))));
+    let json = serde_json::to_string(&good).expect("serialise").replace("controlling.running", "controlling.owning");
+    assert!(serde_json::from_str::<CampaignRecord>(&json).is_err());
+    let json = serde_json::to_string(&good).expect("serialise").replacen('{', "{\"grant\":true,", 1);
+    assert!(serde_json::from_str::<CampaignRecord>(&json).is_err(), "unknown fields are refused");
+}
