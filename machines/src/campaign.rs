@@ -94,7 +94,12 @@ impl Campaign {
 
     /// A remote task is bound and polled read-only.
     #[state(superstate = "observing", entry_action = "enter_watching")]
-    fn watching(&mut self, context: &mut Effects, task: &mut TaskId, event: &Event) -> Outcome<State> {
+    fn watching(
+        &mut self,
+        context: &mut Effects,
+        task: &mut TaskId,
+        event: &Event,
+    ) -> Outcome<State> {
         match event {
             Event::Observed(o) => match self.read(context, Some(task), o) {
                 Reading::Stale | Reading::Unchanged => Handled,
@@ -147,7 +152,8 @@ impl Campaign {
                 // reachability now.
                 Reading::Stale | Reading::Foreign => Handled,
                 Reading::Unchanged => Transition(State::watching(task.clone())),
-                Reading::Material(view) => match self.observer_reacts(context, Some(task), view, o) {
+                Reading::Material(view) => match self.observer_reacts(context, Some(task), view, o)
+                {
                     Handled => Transition(State::watching(task.clone())),
                     other => other,
                 },
@@ -205,7 +211,13 @@ impl Campaign {
                     });
                     Transition(self.controlling_target(l, task.as_ref()))
                 }
-                _ => self.lose(context, task.clone(), last_lease, None, LossReason::NotConfirmed),
+                _ => self.lose(
+                    context,
+                    task.clone(),
+                    last_lease,
+                    None,
+                    LossReason::NotConfirmed,
+                ),
             },
             Event::Tick { .. } => {
                 context.push(Action::ReadControl);
@@ -258,7 +270,10 @@ impl Campaign {
         event: &Event,
     ) -> Outcome<State> {
         match event {
-            Event::Written { request_id, outcome } if *request_id == intent.request_id => match outcome {
+            Event::Written {
+                request_id,
+                outcome,
+            } if *request_id == intent.request_id => match outcome {
                 // The remote names an attempt that already ended (a replayed request id): that cannot
                 // be reconciled with a new submit, so it is incompatible, never resumed.
                 WriteOutcome::Acked { task: Some(task) } if self.memory.finished.contains(task) => {
@@ -273,9 +288,9 @@ impl Campaign {
                     Transition(State::running(lease.clone(), task.clone()))
                 }
                 // A submit must return a durable task id; without one the outcome is unknown.
-                WriteOutcome::Acked { task: None } | WriteOutcome::TimedOut => {
-                    Transition(State::ambiguous_write(None, intent.clone(), lease.clone(), false))
-                }
+                WriteOutcome::Acked { task: None } | WriteOutcome::TimedOut => Transition(
+                    State::ambiguous_write(None, intent.clone(), lease.clone(), false),
+                ),
                 WriteOutcome::Refused => {
                     context.surface(Significant::Blocked {
                         reason: BlockReason::WriteRefused(Operation::Submit),
@@ -306,7 +321,9 @@ impl Campaign {
                 Reading::Material(view) => self.controller_reacts(context, lease, task, view, o),
                 _ => Handled,
             },
-            Event::Operator(Command::Cancel { request_id }) => self.cancel(context, lease, task, request_id),
+            Event::Operator(Command::Cancel { request_id }) => {
+                self.cancel(context, lease, task, request_id)
+            }
             Event::Operator(Command::Intervene { request_id }) => {
                 self.intervene(context, lease, task, request_id)
             }
@@ -336,7 +353,9 @@ impl Campaign {
                 Reading::Material(view) => self.controller_reacts(context, lease, task, view, o),
                 _ => Handled,
             },
-            Event::Operator(Command::Cancel { request_id }) => self.cancel(context, lease, task, request_id),
+            Event::Operator(Command::Cancel { request_id }) => {
+                self.cancel(context, lease, task, request_id)
+            }
             Event::Operator(Command::Intervene { request_id }) => {
                 self.intervene(context, lease, task, request_id)
             }
@@ -355,7 +374,10 @@ impl Campaign {
         event: &Event,
     ) -> Outcome<State> {
         match event {
-            Event::Written { request_id, outcome } if *request_id == intent.request_id => match outcome {
+            Event::Written {
+                request_id,
+                outcome,
+            } if *request_id == intent.request_id => match outcome {
                 // The cancel reply is advisory; completion is confirmed by polling.
                 WriteOutcome::Acked { .. } => Handled,
                 WriteOutcome::Refused => {
@@ -375,9 +397,9 @@ impl Campaign {
                 }
             },
             Event::Observed(o) => match self.read(context, Some(task), o) {
-                Reading::Material(view @ (AttemptView::Terminal(_) | AttemptView::Incompatible)) => {
-                    self.controller_reacts(context, lease, task, view, o)
-                }
+                Reading::Material(
+                    view @ (AttemptView::Terminal(_) | AttemptView::Incompatible),
+                ) => self.controller_reacts(context, lease, task, view, o),
                 _ => Handled,
             },
             _ => self.lease_keeping(context, lease, Some(task), Some(intent), event),
@@ -395,8 +417,13 @@ impl Campaign {
         event: &Event,
     ) -> Outcome<State> {
         match event {
-            Event::Written { request_id, outcome } if *request_id == intent.request_id => match outcome {
-                WriteOutcome::Acked { .. } => Transition(State::running(lease.clone(), task.clone())),
+            Event::Written {
+                request_id,
+                outcome,
+            } if *request_id == intent.request_id => match outcome {
+                WriteOutcome::Acked { .. } => {
+                    Transition(State::running(lease.clone(), task.clone()))
+                }
                 WriteOutcome::Refused => {
                     context.surface(Significant::Blocked {
                         reason: BlockReason::WriteRefused(Operation::Intervene),
@@ -414,9 +441,9 @@ impl Campaign {
                 }
             },
             Event::Observed(o) => match self.read(context, Some(task), o) {
-                Reading::Material(view @ (AttemptView::Terminal(_) | AttemptView::Incompatible)) => {
-                    self.controller_reacts(context, lease, task, view, o)
-                }
+                Reading::Material(
+                    view @ (AttemptView::Terminal(_) | AttemptView::Incompatible),
+                ) => self.controller_reacts(context, lease, task, view, o),
                 _ => Handled,
             },
             _ => self.lease_keeping(context, lease, Some(task), Some(intent), event),
@@ -438,35 +465,37 @@ impl Campaign {
         event: &Event,
     ) -> Outcome<State> {
         match event {
-            Event::ReadBack { request_id, answer } if *request_id == intent.request_id => match answer {
-                ReadbackAnswer::Applied { task: applied } => {
-                    let bound = match (intent.operation, applied) {
-                        (Operation::Submit, Some(t)) => {
-                            self.memory.attempts = self.memory.attempts.saturating_add(1);
-                            Some(t.clone())
+            Event::ReadBack { request_id, answer } if *request_id == intent.request_id => {
+                match answer {
+                    ReadbackAnswer::Applied { task: applied } => {
+                        let bound = match (intent.operation, applied) {
+                            (Operation::Submit, Some(t)) => {
+                                self.memory.attempts = self.memory.attempts.saturating_add(1);
+                                Some(t.clone())
+                            }
+                            _ => task.clone(),
+                        };
+                        Transition(State::confirming(bound, last_lease.clone()))
+                    }
+                    ReadbackAnswer::NotApplied => {
+                        Transition(State::confirming(task.clone(), last_lease.clone()))
+                    }
+                    ReadbackAnswer::Unavailable => {
+                        if *escalated {
+                            Handled
+                        } else {
+                            *escalated = true;
+                            context.surface(Significant::Blocked {
+                                reason: BlockReason::AmbiguityUnresolved(intent.operation),
+                            });
+                            context.push(Action::WakeArgus {
+                                reason: WakeReason::AmbiguityUnresolved,
+                            });
+                            Handled
                         }
-                        _ => task.clone(),
-                    };
-                    Transition(State::confirming(bound, last_lease.clone()))
-                }
-                ReadbackAnswer::NotApplied => {
-                    Transition(State::confirming(task.clone(), last_lease.clone()))
-                }
-                ReadbackAnswer::Unavailable => {
-                    if *escalated {
-                        Handled
-                    } else {
-                        *escalated = true;
-                        context.surface(Significant::Blocked {
-                            reason: BlockReason::AmbiguityUnresolved(intent.operation),
-                        });
-                        context.push(Action::WakeArgus {
-                            reason: WakeReason::AmbiguityUnresolved,
-                        });
-                        Handled
                     }
                 }
-            },
+            }
             Event::Tick { .. } => {
                 context.push(Action::Readback {
                     request_id: intent.request_id.clone(),
@@ -499,7 +528,9 @@ impl Campaign {
         let _ = last_lease;
         match event {
             Event::ReadBack { request_id, answer }
-                if unresolved.as_ref().is_some_and(|i| i.request_id == *request_id) =>
+                if unresolved
+                    .as_ref()
+                    .is_some_and(|i| i.request_id == *request_id) =>
             {
                 match answer {
                     ReadbackAnswer::Applied { task: Some(t) } if task.is_none() => {
@@ -534,7 +565,9 @@ impl Campaign {
             Event::Operator(Command::Claim { request_id }) => {
                 self.claim(context, task.as_ref(), request_id)
             }
-            Event::Operator(Command::Observe { .. }) => Transition(Self::observer_state(task.clone())),
+            Event::Operator(Command::Observe { .. }) => {
+                Transition(Self::observer_state(task.clone()))
+            }
             Event::Operator(Command::Pause) => Transition(State::paused(task.clone())),
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
             _ => Handled,
@@ -568,7 +601,9 @@ impl Campaign {
                 Verdict::Rejected => self.close(context, None, MissionEnd::Rejected),
                 Verdict::NextAttempt => Transition(State::detached()),
             },
-            Event::Observed(o) => self.late_reading(context, Some(task), *outcome == RemoteOutcome::Canceled, o),
+            Event::Observed(o) => {
+                self.late_reading(context, Some(task), *outcome == RemoteOutcome::Canceled, o)
+            }
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
             _ => Handled,
         }
@@ -581,7 +616,12 @@ impl Campaign {
 
     /// The remote reported something this adapter cannot map. Read-only until an operator reviews it.
     #[state]
-    fn incompatible(&mut self, context: &mut Effects, task: &mut Option<TaskId>, event: &Event) -> Outcome<State> {
+    fn incompatible(
+        &mut self,
+        context: &mut Effects,
+        task: &mut Option<TaskId>,
+        event: &Event,
+    ) -> Outcome<State> {
         match event {
             Event::Operator(Command::Observe { .. }) => {
                 // Re-review: forget the cursor so the next reading is judged afresh.
@@ -596,7 +636,12 @@ impl Campaign {
 
     /// The operator paused supervision: no polling, no authority. The remote keeps running.
     #[state]
-    fn paused(&mut self, context: &mut Effects, task: &mut Option<TaskId>, event: &Event) -> Outcome<State> {
+    fn paused(
+        &mut self,
+        context: &mut Effects,
+        task: &mut Option<TaskId>,
+        event: &Event,
+    ) -> Outcome<State> {
         match event {
             Event::Operator(Command::Resume) => Transition(Self::observer_state(task.clone())),
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
@@ -652,7 +697,9 @@ impl Campaign {
 
     fn controlling_target(&self, lease: &Lease, task: Option<&TaskId>) -> State {
         match task {
-            Some(t) if !self.memory.finished.contains(t) => State::running(lease.clone(), t.clone()),
+            Some(t) if !self.memory.finished.contains(t) => {
+                State::running(lease.clone(), t.clone())
+            }
             _ => State::ready(lease.clone()),
         }
     }
@@ -665,14 +712,24 @@ impl Campaign {
             && lease.expires_at > now.saturating_add(self.policy.expiry_margin)
     }
 
-    fn claim(&mut self, context: &mut Effects, task: Option<&TaskId>, request_id: &RequestId) -> Outcome<State> {
+    fn claim(
+        &mut self,
+        context: &mut Effects,
+        task: Option<&TaskId>,
+        request_id: &RequestId,
+    ) -> Outcome<State> {
         context.push(Action::Claim {
             request_id: request_id.clone(),
         });
         Transition(State::claiming(task.cloned(), request_id.clone()))
     }
 
-    fn claim_refused(&mut self, context: &mut Effects, task: &Option<TaskId>, reason: LeaseRefusal) -> Outcome<State> {
+    fn claim_refused(
+        &mut self,
+        context: &mut Effects,
+        task: &Option<TaskId>,
+        reason: LeaseRefusal,
+    ) -> Outcome<State> {
         context.surface(Significant::ControlChanged {
             change: ControlChange::ClaimRefused(reason),
         });
@@ -696,7 +753,12 @@ impl Campaign {
         Transition(State::control_lost(task, lease.clone(), unresolved))
     }
 
-    fn close(&mut self, context: &mut Effects, release: Option<&Lease>, end: MissionEnd) -> Outcome<State> {
+    fn close(
+        &mut self,
+        context: &mut Effects,
+        release: Option<&Lease>,
+        end: MissionEnd,
+    ) -> Outcome<State> {
         if let Some(lease) = release {
             context.push(Action::Release { epoch: lease.epoch });
         }
@@ -766,7 +828,9 @@ impl Campaign {
                     task: o.task.clone(),
                     evidence_revision: ev,
                 });
-                context.push(Action::FetchEvidence { task: o.task.clone() });
+                context.push(Action::FetchEvidence {
+                    task: o.task.clone(),
+                });
             }
         }
         if o.blocked && !previous.as_ref().is_some_and(|p| p.blocked) {
@@ -781,7 +845,13 @@ impl Campaign {
     }
 
     /// A terminal attempt: remember it, surface the outcome, wake Argus, and go validate.
-    fn attempt_ended(&mut self, context: &mut Effects, task: &TaskId, outcome: RemoteOutcome, o: &Observation) -> State {
+    fn attempt_ended(
+        &mut self,
+        context: &mut Effects,
+        task: &TaskId,
+        outcome: RemoteOutcome,
+        o: &Observation,
+    ) -> State {
         if !self.memory.finished.contains(task) {
             self.memory.finished.push(task.clone());
         }
@@ -807,7 +877,13 @@ impl Campaign {
     }
 
     /// What a material reading does to an observer (no authority: nothing to release).
-    fn observer_reacts(&mut self, context: &mut Effects, task: Option<&TaskId>, view: AttemptView, o: &Observation) -> Outcome<State> {
+    fn observer_reacts(
+        &mut self,
+        context: &mut Effects,
+        task: Option<&TaskId>,
+        view: AttemptView,
+        o: &Observation,
+    ) -> Outcome<State> {
         match (view, task) {
             (AttemptView::Terminal(outcome), Some(t)) => {
                 Transition(self.attempt_ended(context, t, outcome, o))
@@ -856,7 +932,13 @@ impl Campaign {
 
     /// Readings after the attempt ended: a new evidence revision after cancellation or closure is
     /// quarantined, never applied; a finished task never becomes active again.
-    fn late_reading(&mut self, context: &mut Effects, bound: Option<&TaskId>, quarantine_late: bool, o: &Observation) -> Outcome<State> {
+    fn late_reading(
+        &mut self,
+        context: &mut Effects,
+        bound: Option<&TaskId>,
+        quarantine_late: bool,
+        o: &Observation,
+    ) -> Outcome<State> {
         let known = self.memory.finished.contains(&o.task) || bound == Some(&o.task);
         if !known {
             context.push(Action::Quarantine {
@@ -879,13 +961,21 @@ impl Campaign {
                     task: o.task.clone(),
                     evidence_revision: ev,
                 });
-                context.push(Action::FetchEvidence { task: o.task.clone() });
+                context.push(Action::FetchEvidence {
+                    task: o.task.clone(),
+                });
             }
         }
         Handled
     }
 
-    fn cancel(&mut self, context: &mut Effects, lease: &Lease, task: &TaskId, request_id: &RequestId) -> Outcome<State> {
+    fn cancel(
+        &mut self,
+        context: &mut Effects,
+        lease: &Lease,
+        task: &TaskId,
+        request_id: &RequestId,
+    ) -> Outcome<State> {
         let intent = Intent {
             request_id: request_id.clone(),
             operation: Operation::Cancel,
@@ -899,7 +989,13 @@ impl Campaign {
         Transition(State::cancelling(lease.clone(), task.clone(), intent))
     }
 
-    fn intervene(&mut self, context: &mut Effects, lease: &Lease, task: &TaskId, request_id: &RequestId) -> Outcome<State> {
+    fn intervene(
+        &mut self,
+        context: &mut Effects,
+        lease: &Lease,
+        task: &TaskId,
+        request_id: &RequestId,
+    ) -> Outcome<State> {
         let intent = Intent {
             request_id: request_id.clone(),
             operation: Operation::Intervene,
@@ -927,30 +1023,39 @@ impl Campaign {
             me.lose(context, task.cloned(), lease, in_flight.cloned(), reason)
         };
         match event {
-            Event::LeaseGranted { lease: granted, now } => {
+            Event::LeaseGranted {
+                lease: granted,
+                now,
+            } => {
                 if granted.controller_id == lease.controller_id
                     && granted.epoch == lease.epoch
                     && granted.expires_at > now.saturating_add(self.policy.expiry_margin)
                 {
                     lease.expires_at = lease.expires_at.max(granted.expires_at);
                     Handled
-                } else if granted.controller_id == lease.controller_id && granted.epoch == lease.epoch {
+                } else if granted.controller_id == lease.controller_id
+                    && granted.epoch == lease.epoch
+                {
                     lost(self, context, lease, LossReason::Expired)
                 } else {
                     lost(self, context, lease, LossReason::TakenOver)
                 }
             }
-            Event::LeaseRefused { reason } => lost(self, context, lease, LossReason::Refused(*reason)),
+            Event::LeaseRefused { reason } => {
+                lost(self, context, lease, LossReason::Refused(*reason))
+            }
             Event::Written {
                 outcome: WriteOutcome::Fenced,
                 ..
             } => lost(self, context, lease, LossReason::Fenced),
-            Event::ControlRead { lease: Some(read), .. }
-                if read.controller_id != lease.controller_id || read.epoch != lease.epoch =>
-            {
+            Event::ControlRead {
+                lease: Some(read), ..
+            } if read.controller_id != lease.controller_id || read.epoch != lease.epoch => {
                 lost(self, context, lease, LossReason::TakenOver)
             }
-            Event::ControlRead { lease: None, .. } => lost(self, context, lease, LossReason::TakenOver),
+            Event::ControlRead { lease: None, .. } => {
+                lost(self, context, lease, LossReason::TakenOver)
+            }
             Event::Tick { now } => {
                 if now.saturating_add(self.policy.expiry_margin) >= lease.expires_at {
                     return lost(self, context, lease, LossReason::Expired);
@@ -978,7 +1083,9 @@ impl Campaign {
                 });
                 Transition(State::paused(task.cloned()))
             }
-            Event::Operator(Command::Abandon) => self.close(context, Some(lease), MissionEnd::Abandoned),
+            Event::Operator(Command::Abandon) => {
+                self.close(context, Some(lease), MissionEnd::Abandoned)
+            }
             _ => Super,
         }
     }

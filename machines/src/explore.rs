@@ -96,13 +96,26 @@ fn intent(op: Operation) -> Intent {
         epoch: EPOCH,
     }
 }
-fn observation(task_n: u32, state: RemoteState, revision: u64, evidence: u64, blocked: bool) -> Observation {
+fn observation(
+    task_n: u32,
+    state: RemoteState,
+    revision: u64,
+    evidence: u64,
+    blocked: bool,
+) -> Observation {
     Observation {
         task: task(task_n),
         state,
         revision: Some(revision),
         heartbeat_seq: Some(revision * 10),
-        stage: Some(if revision > 10 { "training" } else { "preprocessing" }.into()),
+        stage: Some(
+            if revision > 10 {
+                "training"
+            } else {
+                "preprocessing"
+            }
+            .into(),
+        ),
         evidence_revision: Some(evidence),
         blocked,
     }
@@ -121,7 +134,13 @@ pub fn policy() -> Policy {
 fn memory() -> Memory {
     Memory {
         highest_epoch: EPOCH,
-        last_seen: Some(crate::model::Seen::of(&observation(1, RemoteState::Working, 10, 1, false))),
+        last_seen: Some(crate::model::Seen::of(&observation(
+            1,
+            RemoteState::Working,
+            10,
+            1,
+            false,
+        ))),
         finished: vec![],
         attempts: 1,
     }
@@ -138,21 +157,107 @@ pub fn representative_states() -> Vec<(State, Memory)> {
         (State::Detached {}, Memory::default()),
         (State::Detached {}, done.clone()),
         (State::Watching { task: task(1) }, m.clone()),
-        (State::RemoteUnavailable { task: task(1), failures: 1 }, m.clone()),
-        (State::Claiming { task: Some(task(1)), request_id: req("1") }, m.clone()),
-        (State::Claiming { task: None, request_id: req("1") }, m.clone()),
-        (State::Confirming { task: Some(task(1)), last_lease: ours() }, m.clone()),
-        (State::Confirming { task: None, last_lease: ours() }, m.clone()),
+        (
+            State::RemoteUnavailable {
+                task: task(1),
+                failures: 1,
+            },
+            m.clone(),
+        ),
+        (
+            State::Claiming {
+                task: Some(task(1)),
+                request_id: req("1"),
+            },
+            m.clone(),
+        ),
+        (
+            State::Claiming {
+                task: None,
+                request_id: req("1"),
+            },
+            m.clone(),
+        ),
+        (
+            State::Confirming {
+                task: Some(task(1)),
+                last_lease: ours(),
+            },
+            m.clone(),
+        ),
+        (
+            State::Confirming {
+                task: None,
+                last_lease: ours(),
+            },
+            m.clone(),
+        ),
         (State::Ready { lease: ours() }, m.clone()),
-        (State::Submitting { lease: ours(), intent: intent(Operation::Submit) }, m.clone()),
-        (State::Running { lease: ours(), task: task(1) }, m.clone()),
-        (State::AwaitingInput { lease: ours(), task: task(1) }, m.clone()),
-        (State::Cancelling { lease: ours(), task: task(1), intent: intent(Operation::Cancel) }, m.clone()),
-        (State::Intervening { lease: ours(), task: task(1), intent: intent(Operation::Intervene) }, m.clone()),
-        (State::ControlLost { task: Some(task(1)), last_lease: ours(), unresolved: None }, m.clone()),
-        (State::ControlLost { task: None, last_lease: ours(), unresolved: Some(intent(Operation::Submit)) }, m.clone()),
-        (State::Incompatible { task: Some(task(1)) }, m.clone()),
-        (State::Paused { task: Some(task(1)) }, m.clone()),
+        (
+            State::Submitting {
+                lease: ours(),
+                intent: intent(Operation::Submit),
+            },
+            m.clone(),
+        ),
+        (
+            State::Running {
+                lease: ours(),
+                task: task(1),
+            },
+            m.clone(),
+        ),
+        (
+            State::AwaitingInput {
+                lease: ours(),
+                task: task(1),
+            },
+            m.clone(),
+        ),
+        (
+            State::Cancelling {
+                lease: ours(),
+                task: task(1),
+                intent: intent(Operation::Cancel),
+            },
+            m.clone(),
+        ),
+        (
+            State::Intervening {
+                lease: ours(),
+                task: task(1),
+                intent: intent(Operation::Intervene),
+            },
+            m.clone(),
+        ),
+        (
+            State::ControlLost {
+                task: Some(task(1)),
+                last_lease: ours(),
+                unresolved: None,
+            },
+            m.clone(),
+        ),
+        (
+            State::ControlLost {
+                task: None,
+                last_lease: ours(),
+                unresolved: Some(intent(Operation::Submit)),
+            },
+            m.clone(),
+        ),
+        (
+            State::Incompatible {
+                task: Some(task(1)),
+            },
+            m.clone(),
+        ),
+        (
+            State::Paused {
+                task: Some(task(1)),
+            },
+            m.clone(),
+        ),
         (State::Paused { task: None }, m.clone()),
         (State::ClosedAccepted {}, done.clone()),
         (State::ClosedRejected {}, done.clone()),
@@ -160,8 +265,24 @@ pub fn representative_states() -> Vec<(State, Memory)> {
     ];
     for op in [Operation::Submit, Operation::Cancel, Operation::Intervene] {
         let t = (op != Operation::Submit).then(|| task(1));
-        v.push((State::AmbiguousWrite { task: t.clone(), intent: intent(op), last_lease: ours(), escalated: false }, m.clone()));
-        v.push((State::AmbiguousWrite { task: t, intent: intent(op), last_lease: ours(), escalated: true }, m.clone()));
+        v.push((
+            State::AmbiguousWrite {
+                task: t.clone(),
+                intent: intent(op),
+                last_lease: ours(),
+                escalated: false,
+            },
+            m.clone(),
+        ));
+        v.push((
+            State::AmbiguousWrite {
+                task: t,
+                intent: intent(op),
+                last_lease: ours(),
+                escalated: true,
+            },
+            m.clone(),
+        ));
     }
     for outcome in [
         RemoteOutcome::Completed,
@@ -169,7 +290,13 @@ pub fn representative_states() -> Vec<(State, Memory)> {
         RemoteOutcome::Canceled,
         RemoteOutcome::Rejected,
     ] {
-        v.push((State::RemoteTerminalLocalPending { task: task(1), outcome }, done.clone()));
+        v.push((
+            State::RemoteTerminalLocalPending {
+                task: task(1),
+                outcome,
+            },
+            done.clone(),
+        ));
     }
     v
 }
@@ -178,20 +305,62 @@ pub fn representative_states() -> Vec<(State, Memory)> {
 pub fn alphabet() -> Vec<Event> {
     let mut v = vec![];
     // Observations of the bound task: stale, unchanged (heartbeat only), and every state as new.
-    v.push(Event::Observed(observation(1, RemoteState::Failed, 9, 1, false)));
+    v.push(Event::Observed(observation(
+        1,
+        RemoteState::Failed,
+        9,
+        1,
+        false,
+    )));
     let mut heartbeat_only = observation(1, RemoteState::Working, 10, 1, false);
     heartbeat_only.heartbeat_seq = Some(101);
     v.push(Event::Observed(heartbeat_only));
     for s in RemoteState::ALL {
         v.push(Event::Observed(observation(1, s, 11, 1, false)));
     }
-    v.push(Event::Observed(observation(1, RemoteState::Working, 11, 2, false)));
-    v.push(Event::Observed(observation(1, RemoteState::Working, 11, 1, true)));
-    v.push(Event::Observed(observation(1, RemoteState::Completed, 12, 3, false)));
+    v.push(Event::Observed(observation(
+        1,
+        RemoteState::Working,
+        11,
+        2,
+        false,
+    )));
+    v.push(Event::Observed(observation(
+        1,
+        RemoteState::Working,
+        11,
+        1,
+        true,
+    )));
+    v.push(Event::Observed(observation(
+        1,
+        RemoteState::Completed,
+        12,
+        3,
+        false,
+    )));
     // Readings of tasks created during the search, and of a foreign task.
-    v.push(Event::Observed(observation(2, RemoteState::Working, 1, 0, false)));
-    v.push(Event::Observed(observation(2, RemoteState::Completed, 2, 1, false)));
-    v.push(Event::Observed(observation(9, RemoteState::Working, 50, 0, false)));
+    v.push(Event::Observed(observation(
+        2,
+        RemoteState::Working,
+        1,
+        0,
+        false,
+    )));
+    v.push(Event::Observed(observation(
+        2,
+        RemoteState::Completed,
+        2,
+        1,
+        false,
+    )));
+    v.push(Event::Observed(observation(
+        9,
+        RemoteState::Working,
+        50,
+        0,
+        false,
+    )));
     v.push(Event::PollFailed);
     // Lease answers: ours, ours renewed, ours but lower epoch, ours already expired, another holder.
     for (l, now) in [
@@ -202,7 +371,10 @@ pub fn alphabet() -> Vec<Event> {
         (lease(US, EPOCH, NOW + 10), NOW),
         (lease(OTHER, EPOCH + 1, EXPIRES), NOW),
     ] {
-        v.push(Event::LeaseGranted { lease: l.clone(), now });
+        v.push(Event::LeaseGranted {
+            lease: l.clone(),
+            now,
+        });
     }
     for reason in [
         LeaseRefusal::HeldByOther,
@@ -212,13 +384,20 @@ pub fn alphabet() -> Vec<Event> {
     ] {
         v.push(Event::LeaseRefused { reason });
     }
-    for l in [Some(ours()), Some(lease(OTHER, EPOCH + 1, EXPIRES)), Some(lease(US, EPOCH + 1, EXPIRES)), None] {
+    for l in [
+        Some(ours()),
+        Some(lease(OTHER, EPOCH + 1, EXPIRES)),
+        Some(lease(US, EPOCH + 1, EXPIRES)),
+        None,
+    ] {
         v.push(Event::ControlRead { lease: l, now: NOW });
     }
     // Write answers, for the request in flight and for a request the machine never sent.
     for id in ["1", "x"] {
         for outcome in [
-            WriteOutcome::Acked { task: Some(task(2)) },
+            WriteOutcome::Acked {
+                task: Some(task(2)),
+            },
             WriteOutcome::Acked { task: None },
             WriteOutcome::Refused,
             WriteOutcome::Fenced,
@@ -230,7 +409,9 @@ pub fn alphabet() -> Vec<Event> {
             });
         }
         for answer in [
-            ReadbackAnswer::Applied { task: Some(task(2)) },
+            ReadbackAnswer::Applied {
+                task: Some(task(2)),
+            },
             ReadbackAnswer::Applied { task: None },
             ReadbackAnswer::NotApplied,
             ReadbackAnswer::Unavailable,
@@ -249,12 +430,22 @@ pub fn alphabet() -> Vec<Event> {
         v.push(Event::Tick { now });
     }
     for c in [
-        Command::Observe { task: Some(task(1)) },
+        Command::Observe {
+            task: Some(task(1)),
+        },
         Command::Observe { task: None },
-        Command::Claim { request_id: req("1") },
-        Command::Submit { request_id: req("1") },
-        Command::Intervene { request_id: req("1") },
-        Command::Cancel { request_id: req("1") },
+        Command::Claim {
+            request_id: req("1"),
+        },
+        Command::Submit {
+            request_id: req("1"),
+        },
+        Command::Intervene {
+            request_id: req("1"),
+        },
+        Command::Cancel {
+            request_id: req("1"),
+        },
         Command::Release,
         Command::Pause,
         Command::Resume,
@@ -364,7 +555,8 @@ fn abstract_key(t: &Transition) -> (StateName, StateName, String, Vec<String>) {
 
 /// Abstract the concrete transitions into the drawn graph.
 pub fn graph_of(transitions: &[Transition]) -> Graph {
-    let mut merged: BTreeMap<(StateName, StateName, String), (BTreeSet<String>, bool)> = BTreeMap::new();
+    let mut merged: BTreeMap<(StateName, StateName, String), (BTreeSet<String>, bool)> =
+        BTreeMap::new();
     for t in transitions {
         if t.from.state == t.to.state {
             continue;

@@ -73,7 +73,11 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
         if let Some(epoch) = a.needs_lease() {
             match &from.lease {
                 Some(l) if from.state.is_controlling() && l.epoch == epoch => {}
-                _ => out.push(v(1, t, &format!("{} emitted without the source state's lease", a.label()))),
+                _ => out.push(v(
+                    1,
+                    t,
+                    &format!("{} emitted without the source state's lease", a.label()),
+                )),
             }
         }
     }
@@ -82,7 +86,9 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
     if !from.state.is_controlling() && to.state.is_controlling() {
         let granted = match &t.event {
             Event::LeaseGranted { lease, .. } if from.state == StateName::Claiming => Some(lease),
-            Event::ControlRead { lease: Some(lease), .. } if from.state == StateName::Confirming => Some(lease),
+            Event::ControlRead {
+                lease: Some(lease), ..
+            } if from.state == StateName::Confirming => Some(lease),
             _ => None,
         };
         match granted {
@@ -152,7 +158,10 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
         if to.state != from.state {
             out.push(v(7, t, "an edge left Closed"));
         }
-        if t.actions.iter().any(|a| !matches!(a, Action::Quarantine { .. })) {
+        if t.actions
+            .iter()
+            .any(|a| !matches!(a, Action::Quarantine { .. }))
+        {
             out.push(v(7, t, "Closed emitted an action other than Quarantine"));
         }
     }
@@ -163,7 +172,12 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
             .last_seen
             .as_ref()
             .is_some_and(|s| s.task == o.task && is_older(o, s));
-        if stale && (from != to || t.actions.iter().any(|a| !matches!(a, Action::Quarantine { .. }))) {
+        if stale
+            && (from != to
+                || t.actions
+                    .iter()
+                    .any(|a| !matches!(a, Action::Quarantine { .. })))
+        {
             out.push(v(7, t, "a stale observation changed the campaign"));
         }
     }
@@ -171,7 +185,10 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
     if let Some(task) = &to.task {
         let active = matches!(
             to.state,
-            StateName::Running | StateName::AwaitingInput | StateName::Cancelling | StateName::Intervening
+            StateName::Running
+                | StateName::AwaitingInput
+                | StateName::Cancelling
+                | StateName::Intervening
         );
         if active && from.memory.finished.contains(task) {
             out.push(v(7, t, "a finished attempt became active again"));
@@ -189,12 +206,20 @@ fn is_older(o: &Observation, s: &Seen) -> bool {
 
 /// Invariant 8: restore never yields Controlling; in-flight intents come back ambiguous; controllers
 /// come back confirming; entry actions after a restore are reads only.
-pub fn check_restore(before: &CampaignRecord, after: &CampaignRecord, entry: &[Action]) -> Vec<Violation> {
+pub fn check_restore(
+    before: &CampaignRecord,
+    after: &CampaignRecord,
+    entry: &[Action],
+) -> Vec<Violation> {
     let mut out = vec![];
     let mut bad = |m: String| {
         out.push(Violation {
             invariant: 8,
-            message: format!("restore {} -> {}: {m}", before.state.name(), after.state.name()),
+            message: format!(
+                "restore {} -> {}: {m}",
+                before.state.name(),
+                after.state.name()
+            ),
             witness: None,
         })
     };
@@ -204,19 +229,30 @@ pub fn check_restore(before: &CampaignRecord, after: &CampaignRecord, entry: &[A
     if before.state.has_write_in_flight() && after.state != StateName::AmbiguousWrite {
         bad("an in-flight write did not come back as AmbiguousWrite".into());
     }
-    if before.state.is_controlling() && !before.state.has_write_in_flight() && after.state != StateName::Confirming {
+    if before.state.is_controlling()
+        && !before.state.has_write_in_flight()
+        && after.state != StateName::Confirming
+    {
         bad("a controller did not come back as an observer confirming with read_control".into());
     }
-    if before.state == StateName::Claiming && !matches!(after.state, StateName::Watching | StateName::Detached) {
+    if before.state == StateName::Claiming
+        && !matches!(after.state, StateName::Watching | StateName::Detached)
+    {
         bad("a pending claim did not come back as a plain observer".into());
     }
-    if before.state.is_controlling() && !entry.contains(&Action::ReadControl) && after.state == StateName::Confirming {
+    if before.state.is_controlling()
+        && !entry.contains(&Action::ReadControl)
+        && after.state == StateName::Confirming
+    {
         bad("a restored controller did not ask read_control".into());
     }
     if entry.iter().any(|a| {
         !matches!(
             a,
-            Action::Poll { .. } | Action::ReadControl | Action::Readback { .. } | Action::FetchEvidence { .. }
+            Action::Poll { .. }
+                | Action::ReadControl
+                | Action::Readback { .. }
+                | Action::FetchEvidence { .. }
         )
     }) {
         bad("entry actions after restore are not idempotent reads".into());
@@ -226,7 +262,12 @@ pub fn check_restore(before: &CampaignRecord, after: &CampaignRecord, entry: &[A
 
 /// Graph-level rules: reachability, a way out of every non-terminal state, no edge out of Closed,
 /// invariant 3 over paths, and invariant 6 coverage for every Controlling substate.
-pub fn check_graph(graph: &Graph, reachable: &BTreeSet<StateName>, transitions: &[Transition], policy: &Policy) -> Vec<Violation> {
+pub fn check_graph(
+    graph: &Graph,
+    reachable: &BTreeSet<StateName>,
+    transitions: &[Transition],
+    policy: &Policy,
+) -> Vec<Violation> {
     let mut out = vec![];
     let mut bad = |invariant: u8, message: String| {
         out.push(Violation {
@@ -238,7 +279,14 @@ pub fn check_graph(graph: &Graph, reachable: &BTreeSet<StateName>, transitions: 
 
     for s in &graph.states {
         if !reachable.contains(s) {
-            bad(0, format!("{} is not reachable from {}", s.name(), graph.initial.name()));
+            bad(
+                0,
+                format!(
+                    "{} is not reachable from {}",
+                    s.name(),
+                    graph.initial.name()
+                ),
+            );
         }
     }
     let mut next: BTreeMap<StateName, BTreeSet<StateName>> = BTreeMap::new();
@@ -246,7 +294,10 @@ pub fn check_graph(graph: &Graph, reachable: &BTreeSet<StateName>, transitions: 
         next.entry(e.from).or_default().insert(e.to);
     }
     for s in &graph.states {
-        let exits = next.get(s).map(|n| n.iter().any(|t| t != s)).unwrap_or(false);
+        let exits = next
+            .get(s)
+            .map(|n| n.iter().any(|t| t != s))
+            .unwrap_or(false);
         if s.is_closed() && exits {
             bad(7, format!("an edge leaves {}", s.name()));
         }
@@ -263,13 +314,21 @@ pub fn check_graph(graph: &Graph, reachable: &BTreeSet<StateName>, transitions: 
                 continue;
             }
             if t.is_controlling() {
-                bad(3, format!("ControlLost reaches {} without an operator claim", t.name()));
+                bad(
+                    3,
+                    format!("ControlLost reaches {} without an operator claim", t.name()),
+                );
             }
             queue.push_back(*t);
         }
     }
     // 6. Coverage: every Controlling substate meets each kind of lease trouble and ends in ControlLost.
-    let controlling: Vec<StateName> = graph.states.iter().copied().filter(|s| s.is_controlling()).collect();
+    let controlling: Vec<StateName> = graph
+        .states
+        .iter()
+        .copied()
+        .filter(|s| s.is_controlling())
+        .collect();
     for s in controlling {
         for kind in ["refused", "fenced", "expired", "taken_over"] {
             let covered = transitions.iter().any(|t| {
@@ -279,7 +338,10 @@ pub fn check_graph(graph: &Graph, reachable: &BTreeSet<StateName>, transitions: 
                     && trouble_kind(&t.event) == kind
             });
             if !covered {
-                bad(6, format!("{} has no explored {kind} edge into ControlLost", s.name()));
+                bad(
+                    6,
+                    format!("{} has no explored {kind} edge into ControlLost", s.name()),
+                );
             }
         }
     }
@@ -301,6 +363,11 @@ pub fn check_all(x: &Exploration) -> Vec<Violation> {
     for (before, after, entry) in &x.restores {
         out.extend(check_restore(before, after, entry));
     }
-    out.extend(check_graph(&x.graph, &x.reachable, &x.transitions, &x.policy));
+    out.extend(check_graph(
+        &x.graph,
+        &x.reachable,
+        &x.transitions,
+        &x.policy,
+    ));
     out
 }

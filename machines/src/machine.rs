@@ -255,7 +255,11 @@ impl std::hash::Hash for CampaignMachine {
 
 impl CampaignMachine {
     /// A new campaign: `Observing.Detached`, no authority, nothing remembered.
-    pub fn new(campaign_id: impl Into<String>, controller_id: ControllerId, policy: Policy) -> Self {
+    pub fn new(
+        campaign_id: impl Into<String>,
+        controller_id: ControllerId,
+        policy: Policy,
+    ) -> Self {
         let (machine, _entry) = Self::at(
             campaign_id.into(),
             Campaign::new(controller_id, policy),
@@ -332,7 +336,10 @@ impl CampaignMachine {
             memory: self.memory().clone(),
         };
         match self.sm.state().clone() {
-            State::Detached {} | State::ClosedAccepted {} | State::ClosedRejected {} | State::ClosedAbandoned {} => {}
+            State::Detached {}
+            | State::ClosedAccepted {}
+            | State::ClosedRejected {}
+            | State::ClosedAbandoned {} => {}
             State::Watching { task } => r.task = Some(task),
             State::RemoteUnavailable { task, failures } => {
                 r.task = Some(task);
@@ -355,7 +362,16 @@ impl CampaignMachine {
                 r.lease = Some(lease);
                 r.task = Some(task);
             }
-            State::Cancelling { lease, task, intent } | State::Intervening { lease, task, intent } => {
+            State::Cancelling {
+                lease,
+                task,
+                intent,
+            }
+            | State::Intervening {
+                lease,
+                task,
+                intent,
+            } => {
                 r.lease = Some(lease);
                 r.task = Some(task);
                 r.intent = Some(intent);
@@ -393,16 +409,42 @@ impl CampaignMachine {
     /// `Observing.Confirming` (it must confirm with `read_control`); a persisted in-flight write comes
     /// back as `AmbiguousWrite`; a pending claim comes back as a plain observer. Returns the entry
     /// actions to perform (reads only).
-    pub fn restore(record: &CampaignRecord, policy: Policy) -> Result<(Self, Vec<Action>), RecordError> {
+    pub fn restore(
+        record: &CampaignRecord,
+        policy: Policy,
+    ) -> Result<(Self, Vec<Action>), RecordError> {
         let state = record.to_state()?;
         let state = match state {
-            State::Submitting { lease, intent } => State::AmbiguousWrite { task: None, intent, last_lease: lease, escalated: false },
-            State::Cancelling { lease, task, intent } | State::Intervening { lease, task, intent } => {
-                State::AmbiguousWrite { task: Some(task), intent, last_lease: lease, escalated: false }
+            State::Submitting { lease, intent } => State::AmbiguousWrite {
+                task: None,
+                intent,
+                last_lease: lease,
+                escalated: false,
+            },
+            State::Cancelling {
+                lease,
+                task,
+                intent,
             }
-            State::Ready { lease } => State::Confirming { task: None, last_lease: lease },
+            | State::Intervening {
+                lease,
+                task,
+                intent,
+            } => State::AmbiguousWrite {
+                task: Some(task),
+                intent,
+                last_lease: lease,
+                escalated: false,
+            },
+            State::Ready { lease } => State::Confirming {
+                task: None,
+                last_lease: lease,
+            },
             State::Running { lease, task } | State::AwaitingInput { lease, task } => {
-                State::Confirming { task: Some(task), last_lease: lease }
+                State::Confirming {
+                    task: Some(task),
+                    last_lease: lease,
+                }
             }
             State::Claiming { task, .. } => Campaign::observer_state(task),
             other => other,

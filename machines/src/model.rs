@@ -294,19 +294,37 @@ pub enum Event {
     /// A read-only call to the remote failed (unreachable, 5xx, timeout).
     PollFailed,
     /// The answer to `claim_control` or `renew_control`.
-    LeaseGranted { lease: Lease, now: u64 },
+    LeaseGranted {
+        lease: Lease,
+        now: u64,
+    },
     /// `claim_control` or `renew_control` was refused.
-    LeaseRefused { reason: LeaseRefusal },
+    LeaseRefused {
+        reason: LeaseRefusal,
+    },
     /// The answer to `read_control`.
-    ControlRead { lease: Option<Lease>, now: u64 },
+    ControlRead {
+        lease: Option<Lease>,
+        now: u64,
+    },
     /// The answer to a mutation.
-    Written { request_id: RequestId, outcome: WriteOutcome },
+    Written {
+        request_id: RequestId,
+        outcome: WriteOutcome,
+    },
     /// The answer to `campaign/request_status`.
-    ReadBack { request_id: RequestId, answer: ReadbackAnswer },
+    ReadBack {
+        request_id: RequestId,
+        answer: ReadbackAnswer,
+    },
     /// Local validation of a remote terminal attempt.
-    Validated { verdict: Verdict },
+    Validated {
+        verdict: Verdict,
+    },
     /// The heartbeat: the shell's clock, in Unix seconds.
-    Tick { now: u64 },
+    Tick {
+        now: u64,
+    },
     Operator(Command),
 }
 
@@ -459,18 +477,46 @@ impl Significant {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
-    Claim { request_id: RequestId },
+    Claim {
+        request_id: RequestId,
+    },
     ReadControl,
-    Renew { epoch: u64 },
-    Release { epoch: u64 },
-    Submit { request_id: RequestId, epoch: u64 },
-    Cancel { request_id: RequestId, epoch: u64, task: TaskId },
-    Intervene { request_id: RequestId, epoch: u64, task: TaskId },
-    Readback { request_id: RequestId },
-    Poll { task: TaskId },
-    FetchEvidence { task: TaskId },
-    Quarantine { task: TaskId, reason: QuarantineReason },
-    WakeArgus { reason: WakeReason },
+    Renew {
+        epoch: u64,
+    },
+    Release {
+        epoch: u64,
+    },
+    Submit {
+        request_id: RequestId,
+        epoch: u64,
+    },
+    Cancel {
+        request_id: RequestId,
+        epoch: u64,
+        task: TaskId,
+    },
+    Intervene {
+        request_id: RequestId,
+        epoch: u64,
+        task: TaskId,
+    },
+    Readback {
+        request_id: RequestId,
+    },
+    Poll {
+        task: TaskId,
+    },
+    FetchEvidence {
+        task: TaskId,
+    },
+    Quarantine {
+        task: TaskId,
+        reason: QuarantineReason,
+    },
+    WakeArgus {
+        reason: WakeReason,
+    },
     Surface(Significant),
 }
 

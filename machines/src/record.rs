@@ -40,9 +40,15 @@ pub enum RecordError {
     #[error("unsupported campaign record schema version {0}")]
     UnsupportedVersion(u32),
     #[error("campaign record in state {state} lacks its {field}")]
-    Missing { state: &'static str, field: &'static str },
+    Missing {
+        state: &'static str,
+        field: &'static str,
+    },
     #[error("campaign record in state {state} carries a {field} it cannot have")]
-    Unexpected { state: &'static str, field: &'static str },
+    Unexpected {
+        state: &'static str,
+        field: &'static str,
+    },
     #[error("campaign record's intent does not match its state {0}")]
     IntentMismatch(&'static str),
 }
@@ -68,12 +74,21 @@ impl CampaignRecord {
             StateName::Confirming | StateName::AmbiguousWrite | StateName::ControlLost
         ) || self.state.is_controlling();
         if self.lease.is_some() && !uses_lease {
-            return Err(RecordError::Unexpected { state: name, field: "lease" });
+            return Err(RecordError::Unexpected {
+                state: name,
+                field: "lease",
+            });
         }
         let uses_intent = self.state.has_write_in_flight()
-            || matches!(self.state, StateName::AmbiguousWrite | StateName::ControlLost);
+            || matches!(
+                self.state,
+                StateName::AmbiguousWrite | StateName::ControlLost
+            );
         if self.intent.is_some() && !uses_intent {
-            return Err(RecordError::Unexpected { state: name, field: "intent" });
+            return Err(RecordError::Unexpected {
+                state: name,
+                field: "intent",
+            });
         }
         if let (Some(l), Some(i)) = (&self.lease, &self.intent) {
             if l.epoch != i.epoch {
@@ -83,24 +98,65 @@ impl CampaignRecord {
         Ok(match self.state {
             StateName::Detached => State::Detached {},
             StateName::Watching => State::Watching { task: task()? },
-            StateName::RemoteUnavailable => State::RemoteUnavailable { task: task()?, failures: self.failures },
-            StateName::Claiming => State::Claiming { task: self.task.clone(), request_id: self.claim_request.clone().ok_or_else(|| need("claim_request"))? },
-            StateName::Confirming => State::Confirming { task: self.task.clone(), last_lease: lease()? },
+            StateName::RemoteUnavailable => State::RemoteUnavailable {
+                task: task()?,
+                failures: self.failures,
+            },
+            StateName::Claiming => State::Claiming {
+                task: self.task.clone(),
+                request_id: self
+                    .claim_request
+                    .clone()
+                    .ok_or_else(|| need("claim_request"))?,
+            },
+            StateName::Confirming => State::Confirming {
+                task: self.task.clone(),
+                last_lease: lease()?,
+            },
             StateName::Ready => State::Ready { lease: lease()? },
-            StateName::Submitting => State::Submitting { lease: lease()?, intent: intent(Operation::Submit)? },
-            StateName::Running => State::Running { lease: lease()?, task: task()? },
-            StateName::AwaitingInput => State::AwaitingInput { lease: lease()?, task: task()? },
-            StateName::Cancelling => State::Cancelling { lease: lease()?, task: task()?, intent: intent(Operation::Cancel)? },
-            StateName::Intervening => {
-                State::Intervening { lease: lease()?, task: task()?, intent: intent(Operation::Intervene)? }
-            }
-            StateName::AmbiguousWrite => State::AmbiguousWrite { task: self.task.clone(), intent: self.intent.clone().ok_or_else(|| need("intent"))?, last_lease: lease()?, escalated: self.escalated },
-            StateName::ControlLost => {
-                State::ControlLost { task: self.task.clone(), last_lease: lease()?, unresolved: self.intent.clone() }
-            }
-            StateName::RemoteTerminalLocalPending => State::RemoteTerminalLocalPending { task: task()?, outcome: self.outcome.ok_or_else(|| need("outcome"))? },
-            StateName::Incompatible => State::Incompatible { task: self.task.clone() },
-            StateName::Paused => State::Paused { task: self.task.clone() },
+            StateName::Submitting => State::Submitting {
+                lease: lease()?,
+                intent: intent(Operation::Submit)?,
+            },
+            StateName::Running => State::Running {
+                lease: lease()?,
+                task: task()?,
+            },
+            StateName::AwaitingInput => State::AwaitingInput {
+                lease: lease()?,
+                task: task()?,
+            },
+            StateName::Cancelling => State::Cancelling {
+                lease: lease()?,
+                task: task()?,
+                intent: intent(Operation::Cancel)?,
+            },
+            StateName::Intervening => State::Intervening {
+                lease: lease()?,
+                task: task()?,
+                intent: intent(Operation::Intervene)?,
+            },
+            StateName::AmbiguousWrite => State::AmbiguousWrite {
+                task: self.task.clone(),
+                intent: self.intent.clone().ok_or_else(|| need("intent"))?,
+                last_lease: lease()?,
+                escalated: self.escalated,
+            },
+            StateName::ControlLost => State::ControlLost {
+                task: self.task.clone(),
+                last_lease: lease()?,
+                unresolved: self.intent.clone(),
+            },
+            StateName::RemoteTerminalLocalPending => State::RemoteTerminalLocalPending {
+                task: task()?,
+                outcome: self.outcome.ok_or_else(|| need("outcome"))?,
+            },
+            StateName::Incompatible => State::Incompatible {
+                task: self.task.clone(),
+            },
+            StateName::Paused => State::Paused {
+                task: self.task.clone(),
+            },
             StateName::ClosedAccepted => State::ClosedAccepted {},
             StateName::ClosedRejected => State::ClosedRejected {},
             StateName::ClosedAbandoned => State::ClosedAbandoned {},

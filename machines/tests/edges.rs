@@ -8,13 +8,21 @@ use common::*;
 use rstest::rstest;
 
 fn sub(id: &str) -> Event {
-    op(Command::Submit { request_id: req(id) })
+    op(Command::Submit {
+        request_id: req(id),
+    })
 }
 fn written(id: &str, outcome: WriteOutcome) -> Event {
-    Event::Written { request_id: req(id), outcome }
+    Event::Written {
+        request_id: req(id),
+        outcome,
+    }
 }
 fn readback(id: &str, answer: ReadbackAnswer) -> Event {
-    Event::ReadBack { request_id: req(id), answer }
+    Event::ReadBack {
+        request_id: req(id),
+        answer,
+    }
 }
 
 #[rstest]
@@ -55,11 +63,21 @@ fn readback(id: &str, answer: ReadbackAnswer) -> Event {
 #[case::next_attempt_detaches("rtlp", Event::Validated { verdict: Verdict::NextAttempt }, StateName::Detached, &[])]
 #[case::finished_never_active_again("rtlp", Event::Observed(obs(1, RemoteState::Working, 9)), StateName::RemoteTerminalLocalPending, &[])]
 #[case::abandon_releases("running", op(Command::Abandon), StateName::ClosedAbandoned, &["Release", "Surface(MISSION_COMPLETED)"])]
-fn edge(#[case] place: &str, #[case] event: Event, #[case] to: StateName, #[case] actions: &[&str]) {
+fn edge(
+    #[case] place: &str,
+    #[case] event: Event,
+    #[case] to: StateName,
+    #[case] actions: &[&str],
+) {
     let mut m = at(place);
     let s = m.step(&event);
     assert_eq!(s.to, to, "from {place} on {}", event.label());
-    assert_eq!(labels(&s.actions), actions, "from {place} on {}", event.label());
+    assert_eq!(
+        labels(&s.actions),
+        actions,
+        "from {place} on {}",
+        event.label()
+    );
     if let Some(epoch) = s.actions.iter().find_map(Action::needs_lease) {
         assert_eq!(epoch, 5, "writes carry the held epoch");
     }
@@ -68,12 +86,18 @@ fn edge(#[case] place: &str, #[case] event: Event, #[case] to: StateName, #[case
 #[test]
 fn unchanged_heartbeat_is_a_noop_that_needs_no_write() {
     let mut m = at("running");
-    let s = m.step(&Event::Observed(Observation { heartbeat_seq: Some(99), ..obs(1, RemoteState::Working, 1) }));
+    let s = m.step(&Event::Observed(Observation {
+        heartbeat_seq: Some(99),
+        ..obs(1, RemoteState::Working, 1)
+    }));
     assert!(s.is_noop());
     // A new revision with nothing material in it is not a step either.
     let s = m.step(&Event::Observed(obs(1, RemoteState::Working, 2)));
     assert!(s.is_noop());
-    let s = m.step(&Event::Observed(Observation { stage: Some("eval".into()), ..obs(1, RemoteState::Working, 3) }));
+    let s = m.step(&Event::Observed(Observation {
+        stage: Some("eval".into()),
+        ..obs(1, RemoteState::Working, 3)
+    }));
     assert!(s.changed);
     assert_eq!(labels(&s.actions), ["Surface(STATE_CHANGED)"]);
 }
@@ -84,7 +108,11 @@ fn remote_unavailable_is_surfaced_once_at_the_threshold() {
     let mut surfaced = 0;
     for _ in 0..10 {
         let s = m.step(&Event::PollFailed);
-        surfaced += s.actions.iter().filter(|a| matches!(a, Action::Surface(Significant::RemoteUnavailable { .. }))).count();
+        surfaced += s
+            .actions
+            .iter()
+            .filter(|a| matches!(a, Action::Surface(Significant::RemoteUnavailable { .. })))
+            .count();
     }
     assert_eq!(m.state_name(), StateName::RemoteUnavailable);
     assert_eq!(surfaced, 1);
@@ -95,12 +123,23 @@ fn remote_unavailable_is_surfaced_once_at_the_threshold() {
 #[test]
 fn late_artifact_after_cancel_is_quarantined() {
     let mut m = at("cancelling");
-    m.step(&Event::Observed(Observation { evidence_revision: Some(1), ..obs(1, RemoteState::Canceled, 3) }));
+    m.step(&Event::Observed(Observation {
+        evidence_revision: Some(1),
+        ..obs(1, RemoteState::Canceled, 3)
+    }));
     assert_eq!(m.state_name(), StateName::RemoteTerminalLocalPending);
-    let s = m.step(&Event::Observed(Observation { evidence_revision: Some(2), ..obs(1, RemoteState::Canceled, 4) }));
+    let s = m.step(&Event::Observed(Observation {
+        evidence_revision: Some(2),
+        ..obs(1, RemoteState::Canceled, 4)
+    }));
     assert_eq!(labels(&s.actions), ["Quarantine"]);
-    m.step(&Event::Validated { verdict: Verdict::Rejected });
-    let s = m.step(&Event::Observed(Observation { evidence_revision: Some(3), ..obs(1, RemoteState::Completed, 5) }));
+    m.step(&Event::Validated {
+        verdict: Verdict::Rejected,
+    });
+    let s = m.step(&Event::Observed(Observation {
+        evidence_revision: Some(3),
+        ..obs(1, RemoteState::Completed, 5)
+    }));
     assert_eq!(s.to, StateName::ClosedRejected);
     assert_eq!(labels(&s.actions), ["Quarantine"]);
 }

@@ -5,7 +5,9 @@
 mod common;
 
 use argus_machines::explore::{explore, Exploration, Transition};
-use argus_machines::invariants::{check_all, check_graph, check_restore, check_transition, Violation};
+use argus_machines::invariants::{
+    check_all, check_graph, check_restore, check_transition, Violation,
+};
 use argus_machines::*;
 use common::*;
 use std::sync::OnceLock;
@@ -16,12 +18,20 @@ fn x() -> &'static Exploration {
 }
 
 fn of(invariant: u8) -> Vec<Violation> {
-    check_all(x()).into_iter().filter(|v| v.invariant == invariant).collect()
+    check_all(x())
+        .into_iter()
+        .filter(|v| v.invariant == invariant)
+        .collect()
 }
 
 fn assert_none(invariant: u8) {
     let v = of(invariant);
-    assert!(v.is_empty(), "{} violations of invariant {invariant}, first: {}", v.len(), v[0]);
+    assert!(
+        v.is_empty(),
+        "{} violations of invariant {invariant}, first: {}",
+        v.len(),
+        v[0]
+    );
 }
 
 /// Transitions of the exploration matching a predicate: used so no rule is checked vacuously.
@@ -32,7 +42,12 @@ fn count(pred: impl Fn(&Transition) -> bool) -> usize {
 #[test]
 fn exploration_covers_every_state_and_reports_its_size() {
     let x = x();
-    assert_eq!(x.reachable.len(), StateName::ALL.len(), "reachable: {:?}", x.reachable);
+    assert_eq!(
+        x.reachable.len(),
+        StateName::ALL.len(),
+        "reachable: {:?}",
+        x.reachable
+    );
     println!(
         "explored: {} states, {} drawn edges, {} concrete transitions checked, {} configurations searched",
         x.graph.states.len(),
@@ -40,7 +55,11 @@ fn exploration_covers_every_state_and_reports_its_size() {
         x.checked,
         x.configurations
     );
-    assert!(check_all(x).is_empty(), "{:?}", check_all(x).first().map(|v| v.to_string()));
+    assert!(
+        check_all(x).is_empty(),
+        "{:?}",
+        check_all(x).first().map(|v| v.to_string())
+    );
 }
 
 #[test]
@@ -73,7 +92,9 @@ fn invariant_2_controlling_entered_only_on_a_grant_for_us() {
 #[test]
 fn invariant_3_control_lost_needs_a_claim_to_come_back() {
     assert_none(3);
-    assert!(count(|t| t.from.state == StateName::ControlLost && t.to.state == StateName::Claiming) >= 1);
+    assert!(
+        count(|t| t.from.state == StateName::ControlLost && t.to.state == StateName::Claiming) >= 1
+    );
 }
 
 #[test]
@@ -85,11 +106,21 @@ fn invariant_4_ambiguous_write_only_reads_back() {
 #[test]
 fn invariant_5_timeouts_become_ambiguous() {
     assert_none(5);
-    for s in [StateName::Submitting, StateName::Cancelling, StateName::Intervening] {
+    for s in [
+        StateName::Submitting,
+        StateName::Cancelling,
+        StateName::Intervening,
+    ] {
         assert!(
             count(|t| t.from.state == s
                 && t.to.state == StateName::AmbiguousWrite
-                && matches!(t.event, Event::Written { outcome: WriteOutcome::TimedOut, .. }))
+                && matches!(
+                    t.event,
+                    Event::Written {
+                        outcome: WriteOutcome::TimedOut,
+                        ..
+                    }
+                ))
                 >= 1,
             "{s:?} has no timed-out edge"
         );
@@ -110,8 +141,16 @@ fn invariant_7_closed_absorbs_and_stale_readings_are_ignored() {
 #[test]
 fn invariant_8_restore_never_restores_authority() {
     assert_none(8);
-    let restored: Vec<_> = x().restores.iter().filter(|(b, _, _)| b.state.is_controlling()).collect();
-    assert_eq!(restored.len(), 6, "every Controlling substate is restored once");
+    let restored: Vec<_> = x()
+        .restores
+        .iter()
+        .filter(|(b, _, _)| b.state.is_controlling())
+        .collect();
+    assert_eq!(
+        restored.len(),
+        6,
+        "every Controlling substate is restored once"
+    );
 }
 
 // ----- Each rule can fail: hand-built mutants the checker must catch -------------------------
@@ -129,19 +168,32 @@ fn witness(place: &str, event: Event) -> Transition {
 }
 
 fn caught(t: &Transition, invariant: u8) -> bool {
-    check_transition(t, &policy()).iter().any(|v| v.invariant == invariant)
+    check_transition(t, &policy())
+        .iter()
+        .any(|v| v.invariant == invariant)
 }
 
 #[test]
 fn mutant_1_write_from_an_observer_is_caught() {
     let mut t = witness("watching", Event::Tick { now: NOW });
     assert!(!caught(&t, 1));
-    t.actions.push(Action::Submit { request_id: req("r"), epoch: 5 });
+    t.actions.push(Action::Submit {
+        request_id: req("r"),
+        epoch: 5,
+    });
     assert!(caught(&t, 1));
     // And a write from Controlling with another epoch.
-    let mut t = witness("ready", op(Command::Submit { request_id: req("r") }));
+    let mut t = witness(
+        "ready",
+        op(Command::Submit {
+            request_id: req("r"),
+        }),
+    );
     assert!(!caught(&t, 1));
-    t.actions = vec![Action::Submit { request_id: req("r"), epoch: 4 }];
+    t.actions = vec![Action::Submit {
+        request_id: req("r"),
+        epoch: 4,
+    }];
     assert!(caught(&t, 1));
 }
 
@@ -149,7 +201,10 @@ fn mutant_1_write_from_an_observer_is_caught() {
 fn mutant_2_controlling_without_grant_is_caught() {
     let mut t = witness("claiming", grant(5));
     assert!(!caught(&t, 2));
-    t.event = Event::LeaseGranted { lease: lease("intruder", 9, NOW + 600), now: NOW };
+    t.event = Event::LeaseGranted {
+        lease: lease("intruder", 9, NOW + 600),
+        now: NOW,
+    };
     assert!(caught(&t, 2));
     let mut t = witness("claiming", grant(5));
     t.from.memory.highest_epoch = 7; // the grant is below the fencing floor
@@ -179,7 +234,10 @@ fn mutant_3_control_lost_to_controlling_is_caught() {
 fn mutant_4_ambiguous_write_resending_or_leaving_is_caught() {
     let mut t = witness("ambiguous", Event::Tick { now: NOW });
     assert!(!caught(&t, 4));
-    t.actions.push(Action::Submit { request_id: req("submit-1"), epoch: 5 });
+    t.actions.push(Action::Submit {
+        request_id: req("submit-1"),
+        epoch: 5,
+    });
     assert!(caught(&t, 4));
     let mut t = witness("ambiguous", Event::Tick { now: NOW });
     t.to.state = StateName::Detached;
@@ -188,20 +246,34 @@ fn mutant_4_ambiguous_write_resending_or_leaving_is_caught() {
 
 #[test]
 fn mutant_5_timeout_treated_as_failure_is_caught() {
-    let ev = Event::Written { request_id: req("submit-1"), outcome: WriteOutcome::TimedOut };
+    let ev = Event::Written {
+        request_id: req("submit-1"),
+        outcome: WriteOutcome::TimedOut,
+    };
     let mut t = witness("submitting", ev);
     assert!(!caught(&t, 5));
     t.to.state = StateName::Ready;
     assert!(caught(&t, 5));
-    let ev = Event::Written { request_id: req("submit-1"), outcome: WriteOutcome::TimedOut };
+    let ev = Event::Written {
+        request_id: req("submit-1"),
+        outcome: WriteOutcome::TimedOut,
+    };
     let mut t = witness("submitting", ev);
-    t.actions.push(Action::Submit { request_id: req("submit-2"), epoch: 5 });
+    t.actions.push(Action::Submit {
+        request_id: req("submit-2"),
+        epoch: 5,
+    });
     assert!(caught(&t, 5));
 }
 
 #[test]
 fn mutant_6_lease_trouble_ignored_is_caught() {
-    let mut t = witness("running", Event::LeaseRefused { reason: LeaseRefusal::StaleEpoch });
+    let mut t = witness(
+        "running",
+        Event::LeaseRefused {
+            reason: LeaseRefusal::StaleEpoch,
+        },
+    );
     assert!(!caught(&t, 6));
     t.to = t.from.clone();
     assert!(caught(&t, 6));
@@ -213,7 +285,12 @@ fn mutant_6_lease_trouble_ignored_is_caught() {
 
 #[test]
 fn mutant_7_closed_leaving_or_stale_applied_is_caught() {
-    let mut t = witness("rtlp", Event::Validated { verdict: Verdict::Rejected });
+    let mut t = witness(
+        "rtlp",
+        Event::Validated {
+            verdict: Verdict::Rejected,
+        },
+    );
     assert_eq!(t.to.state, StateName::ClosedRejected);
     t.from = t.to.clone();
     t.to.state = StateName::Watching;
@@ -239,7 +316,12 @@ fn mutant_8_restore_into_controlling_is_caught() {
     let mut wrong = submitting.clone();
     wrong.state = StateName::Confirming;
     assert!(!check_restore(&submitting, &wrong, &[Action::ReadControl]).is_empty());
-    assert!(!check_restore(&running, &restored.record(), &[Action::Release { epoch: 5 }]).is_empty());
+    assert!(!check_restore(
+        &running,
+        &restored.record(),
+        &[Action::Release { epoch: 5 }]
+    )
+    .is_empty());
 }
 
 #[test]
@@ -257,5 +339,9 @@ fn mutant_graph_edge_out_of_closed_is_caught() {
     let mut unreachable = x().reachable.clone();
     unreachable.remove(&StateName::Paused);
     let v = check_graph(&x().graph, &unreachable, &x().transitions, &x().policy);
-    assert!(v.iter().any(|v| v.invariant == 0 && v.message.contains("Paused")), "{v:?}");
+    assert!(
+        v.iter()
+            .any(|v| v.invariant == 0 && v.message.contains("Paused")),
+        "{v:?}"
+    );
 }

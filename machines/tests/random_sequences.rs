@@ -29,7 +29,8 @@ fn any_event() -> impl Strategy<Value = Event> {
         proptest::option::of(1u32..4).prop_map(|t| Command::Observe { task: t.map(task) }),
         rid.clone().prop_map(|r| Command::Claim { request_id: r }),
         rid.clone().prop_map(|r| Command::Submit { request_id: r }),
-        rid.clone().prop_map(|r| Command::Intervene { request_id: r }),
+        rid.clone()
+            .prop_map(|r| Command::Intervene { request_id: r }),
         rid.clone().prop_map(|r| Command::Cancel { request_id: r }),
         Just(Command::Release),
         Just(Command::Pause),

@@ -35,9 +35,15 @@ fn restored_controller_must_confirm_and_only_a_matching_lease_confirms() {
     assert!(m.held_lease().is_none());
     // A lease with a newer epoch (someone took over and we got it back?) is not ours to assume.
     let mut other = m.clone();
-    let s = other.step(&Event::ControlRead { lease: Some(lease(US, 6, NOW + 600)), now: NOW });
+    let s = other.step(&Event::ControlRead {
+        lease: Some(lease(US, 6, NOW + 600)),
+        now: NOW,
+    });
     assert_eq!(s.to, StateName::ControlLost);
-    let s = m.step(&Event::ControlRead { lease: Some(lease(US, 5, NOW + 600)), now: NOW });
+    let s = m.step(&Event::ControlRead {
+        lease: Some(lease(US, 5, NOW + 600)),
+        now: NOW,
+    });
     assert_eq!(s.to, StateName::Running);
     assert_eq!(m.held_lease().map(|l| l.epoch), Some(5));
 }
@@ -48,7 +54,10 @@ fn restored_in_flight_write_is_ambiguous_and_reads_back() {
         let rec = at(place).record();
         let (m, entry) = CampaignMachine::restore(&rec, policy()).expect("restore");
         assert_eq!(m.state_name(), StateName::AmbiguousWrite, "{place}");
-        assert!(matches!(entry.as_slice(), [Action::Readback { .. }]), "{place}: {entry:?}");
+        assert!(
+            matches!(entry.as_slice(), [Action::Readback { .. }]),
+            "{place}: {entry:?}"
+        );
     }
 }
 
@@ -66,20 +75,40 @@ fn invalid_records_are_refused_not_defaulted() {
     let good = at("running").record();
     let mut r = good.clone();
     r.schema_version = 99;
-    assert_eq!(CampaignMachine::restore(&r, policy()).err(), Some(RecordError::UnsupportedVersion(99)));
+    assert_eq!(
+        CampaignMachine::restore(&r, policy()).err(),
+        Some(RecordError::UnsupportedVersion(99))
+    );
     let mut r = good.clone();
     r.lease = None;
-    assert!(matches!(CampaignMachine::restore(&r, policy()), Err(RecordError::Missing { field: "lease", .. })));
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::Missing { field: "lease", .. })
+    ));
     let mut r = at("watching").record();
     r.lease = Some(lease(US, 5, NOW + 600));
-    assert!(matches!(CampaignMachine::restore(&r, policy()), Err(RecordError::Unexpected { field: "lease", .. })));
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::Unexpected { field: "lease", .. })
+    ));
     let mut r = at("submitting").record();
     if let Some(i) = r.intent.as_mut() {
         i.epoch = 4;
     }
-    assert!(matches!(CampaignMachine::restore(&r, policy()), Err(RecordError::IntentMismatch(_))));
-    let json = serde_json::to_string(&good).expect("serialise").replace("controlling.running", "controlling.owning");
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::IntentMismatch(_))
+    ));
+    let json = serde_json::to_string(&good)
+        .expect("serialise")
+        .replace("controlling.running", "controlling.owning");
     assert!(serde_json::from_str::<CampaignRecord>(&json).is_err());
-    let json = serde_json::to_string(&good).expect("serialise").replacen('{', "{\"grant\":true,", 1);
-    assert!(serde_json::from_str::<CampaignRecord>(&json).is_err(), "unknown fields are refused");
+    let json =
+        serde_json::to_string(&good)
+            .expect("serialise")
+            .replacen('{', "{\"grant\":true,", 1);
+    assert!(
+        serde_json::from_str::<CampaignRecord>(&json).is_err(),
+        "unknown fields are refused"
+    );
 }

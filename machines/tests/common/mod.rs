@@ -63,8 +63,16 @@ pub fn at(place: &str) -> CampaignMachine {
     let mut feed = |e: Event| {
         m.step(&e);
     };
-    let watch = || op(Command::Observe { task: Some(task(1)) });
-    let claim = || op(Command::Claim { request_id: req("claim-1") });
+    let watch = || {
+        op(Command::Observe {
+            task: Some(task(1)),
+        })
+    };
+    let claim = || {
+        op(Command::Claim {
+            request_id: req("claim-1"),
+        })
+    };
     match place {
         "detached" => {}
         "watching" => feed(watch()),
@@ -79,10 +87,16 @@ pub fn at(place: &str) -> CampaignMachine {
             feed(grant(5));
             match place {
                 "awaiting_input" => feed(Event::Observed(obs(1, RemoteState::InputRequired, 2))),
-                "cancelling" => feed(op(Command::Cancel { request_id: req("cancel-1") })),
-                "intervening" => feed(op(Command::Intervene { request_id: req("int-1") })),
+                "cancelling" => feed(op(Command::Cancel {
+                    request_id: req("cancel-1"),
+                })),
+                "intervening" => feed(op(Command::Intervene {
+                    request_id: req("int-1"),
+                })),
                 "rtlp" => feed(Event::Observed(obs(1, RemoteState::Failed, 2))),
-                "control_lost" => feed(Event::LeaseRefused { reason: LeaseRefusal::HeldByOther }),
+                "control_lost" => feed(Event::LeaseRefused {
+                    reason: LeaseRefusal::HeldByOther,
+                }),
                 _ => {}
             }
         }
@@ -90,7 +104,9 @@ pub fn at(place: &str) -> CampaignMachine {
             feed(claim());
             feed(grant(5));
             if place != "ready" {
-                feed(op(Command::Submit { request_id: req("submit-1") }));
+                feed(op(Command::Submit {
+                    request_id: req("submit-1"),
+                }));
             }
             if place == "ambiguous" {
                 feed(Event::Written {

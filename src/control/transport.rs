@@ -1,0 +1,153 @@
+//! What the authority tokens need from the remote: the campaign-control calls and a few reads.
+//!
+//! Write calls take a [`WriteCall`], which only `control/` can build, so code outside this module
+//! cannot reach a write through the transport either: the `Controller` is the only door.
+
+use super::error::RemoteError;
+use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
+use std::future::Future;
+
+/// The identity of one write: campaign, controller, the token's own epoch and the request id.
+/// Built only by the tokens in `control/`; the transport reads it.
+#[derive(Debug)]
+pub struct WriteCall<'a> {
+    campaign_id: &'a str,
+    controller_id: &'a ControllerId,
+    controller_epoch: u64,
+    request_id: &'a RequestId,
+}
+
+impl<'a> WriteCall<'a> {
+    pub(super) fn new(
+        campaign_id: &'a str,
+        controller_id: &'a ControllerId,
+        controller_epoch: u64,
+        request_id: &'a RequestId,
+    ) -> Self {
+        WriteCall {
+            campaign_id,
+            controller_id,
+            controller_epoch,
+            request_id,
+        }
+    }
+    pub fn campaign_id(&self) -> &str {
+        self.campaign_id
+    }
+    pub fn controller_id(&self) -> &ControllerId {
+        self.controller_id
+    }
+    pub fn controller_epoch(&self) -> u64 {
+        self.controller_epoch
+    }
+    pub fn request_id(&self) -> &RequestId {
+        self.request_id
+    }
+}
+
+/// A claim: campaign, controller, TTL and a unique request id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimCall<'a> {
+    pub campaign_id: &'a str,
+    pub controller_id: &'a ControllerId,
+    pub ttl_seconds: u64,
+    pub request_id: &'a RequestId,
+}
+
+/// What to submit: the task text and the optional project selection (sent as metadata).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmitRequest {
+    pub text: String,
+    pub project: Option<String>,
+}
+
+/// A bounded artifact summary. File URIs are recorded, never fetched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    pub artifact_id: String,
+    pub name: Option<String>,
+    /// Text content, already bounded and sanitised by the client.
+    pub text: Option<String>,
+    pub uri: Option<String>,
+    pub bytes: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    pub task: TaskId,
+    pub evidence_revision: Option<u64>,
+    pub artifacts: Vec<Artifact>,
+}
+
+type Answer<T> = Result<T, RemoteError>;
+
+/// The remote as the authority layer sees it. The A2A client implements it; tests use fakes.
+pub trait Transport: Send + Sync {
+    fn claim_control(&self, call: ClaimCall<'_>) -> impl Future<Output = Answer<Lease>> + Send;
+    fn read_control(&self, campaign_id: &str)
+        -> impl Future<Output = Answer<Option<Lease>>> + Send;
+    fn renew_control(
+        &self,
+        call: WriteCall<'_>,
+        ttl_seconds: u64,
+    ) -> impl Future<Output = Answer<Lease>> + Send;
+    fn release_control(&self, call: WriteCall<'_>) -> impl Future<Output = Answer<()>> + Send;
+    fn submit(
+        &self,
+        call: WriteCall<'_>,
+        request: &SubmitRequest,
+    ) -> impl Future<Output = Answer<TaskId>> + Send;
+    fn intervene(
+        &self,
+        call: WriteCall<'_>,
+        task: &TaskId,
+        intervention: &str,
+    ) -> impl Future<Output = Answer<()>> + Send;
+    fn cancel(&self, call: WriteCall<'_>, task: &TaskId)
+        -> impl Future<Output = Answer<()>> + Send;
+    fn request_status(
+        &self,
+        campaign_id: &str,
+        request_id: &RequestId,
+    ) -> impl Future<Output = Answer<ReadbackAnswer>> + Send;
+    fn status(&self, task: &TaskId) -> impl Future<Output = Answer<Observation>> + Send;
+    fn evidence(&self, task: &TaskId) -> impl Future<Output = Answer<Evidence>> + Send;
+}
+
+/// A transport with no remote behind it: every call fails with `Unavailable` before sending.
+/// Used when no remote is configured, so the supervisor stays a pure observer of its own state.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Disconnected;
+
+impl Transport for Disconnected {
+    async fn claim_control(&self, _: ClaimCall<'_>) -> Answer<Lease> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn read_control(&self, _: &str) -> Answer<Option<Lease>> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn renew_control(&self, _: WriteCall<'_>, _: u64) -> Answer<Lease> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn release_control(&self, _: WriteCall<'_>) -> Answer<()> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn submit(&self, _: WriteCall<'_>, _: &SubmitRequest) -> Answer<TaskId> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn intervene(&self, _: WriteCall<'_>, _: &TaskId, _: &str) -> Answer<()> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn cancel(&self, _: WriteCall<'_>, _: &TaskId) -> Answer<()> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn request_status(&self, _: &str, _: &RequestId) -> Answer<ReadbackAnswer> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn status(&self, _: &TaskId) -> Answer<Observation> {
+        Err(RemoteError::Unavailable)
+    }
+    async fn evidence(&self, _: &TaskId) -> Answer<Evidence> {
+        Err(RemoteError::Unavailable)
+    }
+}

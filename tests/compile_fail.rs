@@ -1,0 +1,9 @@
+//! Compile-fail suite: authority rules the type system enforces. Each case in `tests/ui/` must fail
+//! to compile with the snapshot next to it (`TRYBUILD=overwrite` regenerates the snapshots; the
+//! toolchain is pinned in `rust-toolchain.toml` so they stay stable).
+
+#[test]
+fn authority_rules_are_compile_errors() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+}

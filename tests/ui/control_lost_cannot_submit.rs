@@ -1,0 +1,8 @@
+use argus_supervisor::control::*;
+
+async fn attempt(lost: ControlLost, clock: SystemClock) {
+    let request = SubmitRequest { text: "x".into(), project: None };
+    let _ = lost.submit(&Disconnected, &clock, WriteIntent::fresh(), &request).await;
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use argus_supervisor::control::*;
+
+fn forge() -> Controller {
+    Controller::default()
+}
+
+fn main() {}

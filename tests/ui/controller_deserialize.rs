@@ -1,0 +1,7 @@
+use argus_supervisor::control::*;
+
+fn forge(json: &str) -> Controller {
+    serde_json::from_str::<Controller>(json).expect("forged")
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use argus_supervisor::control::*;
+
+fn forge(lease: Lease) -> Controller {
+    Controller { lease }
+}
+
+fn main() {}
