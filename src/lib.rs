@@ -7,3 +7,4 @@
 
 pub mod control;
 pub mod diagrams;
+pub mod sim;

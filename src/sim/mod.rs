@@ -1,0 +1,622 @@
+//! The simulated OpenTraining remote: a real A2A v0.3 JSON-RPC server over HTTP (axum) with the
+//! campaign-control extension, enforced fencing leases, request-id idempotency, scripted attempt
+//! timelines and fault injection. The demo and the integration tests run against it; operators can
+//! run it (`argus-supervisor sim`) to develop against, like a local emulator.
+//!
+//! This module owns the HTTP surface and the transport-level faults (delays, dropped answers, 500s,
+//! malformed or oversized bodies, redirects, unreachability). The rules live in [`world`], which is
+//! synchronous and clock-injected. The sim must never be reachable beyond loopback by default and
+//! never panic on bad input: every malformed request gets the proper JSON-RPC error.
+//!
+//! Control endpoints, only on the sim: `GET /_sim/audit`, `POST /_sim/faults` (arm one [`Fault`],
+//! JSON), `DELETE /_sim/faults`, `POST /_sim/clock` (`{"advance_ms": N}`).
+
+pub mod scenario;
+mod world;
+
+pub use scenario::Scenario;
+pub use world::{constraints_envelope, Audit, AuditEntry, Counters, Lease, World, EXTENSION_URI};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{watch, Notify};
+
+/// Largest request body the sim reads.
+pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
+
+/// A fault, armed from a scenario file or `POST /_sim/faults`. `method` is a JSON-RPC method name,
+/// `card` for the agent card, or `*` for any. `times` limits how often it fires (default: always).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fault {
+    /// Answer only after `ms` (the request is applied after the delay).
+    Delay {
+        method: String,
+        ms: u64,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// Apply the call, then break the connection before the answer is complete.
+    DropAfterApply {
+        method: String,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// HTTP 500 with a plain-text body; nothing applied.
+    Http500 {
+        method: String,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// Apply, then answer with a body that is not JSON.
+    MalformedJson {
+        method: String,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// Apply, then answer with a body over 1 MiB.
+    Oversized {
+        method: String,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// HTTP 302 to `location` (possibly another host); nothing applied.
+    Redirect {
+        method: String,
+        location: String,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// Another controller takes the lease over now (the epoch rises).
+    Takeover {
+        campaign_id: String,
+        controller_id: String,
+    },
+    /// Status readings come duplicated and out of order.
+    DuplicateReorder,
+    /// An artifact arrives after a cancellation took effect.
+    LateArtifact,
+    /// Instruction-like text in artifacts and status messages.
+    Injection,
+    /// Task metadata and an artifact bound to another campaign.
+    ForeignArtifact,
+    /// Task state reported as a state A2A does not define.
+    UnknownState,
+    /// `campaign/request_status` answers -32601.
+    RequestStatusUnavailable,
+    /// The whole remote refuses connections for `ms`.
+    Unreachable { ms: u64 },
+    /// Change the agent card.
+    Card { change: CardChange },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CardChange {
+    /// Remove one logical operation (`claim_control`, `request_status`, ...).
+    RemoveOperation { operation: String },
+    /// `lease_epoch_enforced` and `policy_enforced` turned off.
+    EnforcementOff,
+    /// An instruction-injection text in the description.
+    Injection,
+    /// A new version (so a new card hash).
+    BumpVersion,
+}
+
+impl Fault {
+    fn transport_method(&self) -> Option<&str> {
+        match self {
+            Fault::Delay { method, .. }
+            | Fault::DropAfterApply { method, .. }
+            | Fault::Http500 { method, .. }
+            | Fault::MalformedJson { method, .. }
+            | Fault::Oversized { method, .. }
+            | Fault::Redirect { method, .. } => Some(method),
+            _ => None,
+        }
+    }
+
+    fn times(&mut self) -> Option<&mut Option<u32>> {
+        match self {
+            Fault::Delay { times, .. }
+            | Fault::DropAfterApply { times, .. }
+            | Fault::Http500 { times, .. }
+            | Fault::MalformedJson { times, .. }
+            | Fault::Oversized { times, .. }
+            | Fault::Redirect { times, .. } => Some(times),
+            _ => None,
+        }
+    }
+}
+
+/// How to run a sim.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    pub scenario: Scenario,
+    /// When set, JSON-RPC and control calls need `Authorization: Bearer` or `X-API-KEY`.
+    pub token: Option<String>,
+}
+
+struct Shared {
+    world: Mutex<World>,
+    transport_faults: Mutex<Vec<Fault>>,
+    clock_offset_ms: AtomicU64,
+    token: Option<String>,
+    base_url: String,
+    unreachable: Notify,
+    unreachable_ms: AtomicU64,
+}
+
+impl Shared {
+    fn now_ms(&self) -> u64 {
+        let real = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        real + self.clock_offset_ms.load(Ordering::SeqCst)
+    }
+
+    fn world(&self) -> std::sync::MutexGuard<'_, World> {
+        // A poisoned lock only means another request panicked mid-update; the world stays usable.
+        self.world.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn arm(&self, fault: Fault) {
+        if let Fault::Unreachable { ms } = fault {
+            self.unreachable_ms.store(ms, Ordering::SeqCst);
+            self.unreachable.notify_one();
+        } else if fault.transport_method().is_some() {
+            self.transport_faults
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(fault);
+        } else {
+            let now = self.now_ms();
+            self.world().arm(fault, now);
+        }
+    }
+
+    /// The first armed transport fault for `method`, used up by one firing.
+    fn take_transport_fault(&self, method: &str) -> Option<Fault> {
+        let mut faults = self
+            .transport_faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let i = faults.iter().position(|f| {
+            f.transport_method()
+                .is_some_and(|m| m == method || m == "*")
+        })?;
+        let mut fired = faults[i].clone();
+        if let Some(times) = faults[i].times() {
+            match times {
+                Some(1) => {
+                    faults.remove(i);
+                }
+                Some(n) => *n -= 1,
+                None => {}
+            }
+        }
+        if let Some(t) = fired.times() {
+            *t = None;
+        }
+        Some(fired)
+    }
+
+    /// Use up an armed delay for `method`, if one is first in line.
+    fn take_delay(&self, method: &str) -> Option<u64> {
+        let first = {
+            let faults = self
+                .transport_faults
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            faults
+                .iter()
+                .find(|f| {
+                    f.transport_method()
+                        .is_some_and(|m| m == method || m == "*")
+                })
+                .cloned()
+        };
+        match first {
+            Some(Fault::Delay { ms, .. }) => {
+                self.take_transport_fault(method);
+                Some(ms)
+            }
+            _ => None,
+        }
+    }
+
+    fn authorized(&self, headers: &HeaderMap) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+        [bearer, key]
+            .into_iter()
+            .flatten()
+            .any(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A running sim. Dropping it does not stop the server; call [`SimHandle::stop`].
+pub struct SimHandle {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl SimHandle {
+    /// The base URL (JSON-RPC endpoint and card root), with a trailing slash.
+    pub fn url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn audit(&self) -> Audit {
+        self.shared.world().audit()
+    }
+
+    pub fn arm(&self, fault: Fault) {
+        self.shared.arm(fault);
+    }
+
+    pub fn clear_faults(&self) {
+        self.shared.world().clear_faults();
+        self.shared
+            .transport_faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// Move the sim's clock forward (lease expiry and timelines follow it).
+    pub fn advance(&self, ms: u64) {
+        self.shared.clock_offset_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.shared.now_ms()
+    }
+
+    pub fn lease(&self, campaign_id: &str) -> Option<Lease> {
+        let now = self.shared.now_ms();
+        self.shared.world().lease(campaign_id, now)
+    }
+
+    /// Stop serving and wait for the server to finish.
+    pub async fn stop(self) -> std::io::Result<()> {
+        let _ = self.stop.send(true);
+        self.task.await.unwrap_or(Ok(()))
+    }
+}
+
+/// Start a sim on `listen` (port 0 picks a free port).
+pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<SimHandle> {
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    let addr = listener.local_addr()?;
+    let transport: Vec<Fault> = options
+        .scenario
+        .faults
+        .iter()
+        .filter(|f| f.transport_method().is_some() || matches!(f, Fault::Unreachable { .. }))
+        .cloned()
+        .collect();
+    let shared = Arc::new(Shared {
+        world: Mutex::new(World::new(options.scenario)),
+        transport_faults: Mutex::new(vec![]),
+        clock_offset_ms: AtomicU64::new(0),
+        token: options.token,
+        base_url: format!("http://{addr}/"),
+        unreachable: Notify::new(),
+        unreachable_ms: AtomicU64::new(0),
+    });
+    // Faults from the scenario file that act on the transport belong to the HTTP layer.
+    for f in transport {
+        shared.arm(f);
+    }
+    let (stop, stopped) = watch::channel(false);
+    let app = router(shared.clone());
+    let task = tokio::spawn(serve(listener, addr, app, shared.clone(), stopped));
+    Ok(SimHandle {
+        shared,
+        addr,
+        stop,
+        task,
+    })
+}
+
+/// Serve until stopped. An `Unreachable` fault closes the listener for a while, then rebinds.
+async fn serve(
+    mut listener: tokio::net::TcpListener,
+    addr: SocketAddr,
+    app: Router,
+    shared: Arc<Shared>,
+    mut stopped: watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    loop {
+        let mut stop_rx = stopped.clone();
+        let shared_wait = shared.clone();
+        let outage = Arc::new(AtomicU64::new(0));
+        let outage_set = outage.clone();
+        axum::serve(listener, app.clone())
+            .with_graceful_shutdown(async move {
+                tokio::select! {
+                    _ = stop_rx.wait_for(|s| *s) => {}
+                    _ = shared_wait.unreachable.notified() => {
+                        outage_set.store(shared_wait.unreachable_ms.load(Ordering::SeqCst), Ordering::SeqCst);
+                    }
+                }
+            })
+            .await?;
+        if *stopped.borrow_and_update() {
+            return Ok(());
+        }
+        let ms = outage.load(Ordering::SeqCst);
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+            _ = stopped.wait_for(|s| *s) => return Ok(()),
+        }
+        listener = tokio::net::TcpListener::bind(addr).await?;
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/", post(rpc))
+        .route("/.well-known/agent-card.json", get(card))
+        .route("/.well-known/agent.json", get(card))
+        .route("/_sim/audit", get(audit))
+        .route("/_sim/faults", post(arm).delete(clear))
+        .route("/_sim/clock", post(clock))
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .with_state(shared)
+}
+
+async fn card(State(shared): State<Arc<Shared>>) -> Response {
+    if let Some(resp) = transport_fault_before(&shared, "card").await {
+        return resp;
+    }
+    let value = shared
+        .world()
+        .card(&shared.base_url, shared.token.is_some());
+    finish(&shared, "card", value)
+}
+
+fn unauthorized() -> Response {
+    (StatusCode::UNAUTHORIZED, "unauthorized").into_response()
+}
+
+async fn audit(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if !shared.authorized(&headers) {
+        return unauthorized();
+    }
+    Json(shared.world().audit()).into_response()
+}
+
+async fn arm(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    if !shared.authorized(&headers) {
+        return unauthorized();
+    }
+    match serde_json::from_slice::<Fault>(&body) {
+        Ok(f) => {
+            shared.arm(f);
+            Json(json!({"armed": true})).into_response()
+        }
+        Err(_) => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "not a fault"})),
+        )
+            .into_response(),
+    }
+}
+
+async fn clear(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if !shared.authorized(&headers) {
+        return unauthorized();
+    }
+    shared.world().clear_faults();
+    shared
+        .transport_faults
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+    Json(json!({"cleared": true})).into_response()
+}
+
+#[derive(Deserialize)]
+struct ClockBody {
+    advance_ms: u64,
+}
+
+async fn clock(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    if !shared.authorized(&headers) {
+        return unauthorized();
+    }
+    match serde_json::from_slice::<ClockBody>(&body) {
+        Ok(b) => {
+            shared
+                .clock_offset_ms
+                .fetch_add(b.advance_ms, Ordering::SeqCst);
+            Json(json!({"now_ms": shared.now_ms()})).into_response()
+        }
+        Err(_) => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "expected {\"advance_ms\": N}"})),
+        )
+            .into_response(),
+    }
+}
+
+fn rpc_error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let refuse = |what: &str, reason: &str| {
+        let now = shared.now_ms();
+        shared.world().note_refused(what, reason, now);
+    };
+    if !shared.authorized(&headers) {
+        refuse("(unauthorized)", "401");
+        return unauthorized();
+    }
+    let Ok(envelope) = serde_json::from_slice::<Value>(&body) else {
+        refuse("(unparseable)", "-32700 parse error");
+        return Json(rpc_error(Value::Null, world::code::PARSE, "parse error")).into_response();
+    };
+    let id = envelope.get("id").cloned().unwrap_or(Value::Null);
+    let method = match (
+        envelope.get("jsonrpc").and_then(Value::as_str),
+        envelope.get("method").and_then(Value::as_str),
+    ) {
+        (Some("2.0"), Some(m)) => m.to_string(),
+        _ => {
+            refuse("(invalid)", "-32600 invalid request");
+            return Json(rpc_error(
+                id,
+                world::code::INVALID_REQUEST,
+                "invalid request",
+            ))
+            .into_response();
+        }
+    };
+    if let Some(resp) = transport_fault_before(&shared, &method).await {
+        return resp;
+    }
+    let params = envelope.get("params").cloned().unwrap_or(Value::Null);
+    // Like a real server, the call is processed even if the client hangs up meanwhile (a delayed
+    // answer): run it detached and only await its answer here.
+    let worker = shared.clone();
+    let call_method = method.clone();
+    let delay = match shared.take_delay(&method) {
+        Some(ms) => Duration::from_millis(ms),
+        None => Duration::ZERO,
+    };
+    let applied = tokio::spawn(async move {
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let now = worker.now_ms();
+        worker.world().call(&call_method, &params, now)
+    });
+    let value = match applied.await {
+        Ok(Ok(result)) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Ok(Err(e)) => rpc_error(id, e.code, e.message),
+        Err(_) => rpc_error(id, -32603, "internal error"),
+    };
+    finish(&shared, &method, value)
+}
+
+/// Faults that act before anything is applied: delay, 500, redirect.
+async fn transport_fault_before(shared: &Shared, method: &str) -> Option<Response> {
+    let fault = {
+        let faults = shared
+            .transport_faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        faults
+            .iter()
+            .find(|f| {
+                f.transport_method()
+                    .is_some_and(|m| m == method || m == "*")
+            })
+            .cloned()
+    }?;
+    match fault {
+        // The delay is applied by `rpc` inside the detached call (see there); the card just waits.
+        Fault::Delay { ms, .. } if method == "card" => {
+            shared.take_transport_fault(method);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            None
+        }
+        Fault::Http500 { .. } => {
+            shared.take_transport_fault(method);
+            Some((StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error").into_response())
+        }
+        Fault::Redirect { location, .. } => {
+            shared.take_transport_fault(method);
+            Some((StatusCode::FOUND, [(header::LOCATION, location)], "").into_response())
+        }
+        _ => None,
+    }
+}
+
+/// Faults that act after the call was applied: malformed, oversized, dropped answers.
+fn finish(shared: &Shared, method: &str, value: Value) -> Response {
+    let after = {
+        let faults = shared
+            .transport_faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        faults
+            .iter()
+            .find(|f| {
+                matches!(
+                    f,
+                    Fault::MalformedJson { .. }
+                        | Fault::Oversized { .. }
+                        | Fault::DropAfterApply { .. }
+                ) && f
+                    .transport_method()
+                    .is_some_and(|m| m == method || m == "*")
+            })
+            .cloned()
+    };
+    let json_response = |body: Body| {
+        Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    };
+    match after {
+        Some(Fault::MalformedJson { .. }) => {
+            shared.take_transport_fault(method);
+            json_response(Body::from("{\"jsonrpc\": \"2.0\", \"result\": {\"id\": "))
+        }
+        Some(Fault::Oversized { .. }) => {
+            shared.take_transport_fault(method);
+            let padding = "x".repeat(2 * 1024 * 1024);
+            let body = json!({"jsonrpc": "2.0", "id": value.get("id").cloned().unwrap_or(Value::Null), "result": {"padding": padding}});
+            json_response(Body::from(body.to_string()))
+        }
+        Some(Fault::DropAfterApply { .. }) => {
+            shared.take_transport_fault(method);
+            // Headers go out, then the body stream fails: the client never receives an answer.
+            let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+                Ok(Bytes::from_static(b"{\"jsonrpc\": \"2.0\", ")),
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "dropped by fault injection",
+                )),
+            ];
+            json_response(Body::from_stream(futures_util::stream::iter(chunks)))
+        }
+        _ => Json(value).into_response(),
+    }
+}
