@@ -5,6 +5,8 @@
 //! ([`diagrams`]). The A2A client, the simulated remote, the runtime, the bridges and the API are
 //! built on these (see the open issues).
 
+pub mod a2a;
 pub mod control;
 pub mod diagrams;
+pub mod security;
 pub mod sim;

@@ -17,6 +17,21 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
+    Probe {
+        /// The A2A base URL (defaults to OPENTRAINING_A2A_URL).
+        #[arg(long, env = "OPENTRAINING_A2A_URL")]
+        url: String,
+        /// The environment variable holding the token (never pass a token on the command line).
+        #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
+        token_env: String,
+        /// Allow plain http:// to a loopback address.
+        #[arg(long)]
+        allow_insecure_loopback: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the simulated OpenTraining remote in the foreground (a local emulator to develop against).
     Sim {
         /// Address to listen on. Non-loopback addresses are refused unless --allow-non-loopback.
@@ -46,6 +61,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Probe {
+            url,
+            token_env,
+            allow_insecure_loopback,
+            json,
+        } => run_probe(url, &token_env, allow_insecure_loopback, json),
         Command::Sim {
             listen,
             scenario,
@@ -122,4 +143,81 @@ fn run_sim(
             }
         }
     })
+}
+
+fn run_probe(
+    url: String,
+    token_env: &str,
+    allow_insecure_loopback: bool,
+    as_json: bool,
+) -> ExitCode {
+    use argus_supervisor::a2a;
+    let mut config = a2a::HttpConfig::new(url);
+    config.token = argus_supervisor::security::Secret::from_env(token_env);
+    config.allow_insecure_loopback = allow_insecure_loopback;
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = runtime.block_on(a2a::probe(&config));
+    if as_json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("cannot render the report: {e}"),
+        }
+    } else {
+        print!("{}", render_probe(&report, config.token.is_some()));
+    }
+    if report.compatibility.is_compatible() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn render_probe(r: &argus_supervisor::a2a::ProbeReport, token_present: bool) -> String {
+    let mut out = String::new();
+    let s = |v: serde_json::Value| {
+        v.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string())
+    };
+    out.push_str(&format!("endpoint       {}\n", r.endpoint));
+    out.push_str(&format!(
+        "token          {}\n",
+        if token_present { "present" } else { "absent" }
+    ));
+    out.push_str(&format!(
+        "compatibility  {}\n",
+        s(serde_json::json!(r.compatibility))
+    ));
+    if let Some(e) = r.error {
+        out.push_str(&format!("error          {e}\n"));
+    }
+    if let Some(d) = r.dialect {
+        out.push_str(&format!("dialect        {}\n", s(serde_json::json!(d))));
+    }
+    if let (Some(h), Some(p)) = (&r.card_sha256, r.card_path) {
+        out.push_str(&format!("card           {p} sha256:{h}\n"));
+    }
+    out.push_str(&format!(
+        "mutation       {} ({})\n",
+        if r.mutation_enabled {
+            "enabled"
+        } else {
+            "disabled"
+        },
+        r.mutation_reason
+    ));
+    for (op, status) in &r.operations {
+        out.push_str(&format!(
+            "  {:<16} {}\n",
+            s(serde_json::json!(op)),
+            s(serde_json::json!(status))
+        ));
+    }
+    out
 }

@@ -39,6 +39,31 @@ pub enum RemoteError {
     Tls,
     #[error("authentication failed")]
     AuthFailed,
+    /// The remote has no such task (-32001).
+    #[error("task not found")]
+    TaskNotFound,
+    /// The task cannot be cancelled (-32002), e.g. it already finished.
+    #[error("task not cancelable")]
+    NotCancelable,
+    /// The connection broke after the request was sent: the outcome is unknown.
+    #[error("connection lost after sending; outcome unknown")]
+    DroppedAfterSend,
+    /// An HTTP error status without a JSON-RPC body (by status only).
+    #[error("remote HTTP status {status}")]
+    Http { status: u16 },
+    /// The local capability check refused before sending (the card does not offer it).
+    #[error("capability not offered by the remote: {0}")]
+    CapabilityUnavailable(&'static str),
+    /// The card is not a usable agent card (no name, no skills array, not JSON).
+    #[error("incompatible agent card")]
+    IncompatibleCard,
+    /// The configured endpoint is not HTTPS (plain HTTP only for loopback, when allowed).
+    #[error(
+        "insecure endpoint refused: HTTPS required (plain HTTP only for loopback when allowed)"
+    )]
+    InsecureEndpoint,
+    #[error("invalid endpoint URL")]
+    InvalidEndpoint,
     /// Any other JSON-RPC error, by code only.
     #[error("remote error {code}")]
     Remote { code: i64 },
@@ -48,10 +73,44 @@ impl RemoteError {
     /// True when the request may have reached the remote and been applied without our knowing.
     /// A write failing this way must become an `AmbiguousWrite`, never a failure or a retry.
     pub fn may_have_reached_remote(&self) -> bool {
-        matches!(
-            self,
-            RemoteError::TimeoutAfterSend | RemoteError::MalformedResponse | RemoteError::TooLarge
-        )
+        match self {
+            RemoteError::TimeoutAfterSend
+            | RemoteError::DroppedAfterSend
+            | RemoteError::MalformedResponse
+            | RemoteError::TooLarge => true,
+            // A server error after the request arrived may have come after the effect.
+            RemoteError::Http { status } => *status >= 500,
+            _ => false,
+        }
+    }
+
+    /// The stable, safe code of this class (for logs, API answers and reports).
+    pub fn class(&self) -> &'static str {
+        match self {
+            RemoteError::Unavailable => "unavailable",
+            RemoteError::TimeoutBeforeSend => "timeout_before_send",
+            RemoteError::TimeoutAfterSend => "timeout_after_send",
+            RemoteError::MethodUnavailable => "method_unavailable",
+            RemoteError::LeaseHeldByOther => "lease_held_by_other",
+            RemoteError::StaleEpoch => "stale_epoch",
+            RemoteError::LeaseExpired => "lease_expired",
+            RemoteError::PolicyViolation => "policy_violation",
+            RemoteError::UnknownCampaign => "unknown_campaign",
+            RemoteError::MalformedResponse => "malformed_response",
+            RemoteError::TooLarge => "too_large",
+            RemoteError::RedirectRefused => "redirect_refused",
+            RemoteError::Tls => "tls",
+            RemoteError::AuthFailed => "auth_failed",
+            RemoteError::TaskNotFound => "task_not_found",
+            RemoteError::NotCancelable => "not_cancelable",
+            RemoteError::DroppedAfterSend => "dropped_after_send",
+            RemoteError::Http { .. } => "http_error",
+            RemoteError::CapabilityUnavailable(_) => "capability_unavailable",
+            RemoteError::IncompatibleCard => "incompatible_card",
+            RemoteError::InsecureEndpoint => "insecure_endpoint",
+            RemoteError::InvalidEndpoint => "invalid_endpoint",
+            RemoteError::Remote { .. } => "remote_error",
+        }
     }
 
     /// True when the remote fenced us out: the lease is no longer ours to use.

@@ -26,7 +26,8 @@ pub use argus_machines::{
 };
 pub use error::RemoteError;
 pub use transport::{
-    Artifact, ClaimCall, Disconnected, Evidence, SubmitRequest, Transport, WriteCall,
+    constraints_envelope, Artifact, ClaimCall, Disconnected, Evidence, SubmitRequest, Transport,
+    WriteCall,
 };
 
 /// Seconds before `expires_at` at which a token stops writing (clock skew and request latency).

@@ -4,6 +4,7 @@
 //! cannot reach a write through the transport either: the `Controller` is the only door.
 
 use super::error::RemoteError;
+use crate::security::Untrusted;
 use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use std::future::Future;
 
@@ -54,6 +55,19 @@ pub struct ClaimCall<'a> {
     pub request_id: &'a RequestId,
 }
 
+/// The fixed constraints envelope sent with every claim: remote-only execution, and none of
+/// publication, destructive Git, credential change, force push or merge. Nothing can relax it.
+pub fn constraints_envelope() -> serde_json::Value {
+    serde_json::json!({
+        "execution": "remote_only",
+        "publication": false,
+        "destructive_git": false,
+        "credential_change": false,
+        "force_push": false,
+        "merge": false,
+    })
+}
+
 /// What to submit: the task text and the optional project selection (sent as metadata).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubmitRequest {
@@ -61,14 +75,17 @@ pub struct SubmitRequest {
     pub project: Option<String>,
 }
 
-/// A bounded artifact summary. File URIs are recorded, never fetched.
+/// A bounded artifact summary. Everything in it is remote data; file URIs are recorded, never fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {
-    pub artifact_id: String,
-    pub name: Option<String>,
-    /// Text content, already bounded and sanitised by the client.
-    pub text: Option<String>,
-    pub uri: Option<String>,
+    pub artifact_id: Untrusted,
+    pub name: Option<Untrusted>,
+    /// Text content, bounded and sanitised by the client.
+    pub text: Option<Untrusted>,
+    pub uris: Vec<Untrusted>,
+    /// The campaign the remote says this artifact belongs to, if it says.
+    pub campaign_id: Option<String>,
+    /// Size of the artifact's parts as received (text, data, inline file bytes).
     pub bytes: usize,
 }
 

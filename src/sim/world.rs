@@ -37,18 +37,8 @@ fn err(code: i64, message: &'static str) -> RpcError {
     RpcError { code, message }
 }
 
-/// The fixed constraints envelope: remote-only execution, and none of publication, destructive Git,
-/// credential change, force push or merge. A claim must carry it, no less strict.
-pub fn constraints_envelope() -> Value {
-    json!({
-        "execution": "remote_only",
-        "publication": false,
-        "destructive_git": false,
-        "credential_change": false,
-        "force_push": false,
-        "merge": false,
-    })
-}
+/// The contract's constraints envelope: a claim must carry it, no less strict.
+pub use crate::control::constraints_envelope;
 
 fn constraints_ok(given: Option<&Value>) -> bool {
     let Some(Value::Object(given)) = given else {

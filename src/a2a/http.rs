@@ -1,0 +1,329 @@
+//! The HTTP transport under the A2A client: one place that sends, bounds and classifies.
+//!
+//! It owns the endpoint rules (HTTPS, or plain HTTP to loopback only when allowed), the refusal of
+//! redirects, the timeouts, the 1 MiB cap enforced while reading, the auth headers, and the mapping of
+//! every failure to a safe [`RemoteError`] class that says whether the request may have reached the
+//! remote. It must never log a URL (it may carry a token), a header or a body.
+
+use crate::control::RemoteError;
+use crate::security::Secret;
+use reqwest::{StatusCode, Url};
+use serde_json::{json, Value};
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Largest response body read from the remote.
+pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+/// Transport settings. Timeouts are always finite.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The configured A2A base URL (`OPENTRAINING_A2A_URL`); `card.url` is never used instead.
+    pub endpoint: String,
+    pub token: Option<Secret>,
+    /// Allow plain `http://` to a loopback address (tests, the demo). Never for other hosts.
+    pub allow_insecure_loopback: bool,
+    pub connect_timeout: Duration,
+    /// Longest wait between bytes of an answer.
+    pub read_timeout: Duration,
+    /// Longest whole request, connect to last byte.
+    pub total_timeout: Duration,
+}
+
+impl HttpConfig {
+    pub fn new(endpoint: impl Into<String>) -> Self {
+        HttpConfig {
+            endpoint: endpoint.into(),
+            token: None,
+            allow_insecure_loopback: false,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(15),
+            total_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A validated endpoint. Displays as `scheme://host:port/…` only: paths may carry tokens.
+#[derive(Clone)]
+pub struct Endpoint {
+    url: Url,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Endpoint({self})")
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let host = self.url.host_str().unwrap_or("?");
+        match self.url.port() {
+            Some(p) => write!(f, "{}://{host}:{p}/…", self.url.scheme()),
+            None => write!(f, "{}://{host}/…", self.url.scheme()),
+        }
+    }
+}
+
+impl Endpoint {
+    /// Parse and check the endpoint: HTTPS, or HTTP to loopback when `allow_insecure_loopback`.
+    pub fn parse(raw: &str, allow_insecure_loopback: bool) -> Result<Endpoint, RemoteError> {
+        let mut url = Url::parse(raw).map_err(|_| RemoteError::InvalidEndpoint)?;
+        if url.cannot_be_a_base()
+            || url.host_str().is_none()
+            || !url.username().is_empty()
+            || url.password().is_some()
+        {
+            return Err(RemoteError::InvalidEndpoint);
+        }
+        match url.scheme() {
+            "https" => {}
+            "http" if allow_insecure_loopback && is_loopback(&url) => {}
+            "http" => return Err(RemoteError::InsecureEndpoint),
+            _ => return Err(RemoteError::InvalidEndpoint),
+        }
+        url.set_query(None);
+        url.set_fragment(None);
+        if !url.path().ends_with('/') {
+            let path = format!("{}/", url.path());
+            url.set_path(&path);
+        }
+        Ok(Endpoint { url })
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    fn join(&self, rel: &str) -> Result<Url, RemoteError> {
+        self.url.join(rel).map_err(|_| RemoteError::InvalidEndpoint)
+    }
+}
+
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
+        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// The transport.
+#[derive(Clone)]
+pub struct Http {
+    client: reqwest::Client,
+    endpoint: Endpoint,
+    token: Option<Secret>,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http")
+            .field("endpoint", &self.endpoint)
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
+}
+
+/// Whether a call is a core A2A v1.0 method (which carries `A2A-Version: 1.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionHeader {
+    None,
+    V1,
+}
+
+impl Http {
+    pub fn new(config: &HttpConfig) -> Result<Http, RemoteError> {
+        let endpoint = Endpoint::parse(&config.endpoint, config.allow_insecure_loopback)?;
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .timeout(config.total_timeout)
+            .https_only(!config.allow_insecure_loopback)
+            .user_agent(concat!("argus-supervisor/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|_| RemoteError::Tls)?;
+        Ok(Http {
+            client,
+            endpoint,
+            token: config.token.clone(),
+        })
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    fn authorize(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            // Agent Zero accepts either header; both carry the same token.
+            Some(t) => req.bearer_auth(t.expose()).header("X-API-KEY", t.expose()),
+            None => req,
+        }
+    }
+
+    /// GET a document under the endpoint (the agent card), bounded. `Ok(None)` on 404.
+    pub async fn get_json(&self, rel: &str) -> Result<Option<Value>, RemoteError> {
+        let url = self.endpoint.join(rel)?;
+        let resp = self
+            .authorize(self.client.get(url).header("Accept", "application/json"))
+            .send()
+            .await
+            .map_err(classify_send)?;
+        let status = resp.status();
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        check_status(status)?;
+        let body = read_capped(resp).await?;
+        if !status.is_success() {
+            return Err(RemoteError::Http {
+                status: status.as_u16(),
+            });
+        }
+        serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|_| RemoteError::IncompatibleCard)
+    }
+
+    /// One JSON-RPC call. Returns `result`, or the mapped error class.
+    pub async fn call(
+        &self,
+        method: &str,
+        params: Value,
+        version: VersionHeader,
+    ) -> Result<Value, RemoteError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut req = self
+            .client
+            .post(self.endpoint.url().clone())
+            .header("Accept", "application/json")
+            .json(&body);
+        if version == VersionHeader::V1 {
+            req = req.header("A2A-Version", "1.0");
+        }
+        let outcome = self.exchange(self.authorize(req)).await;
+        match &outcome {
+            Ok(_) => tracing::debug!(method, "remote call answered"),
+            Err(e) => tracing::debug!(method, class = e.class(), "remote call failed"),
+        }
+        outcome
+    }
+
+    async fn exchange(&self, req: reqwest::RequestBuilder) -> Result<Value, RemoteError> {
+        let resp = req.send().await.map_err(classify_send)?;
+        let status = resp.status();
+        check_status(status)?;
+        let bytes = read_capped(resp).await?;
+        let Ok(envelope) = serde_json::from_slice::<Value>(&bytes) else {
+            return Err(match status.as_u16() {
+                // fasta2a answers unknown methods with a non-JSON 404/500.
+                404 => RemoteError::MethodUnavailable,
+                s if s >= 400 => RemoteError::Http { status: s },
+                _ => RemoteError::MalformedResponse,
+            });
+        };
+        if let Some(error) = envelope.get("error") {
+            let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+            return Err(map_code(code));
+        }
+        if !status.is_success() {
+            return Err(RemoteError::Http {
+                status: status.as_u16(),
+            });
+        }
+        envelope
+            .get("result")
+            .cloned()
+            .ok_or(RemoteError::MalformedResponse)
+    }
+}
+
+/// JSON-RPC error codes to safe classes. The remote's message text is never kept.
+pub fn map_code(code: i64) -> RemoteError {
+    match code {
+        -32601 => RemoteError::MethodUnavailable,
+        -32001 => RemoteError::TaskNotFound,
+        -32002 => RemoteError::NotCancelable,
+        -32010 => RemoteError::LeaseHeldByOther,
+        -32011 => RemoteError::StaleEpoch,
+        -32012 => RemoteError::LeaseExpired,
+        -32013 => RemoteError::PolicyViolation,
+        -32014 => RemoteError::UnknownCampaign,
+        code => RemoteError::Remote { code },
+    }
+}
+
+fn check_status(status: StatusCode) -> Result<(), RemoteError> {
+    if status.is_redirection() {
+        return Err(RemoteError::RedirectRefused);
+    }
+    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+        return Err(RemoteError::AuthFailed);
+    }
+    Ok(())
+}
+
+/// Classify a failure of `send()`: before the request could leave, or after.
+fn classify_send(e: reqwest::Error) -> RemoteError {
+    if e.is_redirect() {
+        return RemoteError::RedirectRefused;
+    }
+    if is_tls(&e) {
+        return RemoteError::Tls;
+    }
+    if e.is_connect() {
+        return if e.is_timeout() {
+            RemoteError::TimeoutBeforeSend
+        } else {
+            RemoteError::Unavailable
+        };
+    }
+    if e.is_builder() {
+        return RemoteError::InvalidEndpoint;
+    }
+    if e.is_timeout() {
+        RemoteError::TimeoutAfterSend
+    } else {
+        RemoteError::DroppedAfterSend
+    }
+}
+
+fn is_tls(e: &reqwest::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(s) = source {
+        let text = s.to_string().to_ascii_lowercase();
+        if text.contains("certificate") || text.contains("tls") || text.contains("handshake") {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// Read the body, refusing past the cap: stop reading at the cap, never buffer more.
+async fn read_capped(mut resp: reqwest::Response) -> Result<Vec<u8>, RemoteError> {
+    if resp
+        .content_length()
+        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+    {
+        return Err(RemoteError::TooLarge);
+    }
+    let mut body = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                    return Err(RemoteError::TooLarge);
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) if e.is_timeout() => return Err(RemoteError::TimeoutAfterSend),
+            Err(_) => return Err(RemoteError::DroppedAfterSend),
+        }
+    }
+}

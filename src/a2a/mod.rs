@@ -1,0 +1,563 @@
+//! The A2A client for OpenTraining: discovery, dialects, capabilities, and the campaign-control
+//! calls, as the real implementation of [`crate::control::Transport`].
+//!
+//! It owns what the remote claims (the card, its hash, the dialect, which operations exist) and how
+//! to talk to it. It must never follow a redirect or `card.url`, never read an unbounded body, never
+//! keep remote error text, never infer a capability from prose, and never send a write the card does
+//! not enable: writes that are not offered fail locally with `CapabilityUnavailable` before sending.
+//! Mutations are reachable only through a `Controller` (the `WriteCall` a write needs is built only by
+//! `control/`).
+
+pub mod card;
+pub mod http;
+pub mod wire;
+
+use crate::control::{
+    constraints_envelope, ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall,
+};
+use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
+use card::{CardInfo, Dialect, LogicalOp};
+pub use http::{Endpoint, HttpConfig};
+use http::{Http, VersionHeader};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// What is known about one logical operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpStatus {
+    /// The remote accepted it at least once.
+    Available,
+    /// Advertised (or standard A2A) but not yet accepted: tentative.
+    Tentative,
+    /// Not advertised, or the remote said it does not exist.
+    Unavailable,
+}
+
+/// Why mutation is enabled or not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MutationSupport {
+    pub enabled: bool,
+    pub reason: &'static str,
+}
+
+/// The compatibility classes of the third spec document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compatibility {
+    VerifiedCompatible,
+    CompatibleWithNarrowing,
+    QuarantinedPendingReview,
+    Incompatible,
+    Unknown,
+}
+
+impl Compatibility {
+    pub fn is_compatible(self) -> bool {
+        matches!(
+            self,
+            Compatibility::VerifiedCompatible | Compatibility::CompatibleWithNarrowing
+        )
+    }
+}
+
+/// The client. Cheap to share behind an `Arc`; all calls take `&self`.
+#[derive(Debug)]
+pub struct A2aClient {
+    http: Http,
+    card: CardInfo,
+    ops: Mutex<BTreeMap<LogicalOp, OpStatus>>,
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl A2aClient {
+    /// Discover the remote: GET `<base>/.well-known/agent-card.json`, then `agent.json`.
+    pub async fn discover(config: &HttpConfig) -> Result<A2aClient, RemoteError> {
+        let http = Http::new(config)?;
+        let mut found = None;
+        for path in [".well-known/agent-card.json", ".well-known/agent.json"] {
+            if let Some(card) = http.get_json(path).await? {
+                found = Some((card, path));
+                break;
+            }
+        }
+        let (raw, path) = found.ok_or(RemoteError::IncompatibleCard)?;
+        let card = card::validate(&raw, path, now_secs())?;
+        let mut ops = BTreeMap::new();
+        for op in LogicalOp::ALL {
+            let status = match op.extension_key() {
+                None => OpStatus::Tentative,
+                Some(_) => match card.extension.as_ref().and_then(|e| e.operations.get(&op)) {
+                    Some(_) => OpStatus::Tentative,
+                    None => OpStatus::Unavailable,
+                },
+            };
+            ops.insert(op, status);
+        }
+        tracing::info!(endpoint = %http.endpoint(), dialect = ?card.dialect, card_sha256 = %card.sha256, "remote discovered");
+        Ok(A2aClient {
+            http,
+            card,
+            ops: Mutex::new(ops),
+        })
+    }
+
+    pub fn card(&self) -> &CardInfo {
+        &self.card
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.card.dialect
+    }
+
+    pub fn operations(&self) -> BTreeMap<LogicalOp, OpStatus> {
+        self.ops.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn op_status(&self, op: LogicalOp) -> OpStatus {
+        self.operations()
+            .get(&op)
+            .copied()
+            .unwrap_or(OpStatus::Unavailable)
+    }
+
+    fn note(&self, op: LogicalOp, result: &Result<Value, RemoteError>) {
+        let mut ops = self.ops.lock().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Ok(_) => {
+                ops.insert(op, OpStatus::Available);
+            }
+            Err(RemoteError::MethodUnavailable) => {
+                ops.insert(op, OpStatus::Unavailable);
+            }
+            // A non-JSON-RPC 500 to a read marks it unavailable (fasta2a's answer to unknown
+            // methods); to a write it stays ambiguous, so the status is left alone.
+            Err(RemoteError::Http { status: 500 }) if !is_write(op) => {
+                ops.insert(op, OpStatus::Unavailable);
+            }
+            Err(RemoteError::TaskNotFound)
+                if matches!(op, LogicalOp::Status | LogicalOp::Evidence) =>
+            {
+                ops.insert(op, OpStatus::Available);
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Mutation is enabled only when the card advertises the campaign-control extension with both
+    /// enforcement flags true, and offers both `claim_control` and `read_control`.
+    pub fn mutation(&self) -> MutationSupport {
+        let Some(ext) = &self.card.extension else {
+            return MutationSupport {
+                enabled: false,
+                reason: "campaign-control extension not advertised",
+            };
+        };
+        if !(ext.lease_epoch_enforced && ext.policy_enforced) {
+            return MutationSupport {
+                enabled: false,
+                reason: "lease or policy enforcement not advertised",
+            };
+        }
+        for op in [LogicalOp::ClaimControl, LogicalOp::ReadControl] {
+            if self.op_status(op) == OpStatus::Unavailable {
+                return MutationSupport {
+                    enabled: false,
+                    reason: "claim_control and read_control are both required",
+                };
+            }
+        }
+        MutationSupport {
+            enabled: true,
+            reason: "extension advertised with lease and policy enforcement",
+        }
+    }
+
+    /// The compatibility class, from what is known now.
+    pub fn compatibility(&self) -> Compatibility {
+        let ops = self.operations();
+        match &self.card.extension {
+            Some(ext) if !(ext.lease_epoch_enforced && ext.policy_enforced) => {
+                Compatibility::QuarantinedPendingReview
+            }
+            Some(_)
+                if self.mutation().enabled && ops.values().all(|s| *s != OpStatus::Unavailable) =>
+            {
+                Compatibility::VerifiedCompatible
+            }
+            _ if ops.get(&LogicalOp::Status) == Some(&OpStatus::Unavailable) => {
+                Compatibility::Incompatible
+            }
+            _ => Compatibility::CompatibleWithNarrowing,
+        }
+    }
+
+    /// The method the card named for an extension operation; refused locally when not offered.
+    fn extension_method(&self, op: LogicalOp, what: &'static str) -> Result<String, RemoteError> {
+        if self.op_status(op) == OpStatus::Unavailable {
+            return Err(RemoteError::CapabilityUnavailable(what));
+        }
+        self.card
+            .extension
+            .as_ref()
+            .and_then(|e| e.operations.get(&op))
+            .cloned()
+            .ok_or(RemoteError::CapabilityUnavailable(what))
+    }
+
+    fn require_mutation(&self, what: &'static str) -> Result<(), RemoteError> {
+        if self.mutation().enabled {
+            Ok(())
+        } else {
+            Err(RemoteError::CapabilityUnavailable(what))
+        }
+    }
+
+    async fn call(
+        &self,
+        op: LogicalOp,
+        method: &str,
+        params: Value,
+        version: VersionHeader,
+    ) -> Result<Value, RemoteError> {
+        let result = self.http.call(method, params, version).await;
+        self.note(op, &result);
+        result
+    }
+
+    fn core_version(&self) -> VersionHeader {
+        match self.card.dialect {
+            Dialect::V1 => VersionHeader::V1,
+            Dialect::V03 => VersionHeader::None,
+        }
+    }
+
+    /// `tasks/get` with history length zero; history is never read.
+    pub async fn get_task(
+        &self,
+        op: LogicalOp,
+        task: &TaskId,
+    ) -> Result<wire::TaskView, RemoteError> {
+        let method = wire::get_method(self.card.dialect);
+        let result = self
+            .call(
+                op,
+                method,
+                wire::get_params(task.as_str()),
+                self.core_version(),
+            )
+            .await?;
+        wire::parse_task(&result)
+    }
+
+    /// Read-only checks for the probe: each call can only read. Unknown ids are used on purpose.
+    pub async fn probe_reads(&self) {
+        let _ = self
+            .get_task(LogicalOp::Status, &TaskId::new("argus-probe-no-such-task"))
+            .await;
+        if let Ok(m) = self.extension_method(LogicalOp::ReadControl, "read_control") {
+            let _ = self
+                .call(
+                    LogicalOp::ReadControl,
+                    &m,
+                    json!({"campaign_id": "argus-probe"}),
+                    VersionHeader::None,
+                )
+                .await;
+        }
+        if let Ok(m) = self.extension_method(LogicalOp::RequestStatus, "request_status") {
+            let params = json!({"campaign_id": "argus-probe", "request_id": uuid::Uuid::new_v4().to_string()});
+            let _ = self
+                .call(LogicalOp::RequestStatus, &m, params, VersionHeader::None)
+                .await;
+        }
+    }
+
+    /// Send a plain message for a read-only observer (never used to write a campaign).
+    fn write_meta(call: &WriteCall<'_>) -> Value {
+        json!({
+            "campaign_id": call.campaign_id(),
+            "controller_id": call.controller_id().as_str(),
+            "controller_epoch": call.controller_epoch(),
+            "request_id": call.request_id().as_str(),
+        })
+    }
+}
+
+fn is_write(op: LogicalOp) -> bool {
+    matches!(
+        op,
+        LogicalOp::Submit
+            | LogicalOp::Intervene
+            | LogicalOp::Cancel
+            | LogicalOp::ClaimControl
+            | LogicalOp::RenewControl
+            | LogicalOp::ReleaseControl
+    )
+}
+
+fn parse_lease(v: &Value) -> Result<Option<Lease>, RemoteError> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Object(_) => {
+            let controller = v
+                .get("controller_id")
+                .and_then(Value::as_str)
+                .ok_or(RemoteError::MalformedResponse)?;
+            let epoch = v
+                .get("epoch")
+                .and_then(wire::as_u64)
+                .ok_or(RemoteError::MalformedResponse)?;
+            let expires_at = v
+                .get("expires_at")
+                .and_then(wire::as_u64)
+                .ok_or(RemoteError::MalformedResponse)?;
+            Ok(Some(Lease {
+                controller_id: ControllerId::new(controller),
+                epoch,
+                expires_at,
+            }))
+        }
+        _ => Err(RemoteError::MalformedResponse),
+    }
+}
+
+fn lease_of(result: &Value) -> Result<Lease, RemoteError> {
+    parse_lease(result.get("lease").unwrap_or(&Value::Null))?.ok_or(RemoteError::MalformedResponse)
+}
+
+impl Transport for A2aClient {
+    async fn claim_control(&self, call: ClaimCall<'_>) -> Result<Lease, RemoteError> {
+        self.require_mutation("claim_control")?;
+        let method = self.extension_method(LogicalOp::ClaimControl, "claim_control")?;
+        let params = json!({
+            "campaign_id": call.campaign_id,
+            "controller_id": call.controller_id.as_str(),
+            "ttl_seconds": call.ttl_seconds,
+            "request_id": call.request_id.as_str(),
+            "constraints": constraints_envelope(),
+        });
+        lease_of(
+            &self
+                .call(
+                    LogicalOp::ClaimControl,
+                    &method,
+                    params,
+                    VersionHeader::None,
+                )
+                .await?,
+        )
+    }
+
+    async fn read_control(&self, campaign_id: &str) -> Result<Option<Lease>, RemoteError> {
+        let method = self.extension_method(LogicalOp::ReadControl, "read_control")?;
+        let result = self
+            .call(
+                LogicalOp::ReadControl,
+                &method,
+                json!({"campaign_id": campaign_id}),
+                VersionHeader::None,
+            )
+            .await?;
+        parse_lease(result.get("lease").unwrap_or(&Value::Null))
+    }
+
+    async fn renew_control(
+        &self,
+        call: WriteCall<'_>,
+        ttl_seconds: u64,
+    ) -> Result<Lease, RemoteError> {
+        self.require_mutation("renew_control")?;
+        let method = self.extension_method(LogicalOp::RenewControl, "renew_control")?;
+        let mut params = Self::write_meta(&call);
+        params["ttl_seconds"] = json!(ttl_seconds);
+        lease_of(
+            &self
+                .call(
+                    LogicalOp::RenewControl,
+                    &method,
+                    params,
+                    VersionHeader::None,
+                )
+                .await?,
+        )
+    }
+
+    async fn release_control(&self, call: WriteCall<'_>) -> Result<(), RemoteError> {
+        self.require_mutation("release_control")?;
+        let method = self.extension_method(LogicalOp::ReleaseControl, "release_control")?;
+        let result = self
+            .call(
+                LogicalOp::ReleaseControl,
+                &method,
+                Self::write_meta(&call),
+                VersionHeader::None,
+            )
+            .await?;
+        match result.get("released").and_then(Value::as_bool) {
+            Some(true) => Ok(()),
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    async fn submit(
+        &self,
+        call: WriteCall<'_>,
+        request: &SubmitRequest,
+    ) -> Result<TaskId, RemoteError> {
+        self.require_mutation("submit")?;
+        let mut meta = json!({ "argus_supervisor": Self::write_meta(&call) });
+        if let Some(project) = &request.project {
+            meta["project"] = json!(project);
+        }
+        let params = wire::send_params(
+            self.card.dialect,
+            call.request_id().as_str(),
+            &request.text,
+            meta,
+        );
+        let result = self
+            .call(
+                LogicalOp::Submit,
+                wire::send_method(self.card.dialect),
+                params,
+                self.core_version(),
+            )
+            .await?;
+        // A durable task id, promptly: a reply that is a bare message (no task) is not an answer we
+        // can bind, so the outcome is unknown and must be read back.
+        wire::parse_task(&result).map(|t| t.id)
+    }
+
+    async fn intervene(
+        &self,
+        call: WriteCall<'_>,
+        task: &TaskId,
+        intervention: &str,
+    ) -> Result<(), RemoteError> {
+        self.require_mutation("intervene")?;
+        let method = self.extension_method(LogicalOp::Intervene, "intervene")?;
+        let mut params = Self::write_meta(&call);
+        params["task_id"] = json!(task.as_str());
+        params["intervention"] = json!({"text": intervention});
+        self.call(LogicalOp::Intervene, &method, params, VersionHeader::None)
+            .await
+            .map(|_| ())
+    }
+
+    async fn cancel(&self, call: WriteCall<'_>, task: &TaskId) -> Result<(), RemoteError> {
+        self.require_mutation("cancel")?;
+        let method = self.extension_method(LogicalOp::Cancel, "cancel")?;
+        let params =
+            json!({"id": task.as_str(), "metadata": {"argus_supervisor": Self::write_meta(&call)}});
+        let version = if method == wire::cancel_method(Dialect::V1) {
+            VersionHeader::V1
+        } else {
+            VersionHeader::None
+        };
+        // The reply is advisory (some servers show the pre-cancel state): completion is polled.
+        self.call(LogicalOp::Cancel, &method, params, version)
+            .await
+            .map(|_| ())
+    }
+
+    async fn request_status(
+        &self,
+        campaign_id: &str,
+        request_id: &RequestId,
+    ) -> Result<ReadbackAnswer, RemoteError> {
+        let method = self.extension_method(LogicalOp::RequestStatus, "request_status")?;
+        let params = json!({"campaign_id": campaign_id, "request_id": request_id.as_str()});
+        let result = self
+            .call(
+                LogicalOp::RequestStatus,
+                &method,
+                params,
+                VersionHeader::None,
+            )
+            .await?;
+        if result.get("request_id").and_then(Value::as_str) != Some(request_id.as_str()) {
+            return Err(RemoteError::MalformedResponse);
+        }
+        match result.get("state").and_then(Value::as_str) {
+            Some("applied") => Ok(ReadbackAnswer::Applied {
+                task: result
+                    .get("task_id")
+                    .and_then(Value::as_str)
+                    .map(TaskId::new),
+            }),
+            Some("not_applied") => Ok(ReadbackAnswer::NotApplied),
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
+        Ok(self.get_task(LogicalOp::Status, task).await?.observation())
+    }
+
+    async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
+        Ok(self.get_task(LogicalOp::Evidence, task).await?.evidence())
+    }
+}
+
+/// The probe's report: what `argus-supervisor probe` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeReport {
+    pub endpoint: String,
+    pub compatibility: Compatibility,
+    pub dialect: Option<Dialect>,
+    pub card_sha256: Option<String>,
+    pub card_path: Option<&'static str>,
+    pub operations: BTreeMap<LogicalOp, OpStatus>,
+    pub mutation_enabled: bool,
+    pub mutation_reason: String,
+    pub error: Option<&'static str>,
+}
+
+/// Discover, run the read-only checks, and report.
+pub async fn probe(config: &HttpConfig) -> ProbeReport {
+    let endpoint = Endpoint::parse(&config.endpoint, config.allow_insecure_loopback)
+        .map(|e| e.to_string())
+        .unwrap_or_else(|_| "(invalid endpoint)".into());
+    match A2aClient::discover(config).await {
+        Ok(client) => {
+            client.probe_reads().await;
+            let mutation = client.mutation();
+            ProbeReport {
+                endpoint,
+                compatibility: client.compatibility(),
+                dialect: Some(client.dialect()),
+                card_sha256: Some(client.card.sha256.clone()),
+                card_path: Some(client.card.path),
+                operations: client.operations(),
+                mutation_enabled: mutation.enabled,
+                mutation_reason: mutation.reason.to_string(),
+                error: None,
+            }
+        }
+        Err(e) => ProbeReport {
+            endpoint,
+            compatibility: match e {
+                RemoteError::IncompatibleCard
+                | RemoteError::InsecureEndpoint
+                | RemoteError::InvalidEndpoint => Compatibility::Incompatible,
+                _ => Compatibility::Unknown,
+            },
+            dialect: None,
+            card_sha256: None,
+            card_path: None,
+            operations: BTreeMap::new(),
+            mutation_enabled: false,
+            mutation_reason: "discovery failed".into(),
+            error: Some(e.class()),
+        },
+    }
+}

@@ -1,0 +1,136 @@
+//! Secrets and untrusted text.
+//!
+//! This module owns the two wrappers that keep the rules of spec section 19 mechanical:
+//! [`Secret`] (a value from the environment that never prints) and [`Untrusted`] (remote text:
+//! bounded, stripped of control and bidi characters, labelled wherever it is shown). It must never
+//! offer a way to print a secret, and never hand out remote text that skipped [`Untrusted::new`].
+
+use std::fmt;
+
+/// A secret value (a token). `Debug` and `Display` print `[redacted]`; the value is reachable only
+/// through [`Secret::expose`], which call sites use to put it on the wire and nowhere else.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// Read a secret from the environment; empty counts as absent.
+    pub fn from_env(var: &str) -> Option<Secret> {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(Secret)
+    }
+
+    /// The raw value, for an HTTP header. Never format it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Hide every occurrence of this secret in `text` (for URLs that carry a token in their path).
+    pub fn scrub(&self, text: &str) -> String {
+        if self.0.is_empty() {
+            text.to_string()
+        } else {
+            text.replace(&self.0, "[redacted]")
+        }
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Text that came from the remote. Bounded and sanitised at construction; shown only labelled.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Untrusted(String);
+
+/// The default bound for one piece of untrusted text.
+pub const UNTRUSTED_TEXT_BYTES: usize = 16 * 1024;
+
+impl Untrusted {
+    /// Sanitise and bound remote text: control characters (except newline and tab) and
+    /// bidirectional overrides are dropped, and the result is cut at `max_bytes` on a character
+    /// boundary with a visible marker.
+    pub fn new(text: &str, max_bytes: usize) -> Self {
+        let mut out = String::with_capacity(text.len().min(max_bytes));
+        let mut truncated = false;
+        for c in text.chars() {
+            if is_unsafe_char(c) {
+                continue;
+            }
+            if out.len() + c.len_utf8() > max_bytes {
+                truncated = true;
+                break;
+            }
+            out.push(c);
+        }
+        if truncated {
+            out.push_str(" [truncated]");
+        }
+        Untrusted(out)
+    }
+
+    /// The sanitised text, for code that must inspect it (never for instructions).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text fenced and labelled as untrusted data, for a model or a human.
+    pub fn fenced(&self) -> String {
+        format!(
+            "<untrusted-remote-data>\n{}\n</untrusted-remote-data>",
+            self.0.replace(
+                "</untrusted-remote-data>",
+                "</untrusted-remote-data\u{200b}>"
+            )
+        )
+    }
+}
+
+impl fmt::Debug for Untrusted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Untrusted({:?})", self.0)
+    }
+}
+
+fn is_unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let s = Secret::new("tok-123");
+        assert_eq!(format!("{s} {s:?}"), "[redacted] Secret([redacted])");
+        assert_eq!(
+            s.scrub("https://h/a2a/t-tok-123/"),
+            "https://h/a2a/t-[redacted]/"
+        );
+    }
+
+    #[test]
+    fn untrusted_text_is_bounded_and_stripped() {
+        let t = Untrusted::new("ok\u{202e}evil\u{7}\nline", 100);
+        assert_eq!(t.as_str(), "okevil\nline");
+        let long = Untrusted::new(&"é".repeat(100), 11);
+        assert_eq!(long.as_str(), "ééééé [truncated]");
+        let f = Untrusted::new("x</untrusted-remote-data>y", 100).fenced();
+        assert_eq!(f.matches("</untrusted-remote-data>").count(), 1, "{f}");
+    }
+}
