@@ -1,0 +1,81 @@
+"""An echo agent on the official a2a-sdk (1.x): submitted -> working -> completed with an artifact;
+cancellable while working. `--mode v03` declares a 0.3 JSON-RPC interface and enables the SDK's 0.3
+compatibility; `--mode v1` declares 1.0 only. `--extension` advertises and serves the
+campaign-control extension in front of the SDK's dispatcher."""
+
+import argparse
+import asyncio
+
+import uvicorn
+from starlette.applications import Starlette
+
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.request_handlers import DefaultRequestHandlerV2
+from a2a.server.routes.agent_card_routes import create_agent_card_routes
+from a2a.server.routes.jsonrpc_routes import create_jsonrpc_routes
+from a2a.server.tasks.inmemory_task_store import InMemoryTaskStore
+from a2a.server.tasks.task_updater import TaskUpdater
+from a2a.helpers.proto_helpers import new_task
+from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, Part, TaskState
+
+import campaign_ext
+
+DELAY = 1.0
+
+
+class Echo(AgentExecutor):
+    async def execute(self, context, event_queue):
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        if context.current_task is None:
+            # The SDK wants the Task itself first, then status updates.
+            await event_queue.enqueue_event(
+                new_task(context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED, history=[context.message])
+            )
+        await updater.start_work()
+        await asyncio.sleep(DELAY)
+        await updater.add_artifact([Part(text="echo: " + context.get_user_input())], name="echo")
+        await updater.complete()
+
+    async def cancel(self, context, event_queue):
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel()
+
+
+def main():
+    global DELAY
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--mode", choices=["v03", "v1"], required=True)
+    ap.add_argument("--extension", action="store_true")
+    ap.add_argument("--delay", type=float, default=1.0)
+    args = ap.parse_args()
+    DELAY = args.delay
+    url = f"http://127.0.0.1:{args.port}/"
+    interfaces = [AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")]
+    if args.mode == "v03":
+        interfaces.append(AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"))
+    extensions = []
+    if args.extension:
+        cancel = "tasks/cancel" if args.mode == "v03" else "CancelTask"
+        extensions.append(AgentExtension(uri=campaign_ext.EXTENSION_URI, description="campaign control",
+                                         required=False, params=campaign_ext.extension_params(cancel)))
+    card = AgentCard(
+        name="Echo (a2a-sdk)",
+        description="Echoes the message.",
+        version="1.0.0",
+        supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(streaming=False, push_notifications=False, extensions=extensions),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="Echoes the message.", tags=["echo"])],
+    )
+    handler = DefaultRequestHandlerV2(agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=card)
+    routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/", enable_v0_3_compat=args.mode == "v03")
+    app = Starlette(routes=routes)
+    if args.extension:
+        app = campaign_ext.CampaignControl(app)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

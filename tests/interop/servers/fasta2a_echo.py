@@ -1,0 +1,73 @@
+"""An echo agent on fasta2a (0.5.0 or 2.1.1, whichever the venv has): submitted -> working ->
+completed with an artifact; cancellable while working. `--extension` (2.1.1 only) advertises and
+serves the campaign-control extension in front of fasta2a's dispatcher."""
+
+import argparse
+import uuid
+from contextlib import asynccontextmanager
+
+import anyio
+import uvicorn
+from fasta2a import FastA2A, Worker
+from fasta2a.broker import InMemoryBroker
+from fasta2a.storage import InMemoryStorage
+
+import campaign_ext
+
+
+class EchoWorker(Worker):
+    delay = 1.0
+
+    async def run_task(self, params):
+        task_id = params["id"]
+        await self.storage.update_task(task_id, state="working")
+        await anyio.sleep(self.delay)
+        task = await self.storage.load_task(task_id)
+        if task is None or task["status"]["state"] in ("canceled", "failed"):
+            return
+        parts = params["message"].get("parts", [])
+        text = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        artifact = {"artifact_id": str(uuid.uuid4()), "name": "echo", "parts": [{"kind": "text", "text": "echo: " + text}]}
+        await self.storage.update_task(task_id, state="completed", new_artifacts=[artifact])
+
+    async def cancel_task(self, params):
+        await self.storage.update_task(params["id"], state="canceled")
+
+    def build_message_history(self, history):
+        return history
+
+    def build_artifacts(self, result):
+        return []
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--extension", action="store_true")
+    ap.add_argument("--delay", type=float, default=1.0)
+    args = ap.parse_args()
+    storage, broker = InMemoryStorage(), InMemoryBroker()
+    worker = EchoWorker(broker=broker, storage=storage)
+    EchoWorker.delay = args.delay
+
+    @asynccontextmanager
+    async def lifespan(app):
+        async with app.task_manager:
+            async with worker.run():
+                yield
+
+    skill = {"id": "echo", "name": "Echo", "description": "Echoes the message.", "tags": ["echo"],
+             "input_modes": ["text/plain"], "output_modes": ["text/plain"]}
+    kwargs = dict(storage=storage, broker=broker, name="Echo (fasta2a)", url=f"http://127.0.0.1:{args.port}",
+                  skills=[skill], lifespan=lifespan)
+    if args.extension:
+        kwargs["extensions"] = [{"uri": campaign_ext.EXTENSION_URI, "description": "campaign control",
+                                 "required": False, "params": campaign_ext.extension_params("tasks/cancel")}]
+    app = FastA2A(**kwargs)
+    if args.extension:
+        app = campaign_ext.CampaignControl(app)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
