@@ -8,5 +8,7 @@
 pub mod a2a;
 pub mod control;
 pub mod diagrams;
+pub mod runtime;
 pub mod security;
 pub mod sim;
+pub mod store;

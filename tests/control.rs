@@ -136,7 +136,7 @@ async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
     assert_eq!(remote.with(|s| s.tasks.len()), 1, "exactly one remote task");
     // Authority is confirmed again, not assumed.
     match observer.confirm(&remote, &clock, &last).await {
-        ClaimOutcome::Granted(c) => assert_eq!(c.lease().epoch, last.epoch),
+        ConfirmOutcome::Confirmed(c) => assert_eq!(c.lease().epoch, last.epoch),
         other => panic!("{other:?}"),
     }
 }
@@ -195,7 +195,9 @@ async fn restart_confirm_refuses_a_lease_that_moved_on() {
     remote.take_over("loopx-local");
     let observer = Observer::new("c1", us()).with_epoch_floor(persisted.epoch);
     match observer.confirm(&remote, &clock, &persisted).await {
-        ClaimOutcome::Refused(_, ClaimRefusal::NotOurs) => {}
+        ConfirmOutcome::NotConfirmed(_, Some(l)) => {
+            assert_eq!(l.controller_id.as_str(), "loopx-local")
+        }
         other => panic!("{other:?}"),
     }
 }

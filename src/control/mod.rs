@@ -137,6 +137,16 @@ pub enum ClaimRefusal {
     NotOurs,
 }
 
+/// The outcome of `Observer::confirm`.
+#[derive(Debug)]
+pub enum ConfirmOutcome {
+    Confirmed(Controller),
+    /// The remote answered with another lease (or none): what it said is returned for the machine.
+    NotConfirmed(Observer, Option<Lease>),
+    /// No usable answer; nothing is assumed.
+    Unanswered(Observer, RemoteError),
+}
+
 /// The outcome of a mutation. The `Controller` returns only where we know nothing was left unknown.
 #[derive(Debug)]
 pub enum WriteOutcome<T> {
@@ -225,32 +235,39 @@ impl Observer {
                 request_id: &intent.request_id,
             })
             .await;
-        self.accept(answer.map(Some), clock, None)
+        self.accept(answer.map(Some), clock)
     }
 
-    /// After a restart: become a `Controller` again only if `read_control` says the lease is still
-    /// ours, with the same epoch, and not expired.
+    /// After a restart (or a resolved ambiguity): become a `Controller` again only if `read_control`
+    /// says the lease is still ours, with the same epoch, and not expired.
     pub async fn confirm(
         self,
         remote: &impl Transport,
         clock: &impl Clock,
         last: &Lease,
-    ) -> ClaimOutcome {
-        let answer = remote.read_control(&self.who.campaign_id).await;
-        self.accept(answer, clock, Some(last.epoch))
+    ) -> ConfirmOutcome {
+        match remote.read_control(&self.who.campaign_id).await {
+            Ok(Some(lease))
+                if grant_is_ours(&self.who, self.epoch_floor, &lease, clock.now())
+                    && lease.epoch == last.epoch =>
+            {
+                ConfirmOutcome::Confirmed(Controller {
+                    who: self.who,
+                    lease,
+                })
+            }
+            Ok(read) => ConfirmOutcome::NotConfirmed(self, read),
+            Err(e) => ConfirmOutcome::Unanswered(self, e),
+        }
     }
 
     fn accept(
         self,
         answer: Result<Option<Lease>, RemoteError>,
         clock: &impl Clock,
-        epoch: Option<u64>,
     ) -> ClaimOutcome {
         match answer {
-            Ok(Some(lease))
-                if grant_is_ours(&self.who, self.epoch_floor, &lease, clock.now())
-                    && epoch.is_none_or(|e| e == lease.epoch) =>
-            {
+            Ok(Some(lease)) if grant_is_ours(&self.who, self.epoch_floor, &lease, clock.now()) => {
                 ClaimOutcome::Granted(Controller {
                     who: self.who,
                     lease,
@@ -427,6 +444,13 @@ impl Controller {
             }
             Err(e) => RenewOutcome::Unanswered(self, e),
         }
+    }
+
+    /// Stop using this lease locally, without a remote call (the machine already left control, e.g.
+    /// on local expiry). Authority can only be given up this way, never gained.
+    pub fn relinquish(self) -> Observer {
+        let floor = self.lease.epoch;
+        self.who.observer(floor)
     }
 
     /// Give the lease back. Local authority ends whatever the remote answers (an unanswered release

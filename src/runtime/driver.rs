@@ -1,0 +1,684 @@
+//! One campaign's driver: the only owner of its machine, its authority token and its documents.
+//!
+//! For each event: machine step → persist (atomically) → perform the actions → feed their outcomes
+//! back as events, until the step settles. Writes are write-ahead: the machine's `Submitting`,
+//! `Cancelling` and `Intervening` records (which carry the intent's request id) are on disk before
+//! the request leaves. The driver never decides: it does what the machine says, through the token
+//! that allows it, and tells the machine what happened.
+
+use super::reduce::{identity, EventLine, Reducer, WakeSink};
+use super::{CampaignDoc, CrashPoint, EvidenceSummary, RemoteSummary, RuntimeConfig, Stats};
+use crate::control::{
+    ClaimOutcome, ClaimRefusal, Clock, ConfirmOutcome, ControlLost, Controller, Observer,
+    ReadbackOutcome, RemoteError, RenewOutcome, SubmitRequest, Transport, WriteIntent,
+    WriteOutcome as TokenOutcome,
+};
+use crate::store::Store;
+use argus_machines::{
+    Action, CampaignMachine, Command, Event, LeaseRefusal, LossReason, ReadbackAnswer, StateName,
+    WriteOutcome,
+};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::time::Instant;
+
+/// What a driver is fed.
+#[derive(Debug)]
+pub enum Input {
+    Command {
+        command: Command,
+        /// Text for a submit or an intervention.
+        text: Option<String>,
+        reply: oneshot::Sender<CommandReply>,
+    },
+    /// Validation verdict on a remote-terminal attempt.
+    Event(Event, oneshot::Sender<CommandReply>),
+    /// Stop after the current step; `release` gives a held lease back first.
+    Shutdown {
+        release: bool,
+        done: oneshot::Sender<()>,
+    },
+}
+
+/// The answer to an operator command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandReply {
+    /// False when the campaign's state refused the command (nothing happened).
+    pub accepted: bool,
+    pub state: StateName,
+}
+
+/// The token the campaign currently holds.
+enum Authority {
+    Observer(Observer),
+    Controller(Controller),
+    Ambiguous(crate::control::AmbiguousWrite),
+    Lost(ControlLost),
+}
+
+/// Why a driver stopped early (crash injection for tests).
+#[derive(Debug)]
+pub struct Crashed(pub CrashPoint);
+
+pub struct Driver<T: Transport + 'static> {
+    pub(super) id: String,
+    pub(super) machine: CampaignMachine,
+    pub(super) doc: CampaignDoc,
+    authority: Option<Authority>,
+    pub(super) remote: Arc<T>,
+    pub(super) store: Store,
+    pub(super) clock: Arc<dyn ClockArc>,
+    pub(super) calls: Arc<Semaphore>,
+    pub(super) config: Arc<RuntimeConfig>,
+    pub(super) wake: Arc<dyn WakeSink>,
+    pub(super) stats: Arc<Stats>,
+    pub(super) reducer: Reducer,
+    /// Entry actions still to perform (after a restore).
+    pub(super) pending: Vec<Action>,
+    pub(super) crash: Option<CrashPoint>,
+    submit_text: Option<String>,
+    last_lease_file: Option<argus_machines::Lease>,
+    jitter_seed: u64,
+    /// When the current write became ambiguous in this process (readback waits for the grace).
+    ambiguous_since: Option<Instant>,
+}
+
+/// A clock usable behind an `Arc` (the control `Clock` is generic-friendly; this is object-safe).
+pub trait ClockArc: Send + Sync {
+    fn now_secs(&self) -> u64;
+}
+
+impl<C: Clock> ClockArc for C {
+    fn now_secs(&self) -> u64 {
+        self.now()
+    }
+}
+
+/// Adapter so tokens (generic over `Clock`) can use the shared clock.
+struct ClockRef<'a>(&'a dyn ClockArc);
+
+impl Clock for ClockRef<'_> {
+    fn now(&self) -> u64 {
+        self.0.now_secs()
+    }
+}
+
+impl<T: Transport + 'static> Driver<T> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        machine: CampaignMachine,
+        doc: CampaignDoc,
+        entry: Vec<Action>,
+        remote: Arc<T>,
+        store: Store,
+        clock: Arc<dyn ClockArc>,
+        calls: Arc<Semaphore>,
+        config: Arc<RuntimeConfig>,
+        wake: Arc<dyn WakeSink>,
+        stats: Arc<Stats>,
+        reducer: Reducer,
+    ) -> Self {
+        let id = machine.campaign_id().to_string();
+        let observer = Observer::new(id.clone(), machine.controller_id().clone())
+            .with_epoch_floor(machine.memory().highest_epoch);
+        let jitter_seed = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        Driver {
+            id,
+            last_lease_file: machine.held_lease().cloned(),
+            machine,
+            doc,
+            authority: Some(Authority::Observer(observer)),
+            remote,
+            store,
+            clock,
+            calls,
+            config,
+            wake,
+            stats,
+            reducer,
+            pending: entry,
+            crash: None,
+            submit_text: None,
+            jitter_seed,
+            ambiguous_since: None,
+        }
+    }
+
+    /// Run until shutdown (or a crash point). The heartbeat timer lives here.
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Input>) -> Result<(), Crashed> {
+        // The restored state (never authority) is on disk before anything else happens.
+        self.write_doc();
+        let entry = std::mem::take(&mut self.pending);
+        self.perform_all(entry).await?;
+        let mut next = Instant::now() + self.next_delay();
+        loop {
+            tokio::select! {
+                input = rx.recv() => match input {
+                    None => return Ok(()),
+                    Some(Input::Shutdown { release, done }) => {
+                        if release {
+                            self.step_all(Event::Operator(Command::Release)).await?;
+                        }
+                        self.write_doc();
+                        let _ = done.send(());
+                        return Ok(());
+                    }
+                    Some(Input::Command { command, text, reply }) => {
+                        if let Some(t) = text {
+                            self.submit_text = Some(t);
+                        }
+                        let accepted = self.step_all(Event::Operator(command)).await?;
+                        let _ = reply.send(CommandReply { accepted, state: self.machine.state_name() });
+                    }
+                    Some(Input::Event(event, reply)) => {
+                        let accepted = self.step_all(event).await?;
+                        let _ = reply.send(CommandReply { accepted, state: self.machine.state_name() });
+                    }
+                },
+                _ = tokio::time::sleep_until(next) => {
+                    let now = self.clock.now_secs();
+                    self.stats.ticks.fetch_add(1, Ordering::Relaxed);
+                    self.step_all(Event::Tick { now }).await?;
+                    next = Instant::now() + self.next_delay();
+                }
+            }
+        }
+    }
+
+    /// The heartbeat, with ±10% jitter; exponential backoff (capped) while the remote is unavailable.
+    fn next_delay(&mut self) -> std::time::Duration {
+        self.jitter_seed = self
+            .jitter_seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let jitter = 0.9 + ((self.jitter_seed >> 33) % 1000) as f64 / 5000.0;
+        let base = self.config.heartbeat.mul_f64(jitter);
+        if self.machine.state_name() == StateName::RemoteUnavailable {
+            let failures = self.machine.record().failures.min(6);
+            base.saturating_mul(1 << failures)
+                .min(self.config.max_backoff)
+        } else {
+            base
+        }
+    }
+
+    /// Step an event and everything it leads to. Returns whether the first step had any effect.
+    async fn step_all(&mut self, event: Event) -> Result<bool, Crashed> {
+        let mut queue = VecDeque::from([event]);
+        let mut first = None;
+        while let Some(e) = queue.pop_front() {
+            let step = self.machine.step(&e);
+            first.get_or_insert(!step.is_noop());
+            self.stats.steps.fetch_add(1, Ordering::Relaxed);
+            if step.is_noop() {
+                if matches!(e, Event::Tick { .. } | Event::Observed(_)) {
+                    self.stats.noop_steps.fetch_add(1, Ordering::Relaxed);
+                }
+                continue;
+            }
+            if let Event::Observed(o) = &e {
+                if step.changed {
+                    self.doc.remote = Some(RemoteSummary::of(o));
+                }
+            }
+            if step.changed {
+                self.persist();
+                if step.actions.iter().any(|a| a.is_mutation()) {
+                    self.crash_at(CrashPoint::AfterIntentPersisted)?;
+                }
+                if matches!(e, Event::Written { .. }) {
+                    self.crash_at(CrashPoint::AfterOutcomePersisted)?;
+                }
+            }
+            for action in step.actions {
+                if let Some(follow) = self.perform(action).await? {
+                    queue.push_back(follow);
+                }
+            }
+        }
+        Ok(first.unwrap_or(false))
+    }
+
+    async fn perform_all(&mut self, actions: Vec<Action>) -> Result<(), Crashed> {
+        for a in actions {
+            if let Some(e) = self.perform(a).await? {
+                self.step_all(e).await?;
+            }
+        }
+        Ok(())
+    }
+
+    fn crash_at(&self, point: CrashPoint) -> Result<(), Crashed> {
+        if self.crash == Some(point) {
+            tracing::warn!(campaign_id = %self.id, ?point, "crash injected");
+            return Err(Crashed(point));
+        }
+        Ok(())
+    }
+
+    /// Persist the campaign document (machine record included) and the lease file.
+    fn persist(&mut self) {
+        self.doc.machine = self.machine.record();
+        self.doc.updated_at = self.clock.now_secs();
+        self.write_doc();
+        let held = self.machine.held_lease().cloned();
+        if held != self.last_lease_file {
+            if let Ok(path) = self.store.lease_path(&self.id) {
+                let doc = serde_json::json!({ "campaign_id": self.id, "held": held });
+                if let Err(e) = self.store.write_doc(&path, &doc) {
+                    tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record");
+                }
+            }
+            self.last_lease_file = held;
+        }
+    }
+
+    fn write_doc(&mut self) {
+        self.doc.machine = self.machine.record();
+        match self.store.campaign_path(&self.id) {
+            Ok(path) => match self.store.write_doc(&path, &self.doc) {
+                Ok(()) => {
+                    self.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign")
+                }
+            },
+            Err(e) => tracing::error!(campaign_id = %self.id, error = %e, "invalid campaign id"),
+        }
+    }
+
+    fn clock(&self) -> ClockRef<'_> {
+        ClockRef(self.clock.as_ref())
+    }
+
+    /// Take the observer side of the authority (an observer, or the observer inside a lost control).
+    fn take_observer(&mut self) -> Option<Observer> {
+        match self.authority.take() {
+            Some(Authority::Observer(o)) => Some(o),
+            Some(Authority::Lost(l)) => Some(l.acknowledge()),
+            Some(Authority::Ambiguous(a)) => Some(a.abandon()),
+            // The machine left control without a release (a loss): the token is given up locally.
+            Some(Authority::Controller(c)) => Some(c.relinquish()),
+            None => None,
+        }
+    }
+
+    fn take_controller(&mut self) -> Option<Controller> {
+        match self.authority.take() {
+            Some(Authority::Controller(c)) => Some(c),
+            other => {
+                self.authority = other;
+                None
+            }
+        }
+    }
+
+    /// Perform one action; return the event its outcome produces, if any.
+    async fn perform(&mut self, action: Action) -> Result<Option<Event>, Crashed> {
+        let ttl = self.config.lease_ttl_secs;
+        Ok(match action {
+            Action::Surface(sig) => {
+                let (task, revision) = self
+                    .doc
+                    .remote
+                    .as_ref()
+                    .map(|r| (Some(r.task.clone()), r.revision))
+                    .unwrap_or((None, None));
+                let id = identity(&self.id, &sig, task.as_ref(), revision);
+                if self.reducer.accept(&id) {
+                    let line = EventLine {
+                        schema_version: crate::store::STORE_SCHEMA_VERSION,
+                        at: self.clock.now_secs(),
+                        campaign_id: self.id.clone(),
+                        identity: id,
+                        event: sig.clone(),
+                    };
+                    if let Ok(path) = self.store.events_path(&self.id) {
+                        if let Err(e) = self.store.append_line(&path, &line) {
+                            tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
+                        }
+                    }
+                    self.stats.significant.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");
+                    self.doc.latest_significant_event = Some(sig);
+                }
+                None
+            }
+            Action::WakeArgus { reason } => {
+                self.stats.wakes.fetch_add(1, Ordering::Relaxed);
+                self.wake
+                    .wake(&self.id, reason, self.doc.latest_significant_event.as_ref());
+                None
+            }
+            Action::Quarantine { task, reason } => {
+                self.doc.quarantined = self.doc.quarantined.saturating_add(1);
+                tracing::warn!(campaign_id = %self.id, task = %task, ?reason, "remote data quarantined");
+                None
+            }
+            Action::Poll { task } => {
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                match self.remote.status(&task).await {
+                    Ok(o) => Some(Event::Observed(o)),
+                    Err(e) => {
+                        tracing::debug!(campaign_id = %self.id, class = e.class(), "status read failed");
+                        Some(Event::PollFailed)
+                    }
+                }
+            }
+            Action::FetchEvidence { task } => {
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                match self.remote.evidence(&task).await {
+                    Ok(ev) => {
+                        self.doc.latest_evidence = Some(EvidenceSummary::of(&ev));
+                        self.write_doc();
+                    }
+                    Err(e) => {
+                        tracing::debug!(campaign_id = %self.id, class = e.class(), "evidence read failed")
+                    }
+                }
+                None
+            }
+            Action::ReadControl => {
+                let Some(last) = self.machine.record().lease else {
+                    return Ok(None);
+                };
+                let Some(observer) = self.take_observer() else {
+                    return Ok(None);
+                };
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let now = self.clock.now_secs();
+                match observer
+                    .confirm(self.remote.as_ref(), &self.clock(), &last)
+                    .await
+                {
+                    ConfirmOutcome::Confirmed(c) => {
+                        let lease = c.lease().clone();
+                        self.authority = Some(Authority::Controller(c));
+                        Some(Event::ControlRead {
+                            lease: Some(lease),
+                            now,
+                        })
+                    }
+                    ConfirmOutcome::NotConfirmed(o, read) => {
+                        self.authority = Some(Authority::Observer(o));
+                        Some(Event::ControlRead { lease: read, now })
+                    }
+                    ConfirmOutcome::Unanswered(o, _) => {
+                        self.authority = Some(Authority::Observer(o));
+                        None
+                    }
+                }
+            }
+            Action::Claim { request_id } => {
+                let Some(observer) = self.take_observer() else {
+                    return Ok(None);
+                };
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let now = self.clock.now_secs();
+                match observer
+                    .claim(
+                        self.remote.as_ref(),
+                        &self.clock(),
+                        WriteIntent::persisted(request_id),
+                        ttl,
+                    )
+                    .await
+                {
+                    ClaimOutcome::Granted(c) => {
+                        let lease = c.lease().clone();
+                        self.authority = Some(Authority::Controller(c));
+                        Some(Event::LeaseGranted { lease, now })
+                    }
+                    ClaimOutcome::Refused(o, why) => {
+                        self.authority = Some(Authority::Observer(o));
+                        let reason = match why {
+                            ClaimRefusal::Remote(e) => refusal_of(&e),
+                            ClaimRefusal::NotOurs => LeaseRefusal::HeldByOther,
+                        };
+                        Some(Event::LeaseRefused { reason })
+                    }
+                }
+            }
+            Action::Renew { .. } => {
+                let Some(c) = self.take_controller() else {
+                    return Ok(None);
+                };
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let now = self.clock.now_secs();
+                match c
+                    .renew(
+                        self.remote.as_ref(),
+                        &self.clock(),
+                        WriteIntent::fresh(),
+                        ttl,
+                    )
+                    .await
+                {
+                    RenewOutcome::Renewed(c) => {
+                        let lease = c.lease().clone();
+                        self.authority = Some(Authority::Controller(c));
+                        Some(Event::LeaseGranted { lease, now })
+                    }
+                    RenewOutcome::Unanswered(c, _) => {
+                        self.authority = Some(Authority::Controller(c));
+                        None
+                    }
+                    RenewOutcome::Lost(l) => {
+                        let reason = match l.reason() {
+                            LossReason::Refused(r) => r,
+                            LossReason::Expired => LeaseRefusal::Expired,
+                            _ => LeaseRefusal::HeldByOther,
+                        };
+                        self.authority = Some(Authority::Lost(l));
+                        Some(Event::LeaseRefused { reason })
+                    }
+                }
+            }
+            Action::Release { .. } => {
+                if let Some(c) = self.take_controller() {
+                    let _permit = self.calls.clone().acquire_owned().await;
+                    self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                    let (o, answer) = c.release(self.remote.as_ref(), WriteIntent::fresh()).await;
+                    if let Err(e) = answer {
+                        tracing::warn!(campaign_id = %self.id, class = e.class(), "release unanswered; the lease will expire");
+                    }
+                    self.authority = Some(Authority::Observer(o));
+                }
+                None
+            }
+            Action::Submit { request_id, .. } => {
+                let Some(c) = self.take_controller() else {
+                    return Ok(Some(Event::Written {
+                        request_id,
+                        outcome: WriteOutcome::Refused,
+                    }));
+                };
+                let request = SubmitRequest {
+                    text: self
+                        .submit_text
+                        .clone()
+                        .unwrap_or_else(|| self.doc.objective.clone()),
+                    project: self.config.project.clone(),
+                };
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let outcome = c
+                    .submit(
+                        self.remote.as_ref(),
+                        &self.clock(),
+                        WriteIntent::persisted(request_id.clone()),
+                        &request,
+                    )
+                    .await;
+                self.crash_at(CrashPoint::AfterAnswerReceived)?;
+                Some(self.settle(request_id, outcome.map_applied(Some)))
+            }
+            Action::Cancel {
+                request_id, task, ..
+            } => {
+                let Some(c) = self.take_controller() else {
+                    return Ok(Some(Event::Written {
+                        request_id,
+                        outcome: WriteOutcome::Refused,
+                    }));
+                };
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let outcome = c
+                    .cancel(
+                        self.remote.as_ref(),
+                        &self.clock(),
+                        WriteIntent::persisted(request_id.clone()),
+                        &task,
+                    )
+                    .await;
+                self.crash_at(CrashPoint::AfterAnswerReceived)?;
+                Some(self.settle(request_id, outcome.map_applied(|()| None)))
+            }
+            Action::Intervene {
+                request_id, task, ..
+            } => {
+                let Some(c) = self.take_controller() else {
+                    return Ok(Some(Event::Written {
+                        request_id,
+                        outcome: WriteOutcome::Refused,
+                    }));
+                };
+                let text = self.submit_text.clone().unwrap_or_default();
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let outcome = c
+                    .intervene(
+                        self.remote.as_ref(),
+                        &self.clock(),
+                        WriteIntent::persisted(request_id.clone()),
+                        &task,
+                        &text,
+                    )
+                    .await;
+                self.crash_at(CrashPoint::AfterAnswerReceived)?;
+                Some(self.settle(request_id, outcome.map_applied(|()| None)))
+            }
+            Action::Readback { request_id } => {
+                // Too early: the request may still be in flight. The heartbeat asks again.
+                if self
+                    .ambiguous_since
+                    .is_some_and(|t| t.elapsed() < self.config.readback_grace)
+                {
+                    return Ok(None);
+                }
+                let _permit = self.calls.clone().acquire_owned().await;
+                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let answer = match self.authority.take() {
+                    Some(Authority::Ambiguous(a)) => {
+                        match a.request_status(self.remote.as_ref()).await {
+                            ReadbackOutcome::Resolved {
+                                observer, applied, ..
+                            } => {
+                                self.authority = Some(Authority::Observer(observer));
+                                match applied {
+                                    Some(task) => ReadbackAnswer::Applied { task },
+                                    None => ReadbackAnswer::NotApplied,
+                                }
+                            }
+                            ReadbackOutcome::Unresolved(a, _) => {
+                                self.authority = Some(Authority::Ambiguous(a));
+                                ReadbackAnswer::Unavailable
+                            }
+                        }
+                    }
+                    other => {
+                        // After a restart (or a loss) the observer reads back the same way.
+                        let observer = match other {
+                            Some(Authority::Observer(o)) => o,
+                            Some(Authority::Lost(l)) => l.acknowledge(),
+                            Some(Authority::Controller(c)) => {
+                                self.authority = Some(Authority::Controller(c));
+                                return Ok(None);
+                            }
+                            _ => {
+                                Observer::new(self.id.clone(), self.machine.controller_id().clone())
+                                    .with_epoch_floor(self.machine.memory().highest_epoch)
+                            }
+                        };
+                        let answer = observer
+                            .request_status(self.remote.as_ref(), &request_id)
+                            .await
+                            .unwrap_or(ReadbackAnswer::Unavailable);
+                        self.authority = Some(Authority::Observer(observer));
+                        answer
+                    }
+                };
+                Some(Event::ReadBack { request_id, answer })
+            }
+        })
+    }
+
+    /// Map a token outcome to the machine's event, keeping the token that comes back.
+    fn settle(
+        &mut self,
+        request_id: argus_machines::RequestId,
+        outcome: TokenOutcome<Option<argus_machines::TaskId>>,
+    ) -> Event {
+        let outcome = match outcome {
+            TokenOutcome::Applied(c, task) => {
+                self.authority = Some(Authority::Controller(c));
+                WriteOutcome::Acked { task }
+            }
+            TokenOutcome::Rejected(c, e) => {
+                tracing::info!(campaign_id = %self.id, class = e.class(), "write refused; nothing applied");
+                self.authority = Some(Authority::Controller(c));
+                WriteOutcome::Refused
+            }
+            TokenOutcome::Ambiguous(a) => {
+                self.authority = Some(Authority::Ambiguous(a));
+                self.ambiguous_since = Some(Instant::now());
+                WriteOutcome::TimedOut
+            }
+            TokenOutcome::Lost(l) => {
+                self.authority = Some(Authority::Lost(l));
+                WriteOutcome::Fenced
+            }
+        };
+        Event::Written {
+            request_id,
+            outcome,
+        }
+    }
+}
+
+fn refusal_of(e: &RemoteError) -> LeaseRefusal {
+    match e {
+        RemoteError::LeaseHeldByOther => LeaseRefusal::HeldByOther,
+        RemoteError::StaleEpoch => LeaseRefusal::StaleEpoch,
+        RemoteError::LeaseExpired => LeaseRefusal::Expired,
+        RemoteError::UnknownCampaign => LeaseRefusal::UnknownCampaign,
+        _ => LeaseRefusal::NoAnswer,
+    }
+}
+
+/// Re-type the success value of a token outcome.
+trait MapApplied<T> {
+    fn map_applied<U>(self, f: impl FnOnce(T) -> U) -> TokenOutcome<U>;
+}
+
+impl<T> MapApplied<T> for TokenOutcome<T> {
+    fn map_applied<U>(self, f: impl FnOnce(T) -> U) -> TokenOutcome<U> {
+        match self {
+            TokenOutcome::Applied(c, v) => TokenOutcome::Applied(c, f(v)),
+            TokenOutcome::Rejected(c, e) => TokenOutcome::Rejected(c, e),
+            TokenOutcome::Ambiguous(a) => TokenOutcome::Ambiguous(a),
+            TokenOutcome::Lost(l) => TokenOutcome::Lost(l),
+        }
+    }
+}

@@ -1,0 +1,614 @@
+//! The supervisor runtime: campaigns, their drivers and heartbeats, recovery from disk.
+//!
+//! This module owns the set of supervised campaigns: one driver task each (see [`driver`]), a shared
+//! limit on concurrent remote calls, the configuration the machines decide with, and startup
+//! recovery. Recovery follows DESIGN.md invariant 8 through `CampaignMachine::restore`: controllers
+//! come back confirming with `read_control`, in-flight writes come back ambiguous and are read back,
+//! and nothing is reacquired blindly. It must never act on a campaign except through its driver.
+
+pub mod driver;
+pub mod reduce;
+
+use crate::control::{Evidence, Transport, SAFETY_MARGIN_SECS};
+use crate::security::Untrusted;
+use crate::store::{Store, StoreError};
+use argus_machines::{
+    CampaignMachine, CampaignRecord, Command, ControllerId, Event, Observation, Policy,
+    RemoteState, Significant, StateName, TaskId,
+};
+use driver::{ClockArc, CommandReply, Driver, Input};
+use reduce::{EventLine, Reducer, WakeSink};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+/// How the runtime decides and paces. Build with [`RuntimeConfig::new`] and [`RuntimeConfig::validate`].
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    pub controller_id: ControllerId,
+    /// `ARGUS_SUPERVISOR_HEARTBEAT_SECONDS` (default 120).
+    pub heartbeat: Duration,
+    /// `ARGUS_SUPERVISOR_LEASE_TTL_SECONDS` (default 600).
+    pub lease_ttl_secs: u64,
+    /// Remote calls in flight at once, across all campaigns.
+    pub max_concurrent_calls: usize,
+    /// Consecutive failed reads before REMOTE_UNAVAILABLE is surfaced (once).
+    pub unavailable_threshold: u32,
+    /// Cap on the backoff between reads while the remote is unavailable.
+    pub max_backoff: Duration,
+    /// Release held leases on a clean shutdown (default: keep them; a restart within the TTL resumes
+    /// control only after `read_control` confirms it).
+    pub release_on_shutdown: bool,
+    /// `OPENTRAINING_A2A_PROJECT`, sent as the submit's project selection.
+    pub project: Option<String>,
+    /// How long after a write became ambiguous before `request_status` is asked. A request still
+    /// in flight at the remote could otherwise be read back as `not_applied` and then apply, and
+    /// the next decision would create a second attempt. Set it above the client's total timeout.
+    pub readback_grace: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS must be at least 1 second")]
+    Heartbeat,
+    #[error("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS must be at least two heartbeats plus {SAFETY_MARGIN_SECS}s of safety margin (plus 30s of slack)")]
+    LeaseTtl,
+}
+
+impl RuntimeConfig {
+    pub fn new(controller_id: ControllerId) -> Self {
+        RuntimeConfig {
+            controller_id,
+            heartbeat: Duration::from_secs(120),
+            lease_ttl_secs: 600,
+            max_concurrent_calls: 32,
+            unavailable_threshold: 3,
+            max_backoff: Duration::from_secs(30 * 60),
+            release_on_shutdown: false,
+            project: None,
+            readback_grace: Duration::from_secs(60),
+        }
+    }
+
+    /// Refuse a configuration in which the lease could lapse between two heartbeats.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.heartbeat < Duration::from_millis(1) {
+            return Err(ConfigError::Heartbeat);
+        }
+        let two_beats = self.heartbeat.as_secs_f64().ceil() as u64 * 2;
+        if self.lease_ttl_secs < two_beats + SAFETY_MARGIN_SECS + 30 {
+            return Err(ConfigError::LeaseTtl);
+        }
+        Ok(())
+    }
+
+    /// The machine's policy: renew two heartbeats (plus the margin) before the lease would lapse.
+    pub fn policy(&self) -> Policy {
+        let beat = self.heartbeat.as_secs_f64().ceil() as u64;
+        Policy {
+            renew_ahead: (2 * beat + SAFETY_MARGIN_SECS + 15)
+                .min(self.lease_ttl_secs.saturating_sub(1)),
+            expiry_margin: SAFETY_MARGIN_SECS,
+            unavailable_threshold: self.unavailable_threshold,
+        }
+    }
+}
+
+/// Crash points of the step pipeline, for crash tests: the driver stops dead there, as a killed
+/// process would. ("After the request was sent" is exercised by killing mid-request.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashPoint {
+    AfterIntentPersisted,
+    AfterAnswerReceived,
+    AfterOutcomePersisted,
+}
+
+/// Counters for tests, the API and benchmarks.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub ticks: AtomicU64,
+    pub steps: AtomicU64,
+    pub noop_steps: AtomicU64,
+    pub disk_writes: AtomicU64,
+    pub significant: AtomicU64,
+    pub wakes: AtomicU64,
+    pub remote_calls: AtomicU64,
+}
+
+/// The last material reading, for people and the API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteSummary {
+    pub task: TaskId,
+    pub state: RemoteState,
+    pub stage: Option<String>,
+    pub revision: Option<u64>,
+    pub heartbeat_seq: Option<u64>,
+    pub evidence_revision: Option<u64>,
+    pub blocked: bool,
+}
+
+impl RemoteSummary {
+    pub fn of(o: &Observation) -> Self {
+        RemoteSummary {
+            task: o.task.clone(),
+            state: o.state,
+            stage: o.stage.clone(),
+            revision: o.revision,
+            heartbeat_seq: o.heartbeat_seq,
+            evidence_revision: o.evidence_revision,
+            blocked: o.blocked,
+        }
+    }
+}
+
+/// Bounded evidence, as remote data (never instructions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceSummary {
+    pub task: TaskId,
+    pub evidence_revision: Option<u64>,
+    pub artifacts: Vec<ArtifactSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactSummary {
+    pub name: Option<String>,
+    /// At most 2 KiB of sanitised text, labelled untrusted wherever shown.
+    pub untrusted_excerpt: Option<String>,
+    pub uris: Vec<String>,
+    pub bytes: usize,
+}
+
+impl EvidenceSummary {
+    pub fn of(e: &Evidence) -> Self {
+        EvidenceSummary {
+            task: e.task.clone(),
+            evidence_revision: e.evidence_revision,
+            artifacts: e
+                .artifacts
+                .iter()
+                .take(16)
+                .map(|a| ArtifactSummary {
+                    name: a.name.as_ref().map(|n| n.as_str().to_string()),
+                    untrusted_excerpt: a
+                        .text
+                        .as_ref()
+                        .map(|t| Untrusted::new(t.as_str(), 2048).as_str().to_string()),
+                    uris: a.uris.iter().map(|u| u.as_str().to_string()).collect(),
+                    bytes: a.bytes,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `campaigns/<id>.json`: the spec's campaign model around the machine's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignDoc {
+    pub campaign_id: String,
+    pub objective: String,
+    pub created_at: u64,
+    pub updated_at: u64,
+    pub machine: CampaignRecord,
+    pub remote: Option<RemoteSummary>,
+    pub latest_significant_event: Option<Significant>,
+    pub latest_evidence: Option<EvidenceSummary>,
+    /// A question for a human (Needs you) that the supervisor itself raised.
+    pub pending_question: Option<String>,
+    pub quarantined: u32,
+}
+
+type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
+
+/// A campaign as the runtime knows it: its driver's inbox.
+#[derive(Clone)]
+pub struct CampaignHandle {
+    tx: mpsc::Sender<Input>,
+    task: Arc<Mutex<Option<DriverTask>>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("unknown campaign")]
+    UnknownCampaign,
+    #[error("campaign already exists")]
+    Exists,
+    #[error("the campaign's driver has stopped")]
+    Stopped,
+}
+
+/// The supervisor runtime.
+pub struct Runtime<T: Transport + 'static> {
+    store: Store,
+    remote: Arc<T>,
+    config: Arc<RuntimeConfig>,
+    clock: Arc<dyn ClockArc>,
+    calls: Arc<Semaphore>,
+    wake: Arc<dyn WakeSink>,
+    stats: Arc<Stats>,
+    campaigns: Mutex<BTreeMap<String, CampaignHandle>>,
+    crash: Mutex<Option<CrashPoint>>,
+    /// Material problems found while recovering (moved-aside files), for the operator.
+    pub recovery_reports: Vec<String>,
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl<T: Transport + 'static> Runtime<T> {
+    /// Start the runtime on `store`, recovering every campaign found there.
+    pub fn start(
+        store: Store,
+        remote: Arc<T>,
+        config: RuntimeConfig,
+        clock: Arc<dyn ClockArc>,
+        wake: Arc<dyn WakeSink>,
+    ) -> Result<Runtime<T>, RuntimeError> {
+        Self::start_with_crash(store, remote, config, clock, wake, None)
+    }
+
+    /// `start`, with every recovered driver set to stop dead at `crash` (crash tests only).
+    pub fn start_with_crash(
+        store: Store,
+        remote: Arc<T>,
+        config: RuntimeConfig,
+        clock: Arc<dyn ClockArc>,
+        wake: Arc<dyn WakeSink>,
+        crash: Option<CrashPoint>,
+    ) -> Result<Runtime<T>, RuntimeError> {
+        let mut rt = Runtime {
+            calls: Arc::new(Semaphore::new(config.max_concurrent_calls.max(1))),
+            config: Arc::new(config),
+            store,
+            remote,
+            clock,
+            wake,
+            stats: Arc::new(Stats::default()),
+            campaigns: Mutex::new(BTreeMap::new()),
+            crash: Mutex::new(crash),
+            recovery_reports: vec![],
+        };
+        let supervisor = serde_json::json!({
+            "controller_id": rt.config.controller_id.as_str(),
+            "started_at": now_secs(),
+        });
+        rt.store
+            .write_doc(&rt.store.supervisor_path(), &supervisor)?;
+        for id in rt.store.campaign_ids()? {
+            rt.recover(&id)?;
+        }
+        Ok(rt)
+    }
+
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Make the next driver spawned stop dead at `point` (crash tests).
+    pub fn inject_crash(&self, point: Option<CrashPoint>) {
+        *self.crash.lock().unwrap_or_else(|p| p.into_inner()) = point;
+    }
+
+    fn recover(&mut self, id: &str) -> Result<(), RuntimeError> {
+        let path = self.store.campaign_path(id)?;
+        let (machine, doc, entry) = match self.store.read_doc::<CampaignDoc>(&path) {
+            Ok(Some(doc)) => match CampaignMachine::restore(&doc.machine, self.config.policy()) {
+                Ok((machine, entry)) => (machine, doc, entry),
+                Err(e) => {
+                    let moved = self.store.move_aside(&path)?;
+                    self.report(id, &format!("campaign record refused ({e}); {moved}"));
+                    self.blank(id, &doc.objective, format!("The stored state was invalid ({e}) and was moved aside; review before acting."))
+                }
+            },
+            Ok(None) => return Ok(()),
+            Err(StoreError::Corrupt { moved_to, .. }) => {
+                self.report(
+                    id,
+                    &format!("corrupt campaign document moved to {}", moved_to.display()),
+                );
+                self.blank(
+                    id,
+                    "",
+                    format!(
+                        "The stored state was corrupt and was moved to {}; review before acting.",
+                        moved_to.display()
+                    ),
+                )
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.spawn(machine, doc, entry);
+        Ok(())
+    }
+
+    /// A corrupt campaign comes back as a detached observer with a question: never with authority.
+    fn blank(
+        &self,
+        id: &str,
+        objective: &str,
+        question: String,
+    ) -> (CampaignMachine, CampaignDoc, Vec<argus_machines::Action>) {
+        let machine =
+            CampaignMachine::new(id, self.config.controller_id.clone(), self.config.policy());
+        let now = now_secs();
+        let doc = CampaignDoc {
+            campaign_id: id.to_string(),
+            objective: objective.to_string(),
+            created_at: now,
+            updated_at: now,
+            machine: machine.record(),
+            remote: None,
+            latest_significant_event: None,
+            latest_evidence: None,
+            pending_question: Some(question),
+            quarantined: 0,
+        };
+        if let Ok(path) = self.store.campaign_path(id) {
+            let _ = self.store.write_doc(&path, &doc);
+        }
+        (machine, doc, vec![])
+    }
+
+    fn report(&mut self, id: &str, what: &str) {
+        tracing::error!(campaign_id = id, "{what}");
+        self.recovery_reports.push(format!("{id}: {what}"));
+    }
+
+    fn spawn(
+        &self,
+        machine: CampaignMachine,
+        doc: CampaignDoc,
+        entry: Vec<argus_machines::Action>,
+    ) {
+        let id = machine.campaign_id().to_string();
+        let reducer = self
+            .store
+            .events_path(&id)
+            .ok()
+            .and_then(|p| self.store.read_lines::<EventLine>(&p).ok())
+            .map(|(lines, _)| Reducer::from_log(&lines))
+            .unwrap_or_default();
+        let mut driver = Driver::new(
+            machine,
+            doc,
+            entry,
+            self.remote.clone(),
+            self.store.clone(),
+            self.clock.clone(),
+            self.calls.clone(),
+            self.config.clone(),
+            self.wake.clone(),
+            self.stats.clone(),
+            reducer,
+        );
+        driver.crash = *self.crash.lock().unwrap_or_else(|p| p.into_inner());
+        let (tx, rx) = mpsc::channel(64);
+        let task = tokio::spawn(driver.run(rx));
+        self.campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                id,
+                CampaignHandle {
+                    tx,
+                    task: Arc::new(Mutex::new(Some(task))),
+                },
+            );
+    }
+
+    /// Create a campaign (observer, detached) and persist it.
+    pub fn create(&self, id: &str, objective: &str) -> Result<(), RuntimeError> {
+        crate::store::validate_campaign_id(id)?;
+        if self
+            .campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id)
+        {
+            return Err(RuntimeError::Exists);
+        }
+        let machine =
+            CampaignMachine::new(id, self.config.controller_id.clone(), self.config.policy());
+        let now = now_secs();
+        let doc = CampaignDoc {
+            campaign_id: id.to_string(),
+            objective: Untrusted::new(objective, 4096).as_str().to_string(),
+            created_at: now,
+            updated_at: now,
+            machine: machine.record(),
+            remote: None,
+            latest_significant_event: None,
+            latest_evidence: None,
+            pending_question: None,
+            quarantined: 0,
+        };
+        self.store.write_doc(&self.store.campaign_path(id)?, &doc)?;
+        self.spawn(machine, doc, vec![]);
+        Ok(())
+    }
+
+    fn handle(&self, id: &str) -> Result<CampaignHandle, RuntimeError> {
+        self.campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+            .ok_or(RuntimeError::UnknownCampaign)
+    }
+
+    /// Send an operator command through the campaign's machine (the only door to the remote).
+    /// Claim, submit, intervene and cancel get a fresh request id here.
+    pub async fn command(
+        &self,
+        id: &str,
+        command: OperatorCommand,
+    ) -> Result<CommandReply, RuntimeError> {
+        let fresh = || argus_machines::RequestId::new(uuid::Uuid::new_v4().to_string());
+        let (command, text) = match command {
+            OperatorCommand::Observe { task } => (Command::Observe { task }, None),
+            OperatorCommand::Claim => (
+                Command::Claim {
+                    request_id: fresh(),
+                },
+                None,
+            ),
+            OperatorCommand::Submit { text } => (
+                Command::Submit {
+                    request_id: fresh(),
+                },
+                text,
+            ),
+            OperatorCommand::Intervene { text } => (
+                Command::Intervene {
+                    request_id: fresh(),
+                },
+                Some(text),
+            ),
+            OperatorCommand::Cancel => (
+                Command::Cancel {
+                    request_id: fresh(),
+                },
+                None,
+            ),
+            OperatorCommand::Release => (Command::Release, None),
+            OperatorCommand::Pause => (Command::Pause, None),
+            OperatorCommand::Resume => (Command::Resume, None),
+            OperatorCommand::Abandon => (Command::Abandon, None),
+        };
+        let (reply, rx) = oneshot::channel();
+        self.handle(id)?
+            .tx
+            .send(Input::Command {
+                command,
+                text,
+                reply,
+            })
+            .await
+            .map_err(|_| RuntimeError::Stopped)?;
+        rx.await.map_err(|_| RuntimeError::Stopped)
+    }
+
+    /// Feed a local validation verdict on a remote-terminal attempt.
+    pub async fn validate(
+        &self,
+        id: &str,
+        verdict: argus_machines::Verdict,
+    ) -> Result<CommandReply, RuntimeError> {
+        let (reply, rx) = oneshot::channel();
+        self.handle(id)?
+            .tx
+            .send(Input::Event(Event::Validated { verdict }, reply))
+            .await
+            .map_err(|_| RuntimeError::Stopped)?;
+        rx.await.map_err(|_| RuntimeError::Stopped)
+    }
+
+    /// The persisted document of a campaign.
+    pub fn document(&self, id: &str) -> Result<Option<CampaignDoc>, RuntimeError> {
+        Ok(self.store.read_doc(&self.store.campaign_path(id)?)?)
+    }
+
+    /// The campaign's significant events, oldest first.
+    pub fn events(&self, id: &str) -> Result<Vec<EventLine>, RuntimeError> {
+        Ok(self.store.read_lines(&self.store.events_path(id)?)?.0)
+    }
+
+    pub fn campaign_ids(&self) -> Vec<String> {
+        self.campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// The current machine state, from disk.
+    pub fn state(&self, id: &str) -> Result<Option<StateName>, RuntimeError> {
+        Ok(self.document(id)?.map(|d| d.machine.state))
+    }
+
+    /// True when the campaign's driver has stopped (crash injection or panic).
+    pub fn is_stopped(&self, id: &str) -> bool {
+        self.handle(id)
+            .map(|h| {
+                h.task
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .is_none_or(|t| t.is_finished())
+            })
+            .unwrap_or(true)
+    }
+
+    /// Stop every driver dead, as a SIGKILL would: no further step, no further write.
+    pub fn kill(&self) {
+        for h in self
+            .campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
+            if let Some(t) = h.task.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                t.abort();
+            }
+        }
+    }
+
+    /// Clean shutdown: each driver finishes its step, persists, and stops. Leases are kept unless
+    /// `release_on_shutdown`.
+    pub async fn shutdown(&self) {
+        let handles: Vec<CampaignHandle> = self
+            .campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for h in handles {
+            let (done, rx) = oneshot::channel();
+            if h.tx
+                .send(Input::Shutdown {
+                    release: self.config.release_on_shutdown,
+                    done,
+                })
+                .await
+                .is_ok()
+            {
+                let _ = rx.await;
+            }
+        }
+        let supervisor = serde_json::json!({
+            "controller_id": self.config.controller_id.as_str(),
+            "stopped_at": now_secs(),
+        });
+        let _ = self
+            .store
+            .write_doc(&self.store.supervisor_path(), &supervisor);
+    }
+}
+
+/// Operator commands as the API and CLI express them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperatorCommand {
+    Observe { task: Option<TaskId> },
+    Claim,
+    Submit { text: Option<String> },
+    Intervene { text: String },
+    Cancel,
+    Release,
+    Pause,
+    Resume,
+    Abandon,
+}

@@ -1,0 +1,191 @@
+//! Event reduction and the wake policy's seam.
+//!
+//! The machine already emits only the seven significant classes, and only on material change. This
+//! module adds the stable identity each event is deduplicated by (campaign id, remote task id,
+//! revision / heartbeat_seq, event type, evidence revision), so a replay after a restart or a
+//! duplicated delivery never logs or wakes twice. It never decides what is significant.
+
+use argus_machines::{ControlChange, Significant, TaskId, WakeReason};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How many identities are remembered (the newest win).
+const REMEMBERED: usize = 4096;
+
+/// One line of `events/<campaign-id>.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventLine {
+    pub schema_version: u32,
+    /// Unix seconds.
+    pub at: u64,
+    pub campaign_id: String,
+    pub identity: String,
+    pub event: Significant,
+}
+
+/// The deduplication identity of a significant event, given what the campaign last saw.
+pub fn identity(
+    campaign: &str,
+    event: &Significant,
+    task: Option<&TaskId>,
+    revision: Option<u64>,
+) -> String {
+    let task = task.map(TaskId::as_str).unwrap_or("-");
+    let rev = |r: Option<u64>| r.map_or("-".to_string(), |r| r.to_string());
+    match event {
+        Significant::StateChanged {
+            task,
+            revision,
+            stage,
+            ..
+        } => {
+            format!(
+                "{campaign}|{task}|{}|STATE_CHANGED|{}",
+                rev(*revision),
+                stage.as_deref().unwrap_or("-")
+            )
+        }
+        Significant::AttemptCompleted { task, revision, .. } => {
+            format!("{campaign}|{task}|{}|ATTEMPT_COMPLETED", rev(*revision))
+        }
+        Significant::EvidenceReady {
+            task,
+            evidence_revision,
+        } => {
+            format!("{campaign}|{task}|-|EVIDENCE_READY|{evidence_revision}")
+        }
+        Significant::Blocked { reason } => {
+            format!("{campaign}|{task}|{}|BLOCKED|{reason:?}", rev(revision))
+        }
+        Significant::ControlChanged { change } => {
+            let epoch = match change {
+                ControlChange::Acquired { epoch }
+                | ControlChange::Confirmed { epoch }
+                | ControlChange::Released { epoch } => epoch.to_string(),
+                _ => "-".into(),
+            };
+            format!(
+                "{campaign}|{task}|{}|CONTROL_CHANGED|{change:?}|{epoch}",
+                rev(revision)
+            )
+        }
+        Significant::MissionCompleted { end } => {
+            format!("{campaign}|-|-|MISSION_COMPLETED|{end:?}")
+        }
+        Significant::RemoteUnavailable { failures } => {
+            format!(
+                "{campaign}|{task}|{}|REMOTE_UNAVAILABLE|{failures}",
+                rev(revision)
+            )
+        }
+    }
+}
+
+/// Remembers identities already logged.
+#[derive(Debug, Default)]
+pub struct Reducer {
+    seen: HashSet<String>,
+    order: VecDeque<String>,
+}
+
+impl Reducer {
+    /// Rebuild from the log's lines (the newest `REMEMBERED`).
+    pub fn from_log(lines: &[EventLine]) -> Reducer {
+        let mut r = Reducer::default();
+        for l in lines.iter().rev().take(REMEMBERED).rev() {
+            r.remember(l.identity.clone());
+        }
+        r
+    }
+
+    /// True the first time an identity is offered.
+    pub fn accept(&mut self, identity: &str) -> bool {
+        if self.seen.contains(identity) {
+            return false;
+        }
+        self.remember(identity.to_string());
+        true
+    }
+
+    fn remember(&mut self, id: String) {
+        if self.seen.insert(id.clone()) {
+            self.order.push_back(id);
+        }
+        while self.order.len() > REMEMBERED {
+            if let Some(old) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+    }
+}
+
+/// Where wakes go: the Argus bridge plugs in here (a later issue). Every wake is counted.
+pub trait WakeSink: Send + Sync {
+    fn wake(&self, campaign_id: &str, reason: WakeReason, latest: Option<&Significant>);
+}
+
+/// A sink that only counts, for runs without an Argus runtime and for tests.
+#[derive(Debug, Default)]
+pub struct CountingWake {
+    pub wakes: AtomicU64,
+}
+
+impl WakeSink for CountingWake {
+    fn wake(&self, campaign_id: &str, reason: WakeReason, _latest: Option<&Significant>) {
+        self.wakes.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            campaign_id,
+            ?reason,
+            "argus wake (no Argus runtime attached)"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use argus_machines::{RemoteOutcome, RemoteState};
+
+    #[test]
+    fn the_same_event_is_accepted_once_and_a_new_revision_again() {
+        let t = TaskId::new("t1");
+        let a = Significant::AttemptCompleted {
+            task: t.clone(),
+            outcome: RemoteOutcome::Failed,
+            revision: Some(3),
+        };
+        let mut r = Reducer::default();
+        assert!(r.accept(&identity("c", &a, None, None)));
+        assert!(
+            !r.accept(&identity("c", &a, None, None)),
+            "duplicate delivery"
+        );
+        let s3 = Significant::StateChanged {
+            task: t.clone(),
+            remote_state: RemoteState::Working,
+            stage: None,
+            revision: Some(3),
+        };
+        let s4 = Significant::StateChanged {
+            task: t,
+            remote_state: RemoteState::Working,
+            stage: None,
+            revision: Some(4),
+        };
+        assert!(r.accept(&identity("c", &s3, None, None)));
+        assert!(r.accept(&identity("c", &s4, None, None)));
+        let rebuilt = Reducer::from_log(&[EventLine {
+            schema_version: 1,
+            at: 0,
+            campaign_id: "c".into(),
+            identity: identity("c", &a, None, None),
+            event: a.clone(),
+        }]);
+        let mut rebuilt = rebuilt;
+        assert!(
+            !rebuilt.accept(&identity("c", &a, None, None)),
+            "remembered across a restart"
+        );
+    }
+}

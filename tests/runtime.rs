@@ -1,0 +1,750 @@
+//! The runtime against the simulated remote over loopback HTTP: the spec's integration cases, crash
+//! points, and restart recovery from disk. Assertions come from the sim's audit (what the remote
+//! actually saw) and from the persisted documents and event logs.
+
+use argus_machines::{ControlChange, LossReason, Significant, StateName, Verdict};
+use argus_supervisor::a2a::{A2aClient, HttpConfig};
+use argus_supervisor::runtime::driver::ClockArc;
+use argus_supervisor::runtime::reduce::CountingWake;
+use argus_supervisor::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor::sim::{self, Fault, Scenario, SimHandle, SimOptions};
+use argus_supervisor::store::Store;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The system clock plus an offset the test can move (the supervisor's notion of now).
+#[derive(Default)]
+struct TestClock(AtomicU64);
+
+impl ClockArc for TestClock {
+    fn now_secs(&self) -> u64 {
+        let real = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        real + self.0.load(Ordering::SeqCst)
+    }
+}
+
+struct Rig {
+    sim: SimHandle,
+    store: Store,
+    clock: Arc<TestClock>,
+    wake: Arc<CountingWake>,
+}
+
+async fn rig(scenario: &str) -> Rig {
+    let sim = sim::start(
+        "127.0.0.1:0".parse().expect("addr"),
+        SimOptions {
+            scenario: Scenario::load(scenario).expect("scenario"),
+            token: None,
+        },
+    )
+    .await
+    .expect("sim");
+    let dir = std::env::temp_dir().join(format!("argus-runtime-{}", uuid::Uuid::new_v4()));
+    Rig {
+        sim,
+        store: Store::open(dir).expect("store"),
+        clock: Arc::new(TestClock::default()),
+        wake: Arc::new(CountingWake::default()),
+    }
+}
+
+async fn runtime(rig: &Rig) -> Runtime<A2aClient> {
+    let mut http = HttpConfig::new(rig.sim.url());
+    http.allow_insecure_loopback = true;
+    http.total_timeout = Duration::from_millis(800);
+    http.read_timeout = Duration::from_millis(800);
+    let client = A2aClient::discover(&http).await.expect("discover");
+    let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_millis(100);
+    config.lease_ttl_secs = 120;
+    config.readback_grace = Duration::from_millis(1_000);
+    config.validate().expect("valid config");
+    Runtime::start(
+        rig.store.clone(),
+        Arc::new(client),
+        config,
+        rig.clock.clone(),
+        rig.wake.clone(),
+    )
+    .expect("runtime")
+}
+
+async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = rt.state(id).expect("doc");
+        if now == Some(want) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{id} never reached {want:?}; it is {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn classes(rt: &Runtime<A2aClient>, id: &str) -> Vec<String> {
+    rt.events(id)
+        .expect("events")
+        .iter()
+        .map(|l| l.event.class().to_string())
+        .collect()
+}
+
+async fn claim_and_submit(rt: &Runtime<A2aClient>, id: &str) {
+    assert!(
+        rt.command(id, OperatorCommand::Claim)
+            .await
+            .expect("claim")
+            .accepted
+    );
+    wait_state(rt, id, StateName::Ready).await;
+    assert!(
+        rt.command(
+            id,
+            OperatorCommand::Submit {
+                text: Some("train".into())
+            }
+        )
+        .await
+        .expect("submit")
+        .accepted
+    );
+}
+
+#[tokio::test]
+async fn submit_running_completed() {
+    let r = rig("happy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "make the campaign pass").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.advance(3_000);
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+    let doc = rt.document("c1").expect("doc").expect("present");
+    assert!(
+        doc.latest_evidence
+            .as_ref()
+            .is_some_and(|e| !e.artifacts.is_empty()),
+        "evidence fetched"
+    );
+    assert!(
+        rt.validate("c1", Verdict::Accepted)
+            .await
+            .expect("validate")
+            .accepted
+    );
+    wait_state(&rt, "c1", StateName::ClosedAccepted).await;
+    let c = classes(&rt, "c1");
+    assert!(
+        c.contains(&"ATTEMPT_COMPLETED".into()) && c.contains(&"MISSION_COMPLETED".into()),
+        "{c:?}"
+    );
+    let audit = r.sim.audit();
+    assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
+    assert_eq!(audit.counters.stale_or_expired_accepted, 0);
+    assert!(
+        r.wake.wakes.load(Ordering::Relaxed) >= 1,
+        "Argus woken at the attempt outcome"
+    );
+    assert_eq!(r.sim.lease("c1"), None, "released when the attempt ended");
+}
+
+#[tokio::test]
+async fn submit_running_failed_then_next_attempt() {
+    let r = rig("repair").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "repair the campaign").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.advance(2_000);
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+    let done = rt.events("c1").expect("events");
+    assert!(done.iter().any(|l| matches!(
+        l.event,
+        Significant::AttemptCompleted {
+            outcome: argus_machines::RemoteOutcome::Failed,
+            ..
+        }
+    )));
+    assert!(
+        !rt.validate("c1", Verdict::Accepted)
+            .await
+            .expect("validate")
+            .accepted,
+        "a failed attempt cannot be accepted"
+    );
+    assert!(
+        rt.validate("c1", Verdict::NextAttempt)
+            .await
+            .expect("validate")
+            .accepted
+    );
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.advance(3_000);
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&2)
+    );
+}
+
+#[tokio::test]
+async fn running_input_required_is_needs_you_and_intervention_resumes() {
+    let r = rig("input-required").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.advance(1_500);
+    wait_state(&rt, "c1", StateName::AwaitingInput).await;
+    assert!(rt.events("c1").expect("events").iter().any(|l| matches!(
+        l.event,
+        Significant::Blocked {
+            reason: argus_machines::BlockReason::NeedsInput
+        }
+    )));
+    let reply = rt
+        .command(
+            "c1",
+            OperatorCommand::Intervene {
+                text: "use dataset A".into(),
+            },
+        )
+        .await
+        .expect("intervene");
+    assert!(reply.accepted);
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.advance(2_000);
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+}
+
+#[tokio::test]
+async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    assert!(
+        rt.command("c1", OperatorCommand::Claim)
+            .await
+            .expect("claim")
+            .accepted
+    );
+    wait_state(&rt, "c1", StateName::Ready).await;
+    r.sim.arm(Fault::Delay {
+        method: "message/send".into(),
+        ms: 1_500,
+        times: Some(1),
+    });
+    rt.command("c1", OperatorCommand::Submit { text: None })
+        .await
+        .expect("submit");
+    wait_state(&rt, "c1", StateName::Running).await;
+    let audit = r.sim.audit();
+    assert_eq!(
+        audit.counters.tasks_per_campaign.get("c1"),
+        Some(&1),
+        "never resent"
+    );
+    assert!(
+        audit
+            .entries
+            .iter()
+            .any(|e| e.method == "campaign/request_status"),
+        "resolved by readback"
+    );
+    assert!(
+        audit
+            .entries
+            .iter()
+            .any(|e| e.method == "campaign/read_control"),
+        "authority confirmed after readback"
+    );
+}
+
+#[tokio::test]
+async fn readback_unavailable_stays_ambiguous_and_needs_you() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    assert!(
+        rt.command("c1", OperatorCommand::Claim)
+            .await
+            .expect("claim")
+            .accepted
+    );
+    wait_state(&rt, "c1", StateName::Ready).await;
+    r.sim.arm(Fault::RequestStatusUnavailable);
+    r.sim.arm(Fault::DropAfterApply {
+        method: "message/send".into(),
+        times: Some(1),
+    });
+    rt.command("c1", OperatorCommand::Submit { text: None })
+        .await
+        .expect("submit");
+    wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    assert_eq!(
+        rt.state("c1").expect("doc"),
+        Some(StateName::AmbiguousWrite)
+    );
+    let blocked = rt
+        .events("c1")
+        .expect("events")
+        .iter()
+        .filter(|l| matches!(l.event, Significant::Blocked { .. }))
+        .count();
+    assert_eq!(blocked, 1, "Needs you, once");
+    assert!(
+        !rt.command("c1", OperatorCommand::Submit { text: None })
+            .await
+            .expect("submit")
+            .accepted,
+        "no new write while ambiguous"
+    );
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&1)
+    );
+}
+
+#[tokio::test]
+async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.arm(Fault::Takeover {
+        campaign_id: "c1".into(),
+        controller_id: "loopx-local".into(),
+    });
+    // Move the supervisor's clock into the renewal window: the renewal meets the new holder.
+    r.clock.0.store(80, Ordering::SeqCst);
+    wait_state(&rt, "c1", StateName::ControlLost).await;
+    let lost = rt.events("c1").expect("events").into_iter().any(|l| {
+        matches!(
+            l.event,
+            Significant::ControlChanged {
+                change: ControlChange::Lost(LossReason::Refused(_))
+            }
+        )
+    });
+    assert!(lost, "CONTROL_LOST surfaced");
+    assert!(
+        !rt.command("c1", OperatorCommand::Cancel)
+            .await
+            .expect("cancel")
+            .accepted,
+        "no mutation after the loss"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let audit = r.sim.audit();
+    let writes_after: Vec<_> = audit
+        .entries
+        .iter()
+        .skip_while(|e| e.method != "campaign/renew_control")
+        .filter(|e| {
+            matches!(
+                e.method.as_str(),
+                "message/send" | "tasks/cancel" | "campaign/intervene"
+            )
+        })
+        .collect();
+    assert!(writes_after.is_empty(), "{writes_after:?}");
+    assert_eq!(audit.counters.stale_or_expired_accepted, 0);
+}
+
+#[tokio::test]
+async fn duplicated_and_reordered_readings_give_one_event_each() {
+    let r = rig("happy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    r.sim.arm(Fault::DuplicateReorder);
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    for _ in 0..6 {
+        r.sim.advance(500);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+    let lines = rt.events("c1").expect("events");
+    let ids: std::collections::BTreeSet<&str> = lines.iter().map(|l| l.identity.as_str()).collect();
+    assert_eq!(ids.len(), lines.len(), "no identity logged twice");
+    let stages: Vec<Option<String>> = lines
+        .iter()
+        .filter_map(|l| match &l.event {
+            Significant::StateChanged { stage, .. } => Some(stage.clone()),
+            _ => None,
+        })
+        .collect();
+    let unique: std::collections::BTreeSet<_> = stages.iter().collect();
+    assert_eq!(
+        unique.len(),
+        stages.len(),
+        "each stage once, despite older readings in between: {stages:?}"
+    );
+}
+
+#[tokio::test]
+async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_reacquire() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    let task = rt
+        .document("c1")
+        .expect("doc")
+        .expect("present")
+        .machine
+        .task;
+    rt.kill();
+    drop(rt);
+    let before = r.sim.audit().entries.len();
+    let rt = runtime(&r).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !r.sim.audit().entries[before..]
+        .iter()
+        .any(|e| e.method == "campaign/read_control")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the restarted runtime never asked read_control"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wait_state(&rt, "c1", StateName::Running).await;
+    assert_eq!(
+        rt.document("c1")
+            .expect("doc")
+            .expect("present")
+            .machine
+            .task,
+        task,
+        "same remote task"
+    );
+    let audit = r.sim.audit();
+    let after: Vec<&str> = audit.entries[before..]
+        .iter()
+        .map(|e| e.method.as_str())
+        .collect();
+    assert_eq!(
+        after.first(),
+        Some(&"campaign/read_control"),
+        "authority confirmed first: {after:?}"
+    );
+    assert!(
+        !after.contains(&"campaign/claim_control"),
+        "no silent reacquire"
+    );
+    assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
+}
+
+#[tokio::test]
+async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    let writes_before = rt.stats().disk_writes.load(Ordering::Relaxed);
+    // Hundreds of routine updates go by (heartbeat_seq, metrics, stdout), then one stage change.
+    for _ in 0..50 {
+        r.sim.advance(450);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let doc = rt.document("c1").expect("doc").expect("present");
+    let remote = doc.remote.expect("remote seen");
+    assert_eq!(remote.stage.as_deref(), Some("evaluation"));
+    let c = classes(&rt, "c1");
+    let changes = c.iter().filter(|c| *c == "STATE_CHANGED").count();
+    assert_eq!(changes, 2, "training, then evaluation: {c:?}");
+    assert_eq!(
+        r.wake.wakes.load(Ordering::Relaxed),
+        0,
+        "no wake for routine updates"
+    );
+    let writes = rt.stats().disk_writes.load(Ordering::Relaxed) - writes_before;
+    assert!(
+        writes <= 3,
+        "unchanged heartbeats write nothing: {writes} writes"
+    );
+    assert!(rt.stats().noop_steps.load(Ordering::Relaxed) > 10);
+}
+
+#[tokio::test]
+async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    assert!(
+        rt.command("c1", OperatorCommand::Release)
+            .await
+            .expect("release")
+            .accepted
+    );
+    wait_state(&rt, "c1", StateName::Watching).await;
+    r.sim.arm(Fault::Unreachable { ms: 2_500 });
+    wait_state(&rt, "c1", StateName::RemoteUnavailable).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let unavailable = classes(&rt, "c1")
+        .iter()
+        .filter(|c| *c == "REMOTE_UNAVAILABLE")
+        .count();
+    assert_eq!(unavailable, 1, "surfaced once after the threshold");
+    assert!(
+        !classes(&rt, "c1").iter().any(|c| c == "ATTEMPT_COMPLETED"),
+        "no failure invented"
+    );
+    wait_state(&rt, "c1", StateName::Watching).await;
+}
+
+/// Crash at each named point of the pipeline, restart from disk, and check what the remote saw.
+async fn crash_at(point: Option<CrashPoint>) {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    assert!(
+        rt.command("c1", OperatorCommand::Claim)
+            .await
+            .expect("claim")
+            .accepted
+    );
+    wait_state(&rt, "c1", StateName::Ready).await;
+    rt.kill();
+    drop(rt);
+    // A runtime recovered from disk with the crash armed: submit, and die at the point.
+    let rt = runtime_with_crash(&r, point).await;
+    wait_state(&rt, "c1", StateName::Ready).await;
+    match point {
+        None => {
+            // "After the request was sent": the answer is held back; the process dies meanwhile.
+            r.sim.arm(Fault::Delay {
+                method: "message/send".into(),
+                ms: 600,
+                times: Some(1),
+            });
+            let _ = tokio::time::timeout(
+                Duration::from_millis(200),
+                rt.command("c1", OperatorCommand::Submit { text: None }),
+            )
+            .await;
+            rt.kill();
+            tokio::time::sleep(Duration::from_millis(700)).await;
+        }
+        Some(_) => {
+            let _ = rt
+                .command("c1", OperatorCommand::Submit { text: None })
+                .await;
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !rt.is_stopped("c1") {
+                assert!(
+                    Instant::now() < deadline,
+                    "driver did not crash at {point:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    drop(rt);
+    let rt = runtime(&r).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = rt.state("c1").expect("doc");
+        if matches!(s, Some(StateName::Running) | Some(StateName::Ready)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{point:?}: stuck in {s:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let audit = r.sim.audit();
+    let tasks = audit
+        .counters
+        .tasks_per_campaign
+        .get("c1")
+        .copied()
+        .unwrap_or(0);
+    let state = rt.state("c1").expect("doc");
+    match point {
+        Some(CrashPoint::AfterIntentPersisted) => {
+            assert_eq!(tasks, 0, "never sent, and not resent after the restart");
+            assert_eq!(state, Some(StateName::Ready), "readback said not applied");
+        }
+        _ => {
+            assert_eq!(tasks, 1, "{point:?}: exactly one task");
+            assert_eq!(
+                state,
+                Some(StateName::Running),
+                "{point:?}: re-attached to the task"
+            );
+        }
+    }
+    assert_eq!(audit.counters.stale_or_expired_accepted, 0);
+    let sends: Vec<_> = audit
+        .entries
+        .iter()
+        .filter(|e| e.method == "message/send")
+        .collect();
+    let ids: std::collections::BTreeSet<_> = sends
+        .iter()
+        .filter_map(|e| e.request_id.as_deref())
+        .collect();
+    assert!(
+        ids.len() <= 1,
+        "{point:?}: one request id for the one decision: {ids:?}"
+    );
+}
+
+async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime<A2aClient> {
+    let mut http = HttpConfig::new(r.sim.url());
+    http.allow_insecure_loopback = true;
+    http.total_timeout = Duration::from_millis(800);
+    let client = A2aClient::discover(&http).await.expect("discover");
+    let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_millis(100);
+    config.lease_ttl_secs = 120;
+    config.readback_grace = Duration::from_millis(1_000);
+    Runtime::start_with_crash(
+        r.store.clone(),
+        Arc::new(client),
+        config,
+        r.clock.clone(),
+        r.wake.clone(),
+        point,
+    )
+    .expect("runtime")
+}
+
+#[tokio::test]
+async fn crash_after_intent_persisted() {
+    crash_at(Some(CrashPoint::AfterIntentPersisted)).await;
+}
+
+#[tokio::test]
+async fn crash_after_request_sent() {
+    crash_at(None).await;
+}
+
+#[tokio::test]
+async fn crash_after_answer_received() {
+    crash_at(Some(CrashPoint::AfterAnswerReceived)).await;
+}
+
+#[tokio::test]
+async fn crash_after_outcome_persisted() {
+    crash_at(Some(CrashPoint::AfterOutcomePersisted)).await;
+}
+
+#[tokio::test]
+async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    rt.kill();
+    drop(rt);
+    let path = r.store.campaign_path("c1").expect("path");
+    std::fs::write(&path, b"{\"schema_version\": 1, \"campaign_id\": \"c1\", \"machine\": {\"state\": \"controlling.run").expect("corrupt");
+    let rt = runtime(&r).await;
+    assert_eq!(rt.recovery_reports.len(), 1, "{:?}", rt.recovery_reports);
+    let doc = rt.document("c1").expect("doc").expect("present");
+    assert_eq!(doc.machine.state, StateName::Detached);
+    assert!(doc.machine.lease.is_none());
+    assert!(doc.pending_question.is_some());
+    let quarantined = std::fs::read_dir(r.store.root().join("quarantine"))
+        .expect("dir")
+        .count();
+    assert_eq!(quarantined, 1, "kept, not deleted");
+}
+
+#[tokio::test]
+async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    let first = r.sim.lease("c1").expect("held").expires_at;
+    // Into the renewal window (renew_ahead = 2 heartbeats + 45 s of margin and slack).
+    r.clock.0.store(80, Ordering::SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.sim.lease("c1").expect("held").expires_at <= first {
+        assert!(Instant::now() < deadline, "never renewed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(rt.state("c1").expect("doc"), Some(StateName::Running));
+    // Past the (renewed) expiry by our clock, with the remote unreachable so renewal cannot help.
+    r.sim.arm(Fault::Unreachable { ms: 5_000 });
+    r.clock.0.store(80 + 200, Ordering::SeqCst);
+    wait_state(&rt, "c1", StateName::ControlLost).await;
+    let expired = rt.events("c1").expect("events").into_iter().any(|l| {
+        matches!(
+            l.event,
+            Significant::ControlChanged {
+                change: ControlChange::Lost(LossReason::Expired)
+            }
+        )
+    });
+    assert!(expired, "CONTROL_LOST (expired)");
+}
+
+#[tokio::test]
+async fn a_clean_shutdown_keeps_the_lease_unless_told_to_release() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    rt.shutdown().await;
+    assert!(r.sim.lease("c1").is_some(), "kept by default");
+    assert_eq!(
+        rt.state("c1").expect("doc"),
+        Some(StateName::Running),
+        "persisted as it was"
+    );
+    drop(rt);
+    let mut http = HttpConfig::new(r.sim.url());
+    http.allow_insecure_loopback = true;
+    let client = A2aClient::discover(&http).await.expect("discover");
+    let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_millis(100);
+    config.release_on_shutdown = true;
+    let rt = Runtime::start(
+        r.store.clone(),
+        Arc::new(client),
+        config,
+        r.clock.clone(),
+        r.wake.clone(),
+    )
+    .expect("runtime");
+    wait_state(&rt, "c1", StateName::Running).await;
+    rt.shutdown().await;
+    assert!(r.sim.lease("c1").is_none(), "released on request");
+}
+
+#[test]
+fn a_lease_ttl_that_could_lapse_between_heartbeats_is_refused() {
+    let mut c = RuntimeConfig::new(argus_machines::ControllerId::new("x"));
+    assert!(c.validate().is_ok(), "defaults: 120 s heartbeat, 600 s TTL");
+    c.lease_ttl_secs = 250;
+    assert!(c.validate().is_err());
+    c.heartbeat = Duration::from_secs(60);
+    assert!(c.validate().is_ok());
+    let p = c.policy();
+    assert!(
+        p.renew_ahead >= 2 * 60 + p.expiry_margin,
+        "two heartbeats of warning"
+    );
+}
