@@ -6,6 +6,7 @@
 //! built on these (see the open issues).
 
 pub mod a2a;
+pub mod bench;
 pub mod control;
 pub mod diagrams;
 pub mod runtime;

@@ -17,6 +17,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Measure the runtime against the simulated remote in a separate process; print figures.
+    Bench {
+        /// Campaign counts to measure.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        campaigns: Vec<usize>,
+        /// Seconds of steady (unchanged) heartbeats to measure per count.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+    },
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
         /// The A2A base URL (defaults to OPENTRAINING_A2A_URL).
@@ -61,6 +70,22 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Bench { campaigns, seconds } => {
+            let runtime = match tokio::runtime::Runtime::new() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("cannot start the async runtime: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match runtime.block_on(argus_supervisor::bench::run(&campaigns, seconds)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("bench failed: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Probe {
             url,
             token_env,
