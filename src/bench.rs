@@ -11,7 +11,9 @@ use crate::control::SystemClock;
 use crate::runtime::reduce::CountingWake;
 use crate::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
 use crate::store::{write_atomic, Store};
-use argus_machines::{CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId};
+use argus_machines::{
+    CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId,
+};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -28,11 +30,19 @@ steps = [{ at_ms = 0, state = "working", stage = "training", noise = 4000000000 
 
 /// CPU seconds (user + system) used by this process so far, from /proc.
 fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return f64::NAN };
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
-    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else { return f64::NAN };
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+        return f64::NAN;
+    };
     let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    let ticks = |i: usize| {
+        f.get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
     // clock ticks per second on Linux is 100 unless the kernel says otherwise.
     (ticks(11) + ticks(12)) / 100.0
 }
@@ -41,7 +51,11 @@ fn cpu_seconds() -> f64 {
 fn rss_kib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(str::to_string))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .map(str::to_string)
+        })
         .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         .unwrap_or(f64::NAN)
 }
@@ -69,14 +83,21 @@ fn start_sim(scenario_path: &std::path::Path) -> Result<SimProcess, String> {
         .map_err(|e| format!("cannot start the sim: {e}"))?;
     let stdout = child.stdout.take().ok_or("sim has no stdout")?;
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).map_err(|e| format!("sim did not print its URL: {e}"))?;
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| format!("sim did not print its URL: {e}"))?;
     Ok(SimProcess {
         child,
         url: line.trim().to_string(),
     })
 }
 
-async fn rpc(http: &reqwest::Client, url: &str, method: &str, params: Value) -> Result<Value, String> {
+async fn rpc(
+    http: &reqwest::Client,
+    url: &str,
+    method: &str,
+    params: Value,
+) -> Result<Value, String> {
     let v: Value = http
         .post(url)
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
@@ -86,7 +107,9 @@ async fn rpc(http: &reqwest::Client, url: &str, method: &str, params: Value) -> 
         .json()
         .await
         .map_err(|e| e.to_string())?;
-    v.get("result").cloned().ok_or_else(|| format!("{method} failed: {v}"))
+    v.get("result")
+        .cloned()
+        .ok_or_else(|| format!("{method} failed: {v}"))
 }
 
 /// Create one remote task per campaign at the sim (claim + submit, raw JSON-RPC: setup, not measured).
@@ -136,21 +159,36 @@ async fn measure(n: usize, seconds: u64, scenario: &std::path::Path) -> Result<R
     let store = Store::open(&root).map_err(|e| e.to_string())?;
     let mut http = HttpConfig::new(&sim.url);
     http.allow_insecure_loopback = true;
-    let client = Arc::new(A2aClient::discover(&http).await.map_err(|e| e.to_string())?);
+    let client = Arc::new(
+        A2aClient::discover(&http)
+            .await
+            .map_err(|e| e.to_string())?,
+    );
     let heartbeat = Duration::from_secs_f64((n as f64 / 2000.0).max(1.0));
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
     config.heartbeat = heartbeat;
     config.lease_ttl_secs = 3600;
     let wake = Arc::new(CountingWake::default());
     let rss0 = rss_kib();
-    let rt = Runtime::start(store.clone(), client.clone(), config.clone(), Arc::new(SystemClock), wake.clone())
-        .map_err(|e| e.to_string())?;
+    let rt = Runtime::start(
+        store.clone(),
+        client.clone(),
+        config.clone(),
+        Arc::new(SystemClock),
+        wake.clone(),
+    )
+    .map_err(|e| e.to_string())?;
     for (i, task) in tasks.iter().enumerate() {
         let id = format!("bench-{i}");
         rt.create(&id, "bench").map_err(|e| e.to_string())?;
-        rt.command(&id, OperatorCommand::Observe { task: Some(TaskId::new(task.clone())) })
-            .await
-            .map_err(|e| e.to_string())?;
+        rt.command(
+            &id,
+            OperatorCommand::Observe {
+                task: Some(TaskId::new(task.clone())),
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?;
     }
     // Let every campaign see its task once (the first reading is material), then measure.
     tokio::time::sleep(heartbeat.mul_f64(2.5)).await;
@@ -174,7 +212,8 @@ async fn measure(n: usize, seconds: u64, scenario: &std::path::Path) -> Result<R
     let ticks = t1 - t0;
     let cpu_per_tick = (c1 - c0) / ticks.max(1) as f64;
     let started = Instant::now();
-    let recovered = Runtime::start(store, client, config, Arc::new(SystemClock), wake).map_err(|e| e.to_string())?;
+    let recovered = Runtime::start(store, client, config, Arc::new(SystemClock), wake)
+        .map_err(|e| e.to_string())?;
     let recovery_secs = started.elapsed().as_secs_f64();
     recovered.kill();
     let _ = std::fs::remove_dir_all(&root);
@@ -196,8 +235,14 @@ async fn measure(n: usize, seconds: u64, scenario: &std::path::Path) -> Result<R
 fn durable_ratio(k: usize) -> Result<(f64, f64), String> {
     let root = std::env::temp_dir().join(format!("argus-bench-io-{}", uuid::Uuid::new_v4()));
     let store = Store::open(&root).map_err(|e| e.to_string())?;
-    let mut machine = CampaignMachine::new("bench", ControllerId::new("argus-openoperator"), Default::default());
-    machine.step(&Event::Operator(argus_machines::Command::Observe { task: Some(TaskId::new("t")) }));
+    let mut machine = CampaignMachine::new(
+        "bench",
+        ControllerId::new("argus-openoperator"),
+        Default::default(),
+    );
+    machine.step(&Event::Operator(argus_machines::Command::Observe {
+        task: Some(TaskId::new("t")),
+    }));
     let path = store.campaign_path("bench").map_err(|e| e.to_string())?;
     let mut doc = CampaignDoc {
         campaign_id: "bench".into(),
@@ -242,13 +287,22 @@ fn durable_ratio(k: usize) -> Result<(f64, f64), String> {
 
 /// Run the benchmark and print the figures.
 pub async fn run(counts: &[usize], seconds: u64) -> Result<(), String> {
-    let scenario = std::env::temp_dir().join(format!("argus-bench-steady-{}.toml", std::process::id()));
+    let scenario =
+        std::env::temp_dir().join(format!("argus-bench-steady-{}.toml", std::process::id()));
     std::fs::write(&scenario, STEADY).map_err(|e| e.to_string())?;
     let (durable, raw) = durable_ratio(2_000)?;
     println!("durable transitions: {durable:.0}/s; raw atomic write floor: {raw:.0}/s; ratio {:.2}x (target <= 1.5x)", raw / durable);
     println!(
         "{:>9} {:>9} {:>8} {:>16} {:>18} {:>14} {:>7} {:>6} {:>12}",
-        "campaigns", "heartbeat", "ticks", "cpu_s/1000ticks", "cpu_share@120s", "rss_KiB/camp", "writes", "wakes", "recovery_s"
+        "campaigns",
+        "heartbeat",
+        "ticks",
+        "cpu_s/1000ticks",
+        "cpu_share@120s",
+        "rss_KiB/camp",
+        "writes",
+        "wakes",
+        "recovery_s"
     );
     for &n in counts {
         let row = measure(n, seconds, &scenario).await?;

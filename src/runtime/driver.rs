@@ -150,8 +150,11 @@ impl<T: Transport + 'static> Driver<T> {
 
     /// Run until shutdown (or a crash point). The heartbeat timer lives here.
     pub async fn run(mut self, mut rx: mpsc::Receiver<Input>) -> Result<(), Crashed> {
-        // The restored state (never authority) is on disk before anything else happens.
-        self.write_doc();
+        // The restored state (never authority) is on disk before anything else happens; a record
+        // the restore did not change is not rewritten.
+        if self.machine.record() != self.doc.machine {
+            self.write_doc();
+        }
         let entry = std::mem::take(&mut self.pending);
         self.perform_all(entry).await?;
         let mut next = Instant::now() + self.next_delay();
