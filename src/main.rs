@@ -17,6 +17,41 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the whole supervisor on the embedded simulated remote (the README's main job).
+    Demo {
+        /// State root (default: a fresh directory under the system temp dir, printed).
+        #[arg(long)]
+        home: Option<PathBuf>,
+    },
+    /// Run the supervisor daemon (configuration from the environment; see the README).
+    Serve {
+        /// Listen address (overrides ARGUS_SUPERVISOR_LISTEN).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+        /// State root (overrides ARGUS_SUPERVISOR_HOME).
+        #[arg(long)]
+        home: Option<PathBuf>,
+        /// Serve without an API token (refused unless the listener is loopback).
+        #[arg(long)]
+        insecure_no_auth: bool,
+        /// Allow a plain-HTTP remote on loopback (tests, the sim).
+        #[arg(long)]
+        allow_insecure_loopback: bool,
+        /// Log as JSON lines instead of human text.
+        #[arg(long)]
+        log_json: bool,
+    },
+    /// Operate campaigns through the API.
+    Campaigns {
+        /// The supervisor's base URL.
+        #[arg(long, default_value = "http://127.0.0.1:8787", global = true)]
+        url: String,
+        /// Print the API's JSON answer.
+        #[arg(long, global = true)]
+        json: bool,
+        #[command(subcommand)]
+        command: CampaignsArgs,
+    },
     /// Measure the runtime against the simulated remote in a separate process; print figures.
     Bench {
         /// Campaign counts to measure.
@@ -67,9 +102,147 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum CampaignsArgs {
+    /// List campaigns.
+    List,
+    /// Show one campaign.
+    Show { id: String },
+    /// Create (or attach) a campaign, optionally bound to an existing remote task.
+    Observe {
+        id: String,
+        #[arg(long)]
+        objective: String,
+        #[arg(long)]
+        task: Option<String>,
+    },
+    /// Ask the remote for the campaign's lease.
+    Claim { id: String },
+    /// Submit an attempt (needs the lease).
+    Submit {
+        id: String,
+        #[arg(long)]
+        message: String,
+    },
+    /// Give the lease back.
+    Release { id: String },
+    /// Pause supervision (read-only; the remote keeps running).
+    Pause { id: String },
+    /// Resume supervision.
+    Resume { id: String },
+    /// Cancel the bound remote task (needs the lease).
+    Cancel {
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+fn tokio_runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Runtime::new() {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            None
+        }
+    }
+}
+
+fn init_logging(json: bool) {
+    let builder = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Demo { home } => {
+            let Some(rt) = tokio_runtime() else {
+                return ExitCode::FAILURE;
+            };
+            match rt.block_on(argus_supervisor::demo::run(home)) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("\ndemo failed: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Serve {
+            listen,
+            home,
+            insecure_no_auth,
+            allow_insecure_loopback,
+            log_json,
+        } => {
+            use argus_supervisor::daemon;
+            let overrides = daemon::Overrides {
+                listen,
+                home,
+                insecure_no_auth,
+                allow_insecure_loopback,
+            };
+            let config = match daemon::ServeConfig::from_env(&overrides) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            init_logging(log_json);
+            let Some(rt) = tokio_runtime() else {
+                return ExitCode::FAILURE;
+            };
+            match rt.block_on(daemon::serve(config)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Campaigns { url, json, command } => {
+            use argus_supervisor::cli::CampaignsCommand as C;
+            let command = match command {
+                CampaignsArgs::List => C::List,
+                CampaignsArgs::Show { id } => C::Show { id },
+                CampaignsArgs::Observe {
+                    id,
+                    objective,
+                    task,
+                } => C::Observe {
+                    id,
+                    objective,
+                    task,
+                },
+                CampaignsArgs::Claim { id } => C::Claim { id },
+                CampaignsArgs::Submit { id, message } => C::Submit { id, message },
+                CampaignsArgs::Release { id } => C::Release { id },
+                CampaignsArgs::Pause { id } => C::Pause { id },
+                CampaignsArgs::Resume { id } => C::Resume { id },
+                CampaignsArgs::Cancel { id, reason } => C::Cancel { id, reason },
+            };
+            let Some(rt) = tokio_runtime() else {
+                return ExitCode::FAILURE;
+            };
+            let (text, ok) = rt.block_on(argus_supervisor::cli::run(&url, command, json));
+            if ok {
+                print!("{text}");
+                if json {
+                    println!();
+                }
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("{text}");
+                ExitCode::FAILURE
+            }
+        }
         Command::Bench { campaigns, seconds } => {
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(r) => r,

@@ -211,6 +211,10 @@ async fn running_input_required_is_needs_you_and_intervention_resumes() {
             reason: argus_machines::BlockReason::NeedsInput
         }
     )));
+    assert!(
+        r.wake.wakes.load(Ordering::Relaxed) >= 1,
+        "Argus woken at the blocker"
+    );
     let reply = rt
         .command(
             "c1",

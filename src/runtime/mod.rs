@@ -7,6 +7,7 @@
 //! and nothing is reacquired blindly. It must never act on a campaign except through its driver.
 
 pub mod driver;
+pub mod messages;
 pub mod reduce;
 
 use crate::control::{Evidence, Transport, SAFETY_MARGIN_SECS};

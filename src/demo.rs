@@ -1,0 +1,305 @@
+//! `argus-supervisor demo`: the whole supervisor on the embedded simulated remote, in under 30 s.
+//!
+//! It starts the sim in-process on a free loopback port with the `repair` scenario, a runtime with a
+//! short heartbeat, and plays an operator: observe → claim → submit attempt 1 → the attempt fails
+//! during preprocessing → (no Argus runtime here: an explicit operator retry) → claim → submit
+//! attempt 2 → it completes → local validation → accepted (the lease was released when each attempt
+//! ended). It prints only the human-facing messages, a one-line live status on a TTY, and a summary.
+
+use crate::a2a::{A2aClient, HttpConfig};
+use crate::control::SystemClock;
+use crate::runtime::messages::feed;
+use crate::runtime::reduce::CountingWake;
+use crate::runtime::{OperatorCommand, Runtime, RuntimeConfig};
+use crate::sim::{self, Scenario, SimOptions};
+use crate::store::Store;
+use argus_machines::{ControllerId, StateName, Verdict};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const CAMPAIGN: &str = "training-master-demo";
+
+struct Demo {
+    rt: Runtime<A2aClient>,
+    shown: usize,
+    tty: bool,
+    path: Vec<StateName>,
+    started: Instant,
+}
+
+impl Demo {
+    /// Print new human-facing messages and the live status line.
+    fn show(&mut self) {
+        let lines = self.rt.events(CAMPAIGN).unwrap_or_default();
+        let messages = feed(&lines);
+        for m in messages.iter().skip(self.shown) {
+            if self.tty {
+                print!("\r\x1b[2K");
+            }
+            println!(
+                "[{:>5.1}s] {}",
+                self.started.elapsed().as_secs_f64(),
+                m.text
+            );
+        }
+        self.shown = messages.len();
+        if let Ok(Some(doc)) = self.rt.document(CAMPAIGN) {
+            let state = doc.machine.state;
+            if self.path.last() != Some(&state) {
+                self.path.push(state);
+            }
+            if self.tty {
+                let epoch = doc
+                    .machine
+                    .lease
+                    .as_ref()
+                    .filter(|_| state.is_controlling())
+                    .map(|l| l.epoch.to_string());
+                print!(
+                    "\r\x1b[2K  state {:<34} attempt {}  lease epoch {}",
+                    state.persisted(),
+                    doc.machine.memory.attempts,
+                    epoch.as_deref().unwrap_or("-")
+                );
+                let _ = std::io::stdout().flush();
+            }
+        }
+    }
+
+    async fn until(&mut self, want: StateName, within: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + within;
+        loop {
+            self.show();
+            if self.rt.state(CAMPAIGN).map_err(|e| e.to_string())? == Some(want) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "the campaign did not reach {} in time",
+                    want.persisted()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn command(&mut self, c: OperatorCommand) -> Result<(), String> {
+        let reply = self
+            .rt
+            .command(CAMPAIGN, c.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        if !reply.accepted {
+            return Err(format!(
+                "{c:?} refused in state {}",
+                reply.state.persisted()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Run the demo. Returns the state root used.
+pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
+    let home = home.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("argus-demo-{}", uuid::Uuid::new_v4()))
+    });
+    let store = Store::open(&home).map_err(|e| e.to_string())?;
+    let scenario = Scenario::load("repair").map_err(|e| e.to_string())?;
+    let sim = sim::start(
+        "127.0.0.1:0".parse().map_err(|_| "bad address")?,
+        SimOptions {
+            scenario,
+            token: None,
+        },
+    )
+    .await
+    .map_err(|e| format!("cannot start the simulated remote: {e}"))?;
+    println!(
+        "argus-supervisor demo: simulated OpenTraining at {} (scenario: repair)",
+        sim.url()
+    );
+    println!("state root: {}", home.display());
+    let mut http = HttpConfig::new(sim.url());
+    http.allow_insecure_loopback = true;
+    let client = A2aClient::discover(&http)
+        .await
+        .map_err(|e| format!("discovery failed: {e}"))?;
+    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_millis(200);
+    config.lease_ttl_secs = 120;
+    config.readback_grace = Duration::from_secs(2);
+    let wake = Arc::new(CountingWake::default());
+    let rt = Runtime::start(
+        store,
+        Arc::new(client),
+        config,
+        Arc::new(SystemClock),
+        wake.clone(),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut d = Demo {
+        rt,
+        shown: 0,
+        tty: std::io::stdout().is_terminal(),
+        path: vec![],
+        started: Instant::now(),
+    };
+    d.rt.create(
+        CAMPAIGN,
+        "Make the named OpenTraining Training Master campaign satisfy its acceptance criteria.",
+    )
+    .map_err(|e| e.to_string())?;
+    let _ =
+        d.rt.command(CAMPAIGN, OperatorCommand::Observe { task: None })
+            .await;
+    d.show();
+    for attempt in 1..=2 {
+        d.command(OperatorCommand::Claim).await?;
+        d.until(StateName::Ready, Duration::from_secs(10)).await?;
+        d.command(OperatorCommand::Submit {
+            text: Some(format!(
+                "Run attempt {attempt} of the Training Master campaign."
+            )),
+        })
+        .await?;
+        d.until(StateName::Running, Duration::from_secs(10)).await?;
+        d.until(
+            StateName::RemoteTerminalLocalPending,
+            Duration::from_secs(15),
+        )
+        .await?;
+        // The evidence is fetched on entering RemoteTerminalLocalPending; give it a moment.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let doc = loop {
+            let doc =
+                d.rt.document(CAMPAIGN)
+                    .map_err(|e| e.to_string())?
+                    .ok_or("campaign vanished")?;
+            let fetched = match (&doc.latest_evidence, &doc.machine.task) {
+                (Some(e), Some(t)) => e.task == *t,
+                _ => false,
+            };
+            if fetched || Instant::now() > deadline {
+                break doc;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let completed = doc
+            .remote
+            .as_ref()
+            .is_some_and(|r| r.state == argus_machines::RemoteState::Completed);
+        let has_evidence = doc
+            .latest_evidence
+            .as_ref()
+            .is_some_and(|e| !e.artifacts.is_empty());
+        if completed && has_evidence {
+            // Local validation: the attempt completed and its evaluation evidence is present.
+            let reply =
+                d.rt.validate(CAMPAIGN, Verdict::Accepted)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            if !reply.accepted {
+                return Err("validation refused".into());
+            }
+            break;
+        }
+        if attempt == 2 {
+            return Err("attempt 2 did not complete".into());
+        }
+        // No Argus runtime in the demo: the operator decides on one bounded retry.
+        d.show();
+        if d.tty {
+            print!("\r\x1b[2K");
+        }
+        if let Some(excerpt) = doc
+            .latest_evidence
+            .as_ref()
+            .and_then(|e| e.artifacts.iter().find_map(|a| a.untrusted_excerpt.clone()))
+        {
+            println!(
+                "         Evidence (remote text, untrusted): \"{}\"",
+                crate::security::Untrusted::new(&excerpt, 200).as_str()
+            );
+        }
+        println!("[{:>5.1}s] Operator: one bounded repair approved (no Argus runtime attached); starting the next attempt.", d.started.elapsed().as_secs_f64());
+        d.rt.validate(CAMPAIGN, Verdict::NextAttempt)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    d.until(StateName::ClosedAccepted, Duration::from_secs(10))
+        .await?;
+    d.show();
+    if d.tty {
+        println!();
+    }
+    let audit = sim.audit();
+    let home_path = d.rt.store().root().to_path_buf();
+    let path_mmd = home_path.join("path.mmd");
+    let mut mmd = String::from("stateDiagram-v2\n    direction LR\n");
+    let mut prev = "[*]".to_string();
+    for s in &d.path {
+        mmd.push_str(&format!("    {prev} --> {}\n", s.name()));
+        prev = s.name().to_string();
+    }
+    let _ = std::fs::write(&path_mmd, mmd);
+    let stats = d.rt.stats();
+    let events = d.rt.events(CAMPAIGN).unwrap_or_default();
+    let mut by_class: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in &events {
+        *by_class.entry(l.event.class()).or_default() += 1;
+    }
+    println!("summary:");
+    println!(
+        "  attempts:            {}",
+        audit
+            .counters
+            .tasks_per_campaign
+            .get(CAMPAIGN)
+            .copied()
+            .unwrap_or(0)
+    );
+    println!(
+        "  remote calls:        {}",
+        fmt_map(&audit.counters.requests_per_method)
+    );
+    println!(
+        "  stale-epoch writes:  {}",
+        audit.counters.stale_or_expired_accepted
+    );
+    println!(
+        "  significant events:  {} ({})",
+        events.len(),
+        fmt_map(&by_class)
+    );
+    println!(
+        "  wakes:               {}",
+        wake.wakes.load(Ordering::Relaxed)
+    );
+    println!(
+        "  disk writes:         {}",
+        stats.disk_writes.load(Ordering::Relaxed)
+    );
+    println!(
+        "  state:               {}",
+        home_path
+            .join("campaigns")
+            .join(format!("{CAMPAIGN}.json"))
+            .display()
+    );
+    println!("  path taken:          {}", path_mmd.display());
+    d.rt.shutdown().await;
+    let _ = sim.stop().await;
+    Ok(home_path)
+}
+
+fn fmt_map<K: std::fmt::Display, V: std::fmt::Display>(m: &BTreeMap<K, V>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,127 @@
+//! The human-facing feed: one or two plain sentences for the few things a person must see (spec
+//! section 15) — Needs you, attempt outcomes, stage transitions, mission completion, and critical
+//! control or infrastructure failures. Derived from the significant-event log, in order, so it is
+//! as durable as the log. Heartbeats, routine progress and traces never appear here.
+
+use super::reduce::EventLine;
+use argus_machines::{
+    BlockReason, ControlChange, LossReason, MissionEnd, Operation, RemoteOutcome, Significant,
+};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MessageKind {
+    NeedsYou,
+    AttemptCompleted,
+    StageTransition,
+    MissionComplete,
+    CriticalFailure,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HumanMessage {
+    pub at: u64,
+    pub kind: MessageKind,
+    pub text: String,
+}
+
+/// Render the feed from a campaign's event log.
+pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
+    let mut out = vec![];
+    let mut stage: Option<String> = None;
+    let mut attempts = 0u32;
+    for l in lines {
+        let msg = match &l.event {
+            Significant::StateChanged { stage: new, .. } => {
+                let changed = new.is_some() && *new != stage;
+                let previous = stage.replace(new.clone().unwrap_or_default()).filter(|s| !s.is_empty());
+                match (changed, previous) {
+                    (true, Some(prev)) => Some((
+                        MessageKind::StageTransition,
+                        format!("Stage changed from {prev} to {}.", new.as_deref().unwrap_or("?")),
+                    )),
+                    _ => None,
+                }
+            }
+            Significant::AttemptCompleted { outcome, .. } => {
+                attempts += 1;
+                let during = stage.as_deref().filter(|s| !s.is_empty()).map(|s| format!(" during {s}")).unwrap_or_default();
+                // The next attempt's first stage is not a transition of this one.
+                stage = None;
+                let what = match outcome {
+                    RemoteOutcome::Completed => format!("Attempt {attempts} completed; local validation is pending."),
+                    RemoteOutcome::Failed => format!("Attempt {attempts} failed{during}; evidence was collected for review."),
+                    RemoteOutcome::Canceled => format!("Attempt {attempts} was canceled{during}."),
+                    RemoteOutcome::Rejected => format!("Attempt {attempts} was rejected by the remote."),
+                };
+                Some((MessageKind::AttemptCompleted, what))
+            }
+            Significant::Blocked { reason } => Some(match reason {
+                BlockReason::NeedsInput => (
+                    MessageKind::NeedsYou,
+                    "Needs you: the remote asks for input or authorisation. Nothing is forwarded until someone decides.".into(),
+                ),
+                BlockReason::RemoteBlocked => (MessageKind::NeedsYou, "Needs you: the remote reports the campaign blocked.".into()),
+                BlockReason::Incompatible => (
+                    MessageKind::NeedsYou,
+                    "Needs you: the remote reported a state this supervisor cannot map; supervision is read-only until reviewed.".into(),
+                ),
+                BlockReason::AmbiguityUnresolved(op) => (
+                    MessageKind::NeedsYou,
+                    format!(
+                        "Needs you: the outcome of a {} is unknown and the remote cannot be asked; nothing will be resent.",
+                        op_name(*op)
+                    ),
+                ),
+                BlockReason::WriteRefused(op) => (
+                    MessageKind::CriticalFailure,
+                    format!("The remote refused a {}; nothing was applied.", op_name(*op)),
+                ),
+            }),
+            Significant::ControlChanged { change: ControlChange::Lost(reason) } => Some((
+                MessageKind::CriticalFailure,
+                format!("Control lost ({}); supervision continues read-only.", loss(*reason)),
+            )),
+            Significant::MissionCompleted { end } => Some((
+                MessageKind::MissionComplete,
+                match end {
+                    MissionEnd::Accepted => "Mission complete: the final attempt was validated and accepted.".into(),
+                    MissionEnd::Rejected => "Mission ended: the result was rejected.".into(),
+                    MissionEnd::Abandoned => "Mission abandoned by the operator.".into(),
+                },
+            )),
+            Significant::RemoteUnavailable { failures } => Some((
+                MessageKind::CriticalFailure,
+                format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
+            )),
+            Significant::ControlChanged { .. } | Significant::EvidenceReady { .. } => None,
+        };
+        if let Some((kind, text)) = msg {
+            out.push(HumanMessage {
+                at: l.at,
+                kind,
+                text,
+            });
+        }
+    }
+    out
+}
+
+fn op_name(op: Operation) -> &'static str {
+    match op {
+        Operation::Submit => "submit",
+        Operation::Cancel => "cancel",
+        Operation::Intervene => "intervention",
+    }
+}
+
+fn loss(r: LossReason) -> &'static str {
+    match r {
+        LossReason::Refused(_) => "the remote refused the lease",
+        LossReason::Fenced => "the remote fenced a write",
+        LossReason::Expired => "the lease expired",
+        LossReason::TakenOver => "another controller took over",
+        LossReason::NotConfirmed => "the remote did not confirm the lease after a restart",
+    }
+}
