@@ -180,11 +180,24 @@ pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
                 d.rt.document(CAMPAIGN)
                     .map_err(|e| e.to_string())?
                     .ok_or("campaign vanished")?;
-            let fetched = match (&doc.latest_evidence, &doc.machine.task) {
-                (Some(e), Some(t)) => e.task == *t,
+            let fetched = match (&doc.latest_evidence, &doc.machine.task, &doc.remote) {
+                (Some(e), Some(t), Some(r)) => {
+                    e.task == *t && e.evidence_revision == r.evidence_revision
+                }
                 _ => false,
             };
-            if fetched || Instant::now() > deadline {
+            let outcomes =
+                d.rt.events(CAMPAIGN)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|l| {
+                        matches!(
+                            l.event,
+                            argus_machines::Significant::AttemptCompleted { .. }
+                        )
+                    })
+                    .count();
+            if (fetched && outcomes >= attempt) || Instant::now() > deadline {
                 break doc;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -1,0 +1,551 @@
+//! Real processes: `sim` and `serve` as child processes driven by the `campaigns` CLI, secrets
+//! searched for in every answer and in the daemon's logs, exactly one listening socket, and
+//! SIGKILL crash tests at random moments during a submit (20 rounds, tally printed).
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_argus-supervisor");
+const SIM_TOKEN: &str = "sim-secret-91f2aa";
+const API_TOKEN: &str = "api-secret-0c77d3";
+
+struct Proc {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn capture_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+    let buf = Arc::new(Mutex::new(String::new()));
+    if let Some(mut err) = child.stderr.take() {
+        let b = buf.clone();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            b.lock().expect("stderr").push_str(&s);
+        });
+    }
+    buf
+}
+
+fn start_sim() -> (Proc, String) {
+    let mut child = Command::new(BIN)
+        .args([
+            "sim",
+            "--listen",
+            "127.0.0.1:0",
+            "--scenario",
+            "long-noisy",
+            "--token",
+            SIM_TOKEN,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sim");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("sim url");
+    let stderr = capture_stderr(&mut child);
+    (Proc { child, stderr }, line.trim().to_string())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+fn serve(sim_url: &str, home: &Path, port: u16) -> Proc {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--allow-insecure-loopback"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("OPENTRAINING_A2A_URL", sim_url)
+        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .env("ARGUS_SUPERVISOR_HOME", home)
+        .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
+        .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
+        .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let stderr = capture_stderr(&mut child);
+    Proc { child, stderr }
+}
+
+fn base(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/api/plugins/argus-supervisor")
+}
+
+/// A small synchronous HTTP client over a private runtime (the tests themselves are synchronous).
+struct Http {
+    rt: tokio::runtime::Runtime,
+    c: reqwest::Client,
+}
+
+impl Http {
+    fn call(
+        &self,
+        post: bool,
+        url: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Option<(u16, String)> {
+        self.rt.block_on(async {
+            let mut req = if post {
+                self.c.post(url).json(&body.unwrap_or(json!({})))
+            } else {
+                self.c.get(url)
+            };
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            let resp = req.send().await.ok()?;
+            let status = resp.status().as_u16();
+            Some((status, resp.text().await.unwrap_or_default()))
+        })
+    }
+}
+
+fn http() -> Http {
+    Http {
+        rt: tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("rt"),
+        c: reqwest::Client::builder()
+            .timeout(Duration::from_secs(20))
+            .build()
+            .expect("client"),
+    }
+}
+
+fn wait_healthy(port: u16) {
+    let c = http();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c
+        .call(false, &format!("{}/health", base(port)), None, None)
+        .is_none_or(|(s, _)| s != 200)
+    {
+        assert!(Instant::now() < deadline, "serve never became healthy");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn cli(port: u16, args: &[&str]) -> (bool, String) {
+    let out = Command::new(BIN)
+        .arg("campaigns")
+        .args(["--url", &format!("http://127.0.0.1:{port}")])
+        .args(args)
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .output()
+        .expect("cli");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn state(port: u16, id: &str) -> Option<String> {
+    let (s, body) = http().call(
+        false,
+        &format!("{}/campaigns/{id}", base(port)),
+        Some(API_TOKEN),
+        None,
+    )?;
+    (s == 200)
+        .then(|| {
+            serde_json::from_str::<Value>(&body).ok()?["state"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .flatten()
+}
+
+fn wait_state(port: u16, id: &str, want: &[&str]) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(s) = state(port, id) {
+            if want.contains(&s.as_str()) {
+                return s;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{id} never reached {want:?} (now {:?})",
+            state(port, id)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn audit(sim_url: &str) -> Value {
+    let (_, body) = http()
+        .call(
+            false,
+            &format!("{sim_url}_sim/audit"),
+            Some(SIM_TOKEN),
+            None,
+        )
+        .expect("audit");
+    serde_json::from_str(&body).expect("audit json")
+}
+
+fn listening_sockets(pid: u32) -> usize {
+    let mut inodes = std::collections::HashSet::new();
+    if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                let t = target.to_string_lossy().to_string();
+                if let Some(inode) = t.strip_prefix("socket:[").and_then(|s| s.strip_suffix(']')) {
+                    inodes.insert(inode.to_string());
+                }
+            }
+        }
+    }
+    let mut n = 0;
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.get(3) == Some(&"0A") && f.get(9).is_some_and(|i| inodes.contains(*i)) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+fn tmp_home() -> PathBuf {
+    std::env::temp_dir().join(format!("argus-proc-{}", uuid::Uuid::new_v4()))
+}
+
+#[test]
+fn serve_refuses_a_bad_configuration_naming_the_variable() {
+    for (env, variable) in [
+        (vec![], "OPENTRAINING_A2A_URL"),
+        (
+            vec![("OPENTRAINING_A2A_URL", "http://example.com/a2a/")],
+            "OPENTRAINING_A2A_URL",
+        ),
+        (
+            vec![
+                ("OPENTRAINING_A2A_URL", "https://ot.example/"),
+                ("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN),
+                ("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "100"),
+            ],
+            "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
+        ),
+        (
+            vec![
+                ("OPENTRAINING_A2A_URL", "https://ot.example/"),
+                ("ARGUS_SUPERVISOR_LISTEN", "0.0.0.0:8787"),
+            ],
+            "ARGUS_SUPERVISOR_API_TOKEN",
+        ),
+        (
+            vec![
+                ("OPENTRAINING_A2A_URL", "https://ot.example/"),
+                ("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN),
+                ("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "soon"),
+            ],
+            "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
+        ),
+    ] {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .env_clear()
+            .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN);
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("serve");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{variable}: {err}");
+        assert!(err.contains(variable), "{err}");
+        assert!(
+            !err.contains(SIM_TOKEN) && !err.contains(API_TOKEN),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
+    let (sim, sim_url) = start_sim();
+    let home = tmp_home();
+    let port = free_port();
+    let mut daemon = serve(&sim_url, &home, port);
+    wait_healthy(port);
+    assert_eq!(
+        listening_sockets(daemon.child.id()),
+        1,
+        "exactly one listener"
+    );
+    let (ok, out) = cli(port, &["observe", "c1", "--objective", "train the adapter"]);
+    assert!(ok, "{out}");
+    let (ok, out) = cli(port, &["submit", "c1", "--message", "go"]);
+    assert!(!ok && out.contains("forbidden_in_state"), "{out}");
+    let (ok, out) = cli(port, &["claim", "c1"]);
+    assert!(ok, "{out}");
+    wait_state(port, "c1", &["controlling.ready"]);
+    let (ok, out) = cli(port, &["submit", "c1", "--message", "go"]);
+    assert!(ok, "{out}");
+    wait_state(port, "c1", &["controlling.running"]);
+    let (ok, list) = cli(port, &["list"]);
+    assert!(
+        ok && list.contains("c1") && list.contains("controlling.running"),
+        "{list}"
+    );
+    let (ok, show) = cli(port, &["--json", "show", "c1"]);
+    assert!(ok, "{show}");
+    let a = audit(&sim_url);
+    assert_eq!(a["counters"]["tasks_per_campaign"]["c1"], 1);
+    assert_eq!(a["counters"]["stale_or_expired_accepted"], 0);
+    // Every answer of every route, and the daemon's logs: no secret value anywhere.
+    let c = http();
+    let mut everything = format!("{list}{show}");
+    for path in [
+        "/health",
+        "/status",
+        "/campaigns",
+        "/campaigns/c1",
+        "/campaigns/c1/events",
+        "/campaigns/c1/messages",
+    ] {
+        let (_, body) = c
+            .call(
+                false,
+                &format!("{}{path}", base(port)),
+                Some(API_TOKEN),
+                None,
+            )
+            .expect("answer");
+        everything.push_str(&body);
+    }
+    let health: Value = serde_json::from_str(
+        &c.call(false, &format!("{}/health", base(port)), None, None)
+            .expect("h")
+            .1,
+    )
+    .expect("json");
+    assert_eq!(
+        health["secrets"],
+        json!({"opentraining_token": true, "api_token": true})
+    );
+    let _ = c.call(
+        false,
+        &format!("{}/status", base(port)),
+        Some("wrong-token"),
+        None,
+    );
+    // Clean stop on SIGTERM: state persisted, exit 0.
+    let pid = daemon.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill")
+        .success());
+    let status = daemon.child.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    everything.push_str(&daemon.stderr.lock().expect("stderr"));
+    assert!(
+        everything.contains("serving the API"),
+        "the daemon's log was captured"
+    );
+    for secret in [SIM_TOKEN, API_TOKEN] {
+        assert!(!everything.contains(secret), "{secret} leaked");
+    }
+    let doc = std::fs::read_to_string(home.join("campaigns/c1.json")).expect("persisted");
+    assert!(doc.contains("controlling.running") && !doc.contains(SIM_TOKEN));
+    drop(sim);
+}
+
+#[test]
+fn sigkill_during_a_submit_never_duplicates_or_reacquires() {
+    let (sim, sim_url) = start_sim();
+    let c = http();
+    let mut seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(7);
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut tally = std::collections::BTreeMap::<&str, u32>::new();
+    for round in 0..20 {
+        let id = format!("k{round}");
+        let home = tmp_home();
+        let port = free_port();
+        let daemon = serve(&sim_url, &home, port);
+        wait_healthy(port);
+        assert!(cli(port, &["observe", &id, "--objective", "train"]).0);
+        assert!(cli(port, &["claim", &id]).0);
+        wait_state(port, &id, &["controlling.ready"]);
+        let hold = 200 + next(600);
+        let kill_after = next(900);
+        let fault = json!({"kind": "delay", "method": "message/send", "ms": hold, "times": 1});
+        c.call(
+            true,
+            &format!("{sim_url}_sim/faults"),
+            Some(SIM_TOKEN),
+            Some(fault),
+        )
+        .expect("arm");
+        let submit_url = format!("{}/campaigns/{id}/submit", base(port));
+        std::thread::spawn(move || {
+            let _ = http().call(
+                true,
+                &submit_url,
+                Some(API_TOKEN),
+                Some(json!({"message": "go"})),
+            );
+        });
+        std::thread::sleep(Duration::from_millis(kill_after));
+        drop(daemon); // SIGKILL
+        let before_restart = audit(&sim_url)["entries"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0);
+        std::thread::sleep(Duration::from_millis(hold + 100)); // let a held request land
+        let port = free_port();
+        let _daemon = serve(&sim_url, &home, port);
+        wait_healthy(port);
+        let end = wait_state(port, &id, &["controlling.running", "controlling.ready"]);
+        let a = audit(&sim_url);
+        let entries = a["entries"].as_array().cloned().unwrap_or_default();
+        let mine: Vec<&Value> = entries
+            .iter()
+            .filter(|e| e["campaign_id"] == id.as_str())
+            .collect();
+        let sends: Vec<&&Value> = mine
+            .iter()
+            .filter(|e| e["method"] == "message/send")
+            .collect();
+        let tasks = a["counters"]["tasks_per_campaign"][&id]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(tasks <= 1, "round {round}: {tasks} tasks");
+        let request_ids: std::collections::BTreeSet<&str> = sends
+            .iter()
+            .filter_map(|e| e["request_id"].as_str())
+            .collect();
+        assert!(
+            request_ids.len() <= 1,
+            "round {round}: one decision, one request id: {request_ids:?}"
+        );
+        assert_eq!(a["counters"]["stale_or_expired_accepted"], 0);
+        let after: Vec<&str> = entries[before_restart..]
+            .iter()
+            .filter(|e| e["campaign_id"] == id.as_str())
+            .map(|e| e["method"].as_str().unwrap_or(""))
+            .filter(|m| m.starts_with("campaign/"))
+            .collect();
+        assert!(
+            !after.contains(&"campaign/claim_control"),
+            "round {round}: reacquired without read_control: {after:?}"
+        );
+        if end == "controlling.running" {
+            assert_eq!(tasks, 1, "round {round}");
+            let bound: Value = serde_json::from_str(
+                &c.call(
+                    false,
+                    &format!("{}/campaigns/{id}", base(port)),
+                    Some(API_TOKEN),
+                    None,
+                )
+                .expect("doc")
+                .1,
+            )
+            .expect("json");
+            let applied = sends
+                .iter()
+                .find(|e| e["accepted"] == true)
+                .and_then(|_| bound["machine"]["task"].as_str());
+            assert!(applied.is_some(), "round {round}: re-attached to the task");
+            assert!(
+                after.first() == Some(&"campaign/request_status")
+                    || after.first() == Some(&"campaign/read_control"),
+                "round {round}: {after:?}"
+            );
+            *tally.entry("re-attached to the one task").or_default() += 1;
+        } else {
+            assert_eq!(
+                tasks, 0,
+                "round {round}: ready again only if nothing was created"
+            );
+            *tally
+                .entry("nothing applied; ready for a new decision")
+                .or_default() += 1;
+        }
+    }
+    println!("SIGKILL tally over 20 rounds: {tally:?}");
+    drop(sim);
+}
+
+#[test]
+fn the_demo_plays_the_repair_scenario_to_acceptance() {
+    let home = tmp_home();
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .args(["demo", "--home"])
+        .arg(&home)
+        .output()
+        .expect("demo");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the demo takes under 30 s"
+    );
+    let expected = [
+        "Attempt 1 failed during preprocessing",
+        "Evidence (remote text, untrusted)",
+        "bounded repair approved",
+        "Attempt 2 completed",
+        "Mission complete",
+        "attempts:            2",
+        "stale-epoch writes:  0",
+    ];
+    let mut at = 0;
+    for e in expected {
+        let found = text[at..]
+            .find(e)
+            .unwrap_or_else(|| panic!("missing or out of order: {e}\n{text}"));
+        at += found;
+    }
+    assert!(
+        !text.to_lowercase().contains("heartbeat"),
+        "no routine chatter: {text}"
+    );
+    assert!(home.join("campaigns/training-master-demo.json").exists());
+    assert!(home.join("path.mmd").exists());
+}
