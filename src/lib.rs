@@ -8,6 +8,7 @@
 pub mod a2a;
 pub mod api;
 pub mod bench;
+pub mod bridges;
 pub mod cli;
 pub mod control;
 pub mod daemon;

@@ -752,3 +752,71 @@ fn a_lease_ttl_that_could_lapse_between_heartbeats_is_refused() {
         "two heartbeats of warning"
     );
 }
+
+#[tokio::test]
+async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
+    let r = rig("repair").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "repair").expect("create");
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.advance(2_000);
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+    assert!(
+        rt.validate("c1", Verdict::NextAttempt)
+            .await
+            .expect("v")
+            .accepted
+    );
+    claim_and_submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Running).await;
+    r.sim.advance(3_000);
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+    assert!(
+        rt.validate("c1", Verdict::Accepted)
+            .await
+            .expect("v")
+            .accepted
+    );
+    wait_state(&rt, "c1", StateName::ClosedAccepted).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let feed: Vec<String> = rt
+        .messages("c1")
+        .expect("messages")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    let kinds: Vec<String> = rt
+        .messages("c1")
+        .expect("messages")
+        .iter()
+        .map(|m| m["kind"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        feed.iter()
+            .any(|t| t.starts_with("Attempt 1 failed during preprocessing")),
+        "{feed:?}"
+    );
+    assert!(
+        feed.iter().any(|t| t.starts_with("Attempt 2 completed")),
+        "{feed:?}"
+    );
+    assert_eq!(
+        feed.last().map(String::as_str),
+        Some("Mission complete: the final attempt was validated and accepted.")
+    );
+    for k in &kinds {
+        assert!(
+            [
+                "NEEDS_YOU",
+                "ATTEMPT_COMPLETED",
+                "STAGE_TRANSITION",
+                "MISSION_COMPLETE",
+                "CRITICAL_FAILURE"
+            ]
+            .contains(&k.as_str()),
+            "{k}"
+        );
+    }
+    assert!(feed.len() <= 8, "a handful of lines, no chatter: {feed:?}");
+}

@@ -859,6 +859,7 @@ impl Campaign {
             task: task.clone(),
             outcome,
             revision: o.revision,
+            stage: o.stage.clone(),
         });
         context.push(Action::WakeArgus {
             reason: WakeReason::AttemptCompleted,

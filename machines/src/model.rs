@@ -440,6 +440,8 @@ pub enum Significant {
         task: TaskId,
         outcome: RemoteOutcome,
         revision: Option<u64>,
+        /// The stage the remote reported with the outcome (remote text).
+        stage: Option<String>,
     },
     Blocked {
         reason: BlockReason,

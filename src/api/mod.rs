@@ -6,7 +6,6 @@
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
 use crate::control::Transport;
-use crate::runtime::messages::feed;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use crate::security::Secret;
 use axum::body::Bytes;
@@ -235,8 +234,8 @@ async fn messages<T: Transport + 'static>(
     if s.runtime.document(&id).ok().flatten().is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
-    match s.runtime.events(&id) {
-        Ok(lines) => Json(json!({ "messages": feed(&lines) })).into_response(),
+    match s.runtime.messages(&id) {
+        Ok(messages) => Json(json!({ "messages": messages })).into_response(),
         Err(e) => runtime_error(e),
     }
 }

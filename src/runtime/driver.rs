@@ -83,6 +83,8 @@ pub struct Driver<T: Transport + 'static> {
     jitter_seed: u64,
     /// When the current write became ambiguous in this process (readback waits for the grace).
     ambiguous_since: Option<Instant>,
+    /// Messages already in the persisted feed (read from disk on first use).
+    messages_written: Option<usize>,
 }
 
 /// A clock usable behind an `Arc` (the control `Clock` is generic-friendly; this is object-safe).
@@ -145,6 +147,7 @@ impl<T: Transport + 'static> Driver<T> {
             submit_text: None,
             jitter_seed,
             ambiguous_since: None,
+            messages_written: None,
         }
     }
 
@@ -295,6 +298,38 @@ impl<T: Transport + 'static> Driver<T> {
         }
     }
 
+    /// Extend the persisted human-facing feed with whatever the event log now adds to it.
+    fn append_messages(&mut self, events: &std::path::Path) {
+        let Ok(path) = self.store.messages_path(&self.id) else {
+            return;
+        };
+        let written = match self.messages_written {
+            Some(n) => n,
+            None => self
+                .store
+                .read_lines::<serde_json::Value>(&path)
+                .map(|(l, _)| l.len())
+                .unwrap_or(0),
+        };
+        let lines: Vec<EventLine> = self
+            .store
+            .read_lines(events)
+            .map(|(l, _)| l)
+            .unwrap_or_default();
+        let feed = super::messages::feed(&lines);
+        let mut count = written;
+        for m in feed.iter().skip(written) {
+            match self.store.append_line(&path, m) {
+                Ok(()) => count += 1,
+                Err(e) => {
+                    tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
+                    break;
+                }
+            }
+        }
+        self.messages_written = Some(count);
+    }
+
     fn clock(&self) -> ClockRef<'_> {
         ClockRef(self.clock.as_ref())
     }
@@ -345,6 +380,7 @@ impl<T: Transport + 'static> Driver<T> {
                         if let Err(e) = self.store.append_line(&path, &line) {
                             tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
                         }
+                        self.append_messages(&path);
                     }
                     self.stats.significant.fetch_add(1, Ordering::Relaxed);
                     tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");

@@ -44,9 +44,15 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
                     _ => None,
                 }
             }
-            Significant::AttemptCompleted { outcome, .. } => {
+            Significant::AttemptCompleted { outcome, stage: at, .. } => {
                 attempts += 1;
-                let during = stage.as_deref().filter(|s| !s.is_empty()).map(|s| format!(" during {s}")).unwrap_or_default();
+                // The stage reported with the outcome; else the last stage seen.
+                let during = at
+                    .as_deref()
+                    .or(stage.as_deref())
+                    .filter(|s| !s.is_empty())
+                    .map(|s| format!(" during {}", crate::security::Untrusted::new(s, 64).as_str()))
+                    .unwrap_or_default();
                 // The next attempt's first stage is not a transition of this one.
                 stage = None;
                 let what = match outcome {

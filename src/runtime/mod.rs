@@ -521,6 +521,11 @@ impl<T: Transport + 'static> Runtime<T> {
         Ok(self.store.read_doc(&self.store.campaign_path(id)?)?)
     }
 
+    /// The campaign's persisted human-facing feed, oldest first.
+    pub fn messages(&self, id: &str) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        Ok(self.store.read_lines(&self.store.messages_path(id)?)?.0)
+    }
+
     /// The campaign's significant events, oldest first.
     pub fn events(&self, id: &str) -> Result<Vec<EventLine>, RuntimeError> {
         Ok(self.store.read_lines(&self.store.events_path(id)?)?.0)

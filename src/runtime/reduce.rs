@@ -154,6 +154,7 @@ mod tests {
             task: t.clone(),
             outcome: RemoteOutcome::Failed,
             revision: Some(3),
+            stage: None,
         };
         let mut r = Reducer::default();
         assert!(r.accept(&identity("c", &a, None, None)));

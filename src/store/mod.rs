@@ -1,7 +1,8 @@
 //! Durable state under the state root: atomic JSON documents and append-only JSONL event logs.
 //!
 //! ```text
-//! campaigns/<campaign-id>.json   events/<campaign-id>.jsonl   leases/<campaign-id>.json   state/supervisor.json
+//! campaigns/<campaign-id>.json   events/<campaign-id>.jsonl   messages/<campaign-id>.jsonl
+//! leases/<campaign-id>.json      state/supervisor.json
 //! ```
 //!
 //! This module owns the bytes on disk: every document carries a schema version and is written
@@ -75,7 +76,14 @@ impl Store {
     /// Open (and create) the layout under `root`.
     pub fn open(root: impl Into<PathBuf>) -> Result<Store, StoreError> {
         let root = root.into();
-        for dir in ["campaigns", "events", "leases", "state", "quarantine"] {
+        for dir in [
+            "campaigns",
+            "events",
+            "messages",
+            "leases",
+            "state",
+            "quarantine",
+        ] {
             let d = root.join(dir);
             fs::create_dir_all(&d).map_err(io_err(&d))?;
         }
@@ -94,6 +102,11 @@ impl Store {
     pub fn events_path(&self, id: &str) -> Result<PathBuf, StoreError> {
         validate_campaign_id(id)?;
         Ok(self.root.join("events").join(format!("{id}.jsonl")))
+    }
+
+    pub fn messages_path(&self, id: &str) -> Result<PathBuf, StoreError> {
+        validate_campaign_id(id)?;
+        Ok(self.root.join("messages").join(format!("{id}.jsonl")))
     }
 
     pub fn lease_path(&self, id: &str) -> Result<PathBuf, StoreError> {

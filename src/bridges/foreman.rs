@@ -1,0 +1,197 @@
+//! The Foreman bridge: an advisory gate, never an actor.
+//!
+//! It projects bounded evidence onto Foreman's observation fields, runs the configured executable
+//! (JSON on stdin, one directive as JSON on stdout, with a timeout and an output cap), and maps the
+//! directive to a [`Hint`] as spec section 13 says. It owns nothing that can reach the remote: this
+//! module imports neither the A2A client nor the authority tokens, its only output is a `Hint`, and
+//! a `Hint` converts to no operator command (a compile-fail case proves it). Foreman missing,
+//! failing, hanging or printing garbage yields an error, and Argus continues without it.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Bound on what Foreman may print.
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// Bound on each projected text field.
+pub const MAX_FIELD_BYTES: usize = 4 * 1024;
+
+/// Foreman's observation shape, filled from reduced evidence only (no transcripts, no secrets).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ForemanObservation {
+    pub original_job: String,
+    pub run_id: Option<String>,
+    pub factory_status: String,
+    pub iteration: u32,
+    pub worker_exit_status: Option<String>,
+    pub test_results: Vec<String>,
+    pub verification_results: Vec<String>,
+    pub recent_events: Vec<String>,
+    pub attempts: u32,
+    pub failures: u32,
+    /// The reduced significant event that prompted the assessment.
+    pub event: serde_json::Value,
+}
+
+impl ForemanObservation {
+    /// Bound every text field (remote-originated text is sanitised and cut).
+    pub fn bounded(mut self) -> Self {
+        let cut = |s: &str| {
+            crate::security::Untrusted::new(s, MAX_FIELD_BYTES)
+                .as_str()
+                .to_string()
+        };
+        self.original_job = cut(&self.original_job);
+        for list in [
+            &mut self.test_results,
+            &mut self.verification_results,
+            &mut self.recent_events,
+        ] {
+            list.truncate(16);
+            for s in list.iter_mut() {
+                *s = cut(s);
+            }
+        }
+        self
+    }
+}
+
+/// Foreman's directive set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Action {
+    Continue,
+    StartWorker,
+    StartVerifier,
+    SteerWorker,
+    StopWorker,
+    RetryWorker,
+    Finish,
+    Escalate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Directive {
+    pub action: Action,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub confidence: f64,
+}
+
+/// What a directive means for the supervisor: at most a reason to wake Argus. No variant acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hint {
+    /// CONTINUE: no wake unless another significant event asks for one.
+    NoWake,
+    /// START_VERIFIER: wake Argus's reviewer / verification stage.
+    WakeReviewer,
+    /// STEER_WORKER: wake Argus's planner with the evidence.
+    WakePlanner,
+    /// STOP_WORKER / RETRY_WORKER / START_WORKER: ask Argus to decide; never act on Foreman alone.
+    AskArgus,
+    /// FINISH: a completion candidate that Argus's reviewer must confirm.
+    CompletionCandidate,
+    /// ESCALATE: surface Needs you, or an Argus review.
+    Escalate,
+}
+
+impl Hint {
+    pub fn wakes_argus(self) -> bool {
+        self != Hint::NoWake
+    }
+}
+
+/// Spec section 13's mapping, in one place.
+pub fn hint(d: &Directive) -> Hint {
+    match d.action {
+        Action::Continue => Hint::NoWake,
+        Action::StartVerifier => Hint::WakeReviewer,
+        Action::SteerWorker => Hint::WakePlanner,
+        Action::StopWorker | Action::RetryWorker | Action::StartWorker => Hint::AskArgus,
+        Action::Finish => Hint::CompletionCandidate,
+        Action::Escalate => Hint::Escalate,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForemanError {
+    #[error("Foreman is not configured or its executable is missing")]
+    Missing,
+    #[error("Foreman did not answer in time")]
+    Timeout,
+    #[error("Foreman exited unsuccessfully")]
+    Failed,
+    #[error("Foreman's answer was not a directive")]
+    Garbage,
+    #[error("Foreman printed more than the output cap")]
+    TooLarge,
+}
+
+/// The configured Foreman executable.
+#[derive(Debug, Clone)]
+pub struct Foreman {
+    pub bin: PathBuf,
+    pub timeout: Duration,
+}
+
+impl Foreman {
+    /// Ask Foreman for one directive about a bounded observation. The child gets an empty
+    /// environment (plus PATH): no token of ours reaches it.
+    pub async fn assess(
+        &self,
+        observation: &ForemanObservation,
+    ) -> Result<Directive, ForemanError> {
+        if !self.bin.is_file() {
+            return Err(ForemanError::Missing);
+        }
+        let input = serde_json::to_vec(&observation.clone().bounded())
+            .map_err(|_| ForemanError::Garbage)?;
+        let mut child = tokio::process::Command::new(&self.bin)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|_| ForemanError::Missing)?;
+        let run = async {
+            if let Some(mut stdin) = child.stdin.take() {
+                let _ = stdin.write_all(&input).await;
+            }
+            let mut out = Vec::new();
+            if let Some(stdout) = child.stdout.take() {
+                let mut limited = stdout.take(MAX_OUTPUT_BYTES as u64 + 1);
+                let _ = limited.read_to_end(&mut out).await;
+            }
+            if out.len() > MAX_OUTPUT_BYTES {
+                // Stop it: a child still writing would otherwise block on a full pipe.
+                let _ = child.kill().await;
+                return Err(ForemanError::TooLarge);
+            }
+            let status = child.wait().await.map_err(|_| ForemanError::Failed)?;
+            Ok((status, out))
+        };
+        let (status, out) = tokio::time::timeout(self.timeout, run)
+            .await
+            .map_err(|_| ForemanError::Timeout)??;
+        if !status.success() {
+            return Err(ForemanError::Failed);
+        }
+        let d: Directive = serde_json::from_slice(&out).map_err(|_| ForemanError::Garbage)?;
+        if !(0.0..=1.0).contains(&d.confidence) {
+            return Err(ForemanError::Garbage);
+        }
+        Ok(Directive {
+            reason: crate::security::Untrusted::new(&d.reason, MAX_FIELD_BYTES)
+                .as_str()
+                .to_string(),
+            ..d
+        })
+    }
+}
