@@ -353,6 +353,24 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
         health["secrets"],
         json!({"opentraining_token": true, "api_token": true})
     );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut health = health;
+    while health["heartbeat"]["last_tick_age_seconds"].is_null() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        health = serde_json::from_str(
+            &c.call(false, &format!("{}/health", base(port)), None, None)
+                .expect("h")
+                .1,
+        )
+        .expect("json");
+    }
+    assert!(
+        health["heartbeat"]["last_tick_age_seconds"]
+            .as_u64()
+            .is_some_and(|age| age <= 5),
+        "heartbeat freshness: {health}"
+    );
+    assert_eq!(health["remote"]["mutation_enabled"], true);
     let _ = c.call(
         false,
         &format!("{}/status", base(port)),

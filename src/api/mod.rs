@@ -116,7 +116,19 @@ async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
         "remote": h.remote,
         "argus_runtime_present": h.argus_runtime_present,
         "foreman": {"enabled": h.foreman_enabled, "present": h.foreman_present},
-        "heartbeat": {"seconds": h.heartbeat_seconds, "ticks": stats.ticks.load(Ordering::Relaxed)},
+        "heartbeat": {
+            "seconds": h.heartbeat_seconds,
+            "ticks": stats.ticks.load(Ordering::Relaxed),
+            // Freshness: seconds since the latest tick (null before the first).
+            "last_tick_age_seconds": match stats.last_tick_at.load(Ordering::Relaxed) {
+                0 => Value::Null,
+                t => json!(std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(t)
+                    .saturating_sub(t)),
+            },
+        },
         "secrets": {"opentraining_token": h.opentraining_token_present, "api_token": h.api_token_present},
         "campaigns": s.runtime.campaign_ids().len(),
     }))

@@ -188,6 +188,7 @@ impl<T: Transport + 'static> Driver<T> {
                 _ = tokio::time::sleep_until(next) => {
                     let now = self.clock.now_secs();
                     self.stats.ticks.fetch_add(1, Ordering::Relaxed);
+                    self.stats.last_tick_at.store(now, Ordering::Relaxed);
                     self.step_all(Event::Tick { now }).await?;
                     next = Instant::now() + self.next_delay();
                 }

@@ -111,6 +111,8 @@ pub enum CrashPoint {
 #[derive(Debug, Default)]
 pub struct Stats {
     pub ticks: AtomicU64,
+    /// Unix seconds of the latest heartbeat tick of any campaign (0 before the first).
+    pub last_tick_at: AtomicU64,
     pub steps: AtomicU64,
     pub noop_steps: AtomicU64,
     pub disk_writes: AtomicU64,
