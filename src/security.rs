@@ -52,6 +52,27 @@ impl fmt::Display for Secret {
     }
 }
 
+/// Compare without an early exit on the first differing byte (timing-safe for equal lengths).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// True when the request presents `token` as `Authorization: Bearer` or `X-API-KEY`.
+pub fn presents_token(headers: &axum::http::HeaderMap, token: &str) -> bool {
+    let bearer = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+    [bearer, key]
+        .into_iter()
+        .flatten()
+        .any(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
+}
+
 /// Text that came from the remote. Bounded and sanitised at construction; shown only labelled.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Untrusted(String);

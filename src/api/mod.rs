@@ -7,10 +7,10 @@
 
 use crate::control::Transport;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
-use crate::security::Secret;
+use crate::security::{presents_token, Secret};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -52,32 +52,13 @@ fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response
         .into_response()
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn authorized(token: &Secret, headers: &HeaderMap) -> bool {
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    [bearer, key]
-        .into_iter()
-        .flatten()
-        .any(|given| constant_time_eq(given.as_bytes(), token.expose().as_bytes()))
-}
-
 async fn auth<T: Transport + 'static>(
     State(state): State<Arc<ApiState<T>>>,
     request: Request,
     next: Next,
 ) -> Response {
     match &state.token {
-        Some(token) if !authorized(token, request.headers()) => error(
+        Some(token) if !presents_token(request.headers(), token.expose()) => error(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "a valid bearer token or X-API-KEY is required",

@@ -7,7 +7,7 @@
 //! that allows it, and tells the machine what happened.
 
 use super::reduce::{identity, EventLine, Reducer, WakeSink};
-use super::{CampaignDoc, CrashPoint, EvidenceSummary, RemoteSummary, RuntimeConfig, Stats};
+use super::{CampaignDoc, CrashPoint, EvidenceSummary, RuntimeConfig, Stats};
 use crate::control::{
     ClaimOutcome, ClaimRefusal, Clock, ConfirmOutcome, ControlLost, Controller, Observer,
     ReadbackOutcome, RemoteError, RenewOutcome, SubmitRequest, Transport, WriteIntent,
@@ -229,7 +229,7 @@ impl<T: Transport + 'static> Driver<T> {
             }
             if let Event::Observed(o) = &e {
                 if step.changed {
-                    self.doc.remote = Some(RemoteSummary::of(o));
+                    self.doc.remote = Some(o.clone());
                 }
             }
             if step.changed {

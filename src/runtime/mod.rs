@@ -15,7 +15,7 @@ use crate::security::Untrusted;
 use crate::store::{Store, StoreError};
 use argus_machines::{
     CampaignMachine, CampaignRecord, Command, ControllerId, Event, Observation, Policy,
-    RemoteState, Significant, StateName, TaskId,
+    Significant, StateName, TaskId,
 };
 use driver::{ClockArc, CommandReply, Driver, Input};
 use reduce::{EventLine, Reducer, WakeSink};
@@ -121,32 +121,6 @@ pub struct Stats {
     pub remote_calls: AtomicU64,
 }
 
-/// The last material reading, for people and the API.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RemoteSummary {
-    pub task: TaskId,
-    pub state: RemoteState,
-    pub stage: Option<String>,
-    pub revision: Option<u64>,
-    pub heartbeat_seq: Option<u64>,
-    pub evidence_revision: Option<u64>,
-    pub blocked: bool,
-}
-
-impl RemoteSummary {
-    pub fn of(o: &Observation) -> Self {
-        RemoteSummary {
-            task: o.task.clone(),
-            state: o.state,
-            stage: o.stage.clone(),
-            revision: o.revision,
-            heartbeat_seq: o.heartbeat_seq,
-            evidence_revision: o.evidence_revision,
-            blocked: o.blocked,
-        }
-    }
-}
-
 /// Bounded evidence, as remote data (never instructions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvidenceSummary {
@@ -195,7 +169,8 @@ pub struct CampaignDoc {
     pub created_at: u64,
     pub updated_at: u64,
     pub machine: CampaignRecord,
-    pub remote: Option<RemoteSummary>,
+    /// The last material reading of the remote (stage is remote text).
+    pub remote: Option<Observation>,
     pub latest_significant_event: Option<Significant>,
     pub latest_evidence: Option<EvidenceSummary>,
     /// A question for a human (Needs you) that the supervisor itself raised.

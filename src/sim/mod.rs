@@ -212,22 +212,25 @@ impl Shared {
         Some(fired)
     }
 
+    /// The first armed transport fault for `method` that `pred` accepts.
+    fn first_fault(&self, method: &str, pred: impl Fn(&Fault) -> bool) -> Option<Fault> {
+        let faults = self
+            .transport_faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        faults
+            .iter()
+            .find(|f| {
+                pred(f)
+                    && f.transport_method()
+                        .is_some_and(|m| m == method || m == "*")
+            })
+            .cloned()
+    }
+
     /// Use up an armed delay for `method`, if one is first in line.
     fn take_delay(&self, method: &str) -> Option<u64> {
-        let first = {
-            let faults = self
-                .transport_faults
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            faults
-                .iter()
-                .find(|f| {
-                    f.transport_method()
-                        .is_some_and(|m| m == method || m == "*")
-                })
-                .cloned()
-        };
-        match first {
+        match self.first_fault(method, |_| true) {
             Some(Fault::Delay { ms, .. }) => {
                 self.take_transport_fault(method);
                 Some(ms)
@@ -237,26 +240,11 @@ impl Shared {
     }
 
     fn authorized(&self, headers: &HeaderMap) -> bool {
-        let Some(token) = &self.token else {
-            return true;
-        };
-        let bearer = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-        [bearer, key]
-            .into_iter()
-            .flatten()
-            .any(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
+        match &self.token {
+            None => true,
+            Some(token) => crate::security::presents_token(headers, token),
+        }
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// A running sim. Dropping it does not stop the server; call [`SimHandle::stop`].
@@ -534,19 +522,7 @@ async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
 
 /// Faults that act before anything is applied: delay, 500, redirect.
 async fn transport_fault_before(shared: &Shared, method: &str) -> Option<Response> {
-    let fault = {
-        let faults = shared
-            .transport_faults
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        faults
-            .iter()
-            .find(|f| {
-                f.transport_method()
-                    .is_some_and(|m| m == method || m == "*")
-            })
-            .cloned()
-    }?;
+    let fault = shared.first_fault(method, |_| true)?;
     match fault {
         // The delay is applied by `rpc` inside the detached call (see there); the card just waits.
         Fault::Delay { ms, .. } if method == "card" => {
@@ -568,25 +544,12 @@ async fn transport_fault_before(shared: &Shared, method: &str) -> Option<Respons
 
 /// Faults that act after the call was applied: malformed, oversized, dropped answers.
 fn finish(shared: &Shared, method: &str, value: Value) -> Response {
-    let after = {
-        let faults = shared
-            .transport_faults
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        faults
-            .iter()
-            .find(|f| {
-                matches!(
-                    f,
-                    Fault::MalformedJson { .. }
-                        | Fault::Oversized { .. }
-                        | Fault::DropAfterApply { .. }
-                ) && f
-                    .transport_method()
-                    .is_some_and(|m| m == method || m == "*")
-            })
-            .cloned()
-    };
+    let after = shared.first_fault(method, |f| {
+        matches!(
+            f,
+            Fault::MalformedJson { .. } | Fault::Oversized { .. } | Fault::DropAfterApply { .. }
+        )
+    });
     let json_response = |body: Body| {
         Response::builder()
             .status(StatusCode::OK)
