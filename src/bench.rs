@@ -255,6 +255,9 @@ fn durable_ratio(k: usize) -> Result<(f64, f64), String> {
         latest_evidence: None,
         pending_question: None,
         quarantined: 0,
+        feed_written: 0,
+        argus_project_id: None,
+        reviewer_verdict: None,
     };
     let started = Instant::now();
     for i in 0..k {

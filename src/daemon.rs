@@ -45,6 +45,9 @@ pub struct ServeConfig {
     pub lease_ttl_secs: u64,
     pub argus_bin: Option<PathBuf>,
     pub argus_home: Option<PathBuf>,
+    pub backend: Option<String>,
+    /// `ARGUS_SUPERVISOR_MAX_ATTEMPTS`: the mission's bound on attempts (default 3).
+    pub max_attempts: u32,
     pub foreman_enabled: bool,
     pub foreman_bin: Option<PathBuf>,
     pub home: PathBuf,
@@ -134,6 +137,9 @@ impl ServeConfig {
             lease_ttl_secs,
             argus_bin: var("ARGUS_SUPERVISOR_ARGUS_BIN").map(PathBuf::from),
             argus_home: var("ARGUS_SUPERVISOR_ARGUS_HOME").map(PathBuf::from),
+            backend: var("ARGUS_SUPERVISOR_BACKEND"),
+            max_attempts: u32::try_from(number("ARGUS_SUPERVISOR_MAX_ATTEMPTS", 3)?)
+                .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
             foreman_enabled: flag("ARGUS_SUPERVISOR_FOREMAN_ENABLED", false)?,
             foreman_bin: var("ARGUS_SUPERVISOR_FOREMAN_BIN").map(PathBuf::from),
             home: o

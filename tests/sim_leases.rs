@@ -37,6 +37,9 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// A request as sent: method, params, actor (controller index and epoch sent), first answer if accepted.
+type Request = (String, Value, Option<(usize, Option<u64>)>, Option<Value>);
+
 const WHO: [&str; 2] = ["argus-openoperator", "loopx-local"];
 
 proptest! {
@@ -51,7 +54,8 @@ proptest! {
         let mut holder: Option<(usize, u64, u64)> = None;
         let mut highest = 0u64;
         let mut n = 0u64;
-        let mut last: Option<(String, Value)> = None;
+        // The last request, its actor, and its first answer if the remote accepted it.
+        let mut last: Option<Request> = None;
         let mut tasks_seen = std::collections::BTreeSet::new();
         for op in ops {
             n += 1;
@@ -59,14 +63,24 @@ proptest! {
             let epoch = |w: usize, g: Guess| match g { Guess::Granted => granted[w], Guess::Other(e) => e };
             let (method, params, actor) = match op {
                 Op::Advance(ms) => { now += ms; continue; }
-                Op::ReplayLast => match last.clone() { Some((m, p)) => (m, p, None), None => continue },
+                // A replay is the same actor sending the same request again. One the remote accepted
+                // returns its first answer and has no second effect; a refused one is new again.
+                Op::ReplayLast => match last.clone() {
+                    Some((m, p, _, Some(first))) => {
+                        let again = world.call(&m, &p, now);
+                        prop_assert_eq!(again, Ok(first), "a replay returns the first answer");
+                        continue;
+                    }
+                    Some((m, p, a, None)) => (m, p, a),
+                    None => continue,
+                },
                 Op::Claim(w) => ("campaign/claim_control".to_string(), json!({"campaign_id": "c1", "controller_id": WHO[w], "ttl_seconds": 60, "request_id": rid, "constraints": constraints_envelope()}), Some((w, None))),
                 Op::Renew(w, g) => ("campaign/renew_control".to_string(), json!({"campaign_id": "c1", "controller_id": WHO[w], "controller_epoch": epoch(w, g), "request_id": rid, "ttl_seconds": 60}), Some((w, Some(epoch(w, g))))),
                 Op::Release(w, g) => ("campaign/release_control".to_string(), json!({"campaign_id": "c1", "controller_id": WHO[w], "controller_epoch": epoch(w, g), "request_id": rid}), Some((w, Some(epoch(w, g))))),
                 Op::Submit(w, g) => ("message/send".to_string(), json!({"message": {"kind": "message", "role": "user", "messageId": rid, "parts": [{"kind": "text", "text": "go"}]}, "metadata": {"argus_supervisor": {"campaign_id": "c1", "controller_id": WHO[w], "controller_epoch": epoch(w, g), "request_id": rid}}}), Some((w, Some(epoch(w, g))))),
             };
-            last = Some((method.clone(), params.clone()));
             let answer = world.call(&method, &params, now);
+            last = Some((method.clone(), params.clone(), actor, answer.clone().ok()));
             let Some((w, sent)) = actor else { continue };
             let valid_now = holder.is_some_and(|(h, e, exp)| h == w && Some(e) == sent && exp > now / 1000);
             match (method.as_str(), &answer) {

@@ -6,11 +6,11 @@
 //!   candidate, reviewer verdicts).
 //! - [`decisions`]: Argus's decision files, validated against the mission authority and consumed
 //!   exactly once.
-//!
-//! Not yet wired into the runtime (an open issue): waking Argus through the MCP client, executing
-//! authorised decisions through the campaign's machine, and Argus-unavailable handling. Until then
-//! wakes go to the counting stand-in in `runtime::reduce`.
+//! - [`link`]: the wake policy's Argus end — wakes delivered over MCP, Foreman consulted on the
+//!   events that are not decision boundaries, authorised decisions executed through the campaign's
+//!   machine, Argus outages surfaced once and retried with backoff.
 
 pub mod argus;
 pub mod decisions;
 pub mod foreman;
+pub mod link;

@@ -35,6 +35,19 @@ pub enum Input {
     },
     /// Validation verdict on a remote-terminal attempt.
     Event(Event, oneshot::Sender<CommandReply>),
+    /// A message for a person that no significant event carries (an advisor's question or an
+    /// advisor outage). `needs_you` also sets the campaign's pending question.
+    Notice {
+        needs_you: bool,
+        text: String,
+        done: oneshot::Sender<()>,
+    },
+    /// Record the campaign's Argus binding and the reviewer's latest verdict.
+    Annotate {
+        argus_project_id: Option<String>,
+        reviewer_verdict: Option<String>,
+        done: oneshot::Sender<()>,
+    },
     /// Stop after the current step; `release` gives a held lease back first.
     Shutdown {
         release: bool,
@@ -83,8 +96,6 @@ pub struct Driver<T: Transport + 'static> {
     jitter_seed: u64,
     /// When the current write became ambiguous in this process (readback waits for the grace).
     ambiguous_since: Option<Instant>,
-    /// Messages already in the persisted feed (read from disk on first use).
-    messages_written: Option<usize>,
 }
 
 /// A clock usable behind an `Arc` (the control `Clock` is generic-friendly; this is object-safe).
@@ -147,7 +158,6 @@ impl<T: Transport + 'static> Driver<T> {
             submit_text: None,
             jitter_seed,
             ambiguous_since: None,
-            messages_written: None,
         }
     }
 
@@ -183,6 +193,20 @@ impl<T: Transport + 'static> Driver<T> {
                     Some(Input::Event(event, reply)) => {
                         let accepted = self.step_all(event).await?;
                         let _ = reply.send(CommandReply { accepted, state: self.machine.state_name() });
+                    }
+                    Some(Input::Annotate { argus_project_id, reviewer_verdict, done }) => {
+                        if argus_project_id.is_some() {
+                            self.doc.argus_project_id = argus_project_id;
+                        }
+                        if reviewer_verdict.is_some() {
+                            self.doc.reviewer_verdict = reviewer_verdict;
+                        }
+                        self.write_doc();
+                        let _ = done.send(());
+                    }
+                    Some(Input::Notice { needs_you, text, done }) => {
+                        self.notice(needs_you, text);
+                        let _ = done.send(());
                     }
                 },
                 _ = tokio::time::sleep_until(next) => {
@@ -304,14 +328,7 @@ impl<T: Transport + 'static> Driver<T> {
         let Ok(path) = self.store.messages_path(&self.id) else {
             return;
         };
-        let written = match self.messages_written {
-            Some(n) => n,
-            None => self
-                .store
-                .read_lines::<serde_json::Value>(&path)
-                .map(|(l, _)| l.len())
-                .unwrap_or(0),
-        };
+        let written = self.doc.feed_written as usize;
         let lines: Vec<EventLine> = self
             .store
             .read_lines(events)
@@ -328,7 +345,36 @@ impl<T: Transport + 'static> Driver<T> {
                 }
             }
         }
-        self.messages_written = Some(count);
+        if count != written {
+            self.doc.feed_written = count as u32;
+            self.write_doc();
+        }
+    }
+
+    /// Append a notice to the human feed (and set the pending question when it needs a person).
+    fn notice(&mut self, needs_you: bool, text: String) {
+        let text = crate::security::Untrusted::new(&text, 2048)
+            .as_str()
+            .to_string();
+        let kind = if needs_you {
+            super::messages::MessageKind::NeedsYou
+        } else {
+            super::messages::MessageKind::CriticalFailure
+        };
+        let m = super::messages::HumanMessage {
+            at: self.clock.now_secs(),
+            kind,
+            text: text.clone(),
+        };
+        if let Ok(path) = self.store.messages_path(&self.id) {
+            if let Err(e) = self.store.append_line(&path, &m) {
+                tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
+            }
+        }
+        if needs_you {
+            self.doc.pending_question = Some(text);
+        }
+        self.write_doc();
     }
 
     fn clock(&self) -> ClockRef<'_> {
@@ -385,6 +431,7 @@ impl<T: Transport + 'static> Driver<T> {
                     }
                     self.stats.significant.fetch_add(1, Ordering::Relaxed);
                     tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");
+                    self.wake.significant(&self.id, &sig);
                     self.doc.latest_significant_event = Some(sig);
                 }
                 None

@@ -176,6 +176,15 @@ pub struct CampaignDoc {
     /// A question for a human (Needs you) that the supervisor itself raised.
     pub pending_question: Option<String>,
     pub quarantined: u32,
+    /// How many event-derived messages the persisted human feed already holds.
+    #[serde(default)]
+    pub feed_written: u32,
+    /// The campaign's Argus project, once created (re-attached after a restart).
+    #[serde(default)]
+    pub argus_project_id: Option<String>,
+    /// The Argus reviewer's latest verdict (`done`, `continue`, `blocked`, `replan_requested`).
+    #[serde(default)]
+    pub reviewer_verdict: Option<String>,
 }
 
 type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
@@ -332,6 +341,9 @@ impl<T: Transport + 'static> Runtime<T> {
             latest_evidence: None,
             pending_question: Some(question),
             quarantined: 0,
+            feed_written: 0,
+            argus_project_id: None,
+            reviewer_verdict: None,
         };
         if let Ok(path) = self.store.campaign_path(id) {
             let _ = self.store.write_doc(&path, &doc);
@@ -411,6 +423,9 @@ impl<T: Transport + 'static> Runtime<T> {
             latest_evidence: None,
             pending_question: None,
             quarantined: 0,
+            feed_written: 0,
+            argus_project_id: None,
+            reviewer_verdict: None,
         };
         self.store.write_doc(&self.store.campaign_path(id)?, &doc)?;
         self.spawn(machine, doc, vec![]);
@@ -488,6 +503,46 @@ impl<T: Transport + 'static> Runtime<T> {
         self.handle(id)?
             .tx
             .send(Input::Event(Event::Validated { verdict }, reply))
+            .await
+            .map_err(|_| RuntimeError::Stopped)?;
+        rx.await.map_err(|_| RuntimeError::Stopped)
+    }
+
+    /// Put a message for a person into the campaign's feed (advisor questions, advisor outages).
+    pub async fn notice(
+        &self,
+        id: &str,
+        needs_you: bool,
+        text: String,
+    ) -> Result<(), RuntimeError> {
+        let (done, rx) = oneshot::channel();
+        self.handle(id)?
+            .tx
+            .send(Input::Notice {
+                needs_you,
+                text,
+                done,
+            })
+            .await
+            .map_err(|_| RuntimeError::Stopped)?;
+        rx.await.map_err(|_| RuntimeError::Stopped)
+    }
+
+    /// Record the campaign's Argus binding and/or the reviewer's latest verdict.
+    pub async fn annotate(
+        &self,
+        id: &str,
+        argus_project_id: Option<String>,
+        reviewer_verdict: Option<String>,
+    ) -> Result<(), RuntimeError> {
+        let (done, rx) = oneshot::channel();
+        self.handle(id)?
+            .tx
+            .send(Input::Annotate {
+                argus_project_id,
+                reviewer_verdict,
+                done,
+            })
             .await
             .map_err(|_| RuntimeError::Stopped)?;
         rx.await.map_err(|_| RuntimeError::Stopped)

@@ -123,6 +123,9 @@ impl Reducer {
 /// Where wakes go: the Argus bridge plugs in here (a later issue). Every wake is counted.
 pub trait WakeSink: Send + Sync {
     fn wake(&self, campaign_id: &str, reason: WakeReason, latest: Option<&Significant>);
+
+    /// Every new significant event, for advisors that may ask for a wake (Foreman). Default: none.
+    fn significant(&self, _campaign_id: &str, _event: &Significant) {}
 }
 
 /// A sink that only counts, for runs without an Argus runtime and for tests.

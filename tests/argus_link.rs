@@ -1,0 +1,346 @@
+//! Argus in the loop: the runtime on the simulated remote, waking a fake Argus (real Python MCP SDK)
+//! through the link; decisions written as files are executed only when authorised.
+
+use argus_machines::{ControllerId, StateName};
+use argus_supervisor::a2a::{A2aClient, HttpConfig};
+use argus_supervisor::bridges::argus::ArgusConfig;
+use argus_supervisor::bridges::link::{ArgusWake, Link, LinkConfig};
+use argus_supervisor::control::SystemClock;
+use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor::sim::{self, Scenario, SimHandle, SimOptions};
+use argus_supervisor::store::Store;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct Rig {
+    sim: SimHandle,
+    rt: Arc<Runtime<A2aClient>>,
+    wake: Arc<ArgusWake>,
+    workroot: PathBuf,
+    argus_home: PathBuf,
+}
+
+fn argus_config(home: &std::path::Path, working: bool) -> ArgusConfig {
+    let root = std::env::var("ARGUS_INTEROP_VENVS")
+        .expect("ARGUS_INTEROP_VENVS is not set: run scripts/test.sh");
+    let python = PathBuf::from(root).join("mcp-1.30.0/bin/python");
+    ArgusConfig {
+        bin: if working {
+            python
+        } else {
+            PathBuf::from("/nonexistent/argus-plugin-server")
+        },
+        args: vec![format!(
+            "{}/tests/interop/servers/fake_argus.py",
+            env!("CARGO_MANIFEST_DIR")
+        )],
+        home: home.to_path_buf(),
+        backend: None,
+        timeout: Duration::from_secs(20),
+    }
+}
+
+async fn rig(working_argus: bool) -> Rig {
+    rig_with(working_argus, None, "repair").await
+}
+
+async fn rig_with(
+    working_argus: bool,
+    foreman: Option<argus_supervisor::bridges::foreman::Foreman>,
+    scenario: &str,
+) -> Rig {
+    let sim = sim::start(
+        "127.0.0.1:0".parse().expect("addr"),
+        SimOptions {
+            scenario: Scenario::load(scenario).expect("s"),
+            token: None,
+        },
+    )
+    .await
+    .expect("sim");
+    let mut http = HttpConfig::new(sim.url());
+    http.allow_insecure_loopback = true;
+    let client = A2aClient::discover(&http).await.expect("discover");
+    let root = std::env::temp_dir().join(format!("argus-link-{}", uuid::Uuid::new_v4()));
+    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_millis(100);
+    let (wake, rx) = ArgusWake::new();
+    let rt = Arc::new(
+        Runtime::start(
+            Store::open(root.join("state")).expect("store"),
+            Arc::new(client),
+            config,
+            Arc::new(SystemClock),
+            wake.clone(),
+        )
+        .expect("rt"),
+    );
+    let workroot = root.join("argus-work");
+    let argus_home = root.join("argus-home");
+    let link = Link::new(
+        rt.clone(),
+        LinkConfig {
+            argus: argus_config(&argus_home, working_argus),
+            workroot: workroot.clone(),
+            max_attempts: 3,
+            poll: Duration::from_millis(200),
+            foreman,
+        },
+        Some(wake.clone()),
+    );
+    tokio::spawn(link.run(rx));
+    Rig {
+        sim,
+        rt,
+        wake,
+        workroot,
+        argus_home,
+    }
+}
+
+async fn wait(rt: &Runtime<A2aClient>, want: StateName) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while rt.state("c1").expect("doc") != Some(want) {
+        assert!(
+            Instant::now() < deadline,
+            "never reached {want:?}; now {:?}",
+            rt.state("c1")
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn first_attempt_fails(r: &Rig) {
+    r.rt.create("c1", "make the evaluation pass")
+        .expect("create");
+    assert!(
+        r.rt.command("c1", OperatorCommand::Claim)
+            .await
+            .expect("claim")
+            .accepted
+    );
+    assert!(
+        r.rt.command(
+            "c1",
+            OperatorCommand::Submit {
+                text: Some("attempt 1".into())
+            }
+        )
+        .await
+        .expect("submit")
+        .accepted
+    );
+    wait(&r.rt, StateName::RemoteTerminalLocalPending).await;
+}
+
+async fn decide(r: &Rig, id: &str, body: serde_json::Value) {
+    let dir = r.workroot.join("c1/decisions");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !r.argus_home.join("fake-argus.json").exists() {
+        assert!(Instant::now() < deadline, "Argus project never created");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join(format!("{id}.json")), body.to_string()).expect("decision");
+}
+
+fn messages(r: &Rig) -> Vec<String> {
+    r.rt.messages("c1")
+        .expect("messages")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_retry_decision_starts_exactly_one_new_attempt_and_the_reviewer_closes_it() {
+    let r = rig(true).await;
+    first_attempt_fails(&r).await;
+    decide(&r, "d1", serde_json::json!({"decision_id": "d1", "kind": "retry", "objective": "Drop the messages-column step and rerun.", "reason": "text-only dataset"})).await;
+    wait(&r.rt, StateName::Running).await;
+    wait(&r.rt, StateName::RemoteTerminalLocalPending).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&2),
+        "exactly one new attempt"
+    );
+    // The reviewer's verdict arrives through argus_status.
+    std::fs::write(r.argus_home.join("status.json"), serde_json::json!({
+        "pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "done"}}]
+    }).to_string()).expect("status");
+    wait(&r.rt, StateName::ClosedAccepted).await;
+    assert!(r.wake.wakes.load(Ordering::Relaxed) >= 2);
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(r.argus_home.join("fake-argus.json")).expect("state"),
+    )
+    .expect("json");
+    let texts: Vec<&str> = state["messages"]
+        .as_array()
+        .expect("msgs")
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert!(texts[0].starts_with("OBJECTIVE:"), "the mission first");
+    assert!(
+        texts
+            .iter()
+            .skip(1)
+            .all(|t| t.contains("<untrusted-remote-data>")),
+        "evidence fenced"
+    );
+}
+
+#[tokio::test]
+async fn a_merge_decision_is_escalated_and_never_executed() {
+    let r = rig(true).await;
+    first_attempt_fails(&r).await;
+    decide(&r, "d1", serde_json::json!({"decision_id": "d1", "kind": "retry", "objective": "Merge the fix into main and rerun", "reason": "fast path"})).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !messages(&r)
+        .iter()
+        .any(|m| m.contains("outside the mission's authority"))
+    {
+        assert!(Instant::now() < deadline, "{:?}", messages(&r));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&1),
+        "nothing executed"
+    );
+    assert_eq!(
+        r.rt.state("c1").expect("doc"),
+        Some(StateName::RemoteTerminalLocalPending)
+    );
+    assert!(r
+        .rt
+        .document("c1")
+        .expect("doc")
+        .expect("present")
+        .pending_question
+        .is_some());
+}
+
+#[tokio::test]
+async fn argus_unavailable_leaves_the_remote_alone_and_says_so_once() {
+    let r = rig(false).await;
+    first_attempt_fails(&r).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let outage: Vec<String> = messages(&r)
+        .into_iter()
+        .filter(|m| m.starts_with("Argus is unavailable"))
+        .collect();
+    assert_eq!(outage.len(), 1, "one critical notice: {:?}", messages(&r));
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&1),
+        "no new mutation"
+    );
+    assert_eq!(
+        r.rt.state("c1").expect("doc"),
+        Some(StateName::RemoteTerminalLocalPending)
+    );
+}
+
+fn foreman_saying(action: &str) -> argus_supervisor::bridges::foreman::Foreman {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("argus-foreman-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let bin = dir.join("foreman");
+    std::fs::write(&bin, format!("#!/bin/sh\ncat > /dev/null\necho '{{\"action\": \"{action}\", \"reason\": \"r\", \"confidence\": 0.9}}'\n")).expect("write");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    argus_supervisor::bridges::foreman::Foreman {
+        bin,
+        timeout: Duration::from_secs(5),
+    }
+}
+
+async fn running_with(foreman: &str) -> Rig {
+    let r = rig_with(true, Some(foreman_saying(foreman)), "long-noisy").await;
+    r.rt.create("c1", "train").expect("create");
+    assert!(
+        r.rt.command("c1", OperatorCommand::Claim)
+            .await
+            .expect("claim")
+            .accepted
+    );
+    assert!(
+        r.rt.command("c1", OperatorCommand::Submit { text: None })
+            .await
+            .expect("submit")
+            .accepted
+    );
+    wait(&r.rt, StateName::Running).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.wake.foreman_calls.load(Ordering::Relaxed) == 0 {
+        assert!(Instant::now() < deadline, "Foreman never consulted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    r
+}
+
+#[tokio::test]
+async fn foreman_continue_wakes_nobody_and_start_verifier_wakes_argus() {
+    let quiet = running_with("CONTINUE").await;
+    assert_eq!(
+        quiet.wake.wakes.load(Ordering::Relaxed),
+        0,
+        "no decision boundary yet"
+    );
+    assert_eq!(
+        quiet.wake.foreman_wakes.load(Ordering::Relaxed),
+        0,
+        "CONTINUE wakes nobody"
+    );
+    assert!(
+        !quiet.argus_home.join("fake-argus.json").exists(),
+        "Argus never called"
+    );
+    let loud = running_with("START_VERIFIER").await;
+    assert!(loud.wake.foreman_wakes.load(Ordering::Relaxed) >= 1);
+    let doc = loud.rt.document("c1").expect("doc").expect("present");
+    assert!(
+        doc.argus_project_id.is_some(),
+        "binding persisted in the campaign record"
+    );
+    assert_eq!(
+        loud.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&1),
+        "Foreman never acts"
+    );
+}
+
+#[tokio::test]
+async fn an_argus_question_is_surfaced_as_needs_you() {
+    let r = rig(true).await;
+    std::fs::create_dir_all(&r.argus_home).expect("home");
+    std::fs::write(r.argus_home.join("status.json"), serde_json::json!({
+        "pending_questions": ["Which dataset should attempt 2 use?"], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "blocked"}}]
+    }).to_string()).expect("status");
+    first_attempt_fails(&r).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let doc = r.rt.document("c1").expect("doc").expect("present");
+        if doc.pending_question.as_deref()
+            == Some("Needs you (from Argus): Which dataset should attempt 2 use?")
+        {
+            assert_eq!(doc.reviewer_verdict.as_deref(), Some("blocked"));
+            break;
+        }
+        assert!(Instant::now() < deadline, "{:?}", doc.pending_question);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        messages(&r)
+            .iter()
+            .filter(|m| m.contains("Which dataset"))
+            .count(),
+        1,
+        "asked once, not every tick"
+    );
+}
