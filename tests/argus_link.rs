@@ -344,3 +344,51 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
         "asked once, not every tick"
     );
 }
+
+#[tokio::test]
+async fn argus_killed_mid_run_blocks_new_changes_until_it_is_back() {
+    let r = rig(true).await;
+    first_attempt_fails(&r).await;
+    // Argus dies at its next status call; a retry decision waits meanwhile.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !r.argus_home.join("fake-argus.json").exists() {
+        assert!(Instant::now() < deadline, "Argus project never created");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::write(r.argus_home.join("die"), b"").expect("kill switch");
+    decide(&r, "d1", serde_json::json!({"decision_id": "d1", "kind": "retry", "objective": "Drop the column step and rerun.", "reason": "r"})).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !messages(&r)
+        .iter()
+        .any(|m| m.starts_with("Argus is unavailable"))
+    {
+        assert!(Instant::now() < deadline, "{:?}", messages(&r));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&1),
+        "no new mutation while Argus is down"
+    );
+    assert_eq!(
+        r.rt.state("c1").expect("doc"),
+        Some(StateName::RemoteTerminalLocalPending)
+    );
+    // Back: the child is restarted (with backoff) and the pending decision runs, once.
+    std::fs::remove_file(r.argus_home.join("die")).expect("revive");
+    wait(&r.rt, StateName::Running).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&2)
+    );
+    assert_eq!(
+        messages(&r)
+            .iter()
+            .filter(|m| m.starts_with("Argus is unavailable"))
+            .count(),
+        1,
+        "once per outage"
+    );
+}

@@ -483,6 +483,17 @@ async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
         "unchanged heartbeats write nothing: {writes} writes"
     );
     assert!(rt.stats().noop_steps.load(Ordering::Relaxed) > 10);
+    let feed: Vec<String> = rt
+        .messages("c1")
+        .expect("messages")
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        feed,
+        ["Stage changed from training to evaluation."],
+        "the human feed holds only the stage transition"
+    );
 }
 
 #[tokio::test]

@@ -176,9 +176,8 @@ impl<T: Transport + 'static> Link<T> {
             }
             match ArgusClient::start(&self.cfg.argus).await {
                 Ok(c) => {
+                    // The outage is over only once a call succeeds (see `back`).
                     self.client = Some(c);
-                    self.down_noticed = false;
-                    self.backoff = Duration::from_millis(500);
                 }
                 Err(e) => {
                     self.retry_after = Some(tokio::time::Instant::now() + self.backoff);
@@ -227,11 +226,29 @@ impl<T: Transport + 'static> Link<T> {
         }
     }
 
-    fn lost(&mut self, e: &ArgusError) {
-        if matches!(e, ArgusError::Unavailable | ArgusError::Timeout) {
-            // The child died or hung: drop it; the next use restarts it (with backoff).
-            self.client = None;
+    /// A call failed. If the child died or hung, drop it (the next use restarts it, with backoff)
+    /// and surface the outage once.
+    async fn lost(&mut self, campaign: &str, e: &ArgusError) {
+        if !matches!(e, ArgusError::Unavailable | ArgusError::Timeout) {
+            return;
         }
+        if let Some(c) = self.client.take() {
+            c.close().await;
+        }
+        self.retry_after = Some(tokio::time::Instant::now() + self.backoff);
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(300));
+        if !self.down_noticed {
+            self.down_noticed = true;
+            let text = format!("Argus is unavailable ({e}); the remote keeps running, supervision is read-only and no new change starts until it is back.");
+            let _ = self.runtime.notice(campaign, false, text).await;
+        }
+    }
+
+    /// A call succeeded: the outage, if any, is over.
+    fn back(&mut self) {
+        self.down_noticed = false;
+        self.backoff = Duration::from_millis(500);
+        self.retry_after = None;
     }
 
     fn doc(&self, id: &str) -> Option<CampaignDoc> {
@@ -267,7 +284,7 @@ impl<T: Transport + 'static> Link<T> {
                         Some(p)
                     }
                     Err(e) => {
-                        self.lost(&e);
+                        self.lost(&w.campaign_id, &e).await;
                         None
                     }
                 }
@@ -276,7 +293,7 @@ impl<T: Transport + 'static> Link<T> {
         let Some(project) = project else { return };
         if let Some(c) = self.client(&w.campaign_id).await {
             if let Err(e) = c.message(&project, &text).await {
-                self.lost(&e);
+                self.lost(&w.campaign_id, &e).await;
                 return;
             }
         }
@@ -294,10 +311,11 @@ impl<T: Transport + 'static> Link<T> {
         let status = match c.status(&project).await {
             Ok(s) => s,
             Err(e) => {
-                self.lost(&e);
+                self.lost(id, &e).await;
                 return;
             }
         };
+        self.back();
         let Some(doc) = self.doc(id) else { return };
         for q in &status.pending_questions {
             let text = format!("Needs you (from Argus): {q}");

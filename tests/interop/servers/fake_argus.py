@@ -52,6 +52,9 @@ def argus_message(project_id: str, text: str) -> dict:
 
 @mcp.tool()
 def argus_status(project_id: str) -> dict:
+    # A test kills Argus mid-run by creating this file: the process dies on the next status call.
+    if (HOME / "die").exists():
+        os._exit(1)
     scripted = HOME / "status.json"
     status = json.loads(scripted.read_text()) if scripted.exists() else {
         "pending_questions": [],
