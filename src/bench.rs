@@ -244,21 +244,7 @@ fn durable_ratio(k: usize) -> Result<(f64, f64), String> {
         task: Some(TaskId::new("t")),
     }));
     let path = store.campaign_path("bench").map_err(|e| e.to_string())?;
-    let mut doc = CampaignDoc {
-        campaign_id: "bench".into(),
-        objective: "bench".into(),
-        created_at: 0,
-        updated_at: 0,
-        machine: machine.record(),
-        remote: None,
-        latest_significant_event: None,
-        latest_evidence: None,
-        pending_question: None,
-        quarantined: 0,
-        feed_written: 0,
-        argus_project_id: None,
-        reviewer_verdict: None,
-    };
+    let mut doc = CampaignDoc::new(&machine, "bench", 0);
     let started = Instant::now();
     for i in 0..k {
         let o = Observation {

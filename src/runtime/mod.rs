@@ -189,6 +189,27 @@ pub struct CampaignDoc {
 
 type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
 
+impl CampaignDoc {
+    /// A fresh document around a machine's record.
+    pub fn new(machine: &CampaignMachine, objective: &str, now: u64) -> CampaignDoc {
+        CampaignDoc {
+            campaign_id: machine.campaign_id().to_string(),
+            objective: objective.to_string(),
+            created_at: now,
+            updated_at: now,
+            machine: machine.record(),
+            remote: None,
+            latest_significant_event: None,
+            latest_evidence: None,
+            pending_question: None,
+            quarantined: 0,
+            feed_written: 0,
+            argus_project_id: None,
+            reviewer_verdict: None,
+        }
+    }
+}
+
 /// A campaign as the runtime knows it: its driver's inbox.
 #[derive(Clone)]
 pub struct CampaignHandle {
@@ -331,19 +352,8 @@ impl<T: Transport + 'static> Runtime<T> {
             CampaignMachine::new(id, self.config.controller_id.clone(), self.config.policy());
         let now = now_secs();
         let doc = CampaignDoc {
-            campaign_id: id.to_string(),
-            objective: objective.to_string(),
-            created_at: now,
-            updated_at: now,
-            machine: machine.record(),
-            remote: None,
-            latest_significant_event: None,
-            latest_evidence: None,
             pending_question: Some(question),
-            quarantined: 0,
-            feed_written: 0,
-            argus_project_id: None,
-            reviewer_verdict: None,
+            ..CampaignDoc::new(&machine, objective, now)
         };
         if let Ok(path) = self.store.campaign_path(id) {
             let _ = self.store.write_doc(&path, &doc);
@@ -412,21 +422,7 @@ impl<T: Transport + 'static> Runtime<T> {
         let machine =
             CampaignMachine::new(id, self.config.controller_id.clone(), self.config.policy());
         let now = now_secs();
-        let doc = CampaignDoc {
-            campaign_id: id.to_string(),
-            objective: Untrusted::new(objective, 4096).as_str().to_string(),
-            created_at: now,
-            updated_at: now,
-            machine: machine.record(),
-            remote: None,
-            latest_significant_event: None,
-            latest_evidence: None,
-            pending_question: None,
-            quarantined: 0,
-            feed_written: 0,
-            argus_project_id: None,
-            reviewer_verdict: None,
-        };
+        let doc = CampaignDoc::new(&machine, Untrusted::new(objective, 4096).as_str(), now);
         self.store.write_doc(&self.store.campaign_path(id)?, &doc)?;
         self.spawn(machine, doc, vec![]);
         Ok(())
@@ -480,14 +476,24 @@ impl<T: Transport + 'static> Runtime<T> {
             OperatorCommand::Resume => (Command::Resume, None),
             OperatorCommand::Abandon => (Command::Abandon, None),
         };
+        self.ask(id, |reply| Input::Command {
+            command,
+            text,
+            reply,
+        })
+        .await
+    }
+
+    /// Send one input to a campaign's driver and wait for its answer.
+    async fn ask<R>(
+        &self,
+        id: &str,
+        input: impl FnOnce(oneshot::Sender<R>) -> Input,
+    ) -> Result<R, RuntimeError> {
         let (reply, rx) = oneshot::channel();
         self.handle(id)?
             .tx
-            .send(Input::Command {
-                command,
-                text,
-                reply,
-            })
+            .send(input(reply))
             .await
             .map_err(|_| RuntimeError::Stopped)?;
         rx.await.map_err(|_| RuntimeError::Stopped)
@@ -499,13 +505,10 @@ impl<T: Transport + 'static> Runtime<T> {
         id: &str,
         verdict: argus_machines::Verdict,
     ) -> Result<CommandReply, RuntimeError> {
-        let (reply, rx) = oneshot::channel();
-        self.handle(id)?
-            .tx
-            .send(Input::Event(Event::Validated { verdict }, reply))
-            .await
-            .map_err(|_| RuntimeError::Stopped)?;
-        rx.await.map_err(|_| RuntimeError::Stopped)
+        self.ask(id, |reply| {
+            Input::Event(Event::Validated { verdict }, reply)
+        })
+        .await
     }
 
     /// Put a message for a person into the campaign's feed (advisor questions, advisor outages).
@@ -515,17 +518,12 @@ impl<T: Transport + 'static> Runtime<T> {
         needs_you: bool,
         text: String,
     ) -> Result<(), RuntimeError> {
-        let (done, rx) = oneshot::channel();
-        self.handle(id)?
-            .tx
-            .send(Input::Notice {
-                needs_you,
-                text,
-                done,
-            })
-            .await
-            .map_err(|_| RuntimeError::Stopped)?;
-        rx.await.map_err(|_| RuntimeError::Stopped)
+        self.ask(id, |done| Input::Notice {
+            needs_you,
+            text,
+            done,
+        })
+        .await
     }
 
     /// Record the campaign's Argus binding and/or the reviewer's latest verdict.
@@ -535,17 +533,12 @@ impl<T: Transport + 'static> Runtime<T> {
         argus_project_id: Option<String>,
         reviewer_verdict: Option<String>,
     ) -> Result<(), RuntimeError> {
-        let (done, rx) = oneshot::channel();
-        self.handle(id)?
-            .tx
-            .send(Input::Annotate {
-                argus_project_id,
-                reviewer_verdict,
-                done,
-            })
-            .await
-            .map_err(|_| RuntimeError::Stopped)?;
-        rx.await.map_err(|_| RuntimeError::Stopped)
+        self.ask(id, |done| Input::Annotate {
+            argus_project_id,
+            reviewer_verdict,
+            done,
+        })
+        .await
     }
 
     /// The persisted document of a campaign.
