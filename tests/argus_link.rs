@@ -343,6 +343,47 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
         1,
         "asked once, not every tick"
     );
+    // The operator answers; the answer reaches Argus as data, and the question is no longer pending.
+    assert!(r
+        .rt
+        .answer("c1", "Use dataset A.".into())
+        .await
+        .expect("answer"));
+    assert!(
+        !r.rt.answer("c1", "again".into()).await.expect("answer"),
+        "nothing pending any more"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(r.argus_home.join("fake-argus.json")).expect("state"),
+        )
+        .expect("json");
+        let delivered = state["messages"].as_array().expect("msgs").iter().any(|m| {
+            m["text"].as_str().is_some_and(|t| {
+                t.contains("Operator answer")
+                    && t.contains("Use dataset A.")
+                    && t.contains("<untrusted-remote-data>")
+            })
+        });
+        if delivered {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the answer never reached Argus");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r
+        .rt
+        .document("c1")
+        .expect("doc")
+        .expect("present")
+        .pending_answer
+        .is_some()
+    {
+        assert!(Instant::now() < deadline, "delivered answer not cleared");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]

@@ -278,6 +278,24 @@ async fn action<T: Transport + 'static>(
         "release" => OperatorCommand::Release,
         "pause" => OperatorCommand::Pause,
         "resume" => OperatorCommand::Resume,
+        "answer" => {
+            let Some(text) = body.message.filter(|m| !m.trim().is_empty()) else {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_body",
+                    "an answer needs a non-empty message",
+                );
+            };
+            return match s.runtime.answer(&id, text).await {
+                Ok(true) => Json(json!({"accepted": true})).into_response(),
+                Ok(false) => error(
+                    StatusCode::CONFLICT,
+                    "nothing_pending",
+                    "the campaign has no pending question",
+                ),
+                Err(e) => runtime_error(e),
+            };
+        }
         "cancel" => {
             if let Some(reason) = &body.reason {
                 tracing::info!(campaign_id = %id, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "cancel requested");

@@ -317,6 +317,24 @@ impl<T: Transport + 'static> Link<T> {
         };
         self.back();
         let Some(doc) = self.doc(id) else { return };
+        if let Some(answer) = &doc.pending_answer {
+            let text = format!(
+                "Operator answer to your question:\n{}",
+                crate::security::Untrusted::new(answer, 4096).fenced()
+            );
+            let Some(c) = self.client.as_ref() else {
+                return;
+            };
+            match c.message(&project, &text).await {
+                Ok(()) => {
+                    let _ = self.runtime.answer_delivered(id).await;
+                }
+                Err(e) => {
+                    self.lost(id, &e).await;
+                    return;
+                }
+            }
+        }
         for q in &status.pending_questions {
             let text = format!("Needs you (from Argus): {q}");
             // Each question is surfaced once (and not again after a restart if it is still pending).

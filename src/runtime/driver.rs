@@ -42,6 +42,13 @@ pub enum Input {
         text: String,
         done: oneshot::Sender<()>,
     },
+    /// An operator's answer to the pending question (`done` says whether one was pending).
+    Answer {
+        text: String,
+        done: oneshot::Sender<bool>,
+    },
+    /// The pending answer reached Argus.
+    AnswerDelivered { done: oneshot::Sender<()> },
     /// Record the campaign's Argus binding and the reviewer's latest verdict.
     Annotate {
         argus_project_id: Option<String>,
@@ -202,6 +209,20 @@ impl<T: Transport + 'static> Driver<T> {
                             self.doc.reviewer_verdict = reviewer_verdict;
                         }
                         self.write_doc();
+                        let _ = done.send(());
+                    }
+                    Some(Input::Answer { text, done }) => {
+                        let pending = self.doc.pending_question.take().is_some();
+                        if pending {
+                            self.doc.pending_answer = Some(crate::security::Untrusted::new(&text, 4096).as_str().to_string());
+                            self.write_doc();
+                        }
+                        let _ = done.send(pending);
+                    }
+                    Some(Input::AnswerDelivered { done }) => {
+                        if self.doc.pending_answer.take().is_some() {
+                            self.write_doc();
+                        }
                         let _ = done.send(());
                     }
                     Some(Input::Notice { needs_you, text, done }) => {

@@ -185,6 +185,9 @@ pub struct CampaignDoc {
     /// The Argus reviewer's latest verdict (`done`, `continue`, `blocked`, `replan_requested`).
     #[serde(default)]
     pub reviewer_verdict: Option<String>,
+    /// An operator's answer to the pending question, waiting to be delivered to Argus.
+    #[serde(default)]
+    pub pending_answer: Option<String>,
 }
 
 type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
@@ -206,6 +209,7 @@ impl CampaignDoc {
             feed_written: 0,
             argus_project_id: None,
             reviewer_verdict: None,
+            pending_answer: None,
         }
     }
 }
@@ -524,6 +528,17 @@ impl<T: Transport + 'static> Runtime<T> {
             done,
         })
         .await
+    }
+
+    /// Answer the campaign's pending question (Needs you). Refused when nothing is pending. The
+    /// answer is operator text, delivered to Argus as data at its next decision boundary.
+    pub async fn answer(&self, id: &str, text: String) -> Result<bool, RuntimeError> {
+        self.ask(id, |done| Input::Answer { text, done }).await
+    }
+
+    /// The answer was delivered to Argus: clear it.
+    pub async fn answer_delivered(&self, id: &str) -> Result<(), RuntimeError> {
+        self.ask(id, |done| Input::AnswerDelivered { done }).await
     }
 
     /// Record the campaign's Argus binding and/or the reviewer's latest verdict.
