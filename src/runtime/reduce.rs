@@ -120,7 +120,7 @@ impl Reducer {
     }
 }
 
-/// Where wakes go: the Argus bridge plugs in here (a later issue). Every wake is counted.
+/// Where wakes go: `bridges::link::ArgusWake` (Argus over MCP) or `CountingWake`. Every wake is counted.
 pub trait WakeSink: Send + Sync {
     fn wake(&self, campaign_id: &str, reason: WakeReason, latest: Option<&Significant>);
 
