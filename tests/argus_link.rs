@@ -397,7 +397,7 @@ async fn argus_killed_mid_run_blocks_new_changes_until_it_is_back() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     std::fs::write(r.argus_home.join("die"), b"").expect("kill switch");
-    decide(&r, "d1", serde_json::json!({"decision_id": "d1", "kind": "retry", "objective": "Drop the column step and rerun.", "reason": "r"})).await;
+    // Wait until the outage is seen, so the decision below lands while Argus is down.
     let deadline = Instant::now() + Duration::from_secs(10);
     while !messages(&r)
         .iter()
@@ -406,6 +406,7 @@ async fn argus_killed_mid_run_blocks_new_changes_until_it_is_back() {
         assert!(Instant::now() < deadline, "{:?}", messages(&r));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    decide(&r, "d1", serde_json::json!({"decision_id": "d1", "kind": "retry", "objective": "Drop the column step and rerun.", "reason": "r"})).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(
         r.sim.audit().counters.tasks_per_campaign.get("c1"),
