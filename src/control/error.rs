@@ -113,6 +113,18 @@ impl RemoteError {
         }
     }
 
+    /// The lease-refusal class the machine understands (anything else: no usable answer).
+    pub fn lease_refusal(&self) -> argus_machines::LeaseRefusal {
+        use argus_machines::LeaseRefusal;
+        match self {
+            RemoteError::LeaseHeldByOther => LeaseRefusal::HeldByOther,
+            RemoteError::StaleEpoch => LeaseRefusal::StaleEpoch,
+            RemoteError::LeaseExpired => LeaseRefusal::Expired,
+            RemoteError::UnknownCampaign => LeaseRefusal::UnknownCampaign,
+            _ => LeaseRefusal::NoAnswer,
+        }
+    }
+
     /// True when the remote fenced us out: the lease is no longer ours to use.
     pub fn is_fencing(&self) -> bool {
         matches!(

@@ -440,7 +440,7 @@ impl Controller {
             }
             Ok(_) => RenewOutcome::Lost(self.lost(LossReason::TakenOver)),
             Err(e) if e.is_fencing() => {
-                RenewOutcome::Lost(self.lost(LossReason::Refused(refusal(&e))))
+                RenewOutcome::Lost(self.lost(LossReason::Refused(e.lease_refusal())))
             }
             Err(e) => RenewOutcome::Unanswered(self, e),
         }
@@ -462,17 +462,6 @@ impl Controller {
     ) -> (Observer, Result<(), RemoteError>) {
         let answer = remote.release_control(self.call(&intent)).await;
         (self.who.observer(self.lease.epoch), answer)
-    }
-}
-
-fn refusal(e: &RemoteError) -> argus_machines::LeaseRefusal {
-    use argus_machines::LeaseRefusal;
-    match e {
-        RemoteError::LeaseHeldByOther => LeaseRefusal::HeldByOther,
-        RemoteError::StaleEpoch => LeaseRefusal::StaleEpoch,
-        RemoteError::LeaseExpired => LeaseRefusal::Expired,
-        RemoteError::UnknownCampaign => LeaseRefusal::UnknownCampaign,
-        _ => LeaseRefusal::NoAnswer,
     }
 }
 

@@ -10,7 +10,7 @@ use super::reduce::{identity, EventLine, Reducer, WakeSink};
 use super::{CampaignDoc, CrashPoint, EvidenceSummary, RuntimeConfig, Stats};
 use crate::control::{
     ClaimOutcome, ClaimRefusal, Clock, ConfirmOutcome, ControlLost, Controller, Observer,
-    ReadbackOutcome, RemoteError, RenewOutcome, SubmitRequest, Transport, WriteIntent,
+    ReadbackOutcome, RenewOutcome, SubmitRequest, Transport, WriteIntent,
     WriteOutcome as TokenOutcome,
 };
 use crate::store::Store;
@@ -398,6 +398,13 @@ impl<T: Transport + 'static> Driver<T> {
         self.write_doc();
     }
 
+    /// Wait for a slot under the shared limit on remote calls, and count the call.
+    async fn remote_call(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let permit = self.calls.clone().acquire_owned().await.ok();
+        self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+        permit
+    }
+
     fn clock(&self) -> ClockRef<'_> {
         ClockRef(self.clock.as_ref())
     }
@@ -469,8 +476,7 @@ impl<T: Transport + 'static> Driver<T> {
                 None
             }
             Action::Poll { task } => {
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 match self.remote.status(&task).await {
                     Ok(o) => Some(Event::Observed(o)),
                     Err(e) => {
@@ -480,8 +486,7 @@ impl<T: Transport + 'static> Driver<T> {
                 }
             }
             Action::FetchEvidence { task } => {
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 match self.remote.evidence(&task).await {
                     Ok(ev) => {
                         self.doc.latest_evidence = Some(EvidenceSummary::of(&ev));
@@ -500,8 +505,7 @@ impl<T: Transport + 'static> Driver<T> {
                 let Some(observer) = self.take_observer() else {
                     return Ok(None);
                 };
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 let now = self.clock.now_secs();
                 match observer
                     .confirm(self.remote.as_ref(), &self.clock(), &last)
@@ -529,8 +533,7 @@ impl<T: Transport + 'static> Driver<T> {
                 let Some(observer) = self.take_observer() else {
                     return Ok(None);
                 };
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 let now = self.clock.now_secs();
                 match observer
                     .claim(
@@ -549,7 +552,7 @@ impl<T: Transport + 'static> Driver<T> {
                     ClaimOutcome::Refused(o, why) => {
                         self.authority = Some(Authority::Observer(o));
                         let reason = match why {
-                            ClaimRefusal::Remote(e) => refusal_of(&e),
+                            ClaimRefusal::Remote(e) => e.lease_refusal(),
                             ClaimRefusal::NotOurs => LeaseRefusal::HeldByOther,
                         };
                         Some(Event::LeaseRefused { reason })
@@ -560,8 +563,7 @@ impl<T: Transport + 'static> Driver<T> {
                 let Some(c) = self.take_controller() else {
                     return Ok(None);
                 };
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 let now = self.clock.now_secs();
                 match c
                     .renew(
@@ -594,8 +596,7 @@ impl<T: Transport + 'static> Driver<T> {
             }
             Action::Release { .. } => {
                 if let Some(c) = self.take_controller() {
-                    let _permit = self.calls.clone().acquire_owned().await;
-                    self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                    let _permit = self.remote_call().await;
                     let (o, answer) = c.release(self.remote.as_ref(), WriteIntent::fresh()).await;
                     if let Err(e) = answer {
                         tracing::warn!(campaign_id = %self.id, class = e.class(), "release unanswered; the lease will expire");
@@ -618,8 +619,7 @@ impl<T: Transport + 'static> Driver<T> {
                         .unwrap_or_else(|| self.doc.objective.clone()),
                     project: self.config.project.clone(),
                 };
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 let outcome = c
                     .submit(
                         self.remote.as_ref(),
@@ -640,8 +640,7 @@ impl<T: Transport + 'static> Driver<T> {
                         outcome: WriteOutcome::Refused,
                     }));
                 };
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 let outcome = c
                     .cancel(
                         self.remote.as_ref(),
@@ -663,8 +662,7 @@ impl<T: Transport + 'static> Driver<T> {
                     }));
                 };
                 let text = self.submit_text.clone().unwrap_or_default();
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 let outcome = c
                     .intervene(
                         self.remote.as_ref(),
@@ -685,8 +683,7 @@ impl<T: Transport + 'static> Driver<T> {
                 {
                     return Ok(None);
                 }
-                let _permit = self.calls.clone().acquire_owned().await;
-                self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+                let _permit = self.remote_call().await;
                 let answer = match self.authority.take() {
                     Some(Authority::Ambiguous(a)) => {
                         match a.request_status(self.remote.as_ref()).await {
@@ -762,16 +759,6 @@ impl<T: Transport + 'static> Driver<T> {
             request_id,
             outcome,
         }
-    }
-}
-
-fn refusal_of(e: &RemoteError) -> LeaseRefusal {
-    match e {
-        RemoteError::LeaseHeldByOther => LeaseRefusal::HeldByOther,
-        RemoteError::StaleEpoch => LeaseRefusal::StaleEpoch,
-        RemoteError::LeaseExpired => LeaseRefusal::Expired,
-        RemoteError::UnknownCampaign => LeaseRefusal::UnknownCampaign,
-        _ => LeaseRefusal::NoAnswer,
     }
 }
 
