@@ -50,7 +50,19 @@ pub struct Memory {
     pub finished: Vec<TaskId>,
     /// Remote attempts this campaign created.
     pub attempts: u32,
+    /// Consecutive failed reads outside `RemoteUnavailable` (controlling, confirming, ambiguous,
+    /// lost, incompatible): REMOTE_UNAVAILABLE is surfaced once per outage and the shell backs off.
+    /// Capped, so the explored state space stays finite.
+    #[serde(default)]
+    pub read_failures: u32,
+    /// Until when (Unix seconds) a finished task is still read for late artifacts; set on the
+    /// first heartbeat after the attempt ended.
+    #[serde(default)]
+    pub late_until: Option<u64>,
 }
+
+/// Cap on [`Memory::read_failures`] (the shell's backoff stops growing long before).
+pub const MAX_COUNTED_FAILURES: u32 = 8;
 
 /// How an observation relates to what the machine already knows.
 enum Reading {
@@ -163,30 +175,73 @@ impl Campaign {
         }
     }
 
-    /// An operator claim is in flight; only a grant for us enters `Controlling`.
-    #[state(superstate = "observing")]
+    /// An operator claim is in flight; only a grant for us enters `Controlling`. A claim is a write
+    /// too: its request id was persisted before it was sent, and when its answer is lost (or the
+    /// process died with it in flight) it is `resolving`: read back with `request_status`, then the
+    /// lease read with `read_control`, never claimed again blindly.
+    #[state(superstate = "observing", entry_action = "enter_claiming")]
     fn claiming(
         &mut self,
         context: &mut Effects,
         task: &mut Option<TaskId>,
         request_id: &mut RequestId,
+        resolving: &mut bool,
         event: &Event,
     ) -> Outcome<State> {
-        let _ = request_id;
         match event {
-            Event::LeaseGranted { lease, now } => {
-                if self.grant_is_ours(lease, *now) {
-                    self.memory.highest_epoch = lease.epoch;
-                    context.surface(Significant::ControlChanged {
-                        change: ControlChange::Acquired { epoch: lease.epoch },
-                    });
-                    Transition(self.controlling_target(lease, task.as_ref()))
-                } else {
-                    self.claim_refused(context, task, LeaseRefusal::HeldByOther)
-                }
+            Event::LeaseGranted { lease, now } if !*resolving => {
+                self.claim_answered(context, task, lease, *now)
             }
-            Event::LeaseRefused { reason } => self.claim_refused(context, task, *reason),
+            Event::LeaseRefused { reason } if !*resolving => {
+                self.claim_refused(context, task, *reason)
+            }
+            Event::Written {
+                request_id: r,
+                outcome: WriteOutcome::TimedOut,
+            } if r == request_id && !*resolving => {
+                *resolving = true;
+                context.push(Action::Readback {
+                    request_id: request_id.clone(),
+                });
+                Handled
+            }
+            Event::ReadBack {
+                request_id: r,
+                answer,
+            } if r == request_id && *resolving => match answer {
+                ReadbackAnswer::Applied { .. } => {
+                    context.push(Action::ReadControl);
+                    Handled
+                }
+                ReadbackAnswer::NotApplied => {
+                    self.claim_refused(context, task, LeaseRefusal::NotApplied)
+                }
+                ReadbackAnswer::Unavailable => Handled,
+            },
+            Event::ControlRead { lease, now } if *resolving => match lease {
+                Some(l) => self.claim_answered(context, task, l, *now),
+                None => self.claim_refused(context, task, LeaseRefusal::Expired),
+            },
+            Event::Tick { .. } if *resolving => {
+                context.push(Action::Readback {
+                    request_id: request_id.clone(),
+                });
+                Handled
+            }
+            Event::PollFailed if *resolving => {
+                self.read_failed(context);
+                Handled
+            }
             _ => Super,
+        }
+    }
+
+    #[action]
+    fn enter_claiming(context: &mut Effects, request_id: &mut RequestId, resolving: &mut bool) {
+        if *resolving {
+            context.push(Action::Readback {
+                request_id: request_id.clone(),
+            });
         }
     }
 
@@ -202,7 +257,8 @@ impl Campaign {
         match event {
             Event::ControlRead { lease, now } => match lease {
                 Some(l)
-                    if self.grant_is_ours(l, *now)
+                    if self.reachable()
+                        && self.grant_is_ours(l, *now)
                         && l.epoch == last_lease.epoch
                         && l.epoch >= self.memory.highest_epoch =>
                 {
@@ -221,6 +277,10 @@ impl Campaign {
             },
             Event::Tick { .. } => {
                 context.push(Action::ReadControl);
+                Handled
+            }
+            Event::PollFailed => {
+                self.read_failed(context);
                 Handled
             }
             _ => Super,
@@ -285,6 +345,7 @@ impl Campaign {
                 }
                 WriteOutcome::Acked { task: Some(task) } => {
                     self.memory.attempts = self.memory.attempts.saturating_add(1);
+                    self.memory.late_until = None;
                     Transition(State::running(lease.clone(), task.clone()))
                 }
                 // A submit must return a durable task id; without one the outcome is unknown.
@@ -396,12 +457,17 @@ impl Campaign {
                     self.lose(context, Some(task.clone()), lease, None, LossReason::Fenced)
                 }
             },
-            Event::Observed(o) => match self.read(context, Some(task), o) {
-                Reading::Material(
-                    view @ (AttemptView::Terminal(_) | AttemptView::Incompatible),
-                ) => self.controller_reacts(context, lease, task, view, o),
-                _ => Handled,
-            },
+            Event::Observed(o) => {
+                // Evidence that appears once the cancel was asked for belongs to no attempt we
+                // will validate: quarantined, and the reading is judged without it.
+                let o = &self.without_late_evidence(context, task, o);
+                match self.read(context, Some(task), o) {
+                    Reading::Material(
+                        view @ (AttemptView::Terminal(_) | AttemptView::Incompatible),
+                    ) => self.controller_reacts(context, lease, task, view, o),
+                    _ => Handled,
+                }
+            }
             _ => self.lease_keeping(context, lease, Some(task), Some(intent), event),
         }
     }
@@ -478,6 +544,13 @@ impl Campaign {
                         Transition(State::confirming(bound, last_lease.clone()))
                     }
                     ReadbackAnswer::NotApplied => {
+                        // Nothing runs and nothing will: a person (or Argus) decides what next.
+                        context.surface(Significant::Blocked {
+                            reason: BlockReason::WriteNotApplied(intent.operation),
+                        });
+                        context.push(Action::WakeArgus {
+                            reason: WakeReason::Blocked,
+                        });
                         Transition(State::confirming(task.clone(), last_lease.clone()))
                     }
                     ReadbackAnswer::Unavailable => {
@@ -500,6 +573,18 @@ impl Campaign {
                 context.push(Action::Readback {
                     request_id: intent.request_id.clone(),
                 });
+                // The bound task stays observed, read-only, while the write is unresolved.
+                if let Some(t) = task {
+                    context.push(Action::Poll { task: t.clone() });
+                }
+                Handled
+            }
+            Event::Observed(o) => {
+                self.peek(context, task.as_ref(), o);
+                Handled
+            }
+            Event::PollFailed => {
+                self.read_failed(context);
                 Handled
             }
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
@@ -565,6 +650,10 @@ impl Campaign {
             Event::Operator(Command::Claim { request_id }) => {
                 self.claim(context, task.as_ref(), request_id)
             }
+            Event::PollFailed => {
+                self.read_failed(context);
+                Handled
+            }
             Event::Operator(Command::Observe { .. }) => {
                 Transition(Self::observer_state(task.clone()))
             }
@@ -604,6 +693,14 @@ impl Campaign {
             Event::Observed(o) => {
                 self.late_reading(context, Some(task), *outcome == RemoteOutcome::Canceled, o)
             }
+            Event::Tick { now } => {
+                self.late_watch(context, Some(task), *now);
+                Handled
+            }
+            Event::PollFailed => {
+                self.read_failed(context);
+                Handled
+            }
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
             _ => Handled,
         }
@@ -623,6 +720,31 @@ impl Campaign {
         event: &Event,
     ) -> Outcome<State> {
         match event {
+            // Read-only until reviewed, but still read: every material change is surfaced.
+            Event::Tick { .. } => {
+                if let Some(t) = task {
+                    context.push(Action::Poll { task: t.clone() });
+                }
+                Handled
+            }
+            Event::Observed(o) => {
+                if let Reading::Material(AttemptView::Terminal(outcome)) =
+                    self.read(context, task.as_ref(), o)
+                {
+                    context.surface(Significant::StateChanged {
+                        task: o.task.clone(),
+                        remote_state: o.state,
+                        stage: o.stage.clone(),
+                        revision: o.revision,
+                    });
+                    let _ = outcome;
+                }
+                Handled
+            }
+            Event::PollFailed => {
+                self.read_failed(context);
+                Handled
+            }
             Event::Operator(Command::Observe { .. }) => {
                 // Re-review: forget the cursor so the next reading is judged afresh.
                 self.memory.last_seen = None;
@@ -653,8 +775,15 @@ impl Campaign {
 
     #[superstate]
     fn closed(&mut self, context: &mut Effects, event: &Event) -> Outcome<State> {
-        if let Event::Observed(o) = event {
-            let _ = self.late_reading(context, None, true, o);
+        match event {
+            Event::Observed(o) => {
+                let _ = self.late_reading(context, None, true, o);
+            }
+            Event::Tick { now } => {
+                let task = self.memory.last_seen.as_ref().map(|s| s.task.clone());
+                self.late_watch(context, task.as_ref(), *now);
+            }
+            _ => {}
         }
         Handled
     }
@@ -721,7 +850,105 @@ impl Campaign {
         context.push(Action::Claim {
             request_id: request_id.clone(),
         });
-        Transition(State::claiming(task.cloned(), request_id.clone()))
+        Transition(State::claiming(task.cloned(), request_id.clone(), false))
+    }
+
+    /// The remote answered a claim (or, for a claim read back as applied, `read_control` did).
+    fn claim_answered(
+        &mut self,
+        context: &mut Effects,
+        task: &Option<TaskId>,
+        lease: &Lease,
+        now: u64,
+    ) -> Outcome<State> {
+        self.reachable();
+        if self.grant_is_ours(lease, now) {
+            self.memory.highest_epoch = lease.epoch;
+            context.surface(Significant::ControlChanged {
+                change: ControlChange::Acquired { epoch: lease.epoch },
+            });
+            return Transition(self.controlling_target(lease, task.as_ref()));
+        }
+        let reason = if lease.controller_id != self.controller_id {
+            LeaseRefusal::HeldByOther
+        } else if lease.epoch < self.memory.highest_epoch {
+            // The remote forgot a grant it made: fencing is broken until someone looks.
+            context.surface(Significant::Blocked {
+                reason: BlockReason::EpochWentBackwards,
+            });
+            context.push(Action::WakeArgus {
+                reason: WakeReason::Blocked,
+            });
+            LeaseRefusal::StaleEpoch
+        } else {
+            LeaseRefusal::Expired
+        };
+        self.claim_refused(context, task, reason)
+    }
+
+    /// A read succeeded: the outage (if any) is over. Returns true so it can sit in a guard.
+    fn reachable(&mut self) -> bool {
+        if self.memory.read_failures != 0 {
+            self.memory.read_failures = 0;
+        }
+        true
+    }
+
+    /// A read failed outside `RemoteUnavailable`: count it, surface REMOTE_UNAVAILABLE once.
+    fn read_failed(&mut self, context: &mut Effects) {
+        if self.memory.read_failures < MAX_COUNTED_FAILURES {
+            self.memory.read_failures += 1;
+            self.maybe_unavailable(context, self.memory.read_failures);
+        }
+    }
+
+    /// A finished task is read for `late_window` seconds after the first heartbeat past its end.
+    fn late_watch(&mut self, context: &mut Effects, task: Option<&TaskId>, now: u64) {
+        let Some(task) = task else { return };
+        let until = *self
+            .memory
+            .late_until
+            .get_or_insert(now.saturating_add(self.policy.late_window));
+        if now < until {
+            context.push(Action::Poll { task: task.clone() });
+        }
+    }
+
+    /// A reading while a write is unresolved: an active attempt's progress is recorded and
+    /// surfaced; anything that would change the state waits until the ambiguity is resolved.
+    fn peek(&mut self, context: &mut Effects, task: Option<&TaskId>, o: &Observation) {
+        if task == Some(&o.task) && o.state.view() == AttemptView::Active {
+            let _ = self.read(context, task, o);
+        } else if task == Some(&o.task) {
+            self.reachable();
+        }
+    }
+
+    /// While a cancel is in flight or acknowledged, a newer evidence revision is late: quarantine
+    /// it and return the reading with the evidence cursor left where it was.
+    fn without_late_evidence(
+        &mut self,
+        context: &mut Effects,
+        task: &TaskId,
+        o: &Observation,
+    ) -> Observation {
+        let known = self
+            .memory
+            .last_seen
+            .as_ref()
+            .filter(|s| s.task == *task)
+            .and_then(|s| s.evidence_revision);
+        if o.task == *task && o.evidence_revision > known {
+            context.push(Action::Quarantine {
+                task: o.task.clone(),
+                reason: QuarantineReason::LateArtifact,
+            });
+            return Observation {
+                evidence_revision: known,
+                ..o.clone()
+            };
+        }
+        o.clone()
     }
 
     fn claim_refused(
@@ -794,6 +1021,7 @@ impl Campaign {
             });
             return Reading::Foreign;
         }
+        self.reachable();
         let view = o.state.view();
         if self.memory.finished.contains(&o.task) && !matches!(view, AttemptView::Terminal(_)) {
             return Reading::Stale;
@@ -940,6 +1168,7 @@ impl Campaign {
         quarantine_late: bool,
         o: &Observation,
     ) -> Outcome<State> {
+        self.reachable();
         let known = self.memory.finished.contains(&o.task) || bound == Some(&o.task);
         if !known {
             context.push(Action::Quarantine {
@@ -1028,7 +1257,8 @@ impl Campaign {
                 lease: granted,
                 now,
             } => {
-                if granted.controller_id == lease.controller_id
+                if self.reachable()
+                    && granted.controller_id == lease.controller_id
                     && granted.epoch == lease.epoch
                     && granted.expires_at > now.saturating_add(self.policy.expiry_margin)
                 {
@@ -1044,6 +1274,12 @@ impl Campaign {
             }
             Event::LeaseRefused { reason } => {
                 lost(self, context, lease, LossReason::Refused(*reason))
+            }
+            // Reads and renewals that get no answer: surfaced once per outage; the lease is kept
+            // until the remote refuses it or our clock expires it.
+            Event::PollFailed => {
+                self.read_failed(context);
+                Handled
             }
             Event::Written {
                 outcome: WriteOutcome::Fenced,

@@ -118,6 +118,7 @@ fn observation(
         ),
         evidence_revision: Some(evidence),
         blocked,
+        campaign_id: None,
     }
 }
 
@@ -127,6 +128,7 @@ pub fn policy() -> Policy {
         renew_ahead: 300,
         expiry_margin: 30,
         unavailable_threshold: 2,
+        late_window: 600,
     }
 }
 
@@ -143,6 +145,8 @@ fn memory() -> Memory {
         ))),
         finished: vec![],
         attempts: 1,
+        read_failures: 0,
+        late_until: None,
     }
 }
 
@@ -168,6 +172,15 @@ pub fn representative_states() -> Vec<(State, Memory)> {
             State::Claiming {
                 task: Some(task(1)),
                 request_id: req("1"),
+                resolving: false,
+            },
+            m.clone(),
+        ),
+        (
+            State::Claiming {
+                task: Some(task(1)),
+                request_id: req("1"),
+                resolving: true,
             },
             m.clone(),
         ),
@@ -175,6 +188,7 @@ pub fn representative_states() -> Vec<(State, Memory)> {
             State::Claiming {
                 task: None,
                 request_id: req("1"),
+                resolving: false,
             },
             m.clone(),
         ),
@@ -362,6 +376,11 @@ pub fn alphabet() -> Vec<Event> {
         false,
     )));
     v.push(Event::PollFailed);
+    // A reading whose metadata names another campaign.
+    v.push(Event::Observed(Observation {
+        campaign_id: Some("another-campaign".into()),
+        ..observation(1, RemoteState::Completed, 12, 3, false)
+    }));
     // Lease answers: ours, ours renewed, ours but lower epoch, ours already expired, another holder.
     for (l, now) in [
         (ours(), NOW),
@@ -381,6 +400,7 @@ pub fn alphabet() -> Vec<Event> {
         LeaseRefusal::StaleEpoch,
         LeaseRefusal::Expired,
         LeaseRefusal::NoAnswer,
+        LeaseRefusal::NotApplied,
     ] {
         v.push(Event::LeaseRefused { reason });
     }

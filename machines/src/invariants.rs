@@ -88,7 +88,11 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
             Event::LeaseGranted { lease, .. } if from.state == StateName::Claiming => Some(lease),
             Event::ControlRead {
                 lease: Some(lease), ..
-            } if from.state == StateName::Confirming => Some(lease),
+            } if from.state == StateName::Confirming
+                || (from.state == StateName::Claiming && from.claim_unresolved) =>
+            {
+                Some(lease)
+            }
             _ => None,
         };
         match granted {
@@ -158,11 +162,16 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
         if to.state != from.state {
             out.push(v(7, t, "an edge left Closed"));
         }
+        // Reading a finished task for late artifacts is allowed; nothing else.
         if t.actions
             .iter()
-            .any(|a| !matches!(a, Action::Quarantine { .. }))
+            .any(|a| !matches!(a, Action::Quarantine { .. } | Action::Poll { .. }))
         {
-            out.push(v(7, t, "Closed emitted an action other than Quarantine"));
+            out.push(v(
+                7,
+                t,
+                "Closed emitted an action other than Quarantine or a read",
+            ));
         }
     }
     // 7b. A reading older than the last one seen changes nothing.
@@ -172,8 +181,11 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
             .last_seen
             .as_ref()
             .is_some_and(|s| s.task == o.task && is_older(o, s));
+        // Any answer ends an outage (the failure count); nothing else may change.
+        let mut reached = from.clone();
+        reached.memory.read_failures = 0;
         if stale
-            && (from != to
+            && ((from != to && &reached != to)
                 || t.actions
                     .iter()
                     .any(|a| !matches!(a, Action::Quarantine { .. })))
@@ -236,9 +248,11 @@ pub fn check_restore(
         bad("a controller did not come back as an observer confirming with read_control".into());
     }
     if before.state == StateName::Claiming
-        && !matches!(after.state, StateName::Watching | StateName::Detached)
+        && (after.state != StateName::Claiming
+            || !after.claim_unresolved
+            || !entry.iter().any(|a| matches!(a, Action::Readback { .. })))
     {
-        bad("a pending claim did not come back as a plain observer".into());
+        bad("a pending claim did not come back resolving by readback".into());
     }
     if before.state.is_controlling()
         && !entry.contains(&Action::ReadControl)

@@ -306,6 +306,23 @@ impl CampaignMachine {
     /// Feed one event; get the actions to perform once the new record is persisted.
     pub fn step(&mut self, event: &Event) -> Step {
         let from = self.state_name();
+        // A reading that names another campaign is never applied, whatever the state.
+        if let Event::Observed(o) = event {
+            if o.campaign_id
+                .as_ref()
+                .is_some_and(|c| *c != self.campaign_id)
+            {
+                return Step {
+                    from,
+                    to: from,
+                    actions: vec![Action::Quarantine {
+                        task: o.task.clone(),
+                        reason: QuarantineReason::ForeignCampaign,
+                    }],
+                    changed: false,
+                };
+            }
+        }
         let before_state = self.sm.state().clone();
         let before_memory = self.sm.inner().memory.clone();
         let mut fx = Effects::default();
@@ -333,6 +350,7 @@ impl CampaignMachine {
             outcome: None,
             failures: 0,
             escalated: false,
+            claim_unresolved: false,
             memory: self.memory().clone(),
         };
         match self.sm.state().clone() {
@@ -345,9 +363,14 @@ impl CampaignMachine {
                 r.task = Some(task);
                 r.failures = failures;
             }
-            State::Claiming { task, request_id } => {
+            State::Claiming {
+                task,
+                request_id,
+                resolving,
+            } => {
                 r.task = task;
                 r.claim_request = Some(request_id);
+                r.claim_unresolved = resolving;
             }
             State::Confirming { task, last_lease } => {
                 r.task = task;
@@ -407,7 +430,8 @@ impl CampaignMachine {
 
     /// Restore after a restart, applying DESIGN.md invariant 8: a persisted controller comes back as
     /// `Observing.Confirming` (it must confirm with `read_control`); a persisted in-flight write comes
-    /// back as `AmbiguousWrite`; a pending claim comes back as a plain observer. Returns the entry
+    /// back as `AmbiguousWrite`; a pending claim comes back resolving (read back, then the lease read),
+    /// so a claim that landed while we were down is neither forgotten nor repeated. Returns the entry
     /// actions to perform (reads only).
     pub fn restore(
         record: &CampaignRecord,
@@ -446,7 +470,14 @@ impl CampaignMachine {
                     last_lease: lease,
                 }
             }
-            State::Claiming { task, .. } => Campaign::observer_state(task),
+            // A claim may have landed while we were down: read it back, never forget it.
+            State::Claiming {
+                task, request_id, ..
+            } => State::Claiming {
+                task,
+                request_id,
+                resolving: true,
+            },
             other => other,
         };
         let campaign = Campaign {

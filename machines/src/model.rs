@@ -165,6 +165,10 @@ pub struct Observation {
     pub stage: Option<String>,
     pub evidence_revision: Option<u64>,
     pub blocked: bool,
+    /// `metadata.argus_supervisor.campaign_id` as the remote reported it. A reading bound to
+    /// another campaign is quarantined before it reaches any state (never applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign_id: Option<String>,
 }
 
 /// What the machine remembers of the last material observation, to drop stale and unchanged ones.
@@ -219,6 +223,8 @@ pub enum LeaseRefusal {
     UnknownCampaign,
     /// The answer never came or could not be read; authority is not assumed.
     NoAnswer,
+    /// A claim whose answer was lost was read back: the remote never applied it.
+    NotApplied,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -377,6 +383,8 @@ pub enum QuarantineReason {
     LateArtifact,
     /// A reading for a task this campaign is not bound to.
     ForeignTask,
+    /// A reading whose metadata names another campaign.
+    ForeignCampaign,
 }
 
 /// Why Argus is woken. Argus wakes only at decision boundaries.
@@ -406,6 +414,11 @@ pub enum BlockReason {
     AmbiguityUnresolved(Operation),
     /// The remote refused a write (policy or invalid); nothing was applied.
     WriteRefused(Operation),
+    /// Readback proved an ambiguous write was not applied: nothing runs, someone must decide.
+    WriteNotApplied(Operation),
+    /// The remote granted us an epoch below one it granted before (it lost its lease table):
+    /// fencing cannot be trusted until someone reviews it.
+    EpochWentBackwards,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -572,6 +585,8 @@ pub struct Policy {
     pub expiry_margin: u64,
     /// Consecutive failed reads before REMOTE_UNAVAILABLE is surfaced (once).
     pub unavailable_threshold: u32,
+    /// How long a finished task is still read, so late artifacts are seen (and quarantined).
+    pub late_window: u64,
 }
 
 impl Default for Policy {
@@ -580,6 +595,7 @@ impl Default for Policy {
             renew_ahead: 300,
             expiry_margin: 30,
             unavailable_threshold: 3,
+            late_window: 600,
         }
     }
 }

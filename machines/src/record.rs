@@ -32,6 +32,10 @@ pub struct CampaignRecord {
     pub failures: u32,
     #[serde(default)]
     pub escalated: bool,
+    /// `Claiming` only: the claim's answer was lost (or the process died with it in flight), so it
+    /// is being read back.
+    #[serde(default)]
+    pub claim_unresolved: bool,
     pub memory: Memory,
 }
 
@@ -90,6 +94,12 @@ impl CampaignRecord {
                 field: "intent",
             });
         }
+        if self.claim_unresolved && self.state != StateName::Claiming {
+            return Err(RecordError::Unexpected {
+                state: name,
+                field: "claim_unresolved",
+            });
+        }
         if let (Some(l), Some(i)) = (&self.lease, &self.intent) {
             if l.epoch != i.epoch {
                 return Err(RecordError::IntentMismatch(name));
@@ -108,6 +118,7 @@ impl CampaignRecord {
                     .claim_request
                     .clone()
                     .ok_or_else(|| need("claim_request"))?,
+                resolving: self.claim_unresolved,
             },
             StateName::Confirming => State::Confirming {
                 task: self.task.clone(),

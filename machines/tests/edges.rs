@@ -39,7 +39,7 @@ fn readback(id: &str, answer: ReadbackAnswer) -> Event {
 #[case::submit_fenced_loses_control("submitting", written("submit-1", WriteOutcome::Fenced), StateName::ControlLost, &["Surface(CONTROL_CHANGED)", "WakeArgus"])]
 #[case::answer_for_other_request_ignored("submitting", written("other", WriteOutcome::Acked { task: Some(task(2)) }), StateName::Submitting, &[])]
 #[case::readback_applied_confirms("ambiguous", readback("submit-1", ReadbackAnswer::Applied { task: Some(task(2)) }), StateName::Confirming, &["ReadControl"])]
-#[case::readback_not_applied_confirms("ambiguous", readback("submit-1", ReadbackAnswer::NotApplied), StateName::Confirming, &["ReadControl"])]
+#[case::readback_not_applied_confirms("ambiguous", readback("submit-1", ReadbackAnswer::NotApplied), StateName::Confirming, &["Surface(BLOCKED)", "WakeArgus", "ReadControl"])]
 #[case::readback_unavailable_escalates("ambiguous", readback("submit-1", ReadbackAnswer::Unavailable), StateName::AmbiguousWrite, &["Surface(BLOCKED)", "WakeArgus"])]
 #[case::ambiguous_refuses_submit("ambiguous", sub("s3"), StateName::AmbiguousWrite, &[])]
 #[case::ambiguous_refuses_claim("ambiguous", op(Command::Claim { request_id: req("c2") }), StateName::AmbiguousWrite, &[])]
@@ -142,4 +142,157 @@ fn late_artifact_after_cancel_is_quarantined() {
     }));
     assert_eq!(s.to, StateName::ClosedRejected);
     assert_eq!(labels(&s.actions), ["Quarantine"]);
+}
+
+// ----- Issue 11: the holes fault injection found -------------------------------------------------
+
+#[test]
+fn a_claim_whose_answer_was_lost_is_read_back_then_the_lease_is_read() {
+    let mut m = at("claiming");
+    let s = m.step(&written("claim-1", WriteOutcome::TimedOut));
+    assert_eq!(s.to, StateName::Claiming);
+    assert_eq!(labels(&s.actions), ["Readback"]);
+    // A second claim is refused while the first is unresolved.
+    let s = m.step(&op(Command::Claim {
+        request_id: req("claim-2"),
+    }));
+    assert!(s.is_noop());
+    let s = m.step(&readback("claim-1", ReadbackAnswer::Applied { task: None }));
+    assert_eq!(labels(&s.actions), ["ReadControl"]);
+    let s = m.step(&Event::ControlRead {
+        lease: Some(lease(US, 7, NOW + 600)),
+        now: NOW,
+    });
+    assert_eq!(s.to, StateName::Running);
+    assert_eq!(m.memory().highest_epoch, 7, "the fencing floor follows");
+}
+
+#[test]
+fn a_claim_in_flight_at_a_crash_comes_back_resolving_by_readback() {
+    let m = at("claiming");
+    let (m, entry) = CampaignMachine::restore(&m.record(), policy()).expect("restore");
+    assert_eq!(m.state_name(), StateName::Claiming);
+    assert!(m.record().claim_unresolved);
+    assert_eq!(labels(&entry), ["Readback"]);
+    let mut m = m;
+    let s = m.step(&readback("claim-1", ReadbackAnswer::NotApplied));
+    assert_eq!(s.to, StateName::Watching);
+    assert!(s
+        .actions
+        .contains(&Action::Surface(Significant::ControlChanged {
+            change: ControlChange::ClaimRefused(LeaseRefusal::NotApplied)
+        })));
+}
+
+#[test]
+fn epochs_going_backwards_are_surfaced_not_silent() {
+    let mut m = at("control_lost");
+    m.step(&op(Command::Claim {
+        request_id: req("claim-2"),
+    }));
+    let s = m.step(&Event::LeaseGranted {
+        lease: lease(US, 1, NOW + 600),
+        now: NOW,
+    });
+    assert!(!s.to.is_controlling());
+    assert!(s.actions.contains(&Action::Surface(Significant::Blocked {
+        reason: BlockReason::EpochWentBackwards
+    })));
+}
+
+#[test]
+fn a_reading_bound_to_another_campaign_is_quarantined_in_every_state() {
+    for place in ["watching", "running", "rtlp", "ambiguous"] {
+        let mut m = at(place);
+        let before = m.record();
+        let s = m.step(&Event::Observed(Observation {
+            campaign_id: Some("someone-else".into()),
+            evidence_revision: Some(9),
+            ..obs(1, RemoteState::Completed, 9)
+        }));
+        assert_eq!(labels(&s.actions), ["Quarantine"], "{place}");
+        assert_eq!(m.record(), before, "{place}: nothing applied");
+    }
+}
+
+#[test]
+fn new_evidence_once_a_cancel_was_asked_for_is_quarantined_not_validated() {
+    let mut m = at("cancelling");
+    let s = m.step(&Event::Observed(Observation {
+        evidence_revision: Some(4),
+        ..obs(1, RemoteState::Canceled, 3)
+    }));
+    assert_eq!(s.to, StateName::RemoteTerminalLocalPending);
+    assert!(labels(&s.actions).contains(&"Quarantine".to_string()));
+    assert!(!labels(&s.actions).contains(&"Surface(EVIDENCE_READY)".to_string()));
+    let seen = m.memory().last_seen.clone().expect("seen");
+    assert_eq!(
+        seen.evidence_revision, None,
+        "the cursor stays before the cancel"
+    );
+}
+
+#[test]
+fn reads_that_fail_while_controlling_are_surfaced_once_and_counted() {
+    let mut m = at("running");
+    let mut surfaced = 0;
+    for _ in 0..12 {
+        let s = m.step(&Event::PollFailed);
+        surfaced += s
+            .actions
+            .iter()
+            .filter(|a| matches!(a, Action::Surface(Significant::RemoteUnavailable { .. })))
+            .count();
+    }
+    assert_eq!(surfaced, 1);
+    assert_eq!(m.state_name(), StateName::Running, "the lease is kept");
+    assert!(m.memory().read_failures > 0);
+    m.step(&Event::Observed(obs(1, RemoteState::Working, 5)));
+    assert_eq!(m.memory().read_failures, 0, "an answer ends the outage");
+}
+
+#[test]
+fn an_ambiguous_cancel_keeps_reading_its_task() {
+    let mut m = at("cancelling");
+    m.step(&written("cancel-1", WriteOutcome::TimedOut));
+    assert_eq!(m.state_name(), StateName::AmbiguousWrite);
+    let s = m.step(&Event::Tick { now: NOW + 10 });
+    assert_eq!(labels(&s.actions), ["Readback", "Poll"]);
+    let s = m.step(&Event::Observed(Observation {
+        stage: Some("evaluation".into()),
+        ..obs(1, RemoteState::Working, 4)
+    }));
+    assert_eq!(labels(&s.actions), ["Surface(STATE_CHANGED)"]);
+    // A terminal reading waits until the write is resolved (it is not recorded as seen).
+    let s = m.step(&Event::Observed(obs(1, RemoteState::Canceled, 5)));
+    assert!(s.actions.is_empty());
+    assert_eq!(m.state_name(), StateName::AmbiguousWrite);
+}
+
+#[test]
+fn incompatible_keeps_observing_read_only_and_surfaces_changes() {
+    let mut m = at("running");
+    m.step(&Event::Observed(obs(1, RemoteState::Unknown, 3)));
+    assert_eq!(m.state_name(), StateName::Incompatible);
+    let s = m.step(&Event::Tick { now: NOW + 10 });
+    assert_eq!(labels(&s.actions), ["Poll"]);
+    let s = m.step(&Event::Observed(obs(1, RemoteState::Completed, 4)));
+    assert_eq!(labels(&s.actions), ["Surface(STATE_CHANGED)"]);
+    assert_eq!(m.state_name(), StateName::Incompatible);
+}
+
+#[test]
+fn a_finished_task_is_read_for_the_late_window_then_left_alone() {
+    let mut m = at("rtlp");
+    let s = m.step(&Event::Tick { now: NOW });
+    assert_eq!(labels(&s.actions), ["Poll"]);
+    let s = m.step(&Event::Tick { now: NOW + 599 });
+    assert_eq!(labels(&s.actions), ["Poll"]);
+    m.step(&Event::Validated {
+        verdict: Verdict::Rejected,
+    });
+    let s = m.step(&Event::Tick { now: NOW + 300 });
+    assert_eq!(labels(&s.actions), ["Poll"], "closed, still in the window");
+    let s = m.step(&Event::Tick { now: NOW + 600 });
+    assert!(s.actions.is_empty());
 }

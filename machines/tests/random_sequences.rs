@@ -47,6 +47,7 @@ fn any_event() -> impl Strategy<Value = Event> {
                 stage: Some(format!("stage-{}", revision % 3)),
                 evidence_revision: ev,
                 blocked,
+                campaign_id: None,
             })
         ),
         1 => Just(Event::PollFailed),

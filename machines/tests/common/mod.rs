@@ -11,6 +11,7 @@ pub fn policy() -> Policy {
         renew_ahead: 300,
         expiry_margin: 30,
         unavailable_threshold: 2,
+        late_window: 600,
     }
 }
 
@@ -39,6 +40,7 @@ pub fn obs(t: u32, state: RemoteState, revision: u64) -> Observation {
         stage: Some("training".into()),
         evidence_revision: None,
         blocked: false,
+        campaign_id: None,
     }
 }
 
