@@ -4,6 +4,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Graphviz renders diagrams/campaign.svg (tests/diagrams.rs); python3-venv builds the peers' venvs.
+# Installed here (Debian, as root) so this one command works on a fresh machine.
+if ! command -v dot >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq
+    command -v dot >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz
+    python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+  else
+    echo "scripts/test.sh needs Graphviz (dot) and python3-venv: install them (Debian: apt-get install graphviz python3-venv)" >&2
+    exit 1
+  fi
+fi
+
 export ARGUS_INTEROP_VENVS="${ARGUS_INTEROP_VENVS:-/var/tmp/argus-supervisor-venvs}"
 mkdir -p "$ARGUS_INTEROP_VENVS"
 for req in tests/interop/requirements/*.txt; do
@@ -19,4 +32,5 @@ for req in tests/interop/requirements/*.txt; do
   fi
 done
 
-cargo test --workspace "$@"
+# test-hooks: the store that can be made to fail (fault-injection tests); never in release builds.
+cargo test --workspace --features argus-supervisor/test-hooks "$@"

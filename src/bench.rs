@@ -255,6 +255,7 @@ fn durable_ratio(k: usize) -> Result<(f64, f64), String> {
             stage: Some(format!("stage-{}", i % 2)),
             evidence_revision: None,
             blocked: false,
+            campaign_id: None,
         };
         let step = machine.step(&Event::Observed(o));
         debug_assert!(step.changed && machine.state_name() == StateName::Watching);

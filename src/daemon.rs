@@ -43,6 +43,8 @@ pub struct ServeConfig {
     pub controller_id: String,
     pub heartbeat_secs: u64,
     pub lease_ttl_secs: u64,
+    /// `ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS`: wait before reading back an ambiguous write.
+    pub readback_grace_secs: u64,
     pub argus_bin: Option<PathBuf>,
     pub argus_home: Option<PathBuf>,
     pub backend: Option<String>,
@@ -56,6 +58,9 @@ pub struct ServeConfig {
     pub insecure_no_auth: bool,
     pub allow_insecure_loopback: bool,
 }
+
+/// How `serve` begins its error when another supervisor holds the state root (exit code 2).
+pub const ROOT_LOCKED: &str = "state root locked";
 
 /// Flags that override the environment.
 #[derive(Debug, Default, Clone)]
@@ -112,6 +117,13 @@ impl ServeConfig {
             ));
         }
         let heartbeat_secs = number("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", 120)?;
+        let readback_grace_secs = number("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", 60)?;
+        if readback_grace_secs > 86_400 {
+            return Err(bad(
+                "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
+                "must be at most 1 day",
+            ));
+        }
         let lease_ttl_secs = number("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", 600)?;
         let listen = match (o.listen, var("ARGUS_SUPERVISOR_LISTEN")) {
             (Some(l), _) => l,
@@ -135,6 +147,7 @@ impl ServeConfig {
             controller_id,
             heartbeat_secs,
             lease_ttl_secs,
+            readback_grace_secs,
             argus_bin: var("ARGUS_SUPERVISOR_ARGUS_BIN").map(PathBuf::from),
             argus_home: var("ARGUS_SUPERVISOR_ARGUS_HOME").map(PathBuf::from),
             backend: var("ARGUS_SUPERVISOR_BACKEND"),
@@ -168,6 +181,7 @@ impl ServeConfig {
     pub fn runtime_config(&self) -> RuntimeConfig {
         let mut c = RuntimeConfig::new(ControllerId::new(self.controller_id.clone()));
         c.heartbeat = Duration::from_secs(self.heartbeat_secs);
+        c.readback_grace = Duration::from_secs(self.readback_grace_secs);
         c.lease_ttl_secs = self.lease_ttl_secs;
         c.project = self.project.clone();
         c
@@ -218,6 +232,9 @@ async fn shutdown_signal() {
 /// Run the daemon until SIGTERM/SIGINT.
 pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     let store = Store::open(&cfg.home).map_err(|e| e.to_string())?;
+    // One supervisor per state root: a second one would drive the same campaigns under the same
+    // controller id and epoch. Held until the process ends.
+    let _lock = store.lock().map_err(|e| format!("{ROOT_LOCKED}: {e}"))?;
     let mut http = HttpConfig::new(&cfg.remote_url);
     http.token = cfg.remote_token.clone();
     http.allow_insecure_loopback = cfg.allow_insecure_loopback;

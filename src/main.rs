@@ -64,7 +64,7 @@ enum Command {
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
         /// The A2A base URL (defaults to OPENTRAINING_A2A_URL).
-        #[arg(long, env = "OPENTRAINING_A2A_URL")]
+        #[arg(long, env = "OPENTRAINING_A2A_URL", hide_env_values = true)]
         url: String,
         /// The environment variable holding the token (never pass a token on the command line).
         #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
@@ -201,6 +201,12 @@ fn main() -> ExitCode {
             };
             match rt.block_on(daemon::serve(config)) {
                 Ok(()) => ExitCode::SUCCESS,
+                // Another supervisor holds the state root: a configuration error, like a bad
+                // variable (exit 2), so a restart policy does not loop on it silently.
+                Err(e) if e.starts_with(argus_supervisor::daemon::ROOT_LOCKED) => {
+                    eprintln!("{e}");
+                    ExitCode::from(2)
+                }
                 Err(e) => {
                     eprintln!("{e}");
                     ExitCode::FAILURE

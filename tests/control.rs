@@ -211,7 +211,7 @@ async fn a_grant_below_the_fencing_floor_is_refused() {
         .claim(&remote, &clock, WriteIntent::fresh(), 600)
         .await
     {
-        ClaimOutcome::Refused(_, ClaimRefusal::NotOurs) => {}
+        ClaimOutcome::Refused(_, ClaimRefusal::NotOurs(_)) => {}
         other => panic!("{other:?}"),
     }
 }

@@ -3,6 +3,7 @@
 //! SIGKILL crash tests at random moments during a submit (20 rounds, tally printed).
 
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -70,6 +71,10 @@ fn free_port() -> u16 {
 }
 
 fn serve(sim_url: &str, home: &Path, port: u16) -> Proc {
+    serve_with(sim_url, home, port, &[])
+}
+
+fn serve_with(sim_url: &str, home: &Path, port: u16, extra: &[(&str, &str)]) -> Proc {
     let mut child = Command::new(BIN)
         .args(["serve", "--allow-insecure-loopback"])
         .env_clear()
@@ -81,6 +86,9 @@ fn serve(sim_url: &str, home: &Path, port: u16) -> Proc {
         .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
         .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
         .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
+        // Above the longest request the tests hold at the remote, well under their deadlines.
+        .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "3")
+        .envs(extra.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -566,4 +574,188 @@ fn the_demo_plays_the_repair_scenario_to_acceptance() {
     );
     assert!(home.join("campaigns/training-master-demo.json").exists());
     assert!(home.join("path.mmd").exists());
+}
+
+// ----- Issue 11 through the shipped binary --------------------------------------------------------
+
+fn sim_audit(sim_url: &str) -> Value {
+    let (s, body) = http()
+        .call(
+            false,
+            &format!("{sim_url}_sim/audit"),
+            Some(SIM_TOKEN),
+            None,
+        )
+        .expect("audit");
+    assert_eq!(s, 200);
+    serde_json::from_str(&body).expect("audit json")
+}
+
+fn sends(audit: &Value) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for e in audit["entries"].as_array().into_iter().flatten() {
+        if e["method"] == "message/send" {
+            *m.entry(e["request_id"].as_str().unwrap_or("").to_string())
+                .or_default() += 1;
+        }
+    }
+    m
+}
+
+fn wait_exit(p: &mut Proc, within: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(Some(status)) = p.child.try_wait() {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_second_serve_on_the_same_state_root_exits_2_naming_the_holder() {
+    let (_sim, url) = start_sim();
+    let home = std::env::temp_dir().join(format!("argus-lock-{}", uuid::Uuid::new_v4()));
+    let (p1, p2) = (free_port(), free_port());
+    let first = serve(&url, &home, p1);
+    wait_healthy(p1);
+    let mut second = serve(&url, &home, p2);
+    let status = wait_exit(&mut second, Duration::from_secs(20)).expect("the second exits");
+    assert_eq!(status.code(), Some(2));
+    std::thread::sleep(Duration::from_millis(200));
+    let err = second.stderr.lock().expect("stderr").clone();
+    let pid = first.child.id().to_string();
+    assert!(err.contains("in use") && err.contains(&pid), "{err}");
+}
+
+#[test]
+fn a_heartbeat_too_large_to_compute_with_exits_2_naming_the_variable() {
+    let home = std::env::temp_dir().join(format!("argus-hb-{}", uuid::Uuid::new_v4()));
+    let mut p = serve_with(
+        "http://127.0.0.1:9/",
+        &home,
+        free_port(),
+        &[("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "9223372036854775808")],
+    );
+    let status = wait_exit(&mut p, Duration::from_secs(20)).expect("exits");
+    assert_eq!(status.code(), Some(2));
+    std::thread::sleep(Duration::from_millis(200));
+    let err = p.stderr.lock().expect("stderr").clone();
+    assert!(err.contains("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS"), "{err}");
+}
+
+#[test]
+fn probe_help_never_prints_the_remote_url() {
+    let out = Command::new(BIN)
+        .args(["probe", "--help"])
+        .env(
+            "OPENTRAINING_A2A_URL",
+            "https://agent.example/a2a/t-pathsecret77/",
+        )
+        .output()
+        .expect("probe --help");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("OPENTRAINING_A2A_URL"), "{text}");
+    assert!(!text.contains("pathsecret77"), "{text}");
+}
+
+#[test]
+fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
+    let (_sim, url) = start_sim();
+    let home = std::env::temp_dir().join(format!("argus-copy-{}", uuid::Uuid::new_v4()));
+    let port = free_port();
+    {
+        let _serve = serve(&url, &home, port);
+        wait_healthy(port);
+        assert!(cli(port, &["observe", "c1", "--objective", "train"]).0);
+        assert!(cli(port, &["claim", "c1"]).0);
+        wait_state(port, "c1", &["controlling.ready"]);
+    }
+    let campaigns = home.join("campaigns");
+    std::fs::copy(campaigns.join("c1.json"), campaigns.join("c1.bak.json")).expect("copy");
+    std::fs::create_dir_all(campaigns.join("x.json")).expect("dir");
+    let _serve = serve(&url, &home, port);
+    wait_healthy(port);
+    wait_state(port, "c1", &["controlling.ready"]);
+    let (_, body) = http()
+        .call(
+            false,
+            &format!("{}/campaigns", base(port)),
+            Some(API_TOKEN),
+            None,
+        )
+        .expect("list");
+    let list: Value = serde_json::from_str(&body).expect("json");
+    let ids: Vec<&str> = list["campaigns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["campaign_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["c1"], "{body}");
+    assert!(!campaigns.join("c1.bak.json").exists());
+    assert!(!campaigns.join("x.json").exists());
+    let (_, status) = http()
+        .call(
+            false,
+            &format!("{}/status", base(port)),
+            Some(API_TOKEN),
+            None,
+        )
+        .expect("status");
+    assert!(
+        status.contains("c1.bak.json") && status.contains("x.json"),
+        "{status}"
+    );
+    assert!(cli(port, &["submit", "c1", "--message", "run"]).0);
+    wait_state(port, "c1", &["controlling.running"]);
+    let audit = sim_audit(&url);
+    assert_eq!(audit["counters"]["tasks_per_campaign"]["c1"], 1);
+    assert!(sends(&audit).values().all(|n| *n == 1));
+    assert_eq!(audit["counters"]["rejected_stale_epoch"], 0);
+}
+
+#[test]
+fn a_failing_disk_during_a_submit_sends_nothing_even_across_sigkill() {
+    let (_sim, url) = start_sim();
+    let home = std::env::temp_dir().join(format!("argus-disk-{}", uuid::Uuid::new_v4()));
+    let flag = home.with_extension("disk-full");
+    let flag_var = flag.to_string_lossy().into_owned();
+    let env = [("ARGUS_SUPERVISOR_TEST_FAIL_WRITES_FLAG", flag_var.as_str())];
+    let port = free_port();
+    let mut serve1 = serve_with(&url, &home, port, &env);
+    wait_healthy(port);
+    assert!(cli(port, &["observe", "c1", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "c1"]).0);
+    wait_state(port, "c1", &["controlling.ready"]);
+    std::fs::write(&flag, b"").expect("disk full");
+    let (ok, out) = cli(port, &["submit", "c1", "--message", "run"]);
+    assert!(
+        !ok,
+        "a submit that could not be persisted is not accepted: {out}"
+    );
+    assert!(out.contains("storage"), "{out}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        sends(&sim_audit(&url)).is_empty(),
+        "nothing sent without its intent on disk"
+    );
+    // SIGKILL, the disk comes back, restart: still nothing sent.
+    let _ = serve1.child.kill();
+    let _ = serve1.child.wait();
+    std::fs::remove_file(&flag).expect("disk back");
+    let _serve2 = serve_with(&url, &home, port, &env);
+    wait_healthy(port);
+    wait_state(port, "c1", &["controlling.ready"]);
+    std::thread::sleep(Duration::from_millis(1_500));
+    let audit = sim_audit(&url);
+    assert!(sends(&audit).is_empty(), "{audit}");
+    assert_eq!(audit["counters"]["rejected_stale_epoch"], 0);
 }

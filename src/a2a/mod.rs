@@ -288,6 +288,8 @@ impl A2aClient {
             "controller_id": call.controller_id().as_str(),
             "controller_epoch": call.controller_epoch(),
             "request_id": call.request_id().as_str(),
+            // The contract (000, line 30) wants the envelope with every mutation, not only claims.
+            "constraints": constraints_envelope(),
         })
     }
 }

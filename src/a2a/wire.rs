@@ -50,6 +50,7 @@ impl TaskView {
             stage: self.meta.stage.clone(),
             evidence_revision: self.meta.evidence_revision,
             blocked: self.meta.blocked,
+            campaign_id: self.meta.campaign_id.clone(),
         }
     }
 

@@ -137,6 +137,8 @@ async fn status<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
             "significant_events": stats.significant.load(Ordering::Relaxed),
             "wakes": stats.wakes.load(Ordering::Relaxed),
             "remote_calls": stats.remote_calls.load(Ordering::Relaxed),
+            "storage_failures": stats.storage_failures.load(Ordering::Relaxed),
+            "quarantined": stats.quarantined.load(Ordering::Relaxed),
         },
         "recovery_reports": s.runtime.recovery_reports,
     }))
@@ -305,6 +307,15 @@ async fn action<T: Transport + 'static>(
         _ => return error(StatusCode::NOT_FOUND, "not_found", "no such action"),
     };
     match s.runtime.command(&id, command.clone()).await {
+        // The step could not be persisted: nothing was sent, the campaign is as it was on disk.
+        Ok(reply) if reply.storage_failed => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage_failed",
+            format!(
+                "{action} was not done: the state root cannot be written; the campaign stays in {}",
+                reply.state.persisted()
+            ),
+        ),
         Ok(reply) if reply.accepted => {
             Json(json!({"accepted": true, "state": reply.state.persisted()})).into_response()
         }

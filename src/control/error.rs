@@ -70,18 +70,45 @@ pub enum RemoteError {
 }
 
 impl RemoteError {
-    /// True when the request may have reached the remote and been applied without our knowing.
-    /// A write failing this way must become an `AmbiguousWrite`, never a failure or a retry.
-    pub fn may_have_reached_remote(&self) -> bool {
+    /// True only when the answer proves a write was not applied: it was never sent (no
+    /// connection, refused locally, TLS handshake failed), or the remote refused it before
+    /// processing — the contract's lease and policy codes (-32010..-32014), JSON-RPC -32600,
+    /// -32601, -32602, -32700, A2A's -32001 (no such task) and -32002 (not cancelable), and HTTP
+    /// 401, 403 and 413. Everything else (timeouts, drops, malformed or oversized answers, 5xx,
+    /// -32603 and any other code, redirects, other 4xx) leaves the write ambiguous: it is read
+    /// back, never settled as refused and never resent.
+    pub fn proves_not_applied(&self) -> bool {
         match self {
+            RemoteError::Unavailable
+            | RemoteError::TimeoutBeforeSend
+            | RemoteError::CapabilityUnavailable(_)
+            | RemoteError::InsecureEndpoint
+            | RemoteError::InvalidEndpoint
+            | RemoteError::IncompatibleCard
+            | RemoteError::Tls => true,
+            RemoteError::LeaseHeldByOther
+            | RemoteError::StaleEpoch
+            | RemoteError::LeaseExpired
+            | RemoteError::PolicyViolation
+            | RemoteError::UnknownCampaign
+            | RemoteError::MethodUnavailable
+            | RemoteError::TaskNotFound
+            | RemoteError::NotCancelable
+            | RemoteError::AuthFailed => true,
+            RemoteError::Http { status } => *status == 413,
+            RemoteError::Remote { code } => matches!(code, -32600 | -32602 | -32700),
             RemoteError::TimeoutAfterSend
             | RemoteError::DroppedAfterSend
             | RemoteError::MalformedResponse
-            | RemoteError::TooLarge => true,
-            // A server error after the request arrived may have come after the effect.
-            RemoteError::Http { status } => *status >= 500,
-            _ => false,
+            | RemoteError::TooLarge
+            | RemoteError::RedirectRefused => false,
         }
+    }
+
+    /// True when the request may have reached the remote and been applied without our knowing.
+    /// A write failing this way must become an `AmbiguousWrite`, never a failure or a retry.
+    pub fn may_have_reached_remote(&self) -> bool {
+        !self.proves_not_applied()
     }
 
     /// The stable, safe code of this class (for logs, API answers and reports).

@@ -133,8 +133,9 @@ pub enum ClaimOutcome {
 pub enum ClaimRefusal {
     /// The remote refused or could not be asked.
     Remote(RemoteError),
-    /// The remote answered with a lease that is not ours, below the fencing floor, or already expired.
-    NotOurs,
+    /// The remote answered with a lease that is not ours, below the fencing floor, or already
+    /// expired: the lease it named, for the machine to judge why.
+    NotOurs(Lease),
 }
 
 /// The outcome of `Observer::confirm`.
@@ -261,6 +262,22 @@ impl Observer {
         }
     }
 
+    /// A claim whose answer was lost was read back as applied: become a `Controller` only if
+    /// `read_control` now names us, not below the fencing floor and unexpired (the epoch is the
+    /// new grant's, so it is not compared with an earlier lease).
+    pub async fn adopt_claim(self, remote: &impl Transport, clock: &impl Clock) -> ConfirmOutcome {
+        match remote.read_control(&self.who.campaign_id).await {
+            Ok(Some(lease)) if grant_is_ours(&self.who, self.epoch_floor, &lease, clock.now()) => {
+                ConfirmOutcome::Confirmed(Controller {
+                    who: self.who,
+                    lease,
+                })
+            }
+            Ok(read) => ConfirmOutcome::NotConfirmed(self, read),
+            Err(e) => ConfirmOutcome::Unanswered(self, e),
+        }
+    }
+
     fn accept(
         self,
         answer: Result<Option<Lease>, RemoteError>,
@@ -273,7 +290,10 @@ impl Observer {
                     lease,
                 })
             }
-            Ok(_) => ClaimOutcome::Refused(self, ClaimRefusal::NotOurs),
+            Ok(Some(lease)) => ClaimOutcome::Refused(self, ClaimRefusal::NotOurs(lease)),
+            Ok(None) => {
+                ClaimOutcome::Refused(self, ClaimRefusal::Remote(RemoteError::MalformedResponse))
+            }
             Err(e) => ClaimOutcome::Refused(self, ClaimRefusal::Remote(e)),
         }
     }
@@ -364,13 +384,15 @@ impl Controller {
         match answer {
             Ok(value) => WriteOutcome::Applied(self, value),
             Err(e) if e.is_fencing() => WriteOutcome::Lost(self.lost(LossReason::Fenced)),
-            Err(e) if e.may_have_reached_remote() => WriteOutcome::Ambiguous(AmbiguousWrite {
+            // Only an answer that proves the write was not applied gives the lease back for
+            // another decision; anything else is read back, never resent.
+            Err(e) if e.proves_not_applied() => WriteOutcome::Rejected(self, e),
+            Err(_) => WriteOutcome::Ambiguous(AmbiguousWrite {
                 who: self.who,
                 request_id: intent.request_id,
                 operation,
                 last_lease: self.lease,
             }),
-            Err(e) => WriteOutcome::Rejected(self, e),
         }
     }
 

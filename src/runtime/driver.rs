@@ -68,6 +68,9 @@ pub struct CommandReply {
     /// False when the campaign's state refused the command (nothing happened).
     pub accepted: bool,
     pub state: StateName,
+    /// The step could not be persisted, so nothing was sent and the campaign stays as it was on
+    /// disk (a failing disk). A critical condition, surfaced in `status`.
+    pub storage_failed: bool,
 }
 
 /// The token the campaign currently holds.
@@ -101,8 +104,8 @@ pub struct Driver<T: Transport + 'static> {
     submit_text: Option<String>,
     last_lease_file: Option<argus_machines::Lease>,
     jitter_seed: u64,
-    /// When the current write became ambiguous in this process (readback waits for the grace).
-    ambiguous_since: Option<Instant>,
+    /// The last step of this input could not be persisted (reset per input).
+    storage_failed: bool,
 }
 
 /// A clock usable behind an `Arc` (the control `Clock` is generic-friendly; this is object-safe).
@@ -164,7 +167,7 @@ impl<T: Transport + 'static> Driver<T> {
             crash: None,
             submit_text: None,
             jitter_seed,
-            ambiguous_since: None,
+            storage_failed: false,
         }
     }
 
@@ -173,7 +176,7 @@ impl<T: Transport + 'static> Driver<T> {
         // The restored state (never authority) is on disk before anything else happens; a record
         // the restore did not change is not rewritten.
         if self.machine.record() != self.doc.machine {
-            self.write_doc();
+            let _ = self.write_doc();
         }
         let entry = std::mem::take(&mut self.pending);
         self.perform_all(entry).await?;
@@ -186,20 +189,21 @@ impl<T: Transport + 'static> Driver<T> {
                         if release {
                             self.step_all(Event::Operator(Command::Release)).await?;
                         }
-                        self.write_doc();
+                        let _ = self.write_doc();
                         let _ = done.send(());
                         return Ok(());
                     }
                     Some(Input::Command { command, text, reply }) => {
-                        if let Some(t) = text {
-                            self.submit_text = Some(t);
-                        }
+                        // The text belongs to this command only: a later plain submit never
+                        // inherits an intervention's text.
+                        self.submit_text = text;
                         let accepted = self.step_all(Event::Operator(command)).await?;
-                        let _ = reply.send(CommandReply { accepted, state: self.machine.state_name() });
+                        self.submit_text = None;
+                        let _ = reply.send(self.reply(accepted));
                     }
                     Some(Input::Event(event, reply)) => {
                         let accepted = self.step_all(event).await?;
-                        let _ = reply.send(CommandReply { accepted, state: self.machine.state_name() });
+                        let _ = reply.send(self.reply(accepted));
                     }
                     Some(Input::Annotate { argus_project_id, reviewer_verdict, done }) => {
                         if argus_project_id.is_some() {
@@ -208,20 +212,20 @@ impl<T: Transport + 'static> Driver<T> {
                         if reviewer_verdict.is_some() {
                             self.doc.reviewer_verdict = reviewer_verdict;
                         }
-                        self.write_doc();
+                        let _ = self.write_doc();
                         let _ = done.send(());
                     }
                     Some(Input::Answer { text, done }) => {
                         let pending = self.doc.pending_question.take().is_some();
                         if pending {
                             self.doc.pending_answer = Some(crate::security::Untrusted::new(&text, 4096).as_str().to_string());
-                            self.write_doc();
+                            let _ = self.write_doc();
                         }
                         let _ = done.send(pending);
                     }
                     Some(Input::AnswerDelivered { done }) => {
                         if self.doc.pending_answer.take().is_some() {
-                            self.write_doc();
+                            let _ = self.write_doc();
                         }
                         let _ = done.send(());
                     }
@@ -249,12 +253,24 @@ impl<T: Transport + 'static> Driver<T> {
             .wrapping_add(1442695040888963407);
         let jitter = 0.9 + ((self.jitter_seed >> 33) % 1000) as f64 / 5000.0;
         let base = self.config.heartbeat.mul_f64(jitter);
-        if self.machine.state_name() == StateName::RemoteUnavailable {
-            let failures = self.machine.record().failures.min(6);
-            base.saturating_mul(1 << failures)
-                .min(self.config.max_backoff)
+        let failures = if self.machine.state_name() == StateName::RemoteUnavailable {
+            self.machine.record().failures
+        } else if self.machine.held_lease().is_some() {
+            // Holding a lease, the heartbeat is never stretched: renewal and local expiry must
+            // not be missed.
+            0
         } else {
-            base
+            self.machine.memory().read_failures
+        };
+        base.saturating_mul(1 << failures.min(6))
+            .min(self.config.max_backoff.max(base))
+    }
+
+    fn reply(&self, accepted: bool) -> CommandReply {
+        CommandReply {
+            accepted: accepted && !self.storage_failed,
+            state: self.machine.state_name(),
+            storage_failed: self.storage_failed,
         }
     }
 
@@ -262,7 +278,9 @@ impl<T: Transport + 'static> Driver<T> {
     async fn step_all(&mut self, event: Event) -> Result<bool, Crashed> {
         let mut queue = VecDeque::from([event]);
         let mut first = None;
+        self.storage_failed = false;
         while let Some(e) = queue.pop_front() {
+            let before = self.machine.clone();
             let step = self.machine.step(&e);
             first.get_or_insert(!step.is_noop());
             self.stats.steps.fetch_add(1, Ordering::Relaxed);
@@ -272,13 +290,24 @@ impl<T: Transport + 'static> Driver<T> {
                 }
                 continue;
             }
+            let remote_before = self.doc.remote.clone();
             if let Event::Observed(o) = &e {
                 if step.changed {
                     self.doc.remote = Some(o.clone());
                 }
             }
             if step.changed {
-                self.persist();
+                // Write-ahead: nothing this step decided is done unless it is on disk. On failure
+                // the campaign stays as it was on disk (memory included) and the step is dropped.
+                if let Err(e) = self.persist() {
+                    self.machine = before;
+                    self.doc.remote = remote_before;
+                    self.doc.machine = self.machine.record();
+                    self.storage_failed = true;
+                    self.stats.storage_failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(campaign_id = %self.id, error = %e, "CRITICAL: cannot persist the campaign; the step was not acted on");
+                    return Ok(false);
+                }
                 if step.actions.iter().any(|a| a.is_mutation()) {
                     self.crash_at(CrashPoint::AfterIntentPersisted)?;
                 }
@@ -313,12 +342,19 @@ impl<T: Transport + 'static> Driver<T> {
     }
 
     /// Persist the campaign document (machine record included) and the lease file.
-    fn persist(&mut self) {
-        self.doc.machine = self.machine.record();
-        self.doc.updated_at = self.clock.now_secs();
-        self.write_doc();
+    fn persist(&mut self) -> Result<(), crate::store::StoreError> {
+        let now = self.clock.now_secs();
+        self.doc.updated_at = now;
+        if super::resolving(&self.machine) {
+            self.doc.ambiguous_since.get_or_insert(now);
+        } else {
+            self.doc.ambiguous_since = None;
+        }
+        self.write_doc()?;
         let held = self.machine.held_lease().cloned();
         if held != self.last_lease_file {
+            // The lease file is a record for operators, never read back for authority: a failure
+            // to write it is logged, not fatal.
             if let Ok(path) = self.store.lease_path(&self.id) {
                 let doc = serde_json::json!({ "campaign_id": self.id, "held": held });
                 if let Err(e) = self.store.write_doc(&path, &doc) {
@@ -327,20 +363,21 @@ impl<T: Transport + 'static> Driver<T> {
             }
             self.last_lease_file = held;
         }
+        Ok(())
     }
 
-    fn write_doc(&mut self) {
+    fn write_doc(&mut self) -> Result<(), crate::store::StoreError> {
         self.doc.machine = self.machine.record();
-        match self.store.campaign_path(&self.id) {
-            Ok(path) => match self.store.write_doc(&path, &self.doc) {
-                Ok(()) => {
-                    self.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) => {
-                    tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign")
-                }
-            },
-            Err(e) => tracing::error!(campaign_id = %self.id, error = %e, "invalid campaign id"),
+        let path = self.store.campaign_path(&self.id)?;
+        match self.store.write_doc(&path, &self.doc) {
+            Ok(()) => {
+                self.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
+                Err(e)
+            }
         }
     }
 
@@ -368,7 +405,7 @@ impl<T: Transport + 'static> Driver<T> {
         }
         if count != written {
             self.doc.feed_written = count as u32;
-            self.write_doc();
+            let _ = self.write_doc();
         }
     }
 
@@ -395,7 +432,7 @@ impl<T: Transport + 'static> Driver<T> {
         if needs_you {
             self.doc.pending_question = Some(text);
         }
-        self.write_doc();
+        let _ = self.write_doc();
     }
 
     /// Wait for a slot under the shared limit on remote calls, and count the call.
@@ -453,9 +490,22 @@ impl<T: Transport + 'static> Driver<T> {
                     };
                     if let Ok(path) = self.store.events_path(&self.id) {
                         if let Err(e) = self.store.append_line(&path, &line) {
+                            // An unusable log (a directory in its place, unreadable bytes) is moved
+                            // aside, reported, and the event goes to a fresh log.
                             tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
+                            if let Ok(Some(what)) = self.store.repair_log(&path) {
+                                tracing::error!(campaign_id = %self.id, "unusable event log: {what}");
+                                self.notice(false, "The event log could not be read and was moved aside; a new one was started.".into());
+                                if let Err(e) = self.store.append_line(&path, &line) {
+                                    tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
+                                }
+                            }
                         }
                         self.append_messages(&path);
+                    }
+                    if let Some(question) = super::messages::question_for(&sig) {
+                        self.doc.pending_question = Some(question.into());
+                        let _ = self.write_doc();
                     }
                     self.stats.significant.fetch_add(1, Ordering::Relaxed);
                     tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");
@@ -471,8 +521,11 @@ impl<T: Transport + 'static> Driver<T> {
                 None
             }
             Action::Quarantine { task, reason } => {
+                self.stats.quarantined.fetch_add(1, Ordering::Relaxed);
                 self.doc.quarantined = self.doc.quarantined.saturating_add(1);
                 tracing::warn!(campaign_id = %self.id, task = %task, ?reason, "remote data quarantined");
+                // Rare by nature; the count is part of the campaign's record for the operator.
+                let _ = self.write_doc();
                 None
             }
             Action::Poll { task } => {
@@ -488,9 +541,36 @@ impl<T: Transport + 'static> Driver<T> {
             Action::FetchEvidence { task } => {
                 let _permit = self.remote_call().await;
                 match self.remote.evidence(&task).await {
-                    Ok(ev) => {
-                        self.doc.latest_evidence = Some(EvidenceSummary::of(&ev));
-                        self.write_doc();
+                    Ok(mut ev) => {
+                        // Artifacts that name another campaign are foreign: quarantined, never
+                        // kept, never handed to Argus or the feed.
+                        let before = ev.artifacts.len();
+                        ev.artifacts
+                            .retain(|a| a.campaign_id.as_ref().is_none_or(|c| *c == self.id));
+                        let foreign = before - ev.artifacts.len();
+                        if foreign > 0 {
+                            tracing::warn!(campaign_id = %self.id, foreign, "foreign artifacts quarantined");
+                            self.stats
+                                .quarantined
+                                .fetch_add(foreign as u64, Ordering::Relaxed);
+                            self.doc.quarantined =
+                                self.doc.quarantined.saturating_add(foreign as u32);
+                        }
+                        // Only evidence the machine has accepted is kept: a revision newer than
+                        // its cursor is either late (quarantined by the machine) or not yet seen.
+                        let accepted = self
+                            .machine
+                            .memory()
+                            .last_seen
+                            .as_ref()
+                            .filter(|s| s.task == task)
+                            .and_then(|s| s.evidence_revision);
+                        if ev.evidence_revision > accepted {
+                            tracing::debug!(campaign_id = %self.id, "evidence newer than accepted; not kept");
+                        } else {
+                            self.doc.latest_evidence = Some(EvidenceSummary::of(&ev));
+                            let _ = self.write_doc();
+                        }
                     }
                     Err(e) => {
                         tracing::debug!(campaign_id = %self.id, class = e.class(), "evidence read failed")
@@ -499,18 +579,27 @@ impl<T: Transport + 'static> Driver<T> {
                 None
             }
             Action::ReadControl => {
-                let Some(last) = self.machine.record().lease else {
-                    return Ok(None);
-                };
+                let last = self.machine.record().lease;
                 let Some(observer) = self.take_observer() else {
                     return Ok(None);
                 };
                 let _permit = self.remote_call().await;
                 let now = self.clock.now_secs();
-                match observer
-                    .confirm(self.remote.as_ref(), &self.clock(), &last)
-                    .await
-                {
+                // With a last lease: confirm it (restart, resolved ambiguity). Without one: a claim
+                // read back as applied, whose grant is adopted only if the remote names us.
+                let outcome = match &last {
+                    Some(last) => {
+                        observer
+                            .confirm(self.remote.as_ref(), &self.clock(), last)
+                            .await
+                    }
+                    None => {
+                        observer
+                            .adopt_claim(self.remote.as_ref(), &self.clock())
+                            .await
+                    }
+                };
+                match outcome {
                     ConfirmOutcome::Confirmed(c) => {
                         let lease = c.lease().clone();
                         self.authority = Some(Authority::Controller(c));
@@ -525,7 +614,7 @@ impl<T: Transport + 'static> Driver<T> {
                     }
                     ConfirmOutcome::Unanswered(o, _) => {
                         self.authority = Some(Authority::Observer(o));
-                        None
+                        Some(Event::PollFailed)
                     }
                 }
             }
@@ -539,7 +628,7 @@ impl<T: Transport + 'static> Driver<T> {
                     .claim(
                         self.remote.as_ref(),
                         &self.clock(),
-                        WriteIntent::persisted(request_id),
+                        WriteIntent::persisted(request_id.clone()),
                         ttl,
                     )
                     .await
@@ -551,11 +640,24 @@ impl<T: Transport + 'static> Driver<T> {
                     }
                     ClaimOutcome::Refused(o, why) => {
                         self.authority = Some(Authority::Observer(o));
-                        let reason = match why {
-                            ClaimRefusal::Remote(e) => e.lease_refusal(),
-                            ClaimRefusal::NotOurs => LeaseRefusal::HeldByOther,
-                        };
-                        Some(Event::LeaseRefused { reason })
+                        match why {
+                            // A claim is a write: an answer that does not prove it was not applied
+                            // leaves it unresolved, read back before anything else.
+                            ClaimRefusal::Remote(e) if !e.proves_not_applied() => {
+                                Some(Event::Written {
+                                    request_id,
+                                    outcome: WriteOutcome::TimedOut,
+                                })
+                            }
+                            ClaimRefusal::Remote(e) => Some(Event::LeaseRefused {
+                                reason: e.lease_refusal(),
+                            }),
+                            // The remote answered with a lease the machine judges (expired, not
+                            // ours, below the floor): let it say why.
+                            ClaimRefusal::NotOurs(lease) => {
+                                Some(Event::LeaseGranted { lease, now })
+                            }
+                        }
                     }
                 }
             }
@@ -581,7 +683,7 @@ impl<T: Transport + 'static> Driver<T> {
                     }
                     RenewOutcome::Unanswered(c, _) => {
                         self.authority = Some(Authority::Controller(c));
-                        None
+                        Some(Event::PollFailed)
                     }
                     RenewOutcome::Lost(l) => {
                         let reason = match l.reason() {
@@ -615,7 +717,7 @@ impl<T: Transport + 'static> Driver<T> {
                 let request = SubmitRequest {
                     text: self
                         .submit_text
-                        .clone()
+                        .take()
                         .unwrap_or_else(|| self.doc.objective.clone()),
                     project: self.config.project.clone(),
                 };
@@ -661,7 +763,7 @@ impl<T: Transport + 'static> Driver<T> {
                         outcome: WriteOutcome::Refused,
                     }));
                 };
-                let text = self.submit_text.clone().unwrap_or_default();
+                let text = self.submit_text.take().unwrap_or_default();
                 let _permit = self.remote_call().await;
                 let outcome = c
                     .intervene(
@@ -676,10 +778,16 @@ impl<T: Transport + 'static> Driver<T> {
                 Some(self.settle(request_id, outcome.map_applied(|()| None)))
             }
             Action::Readback { request_id } => {
-                // Too early: the request may still be in flight. The heartbeat asks again.
+                // Too early: the request may still be in flight at the remote. The grace counts
+                // from the persisted moment the write became ambiguous, across restarts; the
+                // heartbeat asks again.
+                // Timestamps are whole seconds: one more second keeps the grace from ever being
+                // shorter than configured.
+                let grace = self.config.readback_grace.as_secs_f64().ceil() as u64 + 1;
                 if self
+                    .doc
                     .ambiguous_since
-                    .is_some_and(|t| t.elapsed() < self.config.readback_grace)
+                    .is_some_and(|t| self.clock.now_secs() < t.saturating_add(grace))
                 {
                     return Ok(None);
                 }
@@ -696,9 +804,12 @@ impl<T: Transport + 'static> Driver<T> {
                                     None => ReadbackAnswer::NotApplied,
                                 }
                             }
-                            ReadbackOutcome::Unresolved(a, _) => {
+                            ReadbackOutcome::Unresolved(a, e) => {
                                 self.authority = Some(Authority::Ambiguous(a));
-                                ReadbackAnswer::Unavailable
+                                match readback_unanswered(&e) {
+                                    Some(answer) => answer,
+                                    None => return Ok(Some(Event::PollFailed)),
+                                }
                             }
                         }
                     }
@@ -718,10 +829,15 @@ impl<T: Transport + 'static> Driver<T> {
                         };
                         let answer = observer
                             .request_status(self.remote.as_ref(), &request_id)
-                            .await
-                            .unwrap_or(ReadbackAnswer::Unavailable);
+                            .await;
                         self.authority = Some(Authority::Observer(observer));
-                        answer
+                        match answer {
+                            Ok(answer) => answer,
+                            Err(e) => match readback_unanswered(&e) {
+                                Some(answer) => answer,
+                                None => return Ok(Some(Event::PollFailed)),
+                            },
+                        }
                     }
                 };
                 Some(Event::ReadBack { request_id, answer })
@@ -747,7 +863,6 @@ impl<T: Transport + 'static> Driver<T> {
             }
             TokenOutcome::Ambiguous(a) => {
                 self.authority = Some(Authority::Ambiguous(a));
-                self.ambiguous_since = Some(Instant::now());
                 WriteOutcome::TimedOut
             }
             TokenOutcome::Lost(l) => {
@@ -760,6 +875,17 @@ impl<T: Transport + 'static> Driver<T> {
             outcome,
         }
     }
+}
+
+/// A readback that failed: `Unavailable` when the remote cannot answer it at all (the operation
+/// is not offered), `None` (a failed read, retried with backoff) otherwise.
+fn readback_unanswered(e: &crate::control::RemoteError) -> Option<ReadbackAnswer> {
+    use crate::control::RemoteError;
+    matches!(
+        e,
+        RemoteError::MethodUnavailable | RemoteError::CapabilityUnavailable(_)
+    )
+    .then_some(ReadbackAnswer::Unavailable)
 }
 
 /// Re-type the success value of a token outcome.

@@ -84,6 +84,17 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
                     MessageKind::CriticalFailure,
                     format!("The remote refused a {}; nothing was applied.", op_name(*op)),
                 ),
+                BlockReason::WriteNotApplied(op) => (
+                    MessageKind::NeedsYou,
+                    format!(
+                        "Needs you: the {} whose answer was lost was read back as not applied; nothing runs and nothing will be resent.",
+                        op_name(*op)
+                    ),
+                ),
+                BlockReason::EpochWentBackwards => (
+                    MessageKind::CriticalFailure,
+                    "OpenTraining granted a lease epoch lower than one it granted before (it may have lost its lease table); control is refused until someone reviews it.".into(),
+                ),
             }),
             Significant::ControlChanged { change: ControlChange::Lost(reason) } => Some((
                 MessageKind::CriticalFailure,
@@ -112,6 +123,19 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
         }
     }
     out
+}
+
+/// The pending question a significant event puts to a person, where it asks one.
+pub fn question_for(event: &Significant) -> Option<&'static str> {
+    match event {
+        Significant::Blocked {
+            reason: BlockReason::WriteNotApplied(_),
+        } => Some("A write whose answer was lost was not applied by OpenTraining. Decide whether to submit again (a new decision) or to abandon."),
+        Significant::Blocked {
+            reason: BlockReason::EpochWentBackwards,
+        } => Some("OpenTraining's lease epochs went backwards. Review the remote's lease state before claiming control again."),
+        _ => None,
+    }
 }
 
 fn op_name(op: Operation) -> &'static str {

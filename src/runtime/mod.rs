@@ -49,13 +49,16 @@ pub struct RuntimeConfig {
     /// in flight at the remote could otherwise be read back as `not_applied` and then apply, and
     /// the next decision would create a second attempt. Set it above the client's total timeout.
     pub readback_grace: Duration,
+    /// How long a finished task is still read so late artifacts are seen and quarantined
+    /// (default 600 s).
+    pub late_window_secs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS must be at least 1 second")]
+    #[error("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS must be between 1 second and 1 day")]
     Heartbeat,
-    #[error("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS must be at least two heartbeats plus {SAFETY_MARGIN_SECS}s of safety margin (plus 30s of slack)")]
+    #[error("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS must be at least two heartbeats plus {SAFETY_MARGIN_SECS}s of safety margin (plus 30s of slack), and at most 1 day")]
     LeaseTtl,
 }
 
@@ -71,16 +74,20 @@ impl RuntimeConfig {
             release_on_shutdown: false,
             project: None,
             readback_grace: Duration::from_secs(60),
+            late_window_secs: 600,
         }
     }
 
     /// Refuse a configuration in which the lease could lapse between two heartbeats.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.heartbeat < Duration::from_millis(1) {
+        // Bounded first, so no arithmetic below can wrap (a heartbeat of 2^63 s once did).
+        if self.heartbeat < Duration::from_millis(1) || self.heartbeat > Duration::from_secs(86_400)
+        {
             return Err(ConfigError::Heartbeat);
         }
         let two_beats = self.heartbeat.as_secs_f64().ceil() as u64 * 2;
-        if self.lease_ttl_secs < two_beats + SAFETY_MARGIN_SECS + 30 {
+        if self.lease_ttl_secs < two_beats + SAFETY_MARGIN_SECS + 30 || self.lease_ttl_secs > 86_400
+        {
             return Err(ConfigError::LeaseTtl);
         }
         Ok(())
@@ -94,6 +101,7 @@ impl RuntimeConfig {
                 .min(self.lease_ttl_secs.saturating_sub(1)),
             expiry_margin: SAFETY_MARGIN_SECS,
             unavailable_threshold: self.unavailable_threshold,
+            late_window: self.late_window_secs,
         }
     }
 }
@@ -119,6 +127,10 @@ pub struct Stats {
     pub significant: AtomicU64,
     pub wakes: AtomicU64,
     pub remote_calls: AtomicU64,
+    /// Steps that could not be persisted (and so were not acted on): a critical condition.
+    pub storage_failures: AtomicU64,
+    /// Evidence dropped because it named another campaign, or arrived late.
+    pub quarantined: AtomicU64,
 }
 
 /// Bounded evidence, as remote data (never instructions).
@@ -161,8 +173,10 @@ impl EvidenceSummary {
     }
 }
 
-/// `campaigns/<id>.json`: the spec's campaign model around the machine's record.
+/// `campaigns/<id>.json`: the spec's campaign model around the machine's record. Unknown fields
+/// are refused (a stray field is a document this version did not write).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CampaignDoc {
     pub campaign_id: String,
     pub objective: String,
@@ -188,9 +202,24 @@ pub struct CampaignDoc {
     /// An operator's answer to the pending question, waiting to be delivered to Argus.
     #[serde(default)]
     pub pending_answer: Option<String>,
+    /// Unix seconds since which the write (or claim) in flight has been of unknown outcome. The
+    /// readback grace counts from here, across restarts.
+    #[serde(default)]
+    pub ambiguous_since: Option<u64>,
 }
 
 type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
+
+/// True in the states where a write or a claim of unknown outcome waits for readback.
+pub(crate) fn resolving(machine: &CampaignMachine) -> bool {
+    let r = machine.record();
+    match r.state {
+        StateName::AmbiguousWrite => true,
+        StateName::Claiming => r.claim_unresolved,
+        StateName::ControlLost => r.intent.is_some(),
+        _ => false,
+    }
+}
 
 impl CampaignDoc {
     /// A fresh document around a machine's record.
@@ -210,6 +239,7 @@ impl CampaignDoc {
             argus_project_id: None,
             reviewer_verdict: None,
             pending_answer: None,
+            ambiguous_since: None,
         }
     }
 }
@@ -294,8 +324,8 @@ impl<T: Transport + 'static> Runtime<T> {
         });
         rt.store
             .write_doc(&rt.store.supervisor_path(), &supervisor)?;
-        for id in rt.store.campaign_ids()? {
-            rt.recover(&id)?;
+        for path in rt.store.campaign_files()? {
+            rt.recover(&path);
         }
         Ok(rt)
     }
@@ -313,25 +343,63 @@ impl<T: Transport + 'static> Runtime<T> {
         *self.crash.lock().unwrap_or_else(|p| p.into_inner()) = point;
     }
 
-    fn recover(&mut self, id: &str) -> Result<(), RuntimeError> {
-        let path = self.store.campaign_path(id)?;
-        let (machine, doc, entry) = match self.store.read_doc::<CampaignDoc>(&path) {
-            Ok(Some(doc)) => match CampaignMachine::restore(&doc.machine, self.config.policy()) {
-                Ok((machine, entry)) => (machine, doc, entry),
+    /// Recover one file of `campaigns/`. Its name is the campaign's identity: a document that names
+    /// another campaign (a `.bak` copy, a renamed file) or is not a file at all is quarantined and
+    /// reported, never driven, and never stops the daemon.
+    fn recover(&mut self, path: &std::path::Path) {
+        let shown = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|id| crate::store::validate_campaign_id(id).is_ok())
+            .map(str::to_string);
+        let Some(id) = id else {
+            self.set_aside(path, &shown, "not a valid campaign file name");
+            return;
+        };
+        let (machine, doc, entry) = match self.store.read_doc::<CampaignDoc>(path) {
+            Ok(Some(doc)) if doc.campaign_id != id || doc.machine.campaign_id != id => {
+                self.set_aside(
+                    path,
+                    &shown,
+                    "the document names another campaign (a copy?); only campaigns/<id>.json for its own id is driven",
+                );
+                return;
+            }
+            Ok(Some(mut doc)) => match CampaignMachine::restore(&doc.machine, self.config.policy())
+            {
+                Ok((machine, entry)) => {
+                    // A write or claim in flight at the crash: its grace counts from when its intent
+                    // was persisted (the document's last write), not from now.
+                    if resolving(&machine) && doc.ambiguous_since.is_none() {
+                        doc.ambiguous_since = Some(doc.updated_at);
+                    }
+                    (machine, doc, entry)
+                }
                 Err(e) => {
-                    let moved = self.store.move_aside(&path)?;
-                    self.report(id, &format!("campaign record refused ({e}); {moved}"));
-                    self.blank(id, &doc.objective, format!("The stored state was invalid ({e}) and was moved aside; review before acting."))
+                    match self.store.move_aside(path) {
+                        Ok(moved) => {
+                            self.report(&id, &format!("campaign record refused ({e}); {moved}"))
+                        }
+                        Err(m) => self.report(
+                            &id,
+                            &format!("campaign record refused ({e}); cannot move it aside ({m})"),
+                        ),
+                    }
+                    self.blank(&id, &doc.objective, format!("The stored state was invalid ({e}) and was moved aside; review before acting."))
                 }
             },
-            Ok(None) => return Ok(()),
+            Ok(None) => return,
             Err(StoreError::Corrupt { moved_to, .. }) => {
                 self.report(
-                    id,
+                    &id,
                     &format!("corrupt campaign document moved to {}", moved_to.display()),
                 );
                 self.blank(
-                    id,
+                    &id,
                     "",
                     format!(
                         "The stored state was corrupt and was moved to {}; review before acting.",
@@ -339,10 +407,30 @@ impl<T: Transport + 'static> Runtime<T> {
                     ),
                 )
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                self.set_aside(path, &shown, &format!("unreadable ({e})"));
+                return;
+            }
         };
+        if let Ok(events) = self.store.events_path(&id) {
+            match self.store.repair_log(&events) {
+                Ok(Some(what)) => self.report(&id, &format!("unreadable event log: {what}")),
+                Ok(None) => {}
+                Err(e) => self.report(&id, &format!("unreadable event log, not movable: {e}")),
+            }
+        }
         self.spawn(machine, doc, entry);
-        Ok(())
+    }
+
+    /// Move a file of `campaigns/` that cannot be driven into `quarantine/`, and say so.
+    fn set_aside(&mut self, path: &std::path::Path, shown: &str, why: &str) {
+        match self.store.move_aside(path) {
+            Ok(moved) => self.report(shown, &format!("{why}; {moved}")),
+            Err(e) => self.report(
+                shown,
+                &format!("{why}; cannot move it aside ({e}); skipped"),
+            ),
+        }
     }
 
     /// A corrupt campaign comes back as a detached observer with a question: never with authority.

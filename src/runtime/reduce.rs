@@ -24,6 +24,12 @@ pub struct EventLine {
     pub event: Significant,
 }
 
+/// The stable, serialised form of a value inside an identity (its persisted snake_case names, never
+/// `Debug` output, so renaming a Rust variant cannot break deduplication across an upgrade).
+fn key<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
 /// The deduplication identity of a significant event, given what the campaign last saw.
 pub fn identity(
     campaign: &str,
@@ -56,7 +62,11 @@ pub fn identity(
             format!("{campaign}|{task}|-|EVIDENCE_READY|{evidence_revision}")
         }
         Significant::Blocked { reason } => {
-            format!("{campaign}|{task}|{}|BLOCKED|{reason:?}", rev(revision))
+            format!(
+                "{campaign}|{task}|{}|BLOCKED|{}",
+                rev(revision),
+                key(reason)
+            )
         }
         Significant::ControlChanged { change } => {
             let epoch = match change {
@@ -66,12 +76,13 @@ pub fn identity(
                 _ => "-".into(),
             };
             format!(
-                "{campaign}|{task}|{}|CONTROL_CHANGED|{change:?}|{epoch}",
-                rev(revision)
+                "{campaign}|{task}|{}|CONTROL_CHANGED|{}|{epoch}",
+                rev(revision),
+                key(change)
             )
         }
         Significant::MissionCompleted { end } => {
-            format!("{campaign}|-|-|MISSION_COMPLETED|{end:?}")
+            format!("{campaign}|-|-|MISSION_COMPLETED|{}", key(end))
         }
         Significant::RemoteUnavailable { failures } => {
             format!(

@@ -70,6 +70,17 @@ pub enum Fault {
         #[serde(default)]
         times: Option<u32>,
     },
+    /// Apply the call, then answer with a JSON-RPC error `code` (-32603 by default), optionally
+    /// with HTTP `status` (a 5xx with a JSON body): a remote that did the work and failed to say so.
+    RpcErrorAfterApply {
+        method: String,
+        #[serde(default)]
+        code: Option<i64>,
+        #[serde(default)]
+        status: Option<u16>,
+        #[serde(default)]
+        times: Option<u32>,
+    },
     /// HTTP 302 to `location` (possibly another host); nothing applied.
     Redirect {
         method: String,
@@ -94,6 +105,8 @@ pub enum Fault {
     UnknownState,
     /// `campaign/request_status` answers -32601.
     RequestStatusUnavailable,
+    /// The remote restarts and loses its lease table: epochs start again from 0.
+    ForgetLeases,
     /// The whole remote refuses connections for `ms`.
     Unreachable { ms: u64 },
     /// Change the agent card.
@@ -121,6 +134,7 @@ impl Fault {
             | Fault::Http500 { method, .. }
             | Fault::MalformedJson { method, .. }
             | Fault::Oversized { method, .. }
+            | Fault::RpcErrorAfterApply { method, .. }
             | Fault::Redirect { method, .. } => Some(method),
             _ => None,
         }
@@ -133,6 +147,7 @@ impl Fault {
             | Fault::Http500 { times, .. }
             | Fault::MalformedJson { times, .. }
             | Fault::Oversized { times, .. }
+            | Fault::RpcErrorAfterApply { times, .. }
             | Fault::Redirect { times, .. } => Some(times),
             _ => None,
         }
@@ -547,7 +562,10 @@ fn finish(shared: &Shared, method: &str, value: Value) -> Response {
     let after = shared.first_fault(method, |f| {
         matches!(
             f,
-            Fault::MalformedJson { .. } | Fault::Oversized { .. } | Fault::DropAfterApply { .. }
+            Fault::MalformedJson { .. }
+                | Fault::Oversized { .. }
+                | Fault::DropAfterApply { .. }
+                | Fault::RpcErrorAfterApply { .. }
         )
     });
     let json_response = |body: Body| {
@@ -561,6 +579,15 @@ fn finish(shared: &Shared, method: &str, value: Value) -> Response {
         Some(Fault::MalformedJson { .. }) => {
             shared.take_transport_fault(method);
             json_response(Body::from("{\"jsonrpc\": \"2.0\", \"result\": {\"id\": "))
+        }
+        Some(Fault::RpcErrorAfterApply { code, status, .. }) => {
+            shared.take_transport_fault(method);
+            let id = value.get("id").cloned().unwrap_or(Value::Null);
+            let body = rpc_error(id, code.unwrap_or(-32603), "internal error");
+            let status = status
+                .and_then(|s| StatusCode::from_u16(s).ok())
+                .unwrap_or(StatusCode::OK);
+            (status, Json(body)).into_response()
         }
         Some(Fault::Oversized { .. }) => {
             shared.take_transport_fault(method);

@@ -98,6 +98,12 @@ pub struct AuditEntry {
     pub request_id: Option<String>,
     pub accepted: bool,
     pub reason: Option<String>,
+    /// For lease-bound calls and claims: whether the contract's constraints envelope came with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<bool>,
+    /// For `message/send` and `campaign/intervene`: the first 200 characters of the text sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
@@ -141,6 +147,8 @@ struct Seen {
     epoch: Option<u64>,
     request_id: Option<String>,
     mutation: bool,
+    constraints: Option<bool>,
+    text: Option<String>,
 }
 
 fn str_param<'a>(p: &'a Value, key: &str) -> Option<&'a str> {
@@ -199,6 +207,7 @@ impl World {
                 controller_id,
             } => self.take_over(&campaign_id, &controller_id, now_ms),
             Fault::Card { change } => self.card_changes.push(change),
+            Fault::ForgetLeases => self.campaigns.clear(),
             other => self.faults.push(other),
         }
     }
@@ -334,6 +343,8 @@ impl World {
                 .as_ref()
                 .err()
                 .map(|e| format!("{} {}", e.code, e.message)),
+            constraints: seen.constraints,
+            text: seen.text,
         });
         result
     }
@@ -354,6 +365,8 @@ impl World {
             request_id: None,
             accepted: false,
             reason: Some(reason.to_string()),
+            constraints: None,
+            text: None,
         });
     }
 
@@ -447,6 +460,11 @@ impl World {
         seen.epoch = Some(epoch);
         let request = require_str(p, "request_id")?;
         seen.request_id = Some(request.to_string());
+        seen.constraints = Some(constraints_ok(p.get("constraints")));
+        // A relaxed envelope is refused; a missing one is recorded (the audit shows who omits it).
+        if p.get("constraints").is_some() && !constraints_ok(p.get("constraints")) {
+            return Err(err(code::POLICY, "policy constraint violated"));
+        }
         Ok((campaign, controller, epoch, request))
     }
 
@@ -497,6 +515,7 @@ impl World {
         let ttl = u64_param(p, "ttl_seconds")
             .filter(|t| (1..=86_400).contains(t))
             .ok_or(err(code::INVALID_PARAMS, "invalid params"))?;
+        seen.constraints = Some(constraints_ok(p.get("constraints")));
         if !constraints_ok(p.get("constraints")) {
             return Err(err(code::POLICY, "policy constraint violated"));
         }
@@ -587,6 +606,7 @@ impl World {
         if meta.get("constraints").is_some() && !constraints_ok(meta.get("constraints")) {
             return Err(err(code::POLICY, "policy constraint violated"));
         }
+        seen.text = text_of(message).map(|t| t.chars().take(200).collect());
         if text_of(message).is_none_or(|t| t.trim().is_empty()) {
             return Err(err(code::INVALID_PARAMS, "message needs a text part"));
         }
@@ -678,6 +698,10 @@ impl World {
         let intervention = p
             .get("intervention")
             .ok_or(err(code::INVALID_PARAMS, "invalid params"))?;
+        seen.text = intervention
+            .get("text")
+            .and_then(Value::as_str)
+            .map(|t| t.chars().take(200).collect());
         if serde_json::to_string(intervention).map_or(true, |s| s.len() > 16 * 1024) {
             return Err(err(code::INVALID_PARAMS, "intervention too large"));
         }

@@ -62,6 +62,62 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    /// Injected storage failures (tests only: a full or read-only disk, on demand).
+    #[cfg(feature = "test-hooks")]
+    faults: faults::StoreFaults,
+}
+
+/// Storage fault injection, compiled only with the `test-hooks` feature.
+#[cfg(feature = "test-hooks")]
+pub mod faults {
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// Make every write fail while set (like a full or read-only disk). For a process, the
+    /// environment variable `ARGUS_SUPERVISOR_TEST_FAIL_WRITES_FLAG` names a file: while it exists,
+    /// writes fail.
+    #[derive(Debug, Clone, Default)]
+    pub struct StoreFaults {
+        pub fail_writes: Arc<AtomicBool>,
+        /// The next log append writes half its line and fails (a crash or a full disk mid-write).
+        pub torn_next_append: Arc<AtomicBool>,
+        flag_file: Option<PathBuf>,
+    }
+
+    impl StoreFaults {
+        pub(super) fn from_env() -> Self {
+            StoreFaults {
+                fail_writes: Arc::default(),
+                torn_next_append: Arc::default(),
+                flag_file: std::env::var_os("ARGUS_SUPERVISOR_TEST_FAIL_WRITES_FLAG")
+                    .map(PathBuf::from),
+            }
+        }
+
+        pub(super) fn take_torn(&self) -> bool {
+            self.torn_next_append.swap(false, Ordering::SeqCst)
+        }
+
+        pub(super) fn failing(&self) -> bool {
+            self.fail_writes.load(Ordering::SeqCst)
+                || self.flag_file.as_ref().is_some_and(|f| f.exists())
+        }
+    }
+}
+
+/// The running daemon's hold on a state root: released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct RootLock {
+    _file: File,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("the state root {root} is in use by another argus-supervisor (pid {pid})")]
+    Held { root: PathBuf, pid: String },
+    #[error("cannot lock the state root {root}: {source}")]
+    Io { root: PathBuf, source: io::Error },
 }
 
 /// A versioned document envelope: `{"schema_version": 1, ...fields}`.
@@ -87,7 +143,67 @@ impl Store {
             let d = root.join(dir);
             fs::create_dir_all(&d).map_err(io_err(&d))?;
         }
-        Ok(Store { root })
+        Ok(Store {
+            root,
+            #[cfg(feature = "test-hooks")]
+            faults: faults::StoreFaults::from_env(),
+        })
+    }
+
+    /// The injected-fault switch of this store (tests only).
+    #[cfg(feature = "test-hooks")]
+    pub fn faults(&self) -> &faults::StoreFaults {
+        &self.faults
+    }
+
+    fn check_writable(&self, path: &Path) -> Result<(), StoreError> {
+        #[cfg(feature = "test-hooks")]
+        if self.faults.failing() {
+            return Err(StoreError::Io {
+                path: path.to_path_buf(),
+                source: io::Error::new(io::ErrorKind::StorageFull, "injected: no space left"),
+            });
+        }
+        let _ = path;
+        Ok(())
+    }
+
+    /// Take the state root for this process: one running supervisor per root. The lock is an OS
+    /// file lock (`state/lock`), so it dies with the process; the file names the holder's pid.
+    pub fn lock(&self) -> Result<RootLock, LockError> {
+        let path = self.root.join("state").join("lock");
+        let lock_err = |source| LockError::Io {
+            root: self.root.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(lock_err)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                let pid = fs::read_to_string(&path).unwrap_or_default();
+                let pid = pid.trim();
+                return Err(LockError::Held {
+                    root: self.root.clone(),
+                    pid: if pid.is_empty() {
+                        "unknown".into()
+                    } else {
+                        pid.to_string()
+                    },
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(lock_err(e)),
+        }
+        file.set_len(0).map_err(lock_err)?;
+        file.write_all(std::process::id().to_string().as_bytes())
+            .map_err(lock_err)?;
+        file.sync_all().map_err(lock_err)?;
+        Ok(RootLock { _file: file })
     }
 
     pub fn root(&self) -> &Path {
@@ -128,6 +244,7 @@ impl Store {
             path: path.to_path_buf(),
             source: io::Error::other(e),
         })?;
+        self.check_writable(path)?;
         write_atomic(path, &bytes)
     }
 
@@ -139,9 +256,19 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(path)(e)),
         };
-        match serde_json::from_slice::<Versioned<T>>(&bytes) {
-            Ok(v) if v.schema_version == STORE_SCHEMA_VERSION => Ok(Some(v.body)),
-            _ => Err(self.move_aside(path)?),
+        // Parsed without `flatten`, so a document type that refuses unknown fields really does.
+        let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(serde_json::Value::Object(mut fields)) => {
+                let version = fields.remove("schema_version");
+                (version == Some(serde_json::Value::from(STORE_SCHEMA_VERSION)))
+                    .then(|| serde_json::from_value::<T>(serde_json::Value::Object(fields)).ok())
+                    .flatten()
+            }
+            _ => None,
+        };
+        match body {
+            Some(b) => Ok(Some(b)),
+            None => Err(self.move_aside(path)?),
         }
     }
 
@@ -151,14 +278,10 @@ impl Store {
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("document");
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
         let dest = self
             .root
             .join("quarantine")
-            .join(format!("{name}.{stamp}.corrupt"));
+            .join(format!("{name}.{}.corrupt", unique_stamp()));
         fs::rename(path, &dest).map_err(io_err(path))?;
         sync_dir(&self.root.join("quarantine"))?;
         if let Some(parent) = path.parent() {
@@ -170,37 +293,95 @@ impl Store {
         })
     }
 
-    /// Append one JSON line and fsync it.
+    /// Append one JSON line and fsync it. A torn last line (a crash mid-append) is cut off first,
+    /// kept in `quarantine/`, so it cannot swallow the line appended after it.
     pub fn append_line<T: Serialize>(&self, path: &Path, line: &T) -> Result<(), StoreError> {
         let mut bytes = serde_json::to_vec(line).map_err(|e| StoreError::Io {
             path: path.to_path_buf(),
             source: io::Error::other(e),
         })?;
         bytes.push(b'\n');
+        self.check_writable(path)?;
         let mut f = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .map_err(io_err(path))?;
+        self.repair_tail(path, &mut f)?;
+        #[cfg(feature = "test-hooks")]
+        if self.faults.take_torn() {
+            let _ = f.write_all(&bytes[..bytes.len() / 2]);
+            let _ = f.sync_data();
+            return Err(StoreError::Io {
+                path: path.to_path_buf(),
+                source: io::Error::new(io::ErrorKind::StorageFull, "injected: torn write"),
+            });
+        }
         f.write_all(&bytes).map_err(io_err(path))?;
         f.sync_data().map_err(io_err(path))
     }
 
-    /// Read every well-formed line of a JSONL log. A torn last line (a crash mid-append) is skipped;
-    /// the count of skipped lines is returned so it can be reported.
+    /// Cut a partial last line off a log (one without its newline), keeping the fragment aside.
+    fn repair_tail(&self, path: &Path, f: &mut File) -> Result<(), StoreError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let len = f.metadata().map_err(io_err(path))?.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let mut last = [0u8; 1];
+        f.seek(SeekFrom::Start(len - 1)).map_err(io_err(path))?;
+        f.read_exact(&mut last).map_err(io_err(path))?;
+        if last[0] == b'\n' {
+            return Ok(());
+        }
+        // Find the start of the torn line, reading backwards in bounded chunks.
+        let mut end = len;
+        let mut cut = 0u64;
+        'search: while end > 0 {
+            let start = end.saturating_sub(64 * 1024);
+            let mut chunk = vec![0u8; (end - start) as usize];
+            f.seek(SeekFrom::Start(start)).map_err(io_err(path))?;
+            f.read_exact(&mut chunk).map_err(io_err(path))?;
+            if let Some(i) = chunk.iter().rposition(|b| *b == b'\n') {
+                cut = start + i as u64 + 1;
+                break 'search;
+            }
+            end = start;
+        }
+        let mut fragment = vec![0u8; (len - cut) as usize];
+        f.seek(SeekFrom::Start(cut)).map_err(io_err(path))?;
+        f.read_exact(&mut fragment).map_err(io_err(path))?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("log");
+        let aside = self
+            .root
+            .join("quarantine")
+            .join(format!("{name}.{}.torn", unique_stamp()));
+        write_atomic(&aside, &fragment)?;
+        f.set_len(cut).map_err(io_err(path))?;
+        tracing::warn!(log = %path.display(), bytes = fragment.len(), "torn log tail cut and kept aside");
+        Ok(())
+    }
+
+    /// Read every well-formed line of a JSONL log. A torn last line (a crash mid-append) or a line
+    /// that is not valid UTF-8 or JSON is skipped; the count of skipped lines is returned so it
+    /// can be reported. Reading never changes anything on disk.
     pub fn read_lines<T: DeserializeOwned>(
         &self,
         path: &Path,
     ) -> Result<(Vec<T>, usize), StoreError> {
-        let text = match fs::read_to_string(path) {
+        let bytes = match fs::read(path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((vec![], 0)),
             Err(e) => return Err(io_err(path)(e)),
         };
         let mut out = vec![];
         let mut bad = 0;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            match serde_json::from_str(line) {
+        for line in bytes.split(|b| *b == b'\n') {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice(line) {
                 Ok(v) => out.push(v),
                 Err(_) => bad += 1,
             }
@@ -208,23 +389,49 @@ impl Store {
         Ok((out, bad))
     }
 
-    /// Campaign ids with a document on disk, sorted.
-    pub fn campaign_ids(&self) -> Result<Vec<String>, StoreError> {
+    /// Make a log usable again: a log that cannot be read as a file (a directory in its place,
+    /// unreadable bytes) is moved into `quarantine/`. Returns what was done, for the operator.
+    pub fn repair_log(&self, path: &Path) -> Result<Option<String>, StoreError> {
+        match fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Ok(m) if m.is_file() => match fs::read(path) {
+                Ok(_) => Ok(None),
+                Err(_) => self.move_aside(path).map(|e| Some(e.to_string())),
+            },
+            _ => self.move_aside(path).map(|e| Some(e.to_string())),
+        }
+    }
+
+    /// Every entry of `campaigns/` named `*.json` (not hidden), sorted: the candidates recovery
+    /// looks at. Whether each is a valid campaign is decided there (and a bad one quarantined).
+    pub fn campaign_files(&self) -> Result<Vec<PathBuf>, StoreError> {
         let dir = self.root.join("campaigns");
-        let mut ids = vec![];
+        let mut files = vec![];
         for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
             let entry = entry.map_err(io_err(&dir))?;
             let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if let Some(id) = name.strip_suffix(".json") {
-                if validate_campaign_id(id).is_ok() {
-                    ids.push(id.to_string());
-                }
+            let Some(name) = name.to_str() else {
+                files.push(entry.path());
+                continue;
+            };
+            if name.ends_with(".json") && !name.starts_with('.') {
+                files.push(entry.path());
             }
         }
-        ids.sort();
-        Ok(ids)
+        files.sort();
+        Ok(files)
     }
+}
+
+/// A name suffix that does not repeat within a process (time plus a counter).
+fn unique_stamp() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{nanos}-{}", N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Temp file in the same directory, fsync, rename over the target, fsync the directory.
@@ -309,6 +516,61 @@ mod tests {
             s.read_doc::<serde_json::Value>(&p).expect("absent now"),
             None
         );
+    }
+
+    #[test]
+    fn a_torn_tail_is_repaired_before_the_next_append_and_kept_aside() {
+        let s = tmp_store();
+        let p = s.events_path("c1").expect("path");
+        s.append_line(&p, &serde_json::json!({"n": 1}))
+            .expect("append");
+        let mut f = OpenOptions::new().append(true).open(&p).expect("open");
+        f.write_all(b"{\"n\": 2, \"tor").expect("torn");
+        drop(f);
+        s.append_line(&p, &serde_json::json!({"n": 3}))
+            .expect("append");
+        let (lines, bad): (Vec<serde_json::Value>, usize) = s.read_lines(&p).expect("read");
+        assert_eq!(
+            lines,
+            [serde_json::json!({"n": 1}), serde_json::json!({"n": 3})]
+        );
+        assert_eq!(bad, 0, "the next event was not lost with the torn line");
+        let kept: Vec<_> = fs::read_dir(s.root().join("quarantine"))
+            .expect("dir")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".torn"))
+            .collect();
+        assert_eq!(kept.len(), 1, "the fragment is kept, not deleted");
+    }
+
+    #[test]
+    fn invalid_utf8_in_a_log_skips_that_line_only() {
+        let s = tmp_store();
+        let p = s.events_path("c1").expect("path");
+        s.append_line(&p, &serde_json::json!({"n": 1}))
+            .expect("append");
+        let mut f = OpenOptions::new().append(true).open(&p).expect("open");
+        f.write_all(b"\xff\xfe\n").expect("garbage");
+        drop(f);
+        s.append_line(&p, &serde_json::json!({"n": 2}))
+            .expect("append");
+        let (lines, bad): (Vec<serde_json::Value>, usize) = s.read_lines(&p).expect("read");
+        assert_eq!(lines.len(), 2);
+        assert_eq!(bad, 1);
+    }
+
+    #[test]
+    fn the_state_root_is_held_by_one_process_and_names_its_pid() {
+        let s = tmp_store();
+        let held = s.lock().expect("first lock");
+        match s.lock() {
+            Err(LockError::Held { pid, .. }) => {
+                assert_eq!(pid, std::process::id().to_string())
+            }
+            other => panic!("{other:?}"),
+        }
+        drop(held);
+        s.lock().expect("free again once dropped");
     }
 
     #[test]

@@ -232,6 +232,7 @@ impl Transport for FakeRemote {
             stage: None,
             evidence_revision: None,
             blocked: false,
+            campaign_id: None,
         })
     }
 
