@@ -484,6 +484,14 @@ fn sigkill_during_a_submit_never_duplicates_or_reacquires() {
             request_ids.len() <= 1,
             "round {round}: one decision, one request id: {request_ids:?}"
         );
+        // What the supervisor sent, not what the remote accepted: a request id reaches the remote
+        // in at most one message/send, and no write of ours was refused as stale.
+        assert!(
+            sends.len() <= 1,
+            "round {round}: the request was sent {} times",
+            sends.len()
+        );
+        assert_eq!(a["counters"]["rejected_stale_epoch"], 0, "round {round}");
         assert_eq!(a["counters"]["stale_or_expired_accepted"], 0);
         let after: Vec<&str> = entries[before_restart..]
             .iter()
