@@ -15,7 +15,7 @@ use crate::store::Store;
 use argus_machines::ControllerId;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// A configuration error: names the variable, never echoes a secret value.
@@ -45,6 +45,10 @@ pub struct ServeConfig {
     pub lease_ttl_secs: u64,
     /// `ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS`: wait before reading back an ambiguous write.
     pub readback_grace_secs: u64,
+    /// `ARGUS_SUPERVISOR_CA_FILE`'s certificates, added to the trusted roots.
+    pub ca_pem: Option<Vec<u8>>,
+    /// `ARGUS_SUPERVISOR_CA_ONLY=1`: trust only those.
+    pub ca_only: bool,
     pub argus_bin: Option<PathBuf>,
     pub argus_home: Option<PathBuf>,
     pub backend: Option<String>,
@@ -132,6 +136,19 @@ impl ServeConfig {
                 .map_err(|_| bad("ARGUS_SUPERVISOR_LISTEN", "expected HOST:PORT"))?,
             (None, None) => SocketAddr::from(([127, 0, 0, 1], 8787)),
         };
+        // Trust: refused here (exit 2, naming the variable) rather than at the first handshake.
+        let trust = HttpConfig::new(remote_url.clone())
+            .with_trust_from_env()
+            .map_err(|e| {
+                bad(
+                    if matches!(e, crate::a2a::TrustError::BadFlag) {
+                        "ARGUS_SUPERVISOR_CA_ONLY"
+                    } else {
+                        "ARGUS_SUPERVISOR_CA_FILE"
+                    },
+                    e.to_string(),
+                )
+            })?;
         let api_token = Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN");
         if api_token.is_none() && !(o.insecure_no_auth && listen.ip().is_loopback()) {
             return Err(bad(
@@ -148,6 +165,8 @@ impl ServeConfig {
             heartbeat_secs,
             lease_ttl_secs,
             readback_grace_secs,
+            ca_pem: trust.ca_pem,
+            ca_only: trust.ca_only,
             argus_bin: var("ARGUS_SUPERVISOR_ARGUS_BIN").map(PathBuf::from),
             argus_home: var("ARGUS_SUPERVISOR_ARGUS_HOME").map(PathBuf::from),
             backend: var("ARGUS_SUPERVISOR_BACKEND"),
@@ -188,12 +207,25 @@ impl ServeConfig {
     }
 }
 
-async fn discover_with_retry(http: &HttpConfig) -> A2aClient {
+/// What `health` says while the remote is not discovered yet.
+#[derive(Debug, Default)]
+struct Discovery {
+    attempts: u64,
+    /// The safe class of the last failure (`unavailable`, `tls_untrusted`, `auth_failed`, ...).
+    last_error: Option<&'static str>,
+}
+
+async fn discover_with_retry(http: &HttpConfig, state: &Mutex<Discovery>) -> A2aClient {
     let mut delay = Duration::from_millis(250);
     loop {
         match A2aClient::discover(http).await {
             Ok(c) => return c,
             Err(e) => {
+                {
+                    let mut d = state.lock().unwrap_or_else(|p| p.into_inner());
+                    d.attempts += 1;
+                    d.last_error = Some(e.class());
+                }
                 tracing::warn!(
                     class = e.class(),
                     retry_in_ms = delay.as_millis() as u64,
@@ -204,6 +236,49 @@ async fn discover_with_retry(http: &HttpConfig) -> A2aClient {
             }
         }
     }
+}
+
+/// The daemon's one router. Until the remote is discovered it answers `health` (with the last
+/// discovery error class) and 503 `remote_unavailable` to everything else, so nothing hangs; then
+/// it hands every request to the full API.
+struct Gate {
+    ready: OnceLock<axum::Router>,
+    discovery: Arc<Mutex<Discovery>>,
+    controller_id: String,
+    secrets: serde_json::Value,
+}
+
+async fn gate(
+    axum::extract::State(g): axum::extract::State<Arc<Gate>>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use tower::ServiceExt;
+    if let Some(app) = g.ready.get() {
+        return match app.clone().oneshot(request).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        };
+    }
+    if request.uri().path() == format!("{}/health", api::PREFIX) {
+        let d = g.discovery.lock().unwrap_or_else(|p| p.into_inner());
+        return axum::Json(serde_json::json!({
+            "status": "starting",
+            "version": env!("CARGO_PKG_VERSION"),
+            "controller_id": g.controller_id,
+            "remote": {"state": "undiscovered", "last_error": d.last_error, "attempts": d.attempts},
+            "secrets": g.secrets,
+        }))
+        .into_response();
+    }
+    (
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        axum::Json(serde_json::json!({"error": {
+            "code": "remote_unavailable",
+            "message": "the remote is not discovered yet; see health for the last error class",
+        }})),
+    )
+        .into_response()
 }
 
 async fn shutdown_signal() {
@@ -238,20 +313,52 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     let mut http = HttpConfig::new(&cfg.remote_url);
     http.token = cfg.remote_token.clone();
     http.allow_insecure_loopback = cfg.allow_insecure_loopback;
+    http.ca_pem = cfg.ca_pem.clone();
+    http.ca_only = cfg.ca_only;
     // Exactly one listener: bind before anything else so a port clash fails fast.
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
-    let client = if cfg.enabled {
-        tokio::select! {
-            c = discover_with_retry(&http) => c,
-            _ = shutdown_signal() => return Ok(()),
-        }
-    } else {
+    if !cfg.enabled {
         return Err("ARGUS_SUPERVISOR_ENABLED=0: supervision is disabled; nothing to serve".into());
+    }
+    // Answer at once: health tells what discovery is doing; nothing else hangs meanwhile.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let gate_state = Arc::new(Gate {
+        ready: OnceLock::new(),
+        discovery: Arc::new(Mutex::new(Discovery::default())),
+        controller_id: cfg.controller_id.clone(),
+        secrets: serde_json::json!({
+            "opentraining_token": cfg.remote_token.is_some(),
+            "api_token": cfg.api_token.is_some(),
+        }),
+    });
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let app = axum::Router::new()
+        .fallback(gate)
+        .with_state(gate_state.clone());
+    let server = tokio::spawn(std::future::IntoFuture::into_future(
+        axum::serve(listener, app).with_graceful_shutdown(stopped(stop_rx.clone())),
+    ));
+    tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
+    println!("listening on http://{addr}{}", api::PREFIX);
+    let client = tokio::select! {
+        c = discover_with_retry(&http, &gate_state.discovery) => c,
+        _ = stopped(stop_rx.clone()) => {
+            let _ = server.await;
+            return Ok(());
+        }
     };
     let mutation = client.mutation();
     let remote = serde_json::json!({
+        "state": "discovered",
         "dialect": client.dialect(),
         "card_sha256": client.card().sha256,
         "mutation_enabled": mutation.enabled,
@@ -284,12 +391,11 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
         token: cfg.api_token.clone(),
         health,
     });
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
-    println!("listening on http://{addr}{}", api::PREFIX);
-    axum::serve(listener, api::router(state))
-        .with_graceful_shutdown(shutdown_signal())
+    let _ = gate_state.ready.set(api::router(state));
+    tracing::info!("remote discovered; supervision running");
+    server
         .await
+        .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
     tracing::info!("shutting down: finishing current steps and persisting");
     runtime.shutdown().await;

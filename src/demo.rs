@@ -115,6 +115,7 @@ pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
         SimOptions {
             scenario,
             token: None,
+            tls: None,
         },
     )
     .await

@@ -90,6 +90,13 @@ enum Command {
         /// Allow listening beyond loopback (the sim is a test double: keep it off real networks).
         #[arg(long)]
         allow_non_loopback: bool,
+        /// Serve HTTPS with this PEM certificate chain (needs --tls-key). The URL printed names
+        /// `localhost`.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
     /// Write the generated state diagrams (Mermaid, DOT, SVG) from the explored machine.
     Diagrams {
@@ -276,7 +283,23 @@ fn main() -> ExitCode {
             scenario,
             token,
             allow_non_loopback,
-        } => run_sim(listen, &scenario, token, allow_non_loopback),
+            tls_cert,
+            tls_key,
+        } => {
+            let tls = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => {
+                    match argus_supervisor::sim::SimTls::from_files(&cert, &key) {
+                        Ok(t) => Some(t),
+                        Err(e) => {
+                            eprintln!("cannot read the TLS certificate or key: {e}");
+                            return ExitCode::from(2);
+                        }
+                    }
+                }
+                _ => None,
+            };
+            run_sim(listen, &scenario, token, allow_non_loopback, tls)
+        }
         Command::Diagrams { check: true, dir } => match argus_supervisor::diagrams::check(&dir) {
             Ok(n) => {
                 println!("diagrams up to date ({n} files in {})", dir.display());
@@ -307,6 +330,7 @@ fn run_sim(
     scenario: &str,
     token: Option<String>,
     allow_non_loopback: bool,
+    tls: Option<argus_supervisor::sim::SimTls>,
 ) -> ExitCode {
     use argus_supervisor::sim;
     if !listen.ip().is_loopback() && !allow_non_loopback {
@@ -329,7 +353,16 @@ fn run_sim(
     };
     runtime.block_on(async move {
         let name = scenario.name.clone();
-        let handle = match sim::start(listen, sim::SimOptions { scenario, token }).await {
+        let handle = match sim::start(
+            listen,
+            sim::SimOptions {
+                scenario,
+                token,
+                tls,
+            },
+        )
+        .await
+        {
             Ok(h) => h,
             Err(e) => {
                 eprintln!("cannot listen on {listen}: {e}");
@@ -356,7 +389,13 @@ fn run_probe(
     as_json: bool,
 ) -> ExitCode {
     use argus_supervisor::a2a;
-    let mut config = a2a::HttpConfig::new(url);
+    let mut config = match a2a::HttpConfig::new(url).with_trust_from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     config.token = argus_supervisor::security::Secret::from_env(token_env);
     config.allow_insecure_loopback = allow_insecure_loopback;
     let runtime = match tokio::runtime::Runtime::new() {

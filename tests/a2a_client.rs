@@ -19,6 +19,7 @@ async fn sim_with(scenario: &str, token: Option<&str>) -> SimHandle {
         SimOptions {
             scenario: Scenario::load(scenario).expect("scenario"),
             token: token.map(str::to_string),
+            tls: None,
         },
     )
     .await

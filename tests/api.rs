@@ -27,6 +27,7 @@ async fn rig() -> Rig {
         SimOptions {
             scenario: Scenario::load("happy").expect("s"),
             token: None,
+            tls: None,
         },
     )
     .await

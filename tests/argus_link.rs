@@ -56,6 +56,7 @@ async fn rig_with(
         SimOptions {
             scenario: Scenario::load(scenario).expect("s"),
             token: None,
+            tls: None,
         },
     )
     .await

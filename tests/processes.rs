@@ -149,7 +149,8 @@ fn wait_healthy(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while c
         .call(false, &format!("{}/health", base(port)), None, None)
-        .is_none_or(|(s, _)| s != 200)
+        // "starting" answers 200 too (the process is alive); ready means the remote is discovered.
+        .is_none_or(|(s, body)| s != 200 || !body.contains(r#""status":"ok""#))
     {
         assert!(Instant::now() < deadline, "serve never became healthy");
         std::thread::sleep(Duration::from_millis(50));

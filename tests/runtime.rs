@@ -40,6 +40,7 @@ async fn rig(scenario: &str) -> Rig {
         SimOptions {
             scenario: Scenario::load(scenario).expect("scenario"),
             token: None,
+            tls: None,
         },
     )
     .await

@@ -20,6 +20,7 @@ async fn start_with(scenario: &str, token: Option<&str>) -> SimHandle {
         SimOptions {
             scenario,
             token: token.map(str::to_string),
+            tls: None,
         },
     )
     .await

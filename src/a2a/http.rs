@@ -28,6 +28,24 @@ pub struct HttpConfig {
     pub read_timeout: Duration,
     /// Longest whole request, connect to last byte.
     pub total_timeout: Duration,
+    /// Extra trusted CA certificates (PEM bundle, `ARGUS_SUPERVISOR_CA_FILE`), added to the
+    /// platform's store and the compiled-in roots.
+    pub ca_pem: Option<Vec<u8>>,
+    /// Trust only `ca_pem` (`ARGUS_SUPERVISOR_CA_ONLY=1`). Verification itself is never optional.
+    pub ca_only: bool,
+}
+
+/// Why the trust configuration was refused (names the variable, never a secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrustError {
+    #[error("ARGUS_SUPERVISOR_CA_FILE cannot be read: {0}")]
+    Unreadable(String),
+    #[error("ARGUS_SUPERVISOR_CA_FILE holds no PEM certificate")]
+    NoCertificate,
+    #[error("ARGUS_SUPERVISOR_CA_ONLY=1 needs ARGUS_SUPERVISOR_CA_FILE")]
+    OnlyWithoutFile,
+    #[error("ARGUS_SUPERVISOR_CA_ONLY: expected 1 or 0")]
+    BadFlag,
 }
 
 impl HttpConfig {
@@ -39,7 +57,30 @@ impl HttpConfig {
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(15),
             total_timeout: Duration::from_secs(30),
+            ca_pem: None,
+            ca_only: false,
         }
+    }
+
+    /// Read `ARGUS_SUPERVISOR_CA_FILE` and `ARGUS_SUPERVISOR_CA_ONLY` into this configuration.
+    pub fn with_trust_from_env(mut self) -> Result<Self, TrustError> {
+        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+        self.ca_only = match var("ARGUS_SUPERVISOR_CA_ONLY").as_deref() {
+            None | Some("0" | "false" | "no") => false,
+            Some("1" | "true" | "yes") => true,
+            Some(_) => return Err(TrustError::BadFlag),
+        };
+        if let Some(path) = var("ARGUS_SUPERVISOR_CA_FILE") {
+            let pem =
+                std::fs::read(&path).map_err(|e| TrustError::Unreadable(e.kind().to_string()))?;
+            if reqwest::Certificate::from_pem_bundle(&pem).map_or(true, |c| c.is_empty()) {
+                return Err(TrustError::NoCertificate);
+            }
+            self.ca_pem = Some(pem);
+        } else if self.ca_only {
+            return Err(TrustError::OnlyWithoutFile);
+        }
+        Ok(self)
     }
 }
 
@@ -136,7 +177,18 @@ pub enum VersionHeader {
 impl Http {
     pub fn new(config: &HttpConfig) -> Result<Http, RemoteError> {
         let endpoint = Endpoint::parse(&config.endpoint, config.allow_insecure_loopback)?;
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .min_tls_version(reqwest::tls::Version::TLS_1_2)
+            .tls_built_in_root_certs(!config.ca_only);
+        if let Some(pem) = &config.ca_pem {
+            for cert in reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?
+            {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let client = builder
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(config.connect_timeout)
             .read_timeout(config.read_timeout)
@@ -144,7 +196,7 @@ impl Http {
             .https_only(!config.allow_insecure_loopback)
             .user_agent(concat!("argus-supervisor/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|_| RemoteError::Tls)?;
+            .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?;
         Ok(Http {
             client,
             endpoint,
@@ -272,8 +324,8 @@ fn classify_send(e: reqwest::Error) -> RemoteError {
     if e.is_redirect() {
         return RemoteError::RedirectRefused;
     }
-    if is_tls(&e) {
-        return RemoteError::Tls;
+    if let Some(class) = tls_class(&e) {
+        return RemoteError::Tls(class);
     }
     if e.is_connect() {
         return if e.is_timeout() {
@@ -292,16 +344,40 @@ fn classify_send(e: reqwest::Error) -> RemoteError {
     }
 }
 
-fn is_tls(e: &reqwest::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(e);
+/// The TLS failure behind a send error, if it is one: found by walking the error chain to the
+/// TLS library's own error type (io errors are opened, as they hide their inner error's type).
+fn tls_class(e: &reqwest::Error) -> Option<crate::control::TlsClass> {
+    use crate::control::TlsClass;
+    use rustls::CertificateError as C;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = source {
-        let text = s.to_string().to_ascii_lowercase();
-        if text.contains("certificate") || text.contains("tls") || text.contains("handshake") {
-            return true;
+        if let Some(tls) = s.downcast_ref::<rustls::Error>() {
+            return Some(match tls {
+                rustls::Error::InvalidCertificate(c) => match c {
+                    C::UnknownIssuer | C::BadSignature | C::UnknownRevocationStatus => {
+                        TlsClass::Untrusted
+                    }
+                    C::NotValidForName | C::NotValidForNameContext { .. } => TlsClass::Hostname,
+                    C::Expired
+                    | C::ExpiredContext { .. }
+                    | C::NotValidYet
+                    | C::NotValidYetContext { .. } => TlsClass::Expired,
+                    _ => TlsClass::Handshake,
+                },
+                _ => TlsClass::Handshake,
+            });
         }
-        source = s.source();
+        // An io::Error hides its inner error from `source()` (it returns the inner's source):
+        // open it explicitly, however deeply they nest.
+        source = match s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner),
+            None => s.source(),
+        };
     }
-    false
+    None
 }
 
 /// Read the body, refusing past the cap: stop reading at the cap, never buffer more.

@@ -17,7 +17,7 @@ use crate::control::{
 };
 use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use card::{CardInfo, Dialect, LogicalOp};
-pub use http::{Endpoint, HttpConfig};
+pub use http::{Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
 use serde::Serialize;
 use serde_json::{json, Value};

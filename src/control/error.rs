@@ -4,6 +4,32 @@
 
 use thiserror::Error;
 
+/// Why a TLS handshake failed, in classes an operator can act on. Decided from the TLS library's
+/// error types, never from message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsClass {
+    /// The certificate chain does not lead to a trusted root: trust the CA
+    /// (`ARGUS_SUPERVISOR_CA_FILE`, `SSL_CERT_FILE`).
+    Untrusted,
+    /// The certificate is valid, but not for the configured host name.
+    Hostname,
+    /// The certificate has expired (or is not valid yet): check the server's certificate and clocks.
+    Expired,
+    /// Anything else: protocol version, no common cipher, a bad certificate, a reset mid-handshake.
+    Handshake,
+}
+
+impl TlsClass {
+    pub fn class(self) -> &'static str {
+        match self {
+            TlsClass::Untrusted => "tls_untrusted",
+            TlsClass::Hostname => "tls_hostname",
+            TlsClass::Expired => "tls_expired",
+            TlsClass::Handshake => "tls_handshake",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RemoteError {
     /// Could not connect; nothing was sent.
@@ -35,8 +61,9 @@ pub enum RemoteError {
     TooLarge,
     #[error("redirect refused")]
     RedirectRefused,
-    #[error("TLS failure")]
-    Tls,
+    /// The TLS handshake failed (nothing was sent), by class.
+    #[error("TLS failure ({})", .0.class())]
+    Tls(TlsClass),
     #[error("authentication failed")]
     AuthFailed,
     /// The remote has no such task (-32001).
@@ -85,7 +112,7 @@ impl RemoteError {
             | RemoteError::InsecureEndpoint
             | RemoteError::InvalidEndpoint
             | RemoteError::IncompatibleCard
-            | RemoteError::Tls => true,
+            | RemoteError::Tls(_) => true,
             RemoteError::LeaseHeldByOther
             | RemoteError::StaleEpoch
             | RemoteError::LeaseExpired
@@ -126,7 +153,7 @@ impl RemoteError {
             RemoteError::MalformedResponse => "malformed_response",
             RemoteError::TooLarge => "too_large",
             RemoteError::RedirectRefused => "redirect_refused",
-            RemoteError::Tls => "tls",
+            RemoteError::Tls(c) => c.class(),
             RemoteError::AuthFailed => "auth_failed",
             RemoteError::TaskNotFound => "task_not_found",
             RemoteError::NotCancelable => "not_cancelable",

@@ -24,7 +24,7 @@ pub use argus_machines::{ControllerId, RemoteOutcome};
 pub use argus_machines::{
     Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId, Verdict,
 };
-pub use error::RemoteError;
+pub use error::{RemoteError, TlsClass};
 pub use transport::{
     constraints_envelope, Artifact, ClaimCall, Disconnected, Evidence, SubmitRequest, Transport,
     WriteCall,

@@ -160,6 +160,56 @@ pub struct SimOptions {
     pub scenario: Scenario,
     /// When set, JSON-RPC and control calls need `Authorization: Bearer` or `X-API-KEY`.
     pub token: Option<String>,
+    /// Serve HTTPS with this certificate chain and key (PEM); plain HTTP when `None`.
+    pub tls: Option<SimTls>,
+}
+
+/// The sim's server certificate (PEM chain and PEM private key), made by the caller.
+#[derive(Clone)]
+pub struct SimTls {
+    pub cert_chain_pem: Vec<u8>,
+    pub key_pem: Vec<u8>,
+}
+
+impl std::fmt::Debug for SimTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SimTls([certificate], [key redacted])")
+    }
+}
+
+impl SimTls {
+    /// Read the chain and the key from PEM files.
+    pub fn from_files(cert: &std::path::Path, key: &std::path::Path) -> std::io::Result<SimTls> {
+        Ok(SimTls {
+            cert_chain_pem: std::fs::read(cert)?,
+            key_pem: std::fs::read(key)?,
+        })
+    }
+
+    fn acceptor(&self) -> std::io::Result<tokio_rustls::TlsAcceptor> {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let bad =
+            |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+        let chain: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_slice_iter(&self.cert_chain_pem)
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad("the TLS certificate file is not PEM"))?;
+        if chain.is_empty() {
+            return Err(bad("the TLS certificate file holds no certificate"));
+        }
+        let key = PrivateKeyDer::from_pem_slice(&self.key_pem)
+            .map_err(|_| bad("the TLS key file holds no PEM private key"))?;
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|_| bad("TLS protocol versions"))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|_| bad("the TLS certificate and key do not match"))?;
+        Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+    }
 }
 
 struct Shared {
@@ -322,6 +372,7 @@ impl SimHandle {
 pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<SimHandle> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let addr = listener.local_addr()?;
+    let tls = options.tls.as_ref().map(SimTls::acceptor).transpose()?;
     let transport: Vec<Fault> = options
         .scenario
         .faults
@@ -334,7 +385,11 @@ pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<S
         transport_faults: Mutex::new(vec![]),
         clock_offset_ms: AtomicU64::new(0),
         token: options.token,
-        base_url: format!("http://{addr}/"),
+        // Over HTTPS the URL names `localhost`, the name the test certificates are made for.
+        base_url: match &tls {
+            Some(_) => format!("https://localhost:{}/", addr.port()),
+            None => format!("http://{addr}/"),
+        },
         unreachable: Notify::new(),
         unreachable_ms: AtomicU64::new(0),
     });
@@ -344,7 +399,7 @@ pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<S
     }
     let (stop, stopped) = watch::channel(false);
     let app = router(shared.clone());
-    let task = tokio::spawn(serve(listener, addr, app, shared.clone(), stopped));
+    let task = tokio::spawn(serve(listener, addr, app, shared.clone(), stopped, tls));
     Ok(SimHandle {
         shared,
         addr,
@@ -360,22 +415,29 @@ async fn serve(
     app: Router,
     shared: Arc<Shared>,
     mut stopped: watch::Receiver<bool>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) -> std::io::Result<()> {
     loop {
         let mut stop_rx = stopped.clone();
         let shared_wait = shared.clone();
         let outage = Arc::new(AtomicU64::new(0));
         let outage_set = outage.clone();
-        axum::serve(listener, app.clone())
-            .with_graceful_shutdown(async move {
-                tokio::select! {
-                    _ = stop_rx.wait_for(|s| *s) => {}
-                    _ = shared_wait.unreachable.notified() => {
-                        outage_set.store(shared_wait.unreachable_ms.load(Ordering::SeqCst), Ordering::SeqCst);
-                    }
+        let until = async move {
+            tokio::select! {
+                _ = stop_rx.wait_for(|s| *s) => {}
+                _ = shared_wait.unreachable.notified() => {
+                    outage_set.store(shared_wait.unreachable_ms.load(Ordering::SeqCst), Ordering::SeqCst);
                 }
-            })
-            .await?;
+            }
+        };
+        match &tls {
+            None => {
+                axum::serve(listener, app.clone())
+                    .with_graceful_shutdown(until)
+                    .await?
+            }
+            Some(acceptor) => serve_tls(listener, app.clone(), acceptor.clone(), until).await,
+        }
         if *stopped.borrow_and_update() {
             return Ok(());
         }
@@ -385,6 +447,36 @@ async fn serve(
             _ = stopped.wait_for(|s| *s) => return Ok(()),
         }
         listener = tokio::net::TcpListener::bind(addr).await?;
+    }
+}
+
+/// Accept TLS connections until `until` completes (then the listener closes). A failed handshake
+/// ends that connection only.
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    acceptor: tokio_rustls::TlsAcceptor,
+    until: impl std::future::Future<Output = ()>,
+) {
+    tokio::pin!(until);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut until => return,
+            a = listener.accept() => a,
+        };
+        let Ok((tcp, _)) = accepted else { continue };
+        let (acceptor, app) = (acceptor.clone(), app.clone());
+        tokio::spawn(async move {
+            let Ok(stream) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(io, service)
+                    .await;
+        });
     }
 }
 
