@@ -1,89 +1,181 @@
 //! `argus-supervisor campaigns ...`: the operator CLI, a thin client of the HTTP API.
 //!
-//! It owns nothing but the translation of arguments to API calls and of answers to text. The token
-//! comes from `ARGUS_SUPERVISOR_API_TOKEN` only; it is never printed.
+//! It owns nothing but the translation of arguments to API calls and of answers to text: one line
+//! per action saying what really happened, exit status 0 only when it was done. The token comes from
+//! `ARGUS_SUPERVISOR_API_TOKEN` only; it is never printed. Remote-provided text is stripped of
+//! control characters before it reaches the terminal.
 
-use crate::security::Secret;
+use crate::security::{Secret, Untrusted};
 use serde_json::{json, Value};
 
-#[derive(Debug, Clone)]
+/// Every operator action and read, as the CLI spells them (each is one API route).
+#[derive(Debug, Clone, clap::Subcommand)]
 pub enum CampaignsCommand {
+    /// List campaigns.
     List,
-    Show {
-        id: String,
-    },
+    /// Show one campaign: state, lease, attempts, pending question, verdict, last event.
+    Show { id: String },
+    /// Create (or attach) a campaign, optionally bound to an existing remote task. Idempotent when
+    /// the objective (and task) match.
     Observe {
         id: String,
+        #[arg(long)]
         objective: String,
+        #[arg(long)]
         task: Option<String>,
     },
-    Claim {
-        id: String,
-    },
+    /// Ask the remote for the campaign's lease.
+    Claim { id: String },
+    /// Submit an attempt (needs the lease).
     Submit {
         id: String,
+        #[arg(long)]
         message: String,
     },
-    Release {
+    /// Answer the remote's input-required question with an intervention (needs the lease).
+    Intervene {
         id: String,
+        #[arg(long)]
+        message: String,
     },
-    Pause {
+    /// Answer the campaign's pending question (the remote's, by intervention; or for Argus).
+    Answer {
         id: String,
+        #[arg(long)]
+        message: String,
     },
-    Resume {
-        id: String,
-    },
+    /// Cancel the bound remote task (needs the lease).
     Cancel {
         id: String,
-        reason: String,
+        #[arg(long)]
+        reason: Option<String>,
     },
+    /// Give the lease back.
+    Release { id: String },
+    /// Pause supervision (read-only; the remote keeps running).
+    Pause { id: String },
+    /// Resume supervision.
+    Resume { id: String },
+    /// End the campaign from any open state (a held lease is released first).
+    Abandon {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Accept the finished attempt (local validation): the mission is complete.
+    Accept {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Reject the finished attempt: the mission ends rejected.
+    Reject {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Settle the finished attempt and start the next: claim, then submit, as one operation.
+    NextAttempt {
+        id: String,
+        #[arg(long)]
+        message: Option<String>,
+    },
+    /// Confirm an ambiguous write that the remote cannot read back.
+    #[command(group(clap::ArgGroup::new("verdict").required(true).args(["applied", "not_applied"])))]
+    Resolve {
+        id: String,
+        /// It was applied; the task it created (for a submit).
+        #[arg(long, value_name = "TASK_ID")]
+        applied: Option<String>,
+        /// It was not applied.
+        #[arg(long)]
+        not_applied: bool,
+    },
+    /// The significant-event log.
+    Events { id: String },
+    /// The human-facing feed.
+    Messages { id: String },
+    /// Follow the human-facing feed live until the campaign closes (Ctrl-C stops).
+    Watch { id: String },
+}
+
+/// Remote (or operator) text for a terminal: control characters and bidi overrides removed.
+pub fn clean(text: &str) -> String {
+    Untrusted::new(text, 4096).as_str().to_string()
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(t) => clean(t),
+        other => clean(&other.to_string()),
+    }
 }
 
 /// Run one CLI command against the API at `base` (e.g. `http://127.0.0.1:8787`). Returns the text
-/// to print and whether the command succeeded.
+/// to print and whether the command succeeded (for an action: whether it was done).
 pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (String, bool) {
+    use CampaignsCommand as C;
     let token = Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN");
     let root = format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX);
     let http = match reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(std::time::Duration::from_secs(30))
         .build()
     {
         Ok(c) => c,
         Err(e) => return (format!("cannot build an HTTP client: {e}"), false),
     };
+    let post = |id: &str, action: &str, body: Value| {
+        (true, format!("/campaigns/{id}/{action}"), Some(body))
+    };
     let (method_post, path, body) = match &command {
-        CampaignsCommand::List => (false, "/campaigns".to_string(), None),
-        CampaignsCommand::Show { id } => (false, format!("/campaigns/{id}"), None),
-        CampaignsCommand::Observe {
+        C::List => (false, "/campaigns".to_string(), None),
+        C::Show { id } => (false, format!("/campaigns/{id}"), None),
+        C::Events { id } => (false, format!("/campaigns/{id}/events"), None),
+        C::Messages { id } => (false, format!("/campaigns/{id}/messages"), None),
+        C::Watch { id } => return watch(&http, &root, token.as_ref(), id, as_json).await,
+        C::Observe {
             id,
             objective,
             task,
-        } => (
-            true,
-            format!("/campaigns/{id}/observe"),
-            Some(json!({"objective": objective, "task_id": task})),
+        } => post(
+            id,
+            "observe",
+            json!({"objective": objective, "task_id": task}),
         ),
-        CampaignsCommand::Claim { id } => (true, format!("/campaigns/{id}/claim"), None),
-        CampaignsCommand::Submit { id, message } => (
-            true,
-            format!("/campaigns/{id}/submit"),
-            Some(json!({"message": message})),
-        ),
-        CampaignsCommand::Release { id } => (true, format!("/campaigns/{id}/release"), None),
-        CampaignsCommand::Pause { id } => (true, format!("/campaigns/{id}/pause"), None),
-        CampaignsCommand::Resume { id } => (true, format!("/campaigns/{id}/resume"), None),
-        CampaignsCommand::Cancel { id, reason } => (
-            true,
-            format!("/campaigns/{id}/cancel"),
-            Some(json!({"reason": reason})),
+        C::Claim { id } => post(id, "claim", json!({})),
+        C::Submit { id, message } => post(id, "submit", json!({"message": message})),
+        C::Intervene { id, message } => post(id, "intervene", json!({"message": message})),
+        C::Answer { id, message } => post(id, "answer", json!({"message": message})),
+        C::Cancel { id, reason } => post(id, "cancel", json!({"reason": reason})),
+        C::Release { id } => post(id, "release", json!({})),
+        C::Pause { id } => post(id, "pause", json!({})),
+        C::Resume { id } => post(id, "resume", json!({})),
+        C::Abandon { id, reason } => post(id, "abandon", json!({"reason": reason})),
+        C::Accept { id, reason } => post(id, "accept", json!({"reason": reason})),
+        C::Reject { id, reason } => post(id, "reject", json!({"reason": reason})),
+        C::NextAttempt { id, message } => post(id, "next-attempt", json!({"message": message})),
+        C::Resolve {
+            id,
+            applied,
+            not_applied,
+        } => post(
+            id,
+            "resolve",
+            match applied {
+                Some(t) => json!({"applied": t}),
+                None => json!({"not_applied": not_applied}),
+            },
         ),
     };
     let url = format!("{root}{path}");
+    // Actions wait for their outcome on the server (bounded at 30 s); leave room for it.
     let mut req = if method_post {
-        http.post(&url).json(&body.unwrap_or(json!({})))
+        http.post(&url)
+            .json(&body.unwrap_or(json!({})))
+            .timeout(std::time::Duration::from_secs(45))
     } else {
-        http.get(&url)
+        http.get(&url).timeout(std::time::Duration::from_secs(30))
     };
     if let Some(t) = &token {
         req = req.bearer_auth(t.expose());
@@ -104,53 +196,226 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
             )
         }
     };
-    let ok = resp.status().is_success();
+    let http_ok = resp.status().is_success();
     let v: Value = resp.json().await.unwrap_or(Value::Null);
+    // An action succeeded only when it was done; reads when they answered.
+    let ok = if method_post {
+        v["outcome"] == "done"
+    } else {
+        http_ok
+    };
     if as_json {
         return (serde_json::to_string_pretty(&v).unwrap_or_default(), ok);
     }
-    if !ok {
+    if method_post {
+        let message = v["message"]
+            .as_str()
+            .or_else(|| v.pointer("/error/message").and_then(Value::as_str))
+            .map(clean)
+            .unwrap_or_else(|| format!("{}: {}", s(&v["outcome"]), s(&v["state"])));
+        let line = if ok {
+            message
+        } else {
+            let code = v
+                .pointer("/error/code")
+                .or_else(|| v.get("outcome"))
+                .map(s)
+                .unwrap_or_else(|| "error".into());
+            format!("error ({code}): {message}")
+        };
+        let lease = v
+            .get("lease")
+            .map(|l| {
+                format!(
+                    " (lease epoch {}, expires at {})",
+                    s(&l["epoch"]),
+                    s(&l["expires_at"])
+                )
+            })
+            .unwrap_or_default();
+        return (format!("{line}{lease}\n"), ok);
+    }
+    if !http_ok {
         let msg = v
             .pointer("/error/message")
-            .and_then(Value::as_str)
-            .unwrap_or("request failed");
+            .map(s)
+            .unwrap_or_else(|| "request failed".into());
         let code = v
             .pointer("/error/code")
-            .and_then(Value::as_str)
-            .unwrap_or("error");
+            .map(s)
+            .unwrap_or_else(|| "error".into());
         return (format!("error ({code}): {msg}"), false);
     }
     let text = match command {
-        CampaignsCommand::List => {
+        C::List => {
             let mut out = format!(
-                "{:<32} {:<34} {:>8} {}\n",
-                "CAMPAIGN", "STATE", "ATTEMPTS", "TASK"
+                "{:<28} {:<32} {:>8} {:<14} {}\n",
+                "CAMPAIGN", "STATE", "ATTEMPTS", "TASK", "QUESTION"
             );
             for c in v["campaigns"].as_array().cloned().unwrap_or_default() {
                 out.push_str(&format!(
-                    "{:<32} {:<34} {:>8} {}\n",
-                    c["campaign_id"].as_str().unwrap_or("?"),
-                    c["state"].as_str().unwrap_or("?"),
+                    "{:<28} {:<32} {:>8} {:<14} {}\n",
+                    s(&c["campaign_id"]),
+                    s(&c["state"]),
                     c["attempts"].as_u64().unwrap_or(0),
-                    c["remote_task_id"].as_str().unwrap_or("-")
+                    s(&c["remote_task_id"]),
+                    if c["pending_question"].is_null() {
+                        "-"
+                    } else {
+                        "yes"
+                    },
                 ));
             }
             out
         }
-        CampaignsCommand::Show { .. } => {
-            let remote = &v["remote"];
-            format!(
-                "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nremote    {} {}\nquestion  {}\n",
-                v["campaign_id"].as_str().unwrap_or("?"),
-                v["state"].as_str().unwrap_or("?"),
-                v["objective"].as_str().unwrap_or(""),
-                v.pointer("/machine/task").and_then(Value::as_str).unwrap_or("-"),
-                remote["state"].as_str().unwrap_or("-"),
-                remote["stage"].as_str().unwrap_or(""),
-                v["pending_question"].as_str().unwrap_or("-"),
-            )
+        C::Show { .. } => show(&v),
+        C::Events { .. } => {
+            let mut out = String::new();
+            for e in v["events"].as_array().cloned().unwrap_or_default() {
+                out.push_str(&format!(
+                    "{} {} {}\n",
+                    s(&e["at"]),
+                    s(&e["event"]["type"]),
+                    clean(&e["event"].to_string())
+                ));
+            }
+            out
         }
-        _ => format!("accepted; state {}\n", v["state"].as_str().unwrap_or("?")),
+        C::Messages { .. } => {
+            let mut out = String::new();
+            for m in v["messages"].as_array().cloned().unwrap_or_default() {
+                out.push_str(&format!("[{}] {}\n", s(&m["kind"]), s(&m["text"])));
+            }
+            out
+        }
+        _ => String::new(),
     };
     (text, ok)
+}
+
+fn show(v: &Value) -> String {
+    let remote = &v["remote"];
+    let machine = &v["machine"];
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let state = v["state"].as_str().unwrap_or("");
+    let lease = match machine.get("lease").filter(|l| !l.is_null()) {
+        Some(l) => {
+            let held = state.starts_with("controlling.");
+            let expires = l["expires_at"].as_u64().unwrap_or(0);
+            format!(
+                "{} {} epoch {}, expires in {}s",
+                if held { "held by" } else { "last held by" },
+                s(&l["controller_id"]),
+                s(&l["epoch"]),
+                expires.saturating_sub(now)
+            )
+        }
+        None => "none".into(),
+    };
+    let last = v
+        .get("latest_significant_event")
+        .filter(|e| !e.is_null())
+        .map(|e| format!("{} {}", s(&e["type"]), clean(&e.to_string())))
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nremote    {} {}\nlease     {}\nattempts  {}\nquestion  {}\nverdict   {}\nlast      {}\nquarantined {}\n",
+        s(&v["campaign_id"]),
+        s(&v["state"]),
+        s(&v["objective"]),
+        s(&machine["task"]),
+        s(&remote["state"]),
+        if remote["stage"].is_null() { String::new() } else { s(&remote["stage"]) },
+        lease,
+        s(&machine["memory"]["attempts"]),
+        s(&v["pending_question"]),
+        s(&v["reviewer_verdict"]),
+        last,
+        s(&v["quarantined"]),
+    )
+}
+
+/// Follow the feed's server-sent events, printing each line, until the campaign closes.
+async fn watch(
+    http: &reqwest::Client,
+    root: &str,
+    token: Option<&Secret>,
+    id: &str,
+    as_json: bool,
+) -> (String, bool) {
+    use std::io::Write;
+    let mut req = http.get(format!("{root}/campaigns/{id}/messages/stream"));
+    if let Some(t) = token {
+        req = req.bearer_auth(t.expose());
+    }
+    let mut resp = match req.send().await {
+        Ok(r) if r.status().is_success() => r,
+        Ok(r) => {
+            let v: Value = r.json().await.unwrap_or(Value::Null);
+            return (
+                format!(
+                    "error ({}): {}",
+                    v.pointer("/error/code").map(s).unwrap_or_default(),
+                    v.pointer("/error/message").map(s).unwrap_or_default()
+                ),
+                false,
+            );
+        }
+        Err(_) => return ("cannot reach the supervisor API".into(), false),
+    };
+    let mut buf = String::new();
+    let mut event = String::new();
+    let stdout = std::io::stdout();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(i) = buf.find('\n') {
+            let line = buf[..i].trim_end_matches('\r').to_string();
+            buf.drain(..=i);
+            if let Some(name) = line.strip_prefix("event:") {
+                event = name.trim().to_string();
+            } else if let Some(data) = line.strip_prefix("data:") {
+                if event == "closed" {
+                    return (String::new(), true);
+                }
+                let m: Value = serde_json::from_str(data.trim()).unwrap_or(Value::Null);
+                let text = if as_json {
+                    m.to_string()
+                } else {
+                    format!("[{}] {}", s(&m["kind"]), s(&m["text"]))
+                };
+                let mut out = stdout.lock();
+                let _ = writeln!(out, "{text}");
+                let _ = out.flush();
+            }
+        }
+    }
+    (String::new(), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_text_reaches_the_terminal_without_control_characters() {
+        let evil = "task-1\u{1b}[2J\u{1b}]0;owned\u{7}\r\u{202e}";
+        let v = json!({
+            "campaign_id": "c1",
+            "state": "controlling.running",
+            "objective": "train",
+            "machine": {"task": evil, "memory": {"attempts": 1}, "lease": null},
+            "remote": {"state": "working", "stage": evil},
+            "pending_question": evil,
+        });
+        let out = show(&v);
+        assert!(out.contains("task-1"), "{out}");
+        for c in out.chars() {
+            assert!(
+                c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+                "{c:?} reached the terminal: {out:?}"
+            );
+        }
+    }
 }

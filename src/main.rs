@@ -50,7 +50,7 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
         #[command(subcommand)]
-        command: CampaignsArgs,
+        command: argus_supervisor::cli::CampaignsCommand,
     },
     /// Measure the runtime against the simulated remote in a separate process; print figures.
     Bench {
@@ -81,7 +81,7 @@ enum Command {
         /// Address to listen on. Non-loopback addresses are refused unless --allow-non-loopback.
         #[arg(long, default_value = "127.0.0.1:8790")]
         listen: std::net::SocketAddr,
-        /// A built-in scenario (happy, repair, input-required, long-noisy) or a TOML file.
+        /// A built-in scenario (happy, repair, input-required, long-noisy, repair-then-question) or a TOML file.
         #[arg(long, default_value = "happy")]
         scenario: String,
         /// Require this token (Authorization: Bearer or X-API-KEY) on every call but the card.
@@ -106,42 +106,6 @@ enum Command {
         /// Where the diagrams live.
         #[arg(long, default_value = "diagrams")]
         dir: PathBuf,
-    },
-}
-
-#[derive(Subcommand)]
-enum CampaignsArgs {
-    /// List campaigns.
-    List,
-    /// Show one campaign.
-    Show { id: String },
-    /// Create (or attach) a campaign, optionally bound to an existing remote task.
-    Observe {
-        id: String,
-        #[arg(long)]
-        objective: String,
-        #[arg(long)]
-        task: Option<String>,
-    },
-    /// Ask the remote for the campaign's lease.
-    Claim { id: String },
-    /// Submit an attempt (needs the lease).
-    Submit {
-        id: String,
-        #[arg(long)]
-        message: String,
-    },
-    /// Give the lease back.
-    Release { id: String },
-    /// Pause supervision (read-only; the remote keeps running).
-    Pause { id: String },
-    /// Resume supervision.
-    Resume { id: String },
-    /// Cancel the bound remote task (needs the lease).
-    Cancel {
-        id: String,
-        #[arg(long)]
-        reason: String,
     },
 }
 
@@ -221,26 +185,6 @@ fn main() -> ExitCode {
             }
         }
         Command::Campaigns { url, json, command } => {
-            use argus_supervisor::cli::CampaignsCommand as C;
-            let command = match command {
-                CampaignsArgs::List => C::List,
-                CampaignsArgs::Show { id } => C::Show { id },
-                CampaignsArgs::Observe {
-                    id,
-                    objective,
-                    task,
-                } => C::Observe {
-                    id,
-                    objective,
-                    task,
-                },
-                CampaignsArgs::Claim { id } => C::Claim { id },
-                CampaignsArgs::Submit { id, message } => C::Submit { id, message },
-                CampaignsArgs::Release { id } => C::Release { id },
-                CampaignsArgs::Pause { id } => C::Pause { id },
-                CampaignsArgs::Resume { id } => C::Resume { id },
-                CampaignsArgs::Cancel { id, reason } => C::Cancel { id, reason },
-            };
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
             };

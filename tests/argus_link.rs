@@ -6,6 +6,7 @@ use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::bridges::argus::ArgusConfig;
 use argus_supervisor::bridges::link::{ArgusWake, Link, LinkConfig};
 use argus_supervisor::control::SystemClock;
+use argus_supervisor::runtime::driver::AnswerReply;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor::sim::{self, Scenario, SimHandle, SimOptions};
 use argus_supervisor::store::Store;
@@ -345,13 +346,15 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
         "asked once, not every tick"
     );
     // The operator answers; the answer reaches Argus as data, and the question is no longer pending.
-    assert!(r
-        .rt
-        .answer("c1", "Use dataset A.".into())
-        .await
-        .expect("answer"));
-    assert!(
-        !r.rt.answer("c1", "again".into()).await.expect("answer"),
+    assert_eq!(
+        r.rt.answer("c1", "Use dataset A.".into())
+            .await
+            .expect("answer"),
+        AnswerReply::Kept
+    );
+    assert_eq!(
+        r.rt.answer("c1", "again".into()).await.expect("answer"),
+        AnswerReply::NothingPending,
         "nothing pending any more"
     );
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -40,13 +40,17 @@ fn capture_stderr(child: &mut Child) -> Arc<Mutex<String>> {
 }
 
 fn start_sim() -> (Proc, String) {
+    start_sim_with("long-noisy")
+}
+
+fn start_sim_with(scenario: &str) -> (Proc, String) {
     let mut child = Command::new(BIN)
         .args([
             "sim",
             "--listen",
             "127.0.0.1:0",
             "--scenario",
-            "long-noisy",
+            scenario,
             "--token",
             SIM_TOKEN,
         ])
@@ -767,4 +771,325 @@ fn a_failing_disk_during_a_submit_sends_nothing_even_across_sigkill() {
     let audit = sim_audit(&url);
     assert!(sends(&audit).is_empty(), "{audit}");
     assert_eq!(audit["counters"]["rejected_stale_epoch"], 0);
+}
+
+// ----- Issue 13: an operator carries every campaign to its end, and every answer tells the truth --
+
+fn feed(port: u16, id: &str) -> Vec<String> {
+    let (_, body) = http()
+        .call(
+            false,
+            &format!("{}/campaigns/{id}/messages", base(port)),
+            Some(API_TOKEN),
+            None,
+        )
+        .expect("messages");
+    let v: Value = serde_json::from_str(&body).expect("json");
+    v["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["text"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn arm(sim_url: &str, fault: Value) {
+    let (s, _) = http()
+        .call(
+            true,
+            &format!("{sim_url}_sim/faults"),
+            Some(SIM_TOKEN),
+            Some(fault),
+        )
+        .expect("arm");
+    assert_eq!(s, 200);
+}
+
+fn assert_clean_sends(sim_url: &str) -> Value {
+    let audit = sim_audit(sim_url);
+    assert!(
+        sends(&audit).values().all(|n| *n == 1),
+        "a request id was sent twice: {:?}",
+        sends(&audit)
+    );
+    assert_eq!(audit["counters"]["rejected_stale_epoch"], 0);
+    audit
+}
+
+#[test]
+fn an_operator_carries_a_two_attempt_mission_to_its_end_through_the_cli() {
+    let (_sim, url) = start_sim_with("repair-then-question");
+    let home = tmp_home();
+    let port = free_port();
+    let _serve = serve(&url, &home, port);
+    wait_healthy(port);
+    let mut transcript = vec![];
+    let mut run = |args: &[&str]| {
+        let (ok, out) = cli(port, args);
+        transcript.push(format!(
+            "$ campaigns {}\n{}",
+            args.join(" "),
+            out.trim_end()
+        ));
+        (ok, out)
+    };
+    let (ok, out) = run(&["observe", "m1", "--objective", "make the campaign pass"]);
+    assert!(ok, "{out}");
+    let (ok, again) = run(&["observe", "m1", "--objective", "make the campaign pass"]);
+    assert!(ok, "observe is idempotent: {again}");
+    let (ok, out) = run(&["observe", "m1", "--objective", "something else"]);
+    assert!(!ok && out.contains("exists"), "{out}");
+    let (ok, out) = run(&["claim", "m1"]);
+    assert!(ok && out.contains("lease epoch"), "{out}");
+    let (ok, out) = run(&["submit", "m1", "--message", "run attempt 1"]);
+    assert!(ok, "{out}");
+    wait_state(port, "m1", &["remote_terminal_local_pending"]);
+    // A second submit is refused by the state, and says so.
+    let (ok, out) = run(&["submit", "m1", "--message", "again"]);
+    assert!(!ok && out.contains("forbidden_in_state"), "{out}");
+    let (ok, out) = run(&[
+        "next-attempt",
+        "m1",
+        "--message",
+        "run attempt 2 with the repair",
+    ]);
+    assert!(ok, "{out}");
+    wait_state(port, "m1", &["controlling.awaiting_input"]);
+    let (ok, show) = run(&["show", "m1"]);
+    assert!(
+        ok && show.contains("intervene"),
+        "the question is pending: {show}"
+    );
+    assert!(show.contains("attempts  2"), "{show}");
+    let (ok, out) = run(&["intervene", "m1", "--message", "use dataset A"]);
+    assert!(ok, "{out}");
+    wait_state(port, "m1", &["remote_terminal_local_pending"]);
+    let (ok, out) = run(&["accept", "m1", "--reason", "evaluation passed"]);
+    assert!(ok && out.contains("closed.accepted"), "{out}");
+    let (ok, out) = run(&["messages", "m1"]);
+    assert!(ok, "{out}");
+    println!("{}", transcript.join("\n"));
+    println!("feed:\n{out}");
+
+    let lines = feed(port, "m1");
+    let expected = [
+        "Operator claim: control acquired",
+        "Operator submit: done",
+        "Attempt 1 failed during preprocessing",
+        "Operator submit: not allowed in state remote_terminal_local_pending",
+        "Operator next-attempt: done",
+        "Needs you: the remote asks for input",
+        "Operator intervene: done",
+        "Attempt 2 completed; local validation is pending",
+        // An action's own line follows what it caused.
+        "Mission complete",
+        "Operator accept: done",
+    ];
+    let mut at = 0;
+    for want in expected {
+        match lines[at..].iter().position(|l| l.starts_with(want)) {
+            Some(i) => at += i + 1,
+            None => panic!("feed lacks {want:?} after line {at}: {lines:#?}"),
+        }
+    }
+    let audit = assert_clean_sends(&url);
+    assert_eq!(
+        audit["counters"]["tasks_per_campaign"]["m1"], 2,
+        "one task per attempt"
+    );
+}
+
+#[test]
+fn a_claim_refused_by_another_holder_says_so_and_exits_non_zero() {
+    let (_sim, url) = start_sim();
+    let home = tmp_home();
+    let port = free_port();
+    let _serve = serve(&url, &home, port);
+    wait_healthy(port);
+    assert!(cli(port, &["observe", "r1", "--objective", "train"]).0);
+    arm(
+        &url,
+        json!({"kind": "takeover", "campaign_id": "r1", "controller_id": "someone-else"}),
+    );
+    let (ok, out) = cli(port, &["claim", "r1"]);
+    println!("$ campaigns claim r1\n{out}");
+    assert!(!ok, "a refused claim is not success: {out}");
+    assert!(out.contains("held_by_other"), "{out}");
+    let lines = feed(port, "r1");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("Operator claim: refused by OpenTraining (held by other)")),
+        "{lines:?}"
+    );
+    let (_, json_out) = cli(port, &["--json", "claim", "r1"]);
+    let v: Value = serde_json::from_str(&json_out).expect("json");
+    assert_eq!(v["outcome"], "refused");
+    assert_eq!(v["class"], "held_by_other");
+}
+
+#[test]
+fn an_unresolvable_ambiguous_write_is_resolved_by_the_operator() {
+    let (_sim, url) = start_sim();
+    let home = tmp_home();
+    let port = free_port();
+    let _serve = serve(&url, &home, port);
+    wait_healthy(port);
+    assert!(cli(port, &["observe", "a1", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "a1"]).0);
+    wait_state(port, "a1", &["controlling.ready"]);
+    arm(&url, json!({"kind": "request_status_unavailable"}));
+    arm(
+        &url,
+        json!({"kind": "drop_after_apply", "method": "message/send", "times": 1}),
+    );
+    let (ok, out) = cli(port, &["submit", "a1", "--message", "go"]);
+    assert!(!ok && out.contains("ambiguous"), "{out}");
+    // Not while readback may still answer…
+    wait_for_question(port, "a1");
+    let (ok, out) = cli(port, &["resolve", "a1", "--applied", "task-0001"]);
+    println!("$ campaigns resolve a1 --applied task-0001\n{out}");
+    assert!(ok, "{out}");
+    wait_state(port, "a1", &["controlling.running"]);
+    let (_, show) = cli(port, &["show", "a1"]);
+    assert!(show.contains("task-0001"), "{show}");
+    let audit = assert_clean_sends(&url);
+    assert_eq!(audit["counters"]["tasks_per_campaign"]["a1"], 1);
+}
+
+fn wait_for_question(port: u16, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, body) = http()
+            .call(
+                false,
+                &format!("{}/campaigns/{id}", base(port)),
+                Some(API_TOKEN),
+                None,
+            )
+            .expect("doc");
+        let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        if v["pending_question"]
+            .as_str()
+            .is_some_and(|q| q.contains("campaigns resolve"))
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no question: {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn abandon_from_a_controlling_state_releases_the_lease_first() {
+    let (_sim, url) = start_sim();
+    let home = tmp_home();
+    let port = free_port();
+    let _serve = serve(&url, &home, port);
+    wait_healthy(port);
+    assert!(cli(port, &["observe", "b1", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "b1"]).0);
+    wait_state(port, "b1", &["controlling.ready"]);
+    let (ok, out) = cli(port, &["abandon", "b1", "--reason", "no longer needed"]);
+    assert!(ok && out.contains("closed.abandoned"), "{out}");
+    let audit = sim_audit(&url);
+    assert!(
+        audit["entries"].as_array().into_iter().flatten().any(|e| {
+            e["method"] == "campaign/release_control"
+                && e["campaign_id"] == "b1"
+                && e["accepted"] == true
+        }),
+        "{audit}"
+    );
+    // Router errors use the one error shape.
+    let (s, body) = http()
+        .call(
+            false,
+            &format!("{}/campaigns/b1/claim", base(port)),
+            Some(API_TOKEN),
+            None,
+        )
+        .expect("405");
+    assert_eq!(s, 405);
+    let v: Value = serde_json::from_str(&body).expect("json error");
+    assert_eq!(v["error"]["code"], "method_not_allowed");
+    let big = json!({"message": "x".repeat(70 * 1024)});
+    let (s, body) = http()
+        .call(
+            true,
+            &format!("{}/campaigns/b1/submit", base(port)),
+            Some(API_TOKEN),
+            Some(big),
+        )
+        .expect("413");
+    assert_eq!(s, 413);
+    let v: Value = serde_json::from_str(&body).expect("json error");
+    assert_eq!(v["error"]["code"], "body_too_large");
+}
+
+#[test]
+fn a_vanished_task_and_refused_credentials_are_told_apart_from_an_unreachable_remote() {
+    let (_sim, url) = start_sim();
+    let port = free_port();
+    let _serve = serve(&url, &tmp_home(), port);
+    wait_healthy(port);
+    assert!(
+        cli(
+            port,
+            &[
+                "observe",
+                "g1",
+                "--objective",
+                "watch",
+                "--task",
+                "no-such-task"
+            ]
+        )
+        .0
+    );
+    wait_for_line(port, "g1", "The remote task disappeared");
+    assert!(!feed(port, "g1").iter().any(|l| l.contains("unreachable")));
+
+    let port = free_port();
+    let _wrong = serve_with(
+        &url,
+        &tmp_home(),
+        port,
+        &[("OPENTRAINING_A2A_TOKEN", "not-the-token")],
+    );
+    wait_healthy(port);
+    assert!(
+        cli(
+            port,
+            &[
+                "observe",
+                "g2",
+                "--objective",
+                "watch",
+                "--task",
+                "task-0001"
+            ]
+        )
+        .0
+    );
+    wait_for_line(
+        port,
+        "g2",
+        "OpenTraining refused our credentials: authentication required",
+    );
+    assert!(cli(port, &["observe", "g3", "--objective", "watch"]).0);
+    let (ok, out) = cli(port, &["claim", "g3"]);
+    assert!(!ok && out.contains("auth_failed"), "{out}");
+}
+
+fn wait_for_line(port: u16, id: &str, prefix: &str) {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let lines = feed(port, id);
+        if lines.iter().any(|l| l.starts_with(prefix)) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no {prefix:?} in {lines:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

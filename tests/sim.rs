@@ -199,10 +199,11 @@ async fn the_same_request_id_never_creates_a_second_task() {
 
 #[tokio::test]
 async fn shipped_scenarios_load_and_play_through() {
-    assert_eq!(Scenario::builtin_names().count(), 4);
+    assert_eq!(Scenario::builtin_names().count(), 5);
     for (name, expected) in [
         ("happy", "completed"),
         ("repair", "failed"),
+        ("repair-then-question", "failed"),
         ("long-noisy", "working"),
     ] {
         let sim = start(name).await;

@@ -96,6 +96,10 @@ impl Campaign {
     fn detached(&mut self, context: &mut Effects, event: &Event) -> Outcome<State> {
         match event {
             Event::Operator(Command::Observe { task: Some(task) }) => {
+                // An observed task is an attempt too (the feed and `show` count the same).
+                if !self.memory.finished.contains(task) {
+                    self.memory.attempts = self.memory.attempts.saturating_add(1);
+                }
                 Transition(State::watching(task.clone()))
             }
             Event::Operator(Command::Claim { request_id }) => self.claim(context, None, request_id),
@@ -118,9 +122,9 @@ impl Campaign {
                 Reading::Foreign => Handled,
                 Reading::Material(view) => self.observer_reacts(context, Some(task), view, o),
             },
-            Event::PollFailed => {
+            Event::PollFailed(condition) => {
                 let failures = 1;
-                self.maybe_unavailable(context, failures);
+                self.maybe_unavailable(context, failures, *condition);
                 Transition(State::remote_unavailable(task.clone(), failures))
             }
             Event::Tick { .. } => {
@@ -150,9 +154,9 @@ impl Campaign {
         event: &Event,
     ) -> Outcome<State> {
         match event {
-            Event::PollFailed => {
+            Event::PollFailed(condition) => {
                 *failures = failures.saturating_add(1);
-                self.maybe_unavailable(context, *failures);
+                self.maybe_unavailable(context, *failures, *condition);
                 Handled
             }
             Event::Tick { .. } => {
@@ -186,11 +190,12 @@ impl Campaign {
         task: &mut Option<TaskId>,
         request_id: &mut RequestId,
         resolving: &mut bool,
+        then_submit: &mut Option<RequestId>,
         event: &Event,
     ) -> Outcome<State> {
         match event {
             Event::LeaseGranted { lease, now } if !*resolving => {
-                self.claim_answered(context, task, lease, *now)
+                self.claim_answered(context, task, lease, *now, then_submit.as_ref())
             }
             Event::LeaseRefused { reason } if !*resolving => {
                 self.claim_refused(context, task, *reason)
@@ -219,7 +224,7 @@ impl Campaign {
                 ReadbackAnswer::Unavailable => Handled,
             },
             Event::ControlRead { lease, now } if *resolving => match lease {
-                Some(l) => self.claim_answered(context, task, l, *now),
+                Some(l) => self.claim_answered(context, task, l, *now, then_submit.as_ref()),
                 None => self.claim_refused(context, task, LeaseRefusal::Expired),
             },
             Event::Tick { .. } if *resolving => {
@@ -228,8 +233,8 @@ impl Campaign {
                 });
                 Handled
             }
-            Event::PollFailed if *resolving => {
-                self.read_failed(context);
+            Event::PollFailed(condition) if *resolving => {
+                self.read_failed(context, *condition);
                 Handled
             }
             _ => Super,
@@ -279,8 +284,8 @@ impl Campaign {
                 context.push(Action::ReadControl);
                 Handled
             }
-            Event::PollFailed => {
-                self.read_failed(context);
+            Event::PollFailed(condition) => {
+                self.read_failed(context, *condition);
                 Handled
             }
             _ => Super,
@@ -305,16 +310,7 @@ impl Campaign {
     fn ready(&mut self, context: &mut Effects, lease: &mut Lease, event: &Event) -> Outcome<State> {
         match event {
             Event::Operator(Command::Submit { request_id }) => {
-                let intent = Intent {
-                    request_id: request_id.clone(),
-                    operation: Operation::Submit,
-                    epoch: lease.epoch,
-                };
-                context.push(Action::Submit {
-                    request_id: request_id.clone(),
-                    epoch: lease.epoch,
-                });
-                Transition(State::submitting(lease.clone(), intent))
+                self.submit(context, lease, request_id)
             }
             _ => self.lease_keeping(context, lease, None, None, event),
         }
@@ -583,8 +579,23 @@ impl Campaign {
                 self.peek(context, task.as_ref(), o);
                 Handled
             }
-            Event::PollFailed => {
-                self.read_failed(context);
+            // Only when the remote cannot be asked (escalated): the operator's word settles it.
+            Event::Operator(Command::Resolve {
+                applied,
+                not_applied,
+            }) if *escalated && (applied.is_some() != *not_applied) => {
+                let bound = match (intent.operation, applied) {
+                    (Operation::Submit, Some(t)) => {
+                        self.memory.attempts = self.memory.attempts.saturating_add(1);
+                        self.memory.late_until = None;
+                        Some(t.clone())
+                    }
+                    _ => task.clone(),
+                };
+                Transition(State::confirming(bound, last_lease.clone()))
+            }
+            Event::PollFailed(condition) => {
+                self.read_failed(context, *condition);
                 Handled
             }
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
@@ -650,8 +661,8 @@ impl Campaign {
             Event::Operator(Command::Claim { request_id }) => {
                 self.claim(context, task.as_ref(), request_id)
             }
-            Event::PollFailed => {
-                self.read_failed(context);
+            Event::PollFailed(condition) => {
+                self.read_failed(context, *condition);
                 Handled
             }
             Event::Operator(Command::Observe { .. }) => {
@@ -690,6 +701,20 @@ impl Campaign {
                 Verdict::Rejected => self.close(context, None, MissionEnd::Rejected),
                 Verdict::NextAttempt => Transition(State::detached()),
             },
+            Event::Operator(Command::NextAttempt {
+                claim_request,
+                submit_request,
+            }) => {
+                context.push(Action::Claim {
+                    request_id: claim_request.clone(),
+                });
+                Transition(State::claiming(
+                    None,
+                    claim_request.clone(),
+                    false,
+                    Some(submit_request.clone()),
+                ))
+            }
             Event::Observed(o) => {
                 self.late_reading(context, Some(task), *outcome == RemoteOutcome::Canceled, o)
             }
@@ -697,8 +722,8 @@ impl Campaign {
                 self.late_watch(context, Some(task), *now);
                 Handled
             }
-            Event::PollFailed => {
-                self.read_failed(context);
+            Event::PollFailed(condition) => {
+                self.read_failed(context, *condition);
                 Handled
             }
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
@@ -741,8 +766,8 @@ impl Campaign {
                 }
                 Handled
             }
-            Event::PollFailed => {
-                self.read_failed(context);
+            Event::PollFailed(condition) => {
+                self.read_failed(context, *condition);
                 Handled
             }
             Event::Operator(Command::Observe { .. }) => {
@@ -850,7 +875,12 @@ impl Campaign {
         context.push(Action::Claim {
             request_id: request_id.clone(),
         });
-        Transition(State::claiming(task.cloned(), request_id.clone(), false))
+        Transition(State::claiming(
+            task.cloned(),
+            request_id.clone(),
+            false,
+            None,
+        ))
     }
 
     /// The remote answered a claim (or, for a claim read back as applied, `read_control` did).
@@ -860,6 +890,7 @@ impl Campaign {
         task: &Option<TaskId>,
         lease: &Lease,
         now: u64,
+        then_submit: Option<&RequestId>,
     ) -> Outcome<State> {
         self.reachable();
         if self.grant_is_ours(lease, now) {
@@ -867,7 +898,13 @@ impl Campaign {
             context.surface(Significant::ControlChanged {
                 change: ControlChange::Acquired { epoch: lease.epoch },
             });
-            return Transition(self.controlling_target(lease, task.as_ref()));
+            return match (then_submit, self.controlling_target(lease, task.as_ref())) {
+                // The next attempt's submit goes out under the grant that was just given.
+                (Some(request_id), State::Ready { lease }) => {
+                    self.submit(context, &lease, request_id)
+                }
+                (_, target) => Transition(target),
+            };
         }
         let reason = if lease.controller_id != self.controller_id {
             LeaseRefusal::HeldByOther
@@ -895,10 +932,10 @@ impl Campaign {
     }
 
     /// A read failed outside `RemoteUnavailable`: count it, surface REMOTE_UNAVAILABLE once.
-    fn read_failed(&mut self, context: &mut Effects) {
+    fn read_failed(&mut self, context: &mut Effects, condition: RemoteCondition) {
         if self.memory.read_failures < MAX_COUNTED_FAILURES {
             self.memory.read_failures += 1;
-            self.maybe_unavailable(context, self.memory.read_failures);
+            self.maybe_unavailable(context, self.memory.read_failures, condition);
         }
     }
 
@@ -997,9 +1034,12 @@ impl Campaign {
         })
     }
 
-    fn maybe_unavailable(&self, context: &mut Effects, failures: u32) {
+    fn maybe_unavailable(&self, context: &mut Effects, failures: u32, condition: RemoteCondition) {
         if failures == self.policy.unavailable_threshold.max(1) {
-            context.surface(Significant::RemoteUnavailable { failures });
+            context.surface(Significant::RemoteUnavailable {
+                failures,
+                condition,
+            });
         }
     }
 
@@ -1050,7 +1090,7 @@ impl Campaign {
                 revision: o.revision,
             });
         }
-        if let Some(ev) = o.evidence_revision {
+        if let Some(ev) = o.evidence_revision.filter(|ev| *ev > 0) {
             if previous.as_ref().and_then(|p| p.evidence_revision) < Some(ev) {
                 context.surface(Significant::EvidenceReady {
                     task: o.task.clone(),
@@ -1199,6 +1239,24 @@ impl Campaign {
         Handled
     }
 
+    fn submit(
+        &mut self,
+        context: &mut Effects,
+        lease: &Lease,
+        request_id: &RequestId,
+    ) -> Outcome<State> {
+        let intent = Intent {
+            request_id: request_id.clone(),
+            operation: Operation::Submit,
+            epoch: lease.epoch,
+        };
+        context.push(Action::Submit {
+            request_id: request_id.clone(),
+            epoch: lease.epoch,
+        });
+        Transition(State::submitting(lease.clone(), intent))
+    }
+
     fn cancel(
         &mut self,
         context: &mut Effects,
@@ -1277,8 +1335,8 @@ impl Campaign {
             }
             // Reads and renewals that get no answer: surfaced once per outage; the lease is kept
             // until the remote refuses it or our clock expires it.
-            Event::PollFailed => {
-                self.read_failed(context);
+            Event::PollFailed(condition) => {
+                self.read_failed(context, *condition);
                 Handled
             }
             Event::Written {

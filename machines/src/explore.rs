@@ -173,6 +173,7 @@ pub fn representative_states() -> Vec<(State, Memory)> {
                 task: Some(task(1)),
                 request_id: req("1"),
                 resolving: false,
+                then_submit: None,
             },
             m.clone(),
         ),
@@ -181,6 +182,7 @@ pub fn representative_states() -> Vec<(State, Memory)> {
                 task: Some(task(1)),
                 request_id: req("1"),
                 resolving: true,
+                then_submit: None,
             },
             m.clone(),
         ),
@@ -189,6 +191,16 @@ pub fn representative_states() -> Vec<(State, Memory)> {
                 task: None,
                 request_id: req("1"),
                 resolving: false,
+                then_submit: Some(req("2")),
+            },
+            m.clone(),
+        ),
+        (
+            State::Claiming {
+                task: None,
+                request_id: req("1"),
+                resolving: false,
+                then_submit: None,
             },
             m.clone(),
         ),
@@ -375,7 +387,13 @@ pub fn alphabet() -> Vec<Event> {
         0,
         false,
     )));
-    v.push(Event::PollFailed);
+    for condition in [
+        RemoteCondition::Unreachable,
+        RemoteCondition::AuthRequired,
+        RemoteCondition::TaskNotFound,
+    ] {
+        v.push(Event::PollFailed(condition));
+    }
     // A reading whose metadata names another campaign.
     v.push(Event::Observed(Observation {
         campaign_id: Some("another-campaign".into()),
@@ -401,6 +419,8 @@ pub fn alphabet() -> Vec<Event> {
         LeaseRefusal::Expired,
         LeaseRefusal::NoAnswer,
         LeaseRefusal::NotApplied,
+        LeaseRefusal::PolicyRefused,
+        LeaseRefusal::CapabilityUnavailable,
     ] {
         v.push(Event::LeaseRefused { reason });
     }
@@ -470,6 +490,18 @@ pub fn alphabet() -> Vec<Event> {
         Command::Pause,
         Command::Resume,
         Command::Abandon,
+        Command::Resolve {
+            applied: Some(task(2)),
+            not_applied: false,
+        },
+        Command::Resolve {
+            applied: None,
+            not_applied: true,
+        },
+        Command::NextAttempt {
+            claim_request: req("1"),
+            submit_request: req("2"),
+        },
     ] {
         v.push(Event::Operator(c));
     }

@@ -69,10 +69,24 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
     let (from, to) = (&t.from, &t.to);
 
     // 1. Lease-needing calls only from Controlling, carrying that state's epoch.
+    // The one exception: a claim granted with a submit queued (`next-attempt`) sends it on the
+    // grant's own transition, under the granted epoch (rule 2 checks the grant itself).
+    let granted_now = from.state == StateName::Claiming
+        && from.claim_then_submit.is_some()
+        && to.state.is_controlling()
+        && matches!(
+            t.event,
+            Event::LeaseGranted { .. } | Event::ControlRead { .. }
+        );
     for a in &t.actions {
         if let Some(epoch) = a.needs_lease() {
-            match &from.lease {
-                Some(l) if from.state.is_controlling() && l.epoch == epoch => {}
+            match (&from.lease, &to.lease) {
+                (Some(l), _) if from.state.is_controlling() && l.epoch == epoch => {}
+                (_, Some(l))
+                    if granted_now
+                        && l.epoch == epoch
+                        && matches!(a, Action::Submit { request_id, .. } if Some(request_id) == from.claim_then_submit.as_ref()) =>
+                    {}
                 _ => out.push(v(
                     1,
                     t,
@@ -125,6 +139,8 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
                     answer: ReadbackAnswer::Applied { .. } | ReadbackAnswer::NotApplied,
                 } => Some(request_id) == rid,
                 Event::Operator(Command::Abandon) => to.state == StateName::ClosedAbandoned,
+                // The operator's confirmation, accepted only once readback proved impossible.
+                Event::Operator(Command::Resolve { .. }) => from.escalated,
                 _ => false,
             };
             if !ok {

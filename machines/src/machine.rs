@@ -351,6 +351,7 @@ impl CampaignMachine {
             failures: 0,
             escalated: false,
             claim_unresolved: false,
+            claim_then_submit: None,
             memory: self.memory().clone(),
         };
         match self.sm.state().clone() {
@@ -367,10 +368,12 @@ impl CampaignMachine {
                 task,
                 request_id,
                 resolving,
+                then_submit,
             } => {
                 r.task = task;
                 r.claim_request = Some(request_id);
                 r.claim_unresolved = resolving;
+                r.claim_then_submit = then_submit;
             }
             State::Confirming { task, last_lease } => {
                 r.task = task;
@@ -472,11 +475,15 @@ impl CampaignMachine {
             }
             // A claim may have landed while we were down: read it back, never forget it.
             State::Claiming {
-                task, request_id, ..
+                task,
+                request_id,
+                then_submit,
+                ..
             } => State::Claiming {
                 task,
                 request_id,
                 resolving: true,
+                then_submit,
             },
             other => other,
         };

@@ -225,6 +225,14 @@ pub enum LeaseRefusal {
     NoAnswer,
     /// A claim whose answer was lost was read back: the remote never applied it.
     NotApplied,
+    /// The remote's policy refused it (-32013), e.g. a relaxed constraints envelope.
+    PolicyRefused,
+    /// The remote does not offer lease control (an observer-only peer).
+    CapabilityUnavailable,
+    /// Our credentials were refused.
+    AuthFailed,
+    /// The remote could not be reached; nothing was sent.
+    Unreachable,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -280,15 +288,37 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Command {
-    Observe { task: Option<TaskId> },
-    Claim { request_id: RequestId },
-    Submit { request_id: RequestId },
-    Intervene { request_id: RequestId },
-    Cancel { request_id: RequestId },
+    Observe {
+        task: Option<TaskId>,
+    },
+    Claim {
+        request_id: RequestId,
+    },
+    Submit {
+        request_id: RequestId,
+    },
+    Intervene {
+        request_id: RequestId,
+    },
+    Cancel {
+        request_id: RequestId,
+    },
     Release,
     Pause,
     Resume,
     Abandon,
+    /// The operator's confirmation of an ambiguous write's outcome when the remote cannot be
+    /// asked: applied (with the task a submit created) or not applied.
+    Resolve {
+        applied: Option<TaskId>,
+        not_applied: bool,
+    },
+    /// Settle the finished attempt and start the next: claim, then submit under the grant, as one
+    /// operation (no heartbeat or other command can come between the two).
+    NextAttempt {
+        claim_request: RequestId,
+        submit_request: RequestId,
+    },
 }
 
 /// Everything that can happen to a campaign. Time arrives only inside events.
@@ -297,8 +327,8 @@ pub enum Command {
 pub enum Event {
     /// A status reading of a remote task.
     Observed(Observation),
-    /// A read-only call to the remote failed (unreachable, 5xx, timeout).
-    PollFailed,
+    /// A read-only call to the remote failed, and how.
+    PollFailed(RemoteCondition),
     /// The answer to `claim_control` or `renew_control`.
     LeaseGranted {
         lease: Lease,
@@ -339,7 +369,7 @@ impl Event {
     pub fn label(&self) -> String {
         match self {
             Event::Observed(o) => format!("observed({})", o.state.as_str()),
-            Event::PollFailed => "poll_failed".into(),
+            Event::PollFailed(_) => "poll_failed".into(),
             Event::LeaseGranted { .. } => "lease_granted".into(),
             Event::LeaseRefused { .. } => "lease_refused".into(),
             Event::ControlRead { .. } => "control_read".into(),
@@ -370,6 +400,8 @@ impl Event {
                 Command::Pause => "op_pause".into(),
                 Command::Resume => "op_resume".into(),
                 Command::Abandon => "op_abandon".into(),
+                Command::Resolve { .. } => "op_resolve".into(),
+                Command::NextAttempt { .. } => "op_next_attempt".into(),
             },
         }
     }
@@ -471,7 +503,23 @@ pub enum Significant {
     },
     RemoteUnavailable {
         failures: u32,
+        /// What the failed reads met (older logs have none: unreachable).
+        #[serde(default)]
+        condition: RemoteCondition,
     },
+}
+
+/// Why reads of the remote fail: three conditions an operator handles differently.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteCondition {
+    /// No answer (connection refused, timeout, 5xx): OpenTraining is unreachable.
+    #[default]
+    Unreachable,
+    /// 401/403: the credentials were refused; authentication required.
+    AuthRequired,
+    /// The bound task is unknown to the remote (-32001): it disappeared.
+    TaskNotFound,
 }
 
 impl Significant {

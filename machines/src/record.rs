@@ -36,6 +36,9 @@ pub struct CampaignRecord {
     /// is being read back.
     #[serde(default)]
     pub claim_unresolved: bool,
+    /// `Claiming` only: the submit that goes out under the grant (an operator's `next-attempt`).
+    #[serde(default)]
+    pub claim_then_submit: Option<RequestId>,
     pub memory: Memory,
 }
 
@@ -94,7 +97,9 @@ impl CampaignRecord {
                 field: "intent",
             });
         }
-        if self.claim_unresolved && self.state != StateName::Claiming {
+        if (self.claim_unresolved || self.claim_then_submit.is_some())
+            && self.state != StateName::Claiming
+        {
             return Err(RecordError::Unexpected {
                 state: name,
                 field: "claim_unresolved",
@@ -119,6 +124,7 @@ impl CampaignRecord {
                     .clone()
                     .ok_or_else(|| need("claim_request"))?,
                 resolving: self.claim_unresolved,
+                then_submit: self.claim_then_submit.clone(),
             },
             StateName::Confirming => State::Confirming {
                 task: self.task.clone(),

@@ -107,7 +107,7 @@ fn remote_unavailable_is_surfaced_once_at_the_threshold() {
     let mut m = at("watching");
     let mut surfaced = 0;
     for _ in 0..10 {
-        let s = m.step(&Event::PollFailed);
+        let s = m.step(&Event::PollFailed(RemoteCondition::Unreachable));
         surfaced += s
             .actions
             .iter()
@@ -237,7 +237,7 @@ fn reads_that_fail_while_controlling_are_surfaced_once_and_counted() {
     let mut m = at("running");
     let mut surfaced = 0;
     for _ in 0..12 {
-        let s = m.step(&Event::PollFailed);
+        let s = m.step(&Event::PollFailed(RemoteCondition::Unreachable));
         surfaced += s
             .actions
             .iter()
@@ -295,4 +295,62 @@ fn a_finished_task_is_read_for_the_late_window_then_left_alone() {
     assert_eq!(labels(&s.actions), ["Poll"], "closed, still in the window");
     let s = m.step(&Event::Tick { now: NOW + 600 });
     assert!(s.actions.is_empty());
+}
+
+// ----- Issue 13: every exit from every state is an operator action -------------------------------
+
+#[test]
+fn next_attempt_claims_and_submits_under_the_grant_as_one_operation() {
+    let mut m = at("rtlp");
+    let s = m.step(&op(Command::NextAttempt {
+        claim_request: req("c2"),
+        submit_request: req("s2"),
+    }));
+    assert_eq!(s.to, StateName::Claiming);
+    assert_eq!(labels(&s.actions), ["Claim"]);
+    let s = m.step(&Event::LeaseGranted {
+        lease: lease(US, 6, NOW + 600),
+        now: NOW,
+    });
+    assert_eq!(s.to, StateName::Submitting);
+    assert!(s.actions.contains(&Action::Submit {
+        request_id: req("s2"),
+        epoch: 6
+    }));
+    // Refused: nothing is submitted.
+    let mut m = at("rtlp");
+    m.step(&op(Command::NextAttempt {
+        claim_request: req("c2"),
+        submit_request: req("s2"),
+    }));
+    let s = m.step(&Event::LeaseRefused {
+        reason: LeaseRefusal::HeldByOther,
+    });
+    assert!(!s.actions.iter().any(Action::is_mutation));
+    assert!(!s.to.is_controlling());
+}
+
+#[test]
+fn an_unresolvable_ambiguous_write_is_resolved_only_by_the_operator_once_readback_is_impossible() {
+    let mut m = at("ambiguous");
+    let resolve = op(Command::Resolve {
+        applied: Some(task(7)),
+        not_applied: false,
+    });
+    assert!(
+        m.step(&resolve).is_noop(),
+        "not while readback may still answer"
+    );
+    m.step(&readback("submit-1", ReadbackAnswer::Unavailable));
+    let s = m.step(&resolve);
+    assert_eq!(s.to, StateName::Confirming);
+    assert_eq!(m.record().task, Some(task(7)));
+    let mut m = at("ambiguous");
+    m.step(&readback("submit-1", ReadbackAnswer::Unavailable));
+    let s = m.step(&op(Command::Resolve {
+        applied: None,
+        not_applied: true,
+    }));
+    assert_eq!(s.to, StateName::Confirming);
+    assert_eq!(m.record().task, None);
 }

@@ -36,6 +36,18 @@ fn any_event() -> impl Strategy<Value = Event> {
         Just(Command::Pause),
         Just(Command::Resume),
         Just(Command::Abandon),
+        Just(Command::Resolve {
+            applied: Some(TaskId::new("task-2")),
+            not_applied: false
+        }),
+        Just(Command::Resolve {
+            applied: None,
+            not_applied: true
+        }),
+        Just(Command::NextAttempt {
+            claim_request: RequestId::new("c9"),
+            submit_request: RequestId::new("s9")
+        }),
     ];
     prop_oneof![
         4 => (t.clone(), state, 0u64..8, 0u64..4, proptest::option::of(0u64..4), any::<bool>()).prop_map(
@@ -50,7 +62,7 @@ fn any_event() -> impl Strategy<Value = Event> {
                 campaign_id: None,
             })
         ),
-        1 => Just(Event::PollFailed),
+        1 => Just(Event::PollFailed(RemoteCondition::Unreachable)),
         2 => (controller.clone(), 3u64..8, 900u64..2_500, 0u64..3_000).prop_map(|(c, e, x, now)| Event::LeaseGranted { lease: lease(c, e, x), now }),
         1 => proptest::sample::select(vec![LeaseRefusal::HeldByOther, LeaseRefusal::StaleEpoch, LeaseRefusal::Expired, LeaseRefusal::NoAnswer]).prop_map(|reason| Event::LeaseRefused { reason }),
         1 => (proptest::option::of((controller, 3u64..8, 900u64..2_500)), 0u64..3_000).prop_map(|(l, now)| Event::ControlRead { lease: l.map(|(c, e, x)| lease(c, e, x)), now }),
@@ -59,7 +71,7 @@ fn any_event() -> impl Strategy<Value = Event> {
         1 => proptest::sample::select(vec![Verdict::Accepted, Verdict::Rejected, Verdict::NextAttempt]).prop_map(|verdict| Event::Validated { verdict }),
         2 => (0u64..3_000).prop_map(|now| Event::Tick { now }),
         4 => command.prop_map(Event::Operator),
-        1 => Just(Event::Operator(Command::Resume)).prop_map(|_| Event::PollFailed),
+        1 => Just(Event::Operator(Command::Resume)).prop_map(|_| Event::PollFailed(RemoteCondition::Unreachable)),
     ]
 }
 

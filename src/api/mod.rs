@@ -6,6 +6,7 @@
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
 use crate::control::Transport;
+use crate::runtime::driver::{AnswerReply, CommandReply};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
 use axum::body::Bytes;
@@ -75,7 +76,8 @@ pub fn router<T: Transport + 'static>(state: Arc<ApiState<T>>) -> Router {
         .route("/campaigns/{id}", get(campaign::<T>))
         .route("/campaigns/{id}/events", get(events::<T>))
         .route("/campaigns/{id}/messages", get(messages::<T>))
-        .route("/campaigns/{id}/{action}", post(action::<T>))
+        .route("/campaigns/{id}/messages/stream", get(stream::<T>))
+        .merge(actions::<T>())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::<T>));
     let api = Router::new()
         .route("/health", get(health::<T>))
@@ -83,8 +85,75 @@ pub fn router<T: Transport + 'static>(state: Arc<ApiState<T>>) -> Router {
     Router::new()
         .nest(PREFIX, api)
         .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(middleware::map_response(json_errors))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
+}
+
+/// Errors the router itself answers (405, 413, ...) in the API's one error shape.
+async fn json_errors(resp: Response) -> Response {
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return resp;
+    }
+    let (code, message) = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            ("method_not_allowed", "this route does not take that method")
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => ("body_too_large", "the body is larger than 64 KiB"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported_media_type", "send application/json"),
+        StatusCode::NOT_FOUND => ("not_found", "no such route"),
+        _ => ("invalid_request", "the request could not be handled"),
+    };
+    error(status, code, message)
+}
+
+/// The human-facing feed, followed live (server-sent events): every line so far, then each new
+/// one, until the campaign closes or the client goes away.
+async fn stream<T: Transport + 'static>(
+    State(s): State<Arc<ApiState<T>>>,
+    Path(id): Path<String>,
+) -> Response {
+    use axum::response::sse::{Event, KeepAlive, Sse};
+    if s.runtime.state(&id).ok().flatten().is_none() {
+        return runtime_error(RuntimeError::UnknownCampaign);
+    }
+    let events =
+        futures_util::stream::unfold((s, id, 0usize, false), |(s, id, sent, done)| async move {
+            if done {
+                return None;
+            }
+            loop {
+                let lines = s.runtime.messages(&id).unwrap_or_default();
+                let closed = s
+                    .runtime
+                    .state(&id)
+                    .ok()
+                    .flatten()
+                    .is_none_or(|st| st.is_closed());
+                if lines.len() > sent {
+                    let batch: Vec<Result<Event, std::convert::Infallible>> = lines[sent..]
+                        .iter()
+                        .map(|m| Ok(Event::default().event("message").data(m.to_string())))
+                        .collect();
+                    let n = lines.len();
+                    return Some((futures_util::stream::iter(batch), (s, id, n, false)));
+                }
+                if closed {
+                    let end = vec![Ok(Event::default().event("closed").data("{}"))];
+                    return Some((futures_util::stream::iter(end), (s, id, sent, true)));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            }
+        });
+    use futures_util::StreamExt;
+    Sse::new(events.flatten())
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {
@@ -152,7 +221,9 @@ fn runtime_error(e: RuntimeError) -> Response {
             "unknown_campaign",
             "no such campaign",
         ),
-        RuntimeError::Exists => error(StatusCode::CONFLICT, "exists", "campaign already exists"),
+        RuntimeError::Exists | RuntimeError::Same => {
+            error(StatusCode::CONFLICT, "exists", "campaign already exists")
+        }
         RuntimeError::Store(crate::store::StoreError::InvalidCampaignId) => error(
             StatusCode::BAD_REQUEST,
             "invalid_campaign_id",
@@ -242,95 +313,246 @@ struct ActionBody {
     task_id: Option<String>,
     message: Option<String>,
     reason: Option<String>,
+    /// `resolve`: the task the ambiguous write created (applied), or…
+    applied: Option<String>,
+    /// …`resolve`: it was not applied.
+    not_applied: Option<bool>,
 }
 
-async fn action<T: Transport + 'static>(
-    State(s): State<Arc<ApiState<T>>>,
-    Path((id, action)): Path<(String, String)>,
+/// How long an action waits for its outcome before answering 202 with the state to poll.
+pub const ACTION_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn parse_body(body: &Bytes) -> Option<ActionBody> {
+    if body.is_empty() {
+        return Some(ActionBody::default());
+    }
+    serde_json::from_slice(body).ok()
+}
+
+/// The operator actions, one route each. Every answer says what happened.
+fn actions<T: Transport + 'static>() -> Router<Arc<ApiState<T>>> {
+    let route = |name: &'static str| {
+        post(
+            move |State(s): State<Arc<ApiState<T>>>, Path(id): Path<String>, body: Bytes| async move {
+                act(s, id, name, body).await
+            },
+        )
+    };
+    let mut r = Router::new();
+    for name in [
+        "observe",
+        "claim",
+        "submit",
+        "intervene",
+        "cancel",
+        "release",
+        "pause",
+        "resume",
+        "abandon",
+        "accept",
+        "reject",
+        "next-attempt",
+        "resolve",
+        "answer",
+    ] {
+        r = r.route(&format!("/campaigns/{{id}}/{name}"), route(name));
+    }
+    r
+}
+
+fn message_of(body: &ActionBody) -> Option<String> {
+    body.message.clone().filter(|m| !m.trim().is_empty())
+}
+
+async fn act<T: Transport + 'static>(
+    s: Arc<ApiState<T>>,
+    id: String,
+    action: &'static str,
     body: Bytes,
 ) -> Response {
-    let body: ActionBody = if body.is_empty() {
-        ActionBody::default()
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(b) => b,
-            Err(_) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_body",
-                    "expected a JSON object with known fields",
-                )
-            }
-        }
+    let Some(body) = parse_body(&body) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "expected a JSON object with known fields",
+        );
     };
-    let command = match action.as_str() {
+    let needs = |what: &str| error(StatusCode::BAD_REQUEST, "invalid_body", what.to_string());
+    if let Some(reason) = &body.reason {
+        tracing::info!(campaign_id = %id, action, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
+    }
+    let command = match action {
         "observe" => {
-            if s.runtime.document(&id).ok().flatten().is_none() {
-                let objective = body.objective.as_deref().unwrap_or("");
-                if let Err(e) = s.runtime.create(&id, objective) {
-                    return runtime_error(e);
+            let objective = body.objective.as_deref().unwrap_or("");
+            let task = body.task_id.clone().map(argus_machines::TaskId::new);
+            match s.runtime.create(&id, objective) {
+                Ok(()) => {}
+                // Observing again with the same objective and task changes nothing.
+                Err(RuntimeError::Same) => {
+                    let doc = s.runtime.document(&id).ok().flatten();
+                    let bound = doc.as_ref().and_then(|d| d.machine.task.clone());
+                    if task.is_none() || task == bound {
+                        return Json(json!({
+                            "outcome": "done",
+                            "accepted": true,
+                            "state": doc.map(|d| d.machine.state.persisted()),
+                            "unchanged": true,
+                        }))
+                        .into_response();
+                    }
                 }
+                Err(RuntimeError::Exists) => {
+                    return error(
+                        StatusCode::CONFLICT,
+                        "exists",
+                        "the campaign exists with another objective",
+                    )
+                }
+                Err(e) => return runtime_error(e),
             }
-            OperatorCommand::Observe {
-                task: body.task_id.map(argus_machines::TaskId::new),
+            if task.is_none() {
+                let state = s.runtime.state(&id).ok().flatten();
+                return Json(json!({"outcome": "done", "accepted": true, "state": state.map(|st| st.persisted())}))
+                    .into_response();
             }
+            OperatorCommand::Observe { task }
         }
         "claim" => OperatorCommand::Claim,
-        "submit" => OperatorCommand::Submit { text: body.message },
+        "submit" => OperatorCommand::Submit {
+            text: message_of(&body),
+        },
+        "intervene" => match message_of(&body) {
+            Some(text) => OperatorCommand::Intervene { text },
+            None => return needs("an intervention needs a non-empty message"),
+        },
+        "cancel" => OperatorCommand::Cancel,
         "release" => OperatorCommand::Release,
         "pause" => OperatorCommand::Pause,
         "resume" => OperatorCommand::Resume,
-        "answer" => {
-            let Some(text) = body.message.filter(|m| !m.trim().is_empty()) else {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_body",
-                    "an answer needs a non-empty message",
-                );
+        "abandon" => OperatorCommand::Abandon,
+        "next-attempt" => OperatorCommand::NextAttempt {
+            text: message_of(&body),
+        },
+        "resolve" => match (body.applied.clone(), body.not_applied.unwrap_or(false)) {
+            (Some(task), false) if !task.trim().is_empty() => OperatorCommand::Resolve {
+                applied: Some(argus_machines::TaskId::new(task)),
+            },
+            (None, true) => OperatorCommand::Resolve { applied: None },
+            _ => return needs(
+                "resolve needs exactly one of {\"applied\": TASK_ID} or {\"not_applied\": true}",
+            ),
+        },
+        "accept" | "reject" => {
+            let verdict = if action == "accept" {
+                argus_machines::Verdict::Accepted
+            } else {
+                argus_machines::Verdict::Rejected
             };
-            return match s.runtime.answer(&id, text).await {
-                Ok(true) => Json(json!({"accepted": true})).into_response(),
-                Ok(false) => error(
+            return answer(
+                action,
+                tokio::time::timeout(ACTION_WAIT, s.runtime.validate(&id, verdict)).await,
+            );
+        }
+        "answer" => {
+            let Some(text) = message_of(&body) else {
+                return needs("an answer needs a non-empty message");
+            };
+            return match tokio::time::timeout(ACTION_WAIT, s.runtime.answer(&id, text)).await {
+                Ok(Ok(AnswerReply::Intervened(reply))) => answer(action, Ok(Ok(reply))),
+                Ok(Ok(AnswerReply::Kept)) => Json(json!({
+                    "outcome": "done",
+                    "accepted": true,
+                    "delivered_to": "argus",
+                }))
+                .into_response(),
+                Ok(Ok(AnswerReply::NothingPending)) => error(
                     StatusCode::CONFLICT,
                     "nothing_pending",
                     "the campaign has no pending question",
                 ),
-                Err(e) => runtime_error(e),
+                Ok(Err(e)) => runtime_error(e),
+                Err(_) => pending(&s, &id),
             };
-        }
-        "cancel" => {
-            if let Some(reason) = &body.reason {
-                tracing::info!(campaign_id = %id, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "cancel requested");
-            }
-            OperatorCommand::Cancel
         }
         _ => return error(StatusCode::NOT_FOUND, "not_found", "no such action"),
     };
-    match s.runtime.command(&id, command.clone()).await {
-        // The step could not be persisted: nothing was sent, the campaign is as it was on disk.
-        Ok(reply) if reply.storage_failed => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "storage_failed",
-            format!(
-                "{action} was not done: the state root cannot be written; the campaign stays in {}",
-                reply.state.persisted()
-            ),
-        ),
-        Ok(reply) if reply.accepted => {
-            Json(json!({"accepted": true, "state": reply.state.persisted()})).into_response()
+    let reply = tokio::time::timeout(ACTION_WAIT, s.runtime.command(&id, command)).await;
+    match reply {
+        Err(_) => pending(&s, &id),
+        Ok(r) => answer(action, Ok(r)),
+    }
+}
+
+/// The bounded wait ran out: the action goes on; here is the state to poll.
+fn pending<T: Transport + 'static>(s: &ApiState<T>, id: &str) -> Response {
+    let state = s.runtime.state(id).ok().flatten();
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({"outcome": "pending", "accepted": false, "state": state.map(|st| st.persisted())})),
+    )
+        .into_response()
+}
+
+/// An action's real outcome as HTTP: 200 done, 202 sent but unknown (read back), 409 refused by
+/// the state or by the remote, 503 remote unavailable or the state root unwritable.
+fn answer(
+    action: &str,
+    reply: Result<Result<CommandReply, RuntimeError>, tokio::time::error::Elapsed>,
+) -> Response {
+    let reply = match reply {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return runtime_error(e),
+        Err(_) => {
+            return (
+                StatusCode::ACCEPTED,
+                Json(json!({"outcome": "pending", "accepted": false})),
+            )
+                .into_response()
         }
-        // Observing a new campaign without a task is accepted: it was created, detached.
-        Ok(reply) if matches!(command, OperatorCommand::Observe { task: None }) => {
-            Json(json!({"accepted": true, "state": reply.state.persisted()})).into_response()
+    };
+    let state = reply.state.persisted();
+    let outcome = reply.outcome();
+    let status = match outcome {
+        "done" => StatusCode::OK,
+        "ambiguous" => StatusCode::ACCEPTED,
+        "storage_failed" => StatusCode::SERVICE_UNAVAILABLE,
+        "refused" if matches!(reply.refusal, Some("remote_unavailable" | "auth_failed")) => {
+            StatusCode::SERVICE_UNAVAILABLE
         }
-        Ok(reply) => error(
-            StatusCode::CONFLICT,
-            "forbidden_in_state",
-            format!(
-                "{action} is not allowed in state {}",
-                reply.state.persisted()
-            ),
+        _ => StatusCode::CONFLICT,
+    };
+    let message = match outcome {
+        "done" => format!("{action}: done; state {state}"),
+        "ambiguous" => format!("{action}: sent; its outcome is unknown and is being read back (state {state})"),
+        "refused" => format!(
+            "{action}: refused by OpenTraining ({}); state {state}",
+            reply.refusal.unwrap_or("refused")
         ),
-        Err(e) => runtime_error(e),
+        "storage_failed" => format!("{action} was not done: the state root cannot be written; the campaign stays in {state}"),
+        _ => format!("{action} is not allowed in state {state}"),
+    };
+    let mut body = json!({
+        "outcome": outcome,
+        "accepted": outcome == "done",
+        "state": state,
+        "message": message,
+    });
+    if let Some(class) = reply.refusal {
+        body["class"] = json!(class);
+    }
+    if let Some(l) = &reply.lease {
+        body["lease"] =
+            json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
+    }
+    if status.is_success() {
+        (status, Json(body)).into_response()
+    } else {
+        let code = match outcome {
+            "refused" => reply.refusal.unwrap_or("refused"),
+            "storage_failed" => "storage_failed",
+            _ => "forbidden_in_state",
+        };
+        body["error"] = json!({"code": code, "message": message});
+        (status, Json(body)).into_response()
     }
 }

@@ -383,15 +383,20 @@ impl<T: Transport + 'static> Link<T> {
         match ruling {
             Ruling::Submit { text, retry } => {
                 let state = self.doc(id).map(|d| d.machine.state);
-                if retry && state == Some(StateName::RemoteTerminalLocalPending) {
-                    let _ = rt.validate(id, Verdict::NextAttempt).await;
-                }
-                let claimed = rt.command(id, OperatorCommand::Claim).await;
-                if claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready) {
-                    let _ = rt
-                        .command(id, OperatorCommand::Submit { text: Some(text) })
-                        .await;
+                // The same operation an operator uses: settle, claim and submit as one step.
+                let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
+                    rt.command(id, OperatorCommand::NextAttempt { text: Some(text) })
+                        .await
+                        .is_ok_and(|r| r.outcome() == "done")
                 } else {
+                    let claimed = rt.command(id, OperatorCommand::Claim).await;
+                    claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready)
+                        && rt
+                            .command(id, OperatorCommand::Submit { text: Some(text) })
+                            .await
+                            .is_ok()
+                };
+                if !started {
                     let _ = rt
                         .notice(
                             id,

@@ -175,6 +175,14 @@ impl RemoteError {
             RemoteError::StaleEpoch => LeaseRefusal::StaleEpoch,
             RemoteError::LeaseExpired => LeaseRefusal::Expired,
             RemoteError::UnknownCampaign => LeaseRefusal::UnknownCampaign,
+            RemoteError::PolicyViolation => LeaseRefusal::PolicyRefused,
+            RemoteError::CapabilityUnavailable(_) | RemoteError::MethodUnavailable => {
+                LeaseRefusal::CapabilityUnavailable
+            }
+            RemoteError::AuthFailed => LeaseRefusal::AuthFailed,
+            RemoteError::Unavailable | RemoteError::TimeoutBeforeSend | RemoteError::Tls(_) => {
+                LeaseRefusal::Unreachable
+            }
             _ => LeaseRefusal::NoAnswer,
         }
     }

@@ -112,6 +112,8 @@ pub struct ControlLost {
     observer: Observer,
     last_lease: Lease,
     reason: LossReason,
+    /// The remote's answer that ended control, when one did (a fenced write).
+    cause: Option<RemoteError>,
 }
 
 /// The remote attempt ended; local acceptance is pending. May read evidence and validate.
@@ -356,6 +358,7 @@ impl Controller {
             observer: self.who.observer(floor),
             last_lease: self.lease,
             reason,
+            cause: None,
         }
     }
 
@@ -383,7 +386,11 @@ impl Controller {
     ) -> WriteOutcome<T> {
         match answer {
             Ok(value) => WriteOutcome::Applied(self, value),
-            Err(e) if e.is_fencing() => WriteOutcome::Lost(self.lost(LossReason::Fenced)),
+            Err(e) if e.is_fencing() => {
+                let mut lost = self.lost(LossReason::Fenced);
+                lost.cause = Some(e);
+                WriteOutcome::Lost(lost)
+            }
             // Only an answer that proves the write was not applied gives the lease back for
             // another decision; anything else is read back, never resent.
             Err(e) if e.proves_not_applied() => WriteOutcome::Rejected(self, e),
@@ -534,6 +541,11 @@ impl ControlLost {
 
     pub fn last_lease(&self) -> &Lease {
         &self.last_lease
+    }
+
+    /// The remote's answer that fenced us out, when a write was fenced.
+    pub fn cause(&self) -> Option<&RemoteError> {
+        self.cause.as_ref()
     }
 
     /// Read-only access: everything an observer may read.

@@ -42,10 +42,13 @@ pub enum Input {
         text: String,
         done: oneshot::Sender<()>,
     },
-    /// An operator's answer to the pending question (`done` says whether one was pending).
+    /// An operator's answer to the pending question. A remote `input-required` question is
+    /// answered with an intervention (under `request_id`); a supervisor or Argus question is kept
+    /// for Argus.
     Answer {
         text: String,
-        done: oneshot::Sender<bool>,
+        request_id: argus_machines::RequestId,
+        done: oneshot::Sender<AnswerReply>,
     },
     /// The pending answer reached Argus.
     AnswerDelivered { done: oneshot::Sender<()> },
@@ -62,6 +65,17 @@ pub enum Input {
     },
 }
 
+/// What became of an operator's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnswerReply {
+    /// Sent to the remote as an intervention; its outcome.
+    Intervened(CommandReply),
+    /// Kept for Argus (delivered as data at its next boundary).
+    Kept,
+    /// No question is pending.
+    NothingPending,
+}
+
 /// The answer to an operator command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandReply {
@@ -71,6 +85,32 @@ pub struct CommandReply {
     /// The step could not be persisted, so nothing was sent and the campaign stays as it was on
     /// disk (a failing disk). A critical condition, surfaced in `status`.
     pub storage_failed: bool,
+    /// The safe class of the remote's refusal during this command (`held_by_other`,
+    /// `policy_refused`, `capability_unavailable`, `stale_epoch`, `remote_unavailable`,
+    /// `auth_failed`, ...), when the remote refused.
+    pub refusal: Option<&'static str>,
+    /// The lease held after the command, if any.
+    pub lease: Option<argus_machines::Lease>,
+    /// The outcome of a write or claim is unknown and is being read back.
+    pub ambiguous: bool,
+}
+
+impl CommandReply {
+    /// One word for the outcome: `done`, `refused`, `ambiguous`, `forbidden_in_state`,
+    /// `storage_failed`.
+    pub fn outcome(&self) -> &'static str {
+        if self.storage_failed {
+            "storage_failed"
+        } else if !self.accepted {
+            "forbidden_in_state"
+        } else if self.refusal.is_some() {
+            "refused"
+        } else if self.ambiguous {
+            "ambiguous"
+        } else {
+            "done"
+        }
+    }
 }
 
 /// The token the campaign currently holds.
@@ -106,6 +146,8 @@ pub struct Driver<T: Transport + 'static> {
     jitter_seed: u64,
     /// The last step of this input could not be persisted (reset per input).
     storage_failed: bool,
+    /// The remote's refusal during the current input, by safe class (reset per input).
+    refusal: Option<&'static str>,
 }
 
 /// A clock usable behind an `Arc` (the control `Clock` is generic-friendly; this is object-safe).
@@ -168,6 +210,7 @@ impl<T: Transport + 'static> Driver<T> {
             submit_text: None,
             jitter_seed,
             storage_failed: false,
+            refusal: None,
         }
     }
 
@@ -194,16 +237,22 @@ impl<T: Transport + 'static> Driver<T> {
                         return Ok(());
                     }
                     Some(Input::Command { command, text, reply }) => {
-                        // The text belongs to this command only: a later plain submit never
-                        // inherits an intervention's text.
-                        self.submit_text = text;
-                        let accepted = self.step_all(Event::Operator(command)).await?;
-                        self.submit_text = None;
-                        let _ = reply.send(self.reply(accepted));
+                        let action = command_name(&command);
+                        let r = self.operator(command, text).await?;
+                        self.operator_line(action, &r);
+                        let _ = reply.send(r);
                     }
                     Some(Input::Event(event, reply)) => {
+                        let action = match &event {
+                            Event::Validated { verdict: argus_machines::Verdict::Accepted } => "accept",
+                            Event::Validated { verdict: argus_machines::Verdict::Rejected } => "reject",
+                            _ => "validate",
+                        };
+                        self.refusal = None;
                         let accepted = self.step_all(event).await?;
-                        let _ = reply.send(self.reply(accepted));
+                        let r = self.reply(accepted);
+                        self.operator_line(action, &r);
+                        let _ = reply.send(r);
                     }
                     Some(Input::Annotate { argus_project_id, reviewer_verdict, done }) => {
                         if argus_project_id.is_some() {
@@ -215,13 +264,20 @@ impl<T: Transport + 'static> Driver<T> {
                         let _ = self.write_doc();
                         let _ = done.send(());
                     }
-                    Some(Input::Answer { text, done }) => {
-                        let pending = self.doc.pending_question.take().is_some();
-                        if pending {
+                    Some(Input::Answer { text, request_id, done }) => {
+                        let reply = if self.machine.state_name() == StateName::AwaitingInput {
+                            // The remote asked: the answer goes to it as an intervention.
+                            let r = self.operator(Command::Intervene { request_id }, Some(text)).await?;
+                            self.operator_line("answer", &r);
+                            AnswerReply::Intervened(r)
+                        } else if self.doc.pending_question.take().is_some() {
                             self.doc.pending_answer = Some(crate::security::Untrusted::new(&text, 4096).as_str().to_string());
                             let _ = self.write_doc();
-                        }
-                        let _ = done.send(pending);
+                            AnswerReply::Kept
+                        } else {
+                            AnswerReply::NothingPending
+                        };
+                        let _ = done.send(reply);
                     }
                     Some(Input::AnswerDelivered { done }) => {
                         if self.doc.pending_answer.take().is_some() {
@@ -271,7 +327,53 @@ impl<T: Transport + 'static> Driver<T> {
             accepted: accepted && !self.storage_failed,
             state: self.machine.state_name(),
             storage_failed: self.storage_failed,
+            refusal: self.refusal,
+            lease: self.machine.held_lease().cloned(),
+            ambiguous: super::resolving(&self.machine),
         }
+    }
+
+    /// One operator command through the machine, with the text that belongs to it alone (a later
+    /// plain submit never inherits an intervention's text).
+    async fn operator(
+        &mut self,
+        command: Command,
+        text: Option<String>,
+    ) -> Result<CommandReply, Crashed> {
+        self.submit_text = text;
+        self.refusal = None;
+        let accepted = self.step_all(Event::Operator(command)).await?;
+        self.submit_text = None;
+        if accepted
+            && self.machine.state_name() != StateName::AwaitingInput
+            && self.doc.question_source.as_deref() == Some("remote")
+        {
+            self.doc.pending_question = None;
+            self.doc.question_source = None;
+            let _ = self.write_doc();
+        }
+        Ok(self.reply(accepted))
+    }
+
+    /// Every operator action, and what came of it, in one line of the human-facing feed.
+    fn operator_line(&mut self, action: &str, r: &CommandReply) {
+        let outcome = match r.outcome() {
+            "done" => match &r.lease {
+                Some(l) if action == "claim" => format!("control acquired (epoch {})", l.epoch),
+                _ => format!("done; now {}", r.state.persisted()),
+            },
+            "refused" => format!(
+                "refused by OpenTraining ({})",
+                r.refusal.unwrap_or("refused").replace('_', " ")
+            ),
+            "ambiguous" => "sent, outcome unknown; reading it back before anything else".into(),
+            "forbidden_in_state" => format!("not allowed in state {}", r.state.persisted()),
+            _ => "not done: the state root cannot be written".into(),
+        };
+        self.feed_line(
+            super::messages::MessageKind::OperatorAction,
+            format!("Operator {action}: {outcome}."),
+        );
     }
 
     /// Step an event and everything it leads to. Returns whether the first step had any effect.
@@ -419,20 +521,25 @@ impl<T: Transport + 'static> Driver<T> {
         } else {
             super::messages::MessageKind::CriticalFailure
         };
+        self.feed_line(kind, text.clone());
+        if needs_you {
+            self.doc.pending_question = Some(text);
+        }
+        let _ = self.write_doc();
+    }
+
+    /// Append one line to the persisted human-facing feed.
+    fn feed_line(&mut self, kind: super::messages::MessageKind, text: String) {
         let m = super::messages::HumanMessage {
             at: self.clock.now_secs(),
             kind,
-            text: text.clone(),
+            text,
         };
         if let Ok(path) = self.store.messages_path(&self.id) {
             if let Err(e) = self.store.append_line(&path, &m) {
                 tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
             }
         }
-        if needs_you {
-            self.doc.pending_question = Some(text);
-        }
-        let _ = self.write_doc();
     }
 
     /// Wait for a slot under the shared limit on remote calls, and count the call.
@@ -503,8 +610,9 @@ impl<T: Transport + 'static> Driver<T> {
                         }
                         self.append_messages(&path);
                     }
-                    if let Some(question) = super::messages::question_for(&sig) {
+                    if let Some((question, source)) = super::messages::question_for(&sig) {
                         self.doc.pending_question = Some(question.into());
+                        self.doc.question_source = Some(source.into());
                         let _ = self.write_doc();
                     }
                     self.stats.significant.fetch_add(1, Ordering::Relaxed);
@@ -534,7 +642,7 @@ impl<T: Transport + 'static> Driver<T> {
                     Ok(o) => Some(Event::Observed(o)),
                     Err(e) => {
                         tracing::debug!(campaign_id = %self.id, class = e.class(), "status read failed");
-                        Some(Event::PollFailed)
+                        Some(Event::PollFailed(condition_of(&e)))
                     }
                 }
             }
@@ -612,9 +720,9 @@ impl<T: Transport + 'static> Driver<T> {
                         self.authority = Some(Authority::Observer(o));
                         Some(Event::ControlRead { lease: read, now })
                     }
-                    ConfirmOutcome::Unanswered(o, _) => {
+                    ConfirmOutcome::Unanswered(o, e) => {
                         self.authority = Some(Authority::Observer(o));
-                        Some(Event::PollFailed)
+                        Some(Event::PollFailed(condition_of(&e)))
                     }
                 }
             }
@@ -649,12 +757,23 @@ impl<T: Transport + 'static> Driver<T> {
                                     outcome: WriteOutcome::TimedOut,
                                 })
                             }
-                            ClaimRefusal::Remote(e) => Some(Event::LeaseRefused {
-                                reason: e.lease_refusal(),
-                            }),
+                            ClaimRefusal::Remote(e) => {
+                                self.refusal = Some(refusal_class(&e));
+                                Some(Event::LeaseRefused {
+                                    reason: e.lease_refusal(),
+                                })
+                            }
                             // The remote answered with a lease the machine judges (expired, not
                             // ours, below the floor): let it say why.
                             ClaimRefusal::NotOurs(lease) => {
+                                self.refusal =
+                                    Some(if lease.controller_id != *self.machine.controller_id() {
+                                        "held_by_other"
+                                    } else if lease.epoch < self.machine.memory().highest_epoch {
+                                        "stale_epoch"
+                                    } else {
+                                        "lease_expired"
+                                    });
                                 Some(Event::LeaseGranted { lease, now })
                             }
                         }
@@ -681,9 +800,9 @@ impl<T: Transport + 'static> Driver<T> {
                         self.authority = Some(Authority::Controller(c));
                         Some(Event::LeaseGranted { lease, now })
                     }
-                    RenewOutcome::Unanswered(c, _) => {
+                    RenewOutcome::Unanswered(c, e) => {
                         self.authority = Some(Authority::Controller(c));
-                        Some(Event::PollFailed)
+                        Some(Event::PollFailed(condition_of(&e)))
                     }
                     RenewOutcome::Lost(l) => {
                         let reason = match l.reason() {
@@ -808,7 +927,7 @@ impl<T: Transport + 'static> Driver<T> {
                                 self.authority = Some(Authority::Ambiguous(a));
                                 match readback_unanswered(&e) {
                                     Some(answer) => answer,
-                                    None => return Ok(Some(Event::PollFailed)),
+                                    None => return Ok(Some(Event::PollFailed(condition_of(&e)))),
                                 }
                             }
                         }
@@ -835,7 +954,7 @@ impl<T: Transport + 'static> Driver<T> {
                             Ok(answer) => answer,
                             Err(e) => match readback_unanswered(&e) {
                                 Some(answer) => answer,
-                                None => return Ok(Some(Event::PollFailed)),
+                                None => return Ok(Some(Event::PollFailed(condition_of(&e)))),
                             },
                         }
                     }
@@ -858,6 +977,7 @@ impl<T: Transport + 'static> Driver<T> {
             }
             TokenOutcome::Rejected(c, e) => {
                 tracing::info!(campaign_id = %self.id, class = e.class(), "write refused; nothing applied");
+                self.refusal = Some(refusal_class(&e));
                 self.authority = Some(Authority::Controller(c));
                 WriteOutcome::Refused
             }
@@ -866,7 +986,15 @@ impl<T: Transport + 'static> Driver<T> {
                 WriteOutcome::TimedOut
             }
             TokenOutcome::Lost(l) => {
+                let cause = l.cause().cloned();
+                self.refusal = Some(cause.as_ref().map_or("lease_expired", refusal_class));
                 self.authority = Some(Authority::Lost(l));
+                // Fenced because another controller holds the lease: say so, not "fenced".
+                if let Some(crate::control::RemoteError::LeaseHeldByOther) = cause {
+                    return Event::LeaseRefused {
+                        reason: LeaseRefusal::HeldByOther,
+                    };
+                }
                 WriteOutcome::Fenced
             }
         };
@@ -874,6 +1002,53 @@ impl<T: Transport + 'static> Driver<T> {
             request_id,
             outcome,
         }
+    }
+}
+
+/// What a failed read met, for the machine (three conditions an operator handles differently).
+fn condition_of(e: &crate::control::RemoteError) -> argus_machines::RemoteCondition {
+    use crate::control::RemoteError;
+    use argus_machines::RemoteCondition;
+    match e {
+        RemoteError::AuthFailed => RemoteCondition::AuthRequired,
+        RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
+        _ => RemoteCondition::Unreachable,
+    }
+}
+
+/// The safe class an operator sees for a remote refusal.
+fn refusal_class(e: &crate::control::RemoteError) -> &'static str {
+    use crate::control::RemoteError;
+    match e {
+        RemoteError::LeaseHeldByOther => "held_by_other",
+        RemoteError::PolicyViolation => "policy_refused",
+        RemoteError::CapabilityUnavailable(_) | RemoteError::MethodUnavailable => {
+            "capability_unavailable"
+        }
+        RemoteError::StaleEpoch => "stale_epoch",
+        RemoteError::LeaseExpired => "lease_expired",
+        RemoteError::AuthFailed => "auth_failed",
+        RemoteError::Unavailable | RemoteError::TimeoutBeforeSend | RemoteError::Tls(_) => {
+            "remote_unavailable"
+        }
+        other => other.class(),
+    }
+}
+
+/// The operator's name for a command (the API route and the CLI verb).
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Observe { .. } => "observe",
+        Command::Claim { .. } => "claim",
+        Command::Submit { .. } => "submit",
+        Command::Intervene { .. } => "intervene",
+        Command::Cancel { .. } => "cancel",
+        Command::Release => "release",
+        Command::Pause => "pause",
+        Command::Resume => "resume",
+        Command::Abandon => "abandon",
+        Command::Resolve { .. } => "resolve",
+        Command::NextAttempt { .. } => "next-attempt",
     }
 }
 

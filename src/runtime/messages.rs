@@ -5,7 +5,8 @@
 
 use super::reduce::EventLine;
 use argus_machines::{
-    BlockReason, ControlChange, LossReason, MissionEnd, Operation, RemoteOutcome, Significant,
+    BlockReason, ControlChange, LeaseRefusal, LossReason, MissionEnd, Operation, RemoteCondition,
+    RemoteOutcome, Significant,
 };
 use serde::Serialize;
 
@@ -17,6 +18,8 @@ pub enum MessageKind {
     StageTransition,
     MissionComplete,
     CriticalFailure,
+    /// An operator's action and its outcome (spec section 15: every action is seen).
+    OperatorAction,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,7 +53,8 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
                 let during = at
                     .as_deref()
                     .or(stage.as_deref())
-                    .filter(|s| !s.is_empty())
+                    // A stage that only repeats the outcome ("canceled") says nothing.
+                    .filter(|s| !s.is_empty() && !s.eq_ignore_ascii_case(outcome_word(*outcome)))
                     .map(|s| format!(" during {}", crate::security::Untrusted::new(s, 64).as_str()))
                     .unwrap_or_default();
                 // The next attempt's first stage is not a transition of this one.
@@ -108,9 +112,13 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
                     MissionEnd::Abandoned => "Mission abandoned by the operator.".into(),
                 },
             )),
-            Significant::RemoteUnavailable { failures } => Some((
+            Significant::RemoteUnavailable { failures, condition } => Some((
                 MessageKind::CriticalFailure,
-                format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
+                match condition {
+                    RemoteCondition::Unreachable => format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
+                    RemoteCondition::AuthRequired => "OpenTraining refused our credentials: authentication required. Check OPENTRAINING_A2A_TOKEN; reads are retried, nothing is written.".into(),
+                    RemoteCondition::TaskNotFound => "The remote task disappeared: OpenTraining no longer knows it. Nothing is assumed finished; review the campaign.".into(),
+                },
             )),
             Significant::ControlChanged { .. } | Significant::EvidenceReady { .. } => None,
         };
@@ -125,16 +133,32 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
     out
 }
 
-/// The pending question a significant event puts to a person, where it asks one.
-pub fn question_for(event: &Significant) -> Option<&'static str> {
+/// The pending question a significant event puts to a person, where it asks one, and who asks
+/// (`remote` for the remote's own question, `supervisor` for ours).
+pub fn question_for(event: &Significant) -> Option<(&'static str, &'static str)> {
     match event {
         Significant::Blocked {
+            reason: BlockReason::NeedsInput,
+        } => Some(("The remote asks for input or authorisation. Answer it with `campaigns intervene ID --message TEXT` (or `campaigns answer`).", "remote")),
+        Significant::Blocked {
             reason: BlockReason::WriteNotApplied(_),
-        } => Some("A write whose answer was lost was not applied by OpenTraining. Decide whether to submit again (a new decision) or to abandon."),
+        } => Some(("A write whose answer was lost was not applied by OpenTraining. Decide whether to submit again (a new decision) or to abandon.", "supervisor")),
         Significant::Blocked {
             reason: BlockReason::EpochWentBackwards,
-        } => Some("OpenTraining's lease epochs went backwards. Review the remote's lease state before claiming control again."),
+        } => Some(("OpenTraining's lease epochs went backwards. Review the remote's lease state before claiming control again.", "supervisor")),
+        Significant::Blocked {
+            reason: BlockReason::AmbiguityUnresolved(_),
+        } => Some(("The outcome of a write is unknown and OpenTraining cannot be asked. Confirm it with `campaigns resolve ID --applied TASK_ID` or `--not-applied`, or abandon.", "supervisor")),
         _ => None,
+    }
+}
+
+fn outcome_word(o: RemoteOutcome) -> &'static str {
+    match o {
+        RemoteOutcome::Completed => "completed",
+        RemoteOutcome::Failed => "failed",
+        RemoteOutcome::Canceled => "canceled",
+        RemoteOutcome::Rejected => "rejected",
     }
 }
 
@@ -148,6 +172,9 @@ fn op_name(op: Operation) -> &'static str {
 
 fn loss(r: LossReason) -> &'static str {
     match r {
+        LossReason::Refused(LeaseRefusal::HeldByOther) => "another controller holds the lease",
+        LossReason::Refused(LeaseRefusal::StaleEpoch) => "our lease epoch is stale",
+        LossReason::Refused(LeaseRefusal::Expired) => "the lease expired",
         LossReason::Refused(_) => "the remote refused the lease",
         LossReason::Fenced => "the remote fenced a write",
         LossReason::Expired => "the lease expired",

@@ -206,6 +206,9 @@ pub struct CampaignDoc {
     /// readback grace counts from here, across restarts.
     #[serde(default)]
     pub ambiguous_since: Option<u64>,
+    /// Who asked the pending question: `remote` (an `input-required`), `supervisor`, `argus`.
+    #[serde(default)]
+    pub question_source: Option<String>,
 }
 
 type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
@@ -240,6 +243,7 @@ impl CampaignDoc {
             reviewer_verdict: None,
             pending_answer: None,
             ambiguous_since: None,
+            question_source: None,
         }
     }
 }
@@ -259,6 +263,9 @@ pub enum RuntimeError {
     UnknownCampaign,
     #[error("campaign already exists")]
     Exists,
+    /// It exists with the same objective: observing again changes nothing.
+    #[error("campaign already observed with this objective")]
+    Same,
     #[error("the campaign's driver has stopped")]
     Stopped,
 }
@@ -509,7 +516,15 @@ impl<T: Transport + 'static> Runtime<T> {
             .unwrap_or_else(|p| p.into_inner())
             .contains_key(id)
         {
-            return Err(RuntimeError::Exists);
+            // Observing again with the same objective is a no-op; anything else is a conflict.
+            let same = self
+                .document(id)?
+                .is_some_and(|d| d.objective == Untrusted::new(objective, 4096).as_str());
+            return if same {
+                Err(RuntimeError::Same)
+            } else {
+                Err(RuntimeError::Exists)
+            };
         }
         let machine =
             CampaignMachine::new(id, self.config.controller_id.clone(), self.config.policy());
@@ -567,6 +582,20 @@ impl<T: Transport + 'static> Runtime<T> {
             OperatorCommand::Pause => (Command::Pause, None),
             OperatorCommand::Resume => (Command::Resume, None),
             OperatorCommand::Abandon => (Command::Abandon, None),
+            OperatorCommand::Resolve { applied } => (
+                Command::Resolve {
+                    not_applied: applied.is_none(),
+                    applied,
+                },
+                None,
+            ),
+            OperatorCommand::NextAttempt { text } => (
+                Command::NextAttempt {
+                    claim_request: fresh(),
+                    submit_request: fresh(),
+                },
+                text,
+            ),
         };
         self.ask(id, |reply| Input::Command {
             command,
@@ -620,8 +649,18 @@ impl<T: Transport + 'static> Runtime<T> {
 
     /// Answer the campaign's pending question (Needs you). Refused when nothing is pending. The
     /// answer is operator text, delivered to Argus as data at its next decision boundary.
-    pub async fn answer(&self, id: &str, text: String) -> Result<bool, RuntimeError> {
-        self.ask(id, |done| Input::Answer { text, done }).await
+    pub async fn answer(
+        &self,
+        id: &str,
+        text: String,
+    ) -> Result<driver::AnswerReply, RuntimeError> {
+        let request_id = argus_machines::RequestId::new(uuid::Uuid::new_v4().to_string());
+        self.ask(id, |done| Input::Answer {
+            text,
+            request_id,
+            done,
+        })
+        .await
     }
 
     /// The answer was delivered to Argus: clear it.
@@ -736,13 +775,28 @@ impl<T: Transport + 'static> Runtime<T> {
 /// Operator commands as the API and CLI express them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OperatorCommand {
-    Observe { task: Option<TaskId> },
+    Observe {
+        task: Option<TaskId>,
+    },
     Claim,
-    Submit { text: Option<String> },
-    Intervene { text: String },
+    Submit {
+        text: Option<String>,
+    },
+    Intervene {
+        text: String,
+    },
     Cancel,
     Release,
     Pause,
     Resume,
     Abandon,
+    /// Confirm an ambiguous write the remote cannot read back: applied (with the task a submit
+    /// created, if any), or not applied (`None`).
+    Resolve {
+        applied: Option<TaskId>,
+    },
+    /// Settle the finished attempt and start the next (claim, then submit under the grant).
+    NextAttempt {
+        text: Option<String>,
+    },
 }

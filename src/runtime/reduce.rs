@@ -84,10 +84,14 @@ pub fn identity(
         Significant::MissionCompleted { end } => {
             format!("{campaign}|-|-|MISSION_COMPLETED|{}", key(end))
         }
-        Significant::RemoteUnavailable { failures } => {
+        Significant::RemoteUnavailable {
+            failures,
+            condition,
+        } => {
             format!(
-                "{campaign}|{task}|{}|REMOTE_UNAVAILABLE|{failures}",
-                rev(revision)
+                "{campaign}|{task}|{}|REMOTE_UNAVAILABLE|{failures}|{}",
+                rev(revision),
+                key(condition)
             )
         }
     }

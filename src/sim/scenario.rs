@@ -75,7 +75,7 @@ pub enum ScenarioError {
     UnknownBuiltin(String),
 }
 
-const BUILTIN: [(&str, &str); 4] = [
+const BUILTIN: [(&str, &str); 5] = [
     ("happy", include_str!("../../scenarios/happy.toml")),
     ("repair", include_str!("../../scenarios/repair.toml")),
     (
@@ -85,6 +85,10 @@ const BUILTIN: [(&str, &str); 4] = [
     (
         "long-noisy",
         include_str!("../../scenarios/long-noisy.toml"),
+    ),
+    (
+        "repair-then-question",
+        include_str!("../../scenarios/repair-then-question.toml"),
     ),
 ];
 
