@@ -897,6 +897,11 @@ fn an_operator_carries_a_two_attempt_mission_to_its_end_through_the_cli() {
         audit["counters"]["tasks_per_campaign"]["m1"], 2,
         "one task per attempt"
     );
+    let (_, events) = cli(port, &["--json", "events", "m1"]);
+    assert!(
+        !events.contains(r#""evidence_revision": 0"#),
+        "no evidence event for an attempt without evidence: {events}"
+    );
 }
 
 #[test]
@@ -926,6 +931,61 @@ fn a_claim_refused_by_another_holder_says_so_and_exits_non_zero() {
     let v: Value = serde_json::from_str(&json_out).expect("json");
     assert_eq!(v["outcome"], "refused");
     assert_eq!(v["class"], "held_by_other");
+
+    // A submit fenced by a takeover is refused too, and the loss says who holds the lease.
+    assert!(cli(port, &["observe", "r2", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "r2"]).0);
+    wait_state(port, "r2", &["controlling.ready"]);
+    arm(
+        &url,
+        json!({"kind": "takeover", "campaign_id": "r2", "controller_id": "someone-else"}),
+    );
+    let (ok, out) = cli(port, &["submit", "r2", "--message", "go"]);
+    assert!(!ok && out.contains("held_by_other"), "{out}");
+    wait_for_line(
+        port,
+        "r2",
+        "Control lost (another controller holds the lease)",
+    );
+
+    // A submit answered by a redirect is not "accepted": its outcome is unknown, and read back.
+    assert!(cli(port, &["observe", "r3", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "r3"]).0);
+    wait_state(port, "r3", &["controlling.ready"]);
+    arm(
+        &url,
+        json!({"kind": "redirect", "method": "message/send", "location": "http://127.0.0.1:9/", "times": 1}),
+    );
+    let (ok, out) = cli(port, &["submit", "r3", "--message", "go"]);
+    assert!(!ok && out.contains("ambiguous"), "{out}");
+    wait_for_line(port, "r3", "Operator submit: sent, outcome unknown");
+    wait_for_line(
+        port,
+        "r3",
+        "Needs you: the submit whose answer was lost was read back as not applied",
+    );
+    let audit = assert_clean_sends(&url);
+    assert!(audit["counters"]["tasks_per_campaign"]["r3"].is_null());
+}
+
+#[test]
+fn a_claim_on_an_observer_only_peer_is_refused_as_capability_unavailable() {
+    let (_sim, url) = start_sim();
+    arm(
+        &url,
+        json!({"kind": "card", "change": {"change": "remove_operation", "operation": "claim_control"}}),
+    );
+    let port = free_port();
+    let _serve = serve(&url, &tmp_home(), port);
+    wait_healthy(port);
+    assert!(cli(port, &["observe", "o1", "--objective", "watch"]).0);
+    let (ok, out) = cli(port, &["claim", "o1"]);
+    assert!(!ok && out.contains("capability_unavailable"), "{out}");
+    let (_, events) = cli(port, &["events", "o1"]);
+    assert!(
+        events.contains("capability_unavailable"),
+        "the event carries the real reason: {events}"
+    );
 }
 
 #[test]

@@ -182,3 +182,35 @@ fn loss(r: LossReason) -> &'static str {
         LossReason::NotConfirmed => "the remote did not confirm the lease after a restart",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use argus_machines::TaskId;
+
+    fn line(event: Significant) -> EventLine {
+        EventLine {
+            schema_version: 1,
+            at: 0,
+            campaign_id: "c1".into(),
+            identity: String::new(),
+            event,
+        }
+    }
+
+    #[test]
+    fn an_outcome_is_not_said_twice_as_its_own_stage() {
+        for (outcome, stage) in [
+            (RemoteOutcome::Canceled, "canceled"),
+            (RemoteOutcome::Failed, "failed"),
+        ] {
+            let lines = feed(&[line(Significant::AttemptCompleted {
+                task: TaskId::new("t1"),
+                outcome,
+                revision: Some(3),
+                stage: Some(stage.into()),
+            })]);
+            assert!(!lines[0].text.contains(" during "), "{}", lines[0].text);
+        }
+    }
+}
