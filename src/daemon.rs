@@ -5,8 +5,11 @@
 //! starting the runtime and the API on exactly one socket, and stopping cleanly on SIGTERM/SIGINT.
 //! Secrets are read here and only here; they are never logged.
 
-use crate::a2a::{A2aClient, HttpConfig};
+use crate::a2a::{HttpConfig, LiveRemote};
 use crate::api::{self, ApiState, HealthInfo};
+use crate::bridges::argus::ArgusConfig;
+use crate::bridges::foreman::Foreman;
+use crate::bridges::link::{set_status, ArgusWake, Link, LinkConfig};
 use crate::control::SystemClock;
 use crate::runtime::reduce::CountingWake;
 use crate::runtime::{Runtime, RuntimeConfig};
@@ -15,7 +18,7 @@ use crate::store::Store;
 use argus_machines::ControllerId;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A configuration error: names the variable, never echoes a secret value.
@@ -49,6 +52,14 @@ pub struct ServeConfig {
     pub ca_pem: Option<Vec<u8>>,
     /// `ARGUS_SUPERVISOR_CA_ONLY=1`: trust only those.
     pub ca_only: bool,
+    /// `ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS`: how often Argus's status and decision files are read
+    /// between wakes (default 30).
+    pub argus_poll_secs: u64,
+    /// `ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS`: how often the agent card is re-read (default 600;
+    /// it is also re-read before every claim).
+    pub card_refresh_secs: u64,
+    /// `ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256`: pin the card; any other hash is quarantined.
+    pub expected_card_sha256: Option<String>,
     pub argus_bin: Option<PathBuf>,
     pub argus_home: Option<PathBuf>,
     pub backend: Option<String>,
@@ -173,6 +184,10 @@ impl ServeConfig {
             max_attempts: u32::try_from(number("ARGUS_SUPERVISOR_MAX_ATTEMPTS", 3)?)
                 .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
             foreman_enabled: flag("ARGUS_SUPERVISOR_FOREMAN_ENABLED", false)?,
+            argus_poll_secs: number("ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS", 30)?.clamp(1, 3600),
+            card_refresh_secs: number("ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS", 600)?
+                .clamp(1, 86_400),
+            expected_card_sha256: var("ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256"),
             foreman_bin: var("ARGUS_SUPERVISOR_FOREMAN_BIN").map(PathBuf::from),
             home: o
                 .home
@@ -207,80 +222,6 @@ impl ServeConfig {
     }
 }
 
-/// What `health` says while the remote is not discovered yet.
-#[derive(Debug, Default)]
-struct Discovery {
-    attempts: u64,
-    /// The safe class of the last failure (`unavailable`, `tls_untrusted`, `auth_failed`, ...).
-    last_error: Option<&'static str>,
-}
-
-async fn discover_with_retry(http: &HttpConfig, state: &Mutex<Discovery>) -> A2aClient {
-    let mut delay = Duration::from_millis(250);
-    loop {
-        match A2aClient::discover(http).await {
-            Ok(c) => return c,
-            Err(e) => {
-                {
-                    let mut d = state.lock().unwrap_or_else(|p| p.into_inner());
-                    d.attempts += 1;
-                    d.last_error = Some(e.class());
-                }
-                tracing::warn!(
-                    class = e.class(),
-                    retry_in_ms = delay.as_millis() as u64,
-                    "remote discovery failed"
-                );
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(60));
-            }
-        }
-    }
-}
-
-/// The daemon's one router. Until the remote is discovered it answers `health` (with the last
-/// discovery error class) and 503 `remote_unavailable` to everything else, so nothing hangs; then
-/// it hands every request to the full API.
-struct Gate {
-    ready: OnceLock<axum::Router>,
-    discovery: Arc<Mutex<Discovery>>,
-    controller_id: String,
-    secrets: serde_json::Value,
-}
-
-async fn gate(
-    axum::extract::State(g): axum::extract::State<Arc<Gate>>,
-    request: axum::extract::Request,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    use tower::ServiceExt;
-    if let Some(app) = g.ready.get() {
-        return match app.clone().oneshot(request).await {
-            Ok(r) => r,
-            Err(never) => match never {},
-        };
-    }
-    if request.uri().path() == format!("{}/health", api::PREFIX) {
-        let d = g.discovery.lock().unwrap_or_else(|p| p.into_inner());
-        return axum::Json(serde_json::json!({
-            "status": "starting",
-            "version": env!("CARGO_PKG_VERSION"),
-            "controller_id": g.controller_id,
-            "remote": {"state": "undiscovered", "last_error": d.last_error, "attempts": d.attempts},
-            "secrets": g.secrets,
-        }))
-        .into_response();
-    }
-    (
-        axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        axum::Json(serde_json::json!({"error": {
-            "code": "remote_unavailable",
-            "message": "the remote is not discovered yet; see health for the last error class",
-        }})),
-    )
-        .into_response()
-}
-
 async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -304,6 +245,143 @@ async fn shutdown_signal() {
     }
 }
 
+/// Discover the remote in the background, with backoff; then re-read the card on a schedule.
+/// An authentication failure is said once, loudly (spec section 12), and retried slowly.
+async fn keep_discovering<T: crate::control::Transport + 'static>(
+    remote: Arc<LiveRemote>,
+    refresh: Duration,
+    runtime: Arc<Runtime<T>>,
+) {
+    let mut delay = Duration::from_millis(250);
+    let mut auth_said = false;
+    loop {
+        match remote.refresh().await {
+            Ok(()) => break,
+            Err(e) => {
+                if e == crate::control::RemoteError::AuthFailed {
+                    if !auth_said {
+                        auth_said = true;
+                        tracing::error!("CRITICAL: OpenTraining refused our credentials: authentication required (check OPENTRAINING_A2A_TOKEN)");
+                        for id in runtime.campaign_ids() {
+                            let text = "OpenTraining refused our credentials: authentication required. Check OPENTRAINING_A2A_TOKEN; discovery is retried slowly, nothing is written.".to_string();
+                            let _ = runtime.notice(&id, false, text).await;
+                        }
+                    }
+                    delay = delay.max(Duration::from_secs(30));
+                }
+                tracing::warn!(
+                    class = e.class(),
+                    retry_in_ms = delay.as_millis() as u64,
+                    "remote discovery failed"
+                );
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(60));
+            }
+        }
+    }
+    tracing::info!("remote discovered; supervision running");
+    loop {
+        tokio::time::sleep(refresh).await;
+        if let Err(e) = remote.refresh().await {
+            tracing::warn!(
+                class = e.class(),
+                "agent card refresh failed; the last card stays in use"
+            );
+        }
+    }
+}
+
+/// A quarantined remote: give back every lease held (the release operation still exists) and
+/// tell each campaign once what changed.
+async fn on_quarantine<T: crate::control::Transport + 'static>(
+    runtime: Arc<Runtime<T>>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    while let Some(what) = rx.recv().await {
+        for id in runtime.campaign_ids() {
+            let text = format!("The remote's agent card changed ({what}); mutation is disabled pending review and held leases are given back.");
+            let _ = runtime.notice(&id, false, text).await;
+            if runtime
+                .state(&id)
+                .ok()
+                .flatten()
+                .is_some_and(|s| s.is_controlling())
+            {
+                let _ = runtime
+                    .command(&id, crate::runtime::OperatorCommand::Release)
+                    .await;
+            }
+        }
+    }
+}
+
+/// Argus and Foreman as `serve` runs them, verified at start (a real MCP handshake, a dry run).
+async fn bridges(
+    cfg: &ServeConfig,
+    root: &std::path::Path,
+) -> Option<(
+    Arc<ArgusWake>,
+    LinkConfig,
+    tokio::sync::mpsc::UnboundedReceiver<crate::bridges::link::LinkRequest>,
+)> {
+    let bin = cfg.argus_bin.clone()?;
+    let (wake, rx) = ArgusWake::new();
+    let argus = ArgusConfig {
+        bin,
+        args: vec![],
+        home: cfg
+            .argus_home
+            .clone()
+            .unwrap_or_else(|| root.join("argus-home")),
+        backend: cfg.backend.clone(),
+        timeout: Duration::from_secs(30),
+    };
+    match crate::bridges::argus::ArgusClient::start(&argus).await {
+        Ok(c) => {
+            c.close().await;
+            set_status(&wake.argus_status, true);
+            tracing::info!("Argus verified (MCP handshake)");
+        }
+        Err(e) => {
+            set_status(&wake.argus_status, false);
+            tracing::error!(error = %e, "Argus is unavailable at start; it is retried with backoff and no change starts meanwhile");
+        }
+    }
+    let foreman = match (cfg.foreman_enabled, &cfg.foreman_bin) {
+        (true, Some(bin)) => {
+            let f = Foreman {
+                bin: bin.clone(),
+                timeout: Duration::from_secs(30),
+            };
+            let ok = f
+                .assess(&crate::bridges::foreman::ForemanObservation::dry_run())
+                .await
+                .is_ok();
+            set_status(&wake.foreman_status, ok);
+            if ok {
+                tracing::info!("Foreman verified (dry run)");
+            } else {
+                tracing::error!("Foreman failed its dry run; Argus continues without its advice until it answers");
+            }
+            Some(f)
+        }
+        (true, None) => {
+            tracing::error!("ARGUS_SUPERVISOR_FOREMAN_ENABLED=1 without ARGUS_SUPERVISOR_FOREMAN_BIN: Foreman is not consulted");
+            None
+        }
+        _ => None,
+    };
+    let link = LinkConfig {
+        argus,
+        workroot: root.join("argus-work"),
+        max_attempts: cfg.max_attempts,
+        poll: Duration::from_secs(cfg.argus_poll_secs),
+        foreman,
+        bindings: Some(root.join("argus")),
+    };
+    Some((wake, link, rx))
+}
+
 /// Run the daemon until SIGTERM/SIGINT.
 pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     let store = Store::open(&cfg.home).map_err(|e| e.to_string())?;
@@ -319,83 +397,94 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
-    if !cfg.enabled {
-        return Err("ARGUS_SUPERVISOR_ENABLED=0: supervision is disabled; nothing to serve".into());
-    }
-    // Answer at once: health tells what discovery is doing; nothing else hangs meanwhile.
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        let _ = stop_tx.send(true);
-    });
-    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
+    let remote = Arc::new(LiveRemote::new(http, cfg.expected_card_sha256.clone()));
+    let mut config = cfg.runtime_config();
+    config.supervise = cfg.enabled;
+    // Startup (spec section 17): persisted state loaded, Argus and Foreman verified, bindings
+    // recovered; controllers confirm with the remote as soon as it is discovered.
+    let root = store.root().to_path_buf();
+    let bridges = if cfg.enabled {
+        bridges(&cfg, &root).await
+    } else {
+        None
     };
-    let gate_state = Arc::new(Gate {
-        ready: OnceLock::new(),
-        discovery: Arc::new(Mutex::new(Discovery::default())),
-        controller_id: cfg.controller_id.clone(),
-        secrets: serde_json::json!({
-            "opentraining_token": cfg.remote_token.is_some(),
-            "api_token": cfg.api_token.is_some(),
-        }),
-    });
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let app = axum::Router::new()
-        .fallback(gate)
-        .with_state(gate_state.clone());
-    let server = tokio::spawn(std::future::IntoFuture::into_future(
-        axum::serve(listener, app).with_graceful_shutdown(stopped(stop_rx.clone())),
-    ));
-    tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
-    println!("listening on http://{addr}{}", api::PREFIX);
-    let client = tokio::select! {
-        c = discover_with_retry(&http, &gate_state.discovery) => c,
-        _ = stopped(stop_rx.clone()) => {
-            let _ = server.await;
-            return Ok(());
+    let (wake, link): (Arc<dyn crate::runtime::reduce::WakeSink>, _) = match bridges {
+        Some((wake, link, rx)) => (wake.clone(), Some((wake, link, rx))),
+        None => {
+            tracing::info!(
+                supervision = cfg.enabled,
+                "Argus is not configured (ARGUS_SUPERVISOR_ARGUS_BIN): supervision runs without it; decisions are the operator's"
+            );
+            (Arc::new(CountingWake::default()), None)
         }
     };
-    let mutation = client.mutation();
-    let remote = serde_json::json!({
-        "state": "discovered",
-        "dialect": client.dialect(),
-        "card_sha256": client.card().sha256,
-        "mutation_enabled": mutation.enabled,
-        "mutation_reason": mutation.reason,
-        "compatibility": client.compatibility(),
-        "operations": client.operations(),
-    });
     let runtime = Arc::new(
-        Runtime::start(
-            store,
-            Arc::new(client),
-            cfg.runtime_config(),
-            Arc::new(SystemClock),
-            Arc::new(CountingWake::default()),
-        )
-        .map_err(|e| e.to_string())?,
+        Runtime::start(store, remote.clone(), config, Arc::new(SystemClock), wake)
+            .map_err(|e| e.to_string())?,
     );
+    let argus = link.as_ref().map(|(w, _, _)| w.clone());
+    if let Some((wake, link, rx)) = link {
+        tokio::spawn(Link::new(runtime.clone(), link, Some(wake)).run(rx));
+    }
+    if cfg.enabled {
+        let (qtx, qrx) = tokio::sync::mpsc::unbounded_channel();
+        remote.on_quarantine(qtx);
+        tokio::spawn(on_quarantine(runtime.clone(), qrx));
+        tokio::spawn(keep_discovering(
+            remote.clone(),
+            Duration::from_secs(cfg.card_refresh_secs),
+            runtime.clone(),
+        ));
+    } else {
+        tracing::warn!("ARGUS_SUPERVISOR_ENABLED=0: the API is read-only; no polling, no mutation");
+    }
+    let live = remote.clone();
+    let enabled = cfg.enabled;
+    let foreman_configured = cfg.foreman_enabled;
     let health = HealthInfo {
         controller_id: cfg.controller_id.clone(),
         heartbeat_seconds: cfg.heartbeat_secs as f64,
-        remote,
-        argus_runtime_present: cfg.argus_bin.as_ref().is_some_and(|p| p.is_file()),
+        remote: serde_json::Value::Null,
+        argus_runtime_present: cfg.argus_bin.is_some(),
         foreman_enabled: cfg.foreman_enabled,
-        foreman_present: cfg.foreman_bin.as_ref().is_some_and(|p| p.is_file()),
+        foreman_present: cfg.foreman_bin.is_some(),
         opentraining_token_present: cfg.remote_token.is_some(),
         api_token_present: cfg.api_token.is_some(),
+        live: Some(crate::api::LiveHealth::new(move || {
+            let view = live.view();
+            let status = if !enabled {
+                "disabled"
+            } else if view.state == "undiscovered" {
+                "starting"
+            } else {
+                "ok"
+            };
+            let bridge = |slot: Option<&std::sync::Mutex<String>>, configured: bool| match slot {
+                Some(s) if configured => {
+                    serde_json::json!(s.lock().map(|v| v.clone()).unwrap_or_default())
+                }
+                _ => serde_json::json!("not configured"),
+            };
+            serde_json::json!({
+                "status": status,
+                "supervision": if enabled { "on" } else { "off (ARGUS_SUPERVISOR_ENABLED=0)" },
+                "remote": view,
+                "argus": bridge(argus.as_ref().map(|w| &w.argus_status), true),
+                "foreman": bridge(argus.as_ref().map(|w| &w.foreman_status), foreman_configured),
+            })
+        })),
     };
     let state = Arc::new(ApiState {
         runtime: runtime.clone(),
         token: cfg.api_token.clone(),
         health,
     });
-    let _ = gate_state.ready.set(api::router(state));
-    tracing::info!("remote discovered; supervision running");
-    server
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
+    println!("listening on http://{addr}{}", api::PREFIX);
+    axum::serve(listener, api::router(state))
+        .with_graceful_shutdown(shutdown_signal())
         .await
-        .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
     tracing::info!("shutting down: finishing current steps and persisting");
     runtime.shutdown().await;

@@ -305,7 +305,7 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
         .await,
         WriteOutcome::Ambiguous(_)
     ));
-    // A plain-text 500 to a read marks that capability unavailable.
+    // A plain-text 500 (a proxy, say) is transient: the operation is not marked unavailable.
     sim.arm(Fault::Http500 {
         method: "campaign/request_status".into(),
         times: Some(1),
@@ -313,6 +313,16 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
     assert_eq!(
         c.request_status("c1", &RequestId::new("r")).await.err(),
         Some(RemoteError::Http { status: 500 })
+    );
+    assert_ne!(
+        c.operations()[&LogicalOp::RequestStatus],
+        OpStatus::Unavailable
+    );
+    // Only JSON-RPC -32601 says the remote lacks it.
+    sim.arm(Fault::RequestStatusUnavailable);
+    assert_eq!(
+        c.request_status("c1", &RequestId::new("r")).await.err(),
+        Some(RemoteError::MethodUnavailable)
     );
     assert_eq!(
         c.operations()[&LogicalOp::RequestStatus],

@@ -89,6 +89,7 @@ async fn rig_with(
             max_attempts: 3,
             poll: Duration::from_millis(200),
             foreman,
+            bindings: None,
         },
         Some(wake.clone()),
     );
@@ -359,10 +360,17 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
     );
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let state: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(r.argus_home.join("fake-argus.json")).expect("state"),
-        )
-        .expect("json");
+        // The fake rewrites its state file in place: a read may catch it half written.
+        let Ok(state) = serde_json::from_str::<serde_json::Value>(
+            &std::fs::read_to_string(r.argus_home.join("fake-argus.json")).unwrap_or_default(),
+        ) else {
+            assert!(
+                Instant::now() < deadline,
+                "the fake's state never became readable"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
         let delivered = state["messages"].as_array().expect("msgs").iter().any(|m| {
             m["text"].as_str().is_some_and(|t| {
                 t.contains("Operator answer")

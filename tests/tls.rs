@@ -303,8 +303,23 @@ fn serve_over_https_runs_the_controller_flow_and_without_the_ca_says_why_it_cann
             plain(false, &format!("{}/health", api(port)), Value::Null)
                 .is_some_and(|(_, h)| h["remote"]["last_error"] == "tls_untrusted")
         });
+        // Reads answer (campaigns recovered from disk); actions that need the remote answer 503.
         let (s, body) =
             plain(false, &format!("{}/campaigns", api(port)), Value::Null).expect("answer");
+        assert_eq!(s, 200, "{body}");
+        let (s, _) = plain(
+            true,
+            &format!("{}/campaigns/c0/observe", api(port)),
+            json!({"objective": "train"}),
+        )
+        .expect("observe");
+        assert_eq!(s, 200);
+        let (s, body) = plain(
+            true,
+            &format!("{}/campaigns/c0/claim", api(port)),
+            json!({}),
+        )
+        .expect("claim");
         assert_eq!(s, 503, "{body}");
         assert_eq!(body["error"]["code"], "remote_unavailable");
         assert_eq!(requests_seen(&pki, &sim), 0, "nothing beyond the handshake");

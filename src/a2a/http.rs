@@ -271,9 +271,9 @@ impl Http {
         check_status(status)?;
         let bytes = read_capped(resp).await?;
         let Ok(envelope) = serde_json::from_slice::<Value>(&bytes) else {
+            // A plain 404/500 may come from a proxy in between: a transient failure, never proof
+            // that the remote lacks the operation (only JSON-RPC -32601 says that).
             return Err(match status.as_u16() {
-                // fasta2a answers unknown methods with a non-JSON 404/500.
-                404 => RemoteError::MethodUnavailable,
                 s if s >= 400 => RemoteError::Http { status: s },
                 _ => RemoteError::MalformedResponse,
             });

@@ -10,6 +10,7 @@
 
 pub mod card;
 pub mod http;
+pub mod live;
 pub mod wire;
 
 use crate::control::{
@@ -19,6 +20,7 @@ use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId
 use card::{CardInfo, Dialect, LogicalOp};
 pub use http::{Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
+pub use live::{LiveRemote, RemoteView};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -136,11 +138,6 @@ impl A2aClient {
                 ops.insert(op, OpStatus::Available);
             }
             Err(RemoteError::MethodUnavailable) => {
-                ops.insert(op, OpStatus::Unavailable);
-            }
-            // A non-JSON-RPC 500 to a read marks it unavailable (fasta2a's answer to unknown
-            // methods); to a write it stays ambiguous, so the status is left alone.
-            Err(RemoteError::Http { status: 500 }) if !is_write(op) => {
                 ops.insert(op, OpStatus::Unavailable);
             }
             Err(RemoteError::TaskNotFound)
@@ -292,18 +289,6 @@ impl A2aClient {
             "constraints": constraints_envelope(),
         })
     }
-}
-
-fn is_write(op: LogicalOp) -> bool {
-    matches!(
-        op,
-        LogicalOp::Submit
-            | LogicalOp::Intervene
-            | LogicalOp::Cancel
-            | LogicalOp::ClaimControl
-            | LogicalOp::RenewControl
-            | LogicalOp::ReleaseControl
-    )
 }
 
 fn parse_lease(v: &Value) -> Result<Option<Lease>, RemoteError> {

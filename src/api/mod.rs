@@ -36,6 +36,25 @@ pub struct HealthInfo {
     pub foreman_present: bool,
     pub opentraining_token_present: bool,
     pub api_token_present: bool,
+    /// Parts that change while the daemon runs (remote discovery and card, Argus and Foreman):
+    /// merged over the fixed fields on every `health`.
+    pub live: Option<LiveHealth>,
+}
+
+/// A source of the live parts of `health`.
+#[derive(Clone)]
+pub struct LiveHealth(Arc<dyn Fn() -> Value + Send + Sync>);
+
+impl LiveHealth {
+    pub fn new(f: impl Fn() -> Value + Send + Sync + 'static) -> Self {
+        LiveHealth(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for LiveHealth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LiveHealth")
+    }
 }
 
 pub struct ApiState<T: Transport + 'static> {
@@ -159,7 +178,7 @@ async fn stream<T: Transport + 'static>(
 async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {
     let h = &s.health;
     let stats = s.runtime.stats();
-    Json(json!({
+    let mut body = json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "controller_id": h.controller_id,
@@ -181,8 +200,13 @@ async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
         },
         "secrets": {"opentraining_token": h.opentraining_token_present, "api_token": h.api_token_present},
         "campaigns": s.runtime.campaign_ids().len(),
-    }))
-    .into_response()
+    });
+    if let (Some(live), Value::Object(out)) = (&h.live, &mut body) {
+        if let Value::Object(parts) = (live.0)() {
+            out.extend(parts);
+        }
+    }
+    Json(body).into_response()
 }
 
 async fn status<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {

@@ -36,6 +36,23 @@ pub struct ForemanObservation {
 }
 
 impl ForemanObservation {
+    /// A harmless observation for the start-up dry run (nothing of any campaign in it).
+    pub fn dry_run() -> Self {
+        ForemanObservation {
+            original_job: "argus-supervisor start-up check".into(),
+            run_id: None,
+            factory_status: "idle".into(),
+            iteration: 0,
+            worker_exit_status: None,
+            test_results: vec![],
+            verification_results: vec![],
+            recent_events: vec![],
+            attempts: 0,
+            failures: 0,
+            event: serde_json::Value::Null,
+        }
+    }
+
     /// Bound every text field (remote-originated text is sanitised and cut).
     pub fn bounded(mut self) -> Self {
         let cut = |s: &str| {

@@ -59,6 +59,25 @@ pub struct ArgusWake {
     pub foreman_wakes: AtomicU64,
     /// Foreman consultations.
     pub foreman_calls: AtomicU64,
+    /// What `health` says of Argus: `running`, `unavailable since <unix seconds>`, `starting`.
+    pub argus_status: std::sync::Mutex<String>,
+    /// The same for Foreman (`not configured` when off).
+    pub foreman_status: std::sync::Mutex<String>,
+}
+
+/// A bridge's health line: `running`, or `unavailable since <unix seconds>` (kept from the first
+/// failure of the outage).
+pub fn set_status(slot: &std::sync::Mutex<String>, ok: bool) {
+    let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if ok {
+        *s = "running".into();
+    } else if !s.starts_with("unavailable") {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        *s = format!("unavailable since {now}");
+    }
 }
 
 impl ArgusWake {
@@ -69,6 +88,8 @@ impl ArgusWake {
             wakes: AtomicU64::new(0),
             foreman_wakes: AtomicU64::new(0),
             foreman_calls: AtomicU64::new(0),
+            argus_status: std::sync::Mutex::new("starting".into()),
+            foreman_status: std::sync::Mutex::new("not configured".into()),
         };
         (Arc::new(wake), rx)
     }
@@ -109,6 +130,20 @@ pub struct LinkConfig {
     pub poll: Duration,
     /// Foreman, when `ARGUS_SUPERVISOR_FOREMAN_ENABLED=1`.
     pub foreman: Option<Foreman>,
+    /// Where the link keeps each campaign's binding (`<dir>/<campaign-id>.json`: the Argus project
+    /// and the questions already surfaced), so a restart neither creates a second project nor asks
+    /// again. `None`: kept in memory only.
+    pub bindings: Option<PathBuf>,
+}
+
+/// One campaign's Argus binding, owned and persisted by the link.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Binding {
+    campaign_id: String,
+    project_id: String,
+    /// Argus questions already surfaced as Needs you.
+    asked: Vec<String>,
 }
 
 /// The link task's state.
@@ -130,7 +165,7 @@ impl<T: Transport + 'static> Link<T> {
         cfg: LinkConfig,
         counters: Option<Arc<ArgusWake>>,
     ) -> Self {
-        Link {
+        let mut link = Link {
             runtime,
             counters,
             cfg,
@@ -140,6 +175,70 @@ impl<T: Transport + 'static> Link<T> {
             down_noticed: false,
             retry_after: None,
             backoff: Duration::from_millis(500),
+        };
+        link.load_bindings();
+        link
+    }
+
+    /// Reload every persisted binding (after a restart): projects are re-used, questions are not
+    /// asked twice, and decisions waiting in a project's directory are still read on the tick.
+    fn load_bindings(&mut self) {
+        let Some(dir) = self.cfg.bindings.clone() else {
+            return;
+        };
+        let _ = std::fs::create_dir_all(&dir);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.extension().and_then(|x| x.to_str()) != Some("json") {
+                continue;
+            }
+            match self.runtime.store().read_doc::<Binding>(&path) {
+                Ok(Some(b)) => {
+                    for q in &b.asked {
+                        self.asked.insert((b.campaign_id.clone(), q.clone()));
+                    }
+                    self.projects.insert(b.campaign_id, b.project_id);
+                }
+                Ok(None) => {}
+                Err(err) => {
+                    tracing::error!(binding = %path.display(), error = %err, "an Argus binding could not be read; moved aside")
+                }
+            }
+        }
+    }
+
+    fn save_binding(&self, id: &str) {
+        let (Some(dir), Some(project)) = (&self.cfg.bindings, self.projects.get(id)) else {
+            return;
+        };
+        if crate::store::validate_campaign_id(id).is_err() {
+            return;
+        }
+        let binding = Binding {
+            campaign_id: id.to_string(),
+            project_id: project.clone(),
+            asked: self
+                .asked
+                .iter()
+                .filter(|(c, _)| c == id)
+                .map(|(_, q)| q.clone())
+                .collect(),
+        };
+        if let Err(e) = self
+            .runtime
+            .store()
+            .write_doc(&dir.join(format!("{id}.json")), &binding)
+        {
+            tracing::error!(campaign_id = id, error = %e, "cannot persist the Argus binding");
+        }
+    }
+
+    fn argus_ok(&self, ok: bool) {
+        if let Some(c) = &self.counters {
+            set_status(&c.argus_status, ok);
         }
     }
 
@@ -180,6 +279,7 @@ impl<T: Transport + 'static> Link<T> {
                     self.client = Some(c);
                 }
                 Err(e) => {
+                    self.argus_ok(false);
                     self.retry_after = Some(tokio::time::Instant::now() + self.backoff);
                     self.backoff = (self.backoff * 2).min(Duration::from_secs(300));
                     if !self.down_noticed {
@@ -205,10 +305,18 @@ impl<T: Transport + 'static> Link<T> {
         }
         let observation = projection(&doc, &self.runtime.events(id).unwrap_or_default(), &event);
         let directive = match foreman.assess(&observation).await {
-            Ok(d) => d,
+            Ok(d) => {
+                if let Some(c) = &self.counters {
+                    set_status(&c.foreman_status, true);
+                }
+                d
+            }
             Err(e) => {
                 // Foreman is advisory: Argus continues without it.
                 tracing::warn!(campaign_id = id, error = %e, "Foreman unavailable; continuing without it");
+                if let Some(c) = &self.counters {
+                    set_status(&c.foreman_status, false);
+                }
                 return;
             }
         };
@@ -235,6 +343,7 @@ impl<T: Transport + 'static> Link<T> {
         if let Some(c) = self.client.take() {
             c.close().await;
         }
+        self.argus_ok(false);
         self.retry_after = Some(tokio::time::Instant::now() + self.backoff);
         self.backoff = (self.backoff * 2).min(Duration::from_secs(300));
         if !self.down_noticed {
@@ -246,6 +355,7 @@ impl<T: Transport + 'static> Link<T> {
 
     /// A call succeeded: the outage, if any, is over.
     fn back(&mut self) {
+        self.argus_ok(true);
         self.down_noticed = false;
         self.backoff = Duration::from_millis(500);
         self.retry_after = None;
@@ -275,6 +385,7 @@ impl<T: Transport + 'static> Link<T> {
                 {
                     Ok(p) => {
                         self.projects.insert(w.campaign_id.clone(), p.clone());
+                        self.save_binding(&w.campaign_id);
                         if doc.argus_project_id.as_deref() != Some(p.as_str()) {
                             let _ = self
                                 .runtime
@@ -341,6 +452,7 @@ impl<T: Transport + 'static> Link<T> {
             if doc.pending_question.as_deref() != Some(text.as_str())
                 && self.asked.insert((id.to_string(), text.clone()))
             {
+                self.save_binding(id);
                 let _ = self.runtime.notice(id, true, text).await;
             }
         }

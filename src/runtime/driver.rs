@@ -222,8 +222,16 @@ impl<T: Transport + 'static> Driver<T> {
             let _ = self.write_doc();
         }
         let entry = std::mem::take(&mut self.pending);
-        self.perform_all(entry).await?;
-        let mut next = Instant::now() + self.next_delay();
+        if self.config.supervise {
+            self.perform_all(entry).await?;
+        }
+        // Supervision off: no heartbeat at all (a far deadline that is never reached).
+        let never = Instant::now() + std::time::Duration::from_secs(100 * 365 * 86_400);
+        let mut next = if self.config.supervise {
+            Instant::now() + self.next_delay()
+        } else {
+            never
+        };
         loop {
             tokio::select! {
                 input = rx.recv() => match input {
@@ -295,7 +303,7 @@ impl<T: Transport + 'static> Driver<T> {
                     self.stats.ticks.fetch_add(1, Ordering::Relaxed);
                     self.stats.last_tick_at.store(now, Ordering::Relaxed);
                     self.step_all(Event::Tick { now }).await?;
-                    next = Instant::now() + self.next_delay();
+                    next = if self.config.supervise { Instant::now() + self.next_delay() } else { never };
                 }
             }
         }

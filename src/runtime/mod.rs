@@ -52,6 +52,9 @@ pub struct RuntimeConfig {
     /// How long a finished task is still read so late artifacts are seen and quarantined
     /// (default 600 s).
     pub late_window_secs: u64,
+    /// `false` (`ARGUS_SUPERVISOR_ENABLED=0`): drivers answer the API but never poll and never
+    /// act on their own; persisted state and history stay readable.
+    pub supervise: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,6 +78,7 @@ impl RuntimeConfig {
             project: None,
             readback_grace: Duration::from_secs(60),
             late_window_secs: 600,
+            supervise: true,
         }
     }
 

@@ -23,7 +23,10 @@ def load():
 
 
 def save(state):
-    STATE.write_text(json.dumps(state))
+    # Atomic: readers (the tests) never see a half-written file.
+    tmp = STATE.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state))
+    os.replace(tmp, STATE)
 
 
 @mcp.tool()

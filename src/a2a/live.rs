@@ -1,0 +1,288 @@
+//! The remote as `serve` holds it: discovered in the background, re-read on a schedule and before
+//! every claim, and trusted to mutate only while its card stays verified.
+//!
+//! This module owns the "discovery is a claim" rule (third spec document): the agent card is not
+//! trusted for the life of the process. Until the first discovery succeeds every call fails locally
+//! (`unavailable`, nothing sent), so the daemon can serve its API and recover campaigns at once. A
+//! changed card is recorded; one that removes the extension, turns off an enforcement flag, drops an
+//! operation or differs from a pinned hash puts the remote in `quarantined_pending_review`: from
+//! then on no mutation leaves this process (releases still may), and one notice names the change.
+//! It must never let a write through while quarantined or before discovery.
+
+use super::{A2aClient, Compatibility, HttpConfig, LogicalOp, OpStatus};
+use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
+use argus_machines::{Lease, Observation, ReadbackAnswer, RequestId, TaskId};
+use serde::Serialize;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::mpsc;
+
+type Answer<T> = Result<T, RemoteError>;
+
+/// What `health` shows of the remote.
+#[derive(Debug, Clone, Serialize)]
+pub struct RemoteView {
+    /// `undiscovered`, `discovered` or `quarantined_pending_review`.
+    pub state: &'static str,
+    /// The safe class of the last failed discovery or refresh.
+    pub last_error: Option<&'static str>,
+    pub attempts: u64,
+    pub compatibility: Option<Compatibility>,
+    pub card_sha256: Option<String>,
+    /// Unix seconds the card in use was fetched.
+    pub card_retrieved_at: Option<u64>,
+    pub dialect: Option<super::Dialect>,
+    pub mutation_enabled: bool,
+    pub mutation_reason: String,
+    /// Why mutation is disabled after a card change (what changed).
+    pub quarantine: Option<String>,
+    /// Card hashes seen after the first, with when.
+    pub card_changes: Vec<(u64, String)>,
+    pub operations: std::collections::BTreeMap<LogicalOp, OpStatus>,
+}
+
+/// The live remote: an `A2aClient` once discovered, swapped on each refresh.
+pub struct LiveRemote {
+    http: HttpConfig,
+    /// `ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256`: any other card is quarantined.
+    expected_sha256: Option<String>,
+    client: RwLock<Option<Arc<A2aClient>>>,
+    view: Mutex<RemoteView>,
+    /// Told once when the remote becomes quarantined (the daemon releases leases and notifies).
+    quarantined_tx: Mutex<Option<mpsc::UnboundedSender<String>>>,
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl LiveRemote {
+    pub fn new(http: HttpConfig, expected_sha256: Option<String>) -> Self {
+        LiveRemote {
+            http,
+            expected_sha256: expected_sha256.map(|s| s.trim().to_ascii_lowercase()),
+            client: RwLock::new(None),
+            view: Mutex::new(RemoteView {
+                state: "undiscovered",
+                last_error: None,
+                attempts: 0,
+                compatibility: None,
+                card_sha256: None,
+                card_retrieved_at: None,
+                dialect: None,
+                mutation_enabled: false,
+                mutation_reason: "not discovered yet".into(),
+                quarantine: None,
+                card_changes: vec![],
+                operations: Default::default(),
+            }),
+            quarantined_tx: Mutex::new(None),
+        }
+    }
+
+    /// Where to say, once, that the remote was quarantined (and why).
+    pub fn on_quarantine(&self, tx: mpsc::UnboundedSender<String>) {
+        *self
+            .quarantined_tx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
+
+    pub fn view(&self) -> RemoteView {
+        let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(c) = self.current() {
+            v.operations = c.operations();
+            v.compatibility = Some(if v.quarantine.is_some() {
+                Compatibility::QuarantinedPendingReview
+            } else {
+                c.compatibility()
+            });
+        }
+        v
+    }
+
+    pub fn discovered(&self) -> bool {
+        self.current().is_some()
+    }
+
+    fn current(&self) -> Option<Arc<A2aClient>> {
+        self.client
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Discover (or re-read) the card. The first success makes the remote usable; a later card that
+    /// differs is judged, and may quarantine the remote.
+    pub async fn refresh(&self) -> Result<(), RemoteError> {
+        let fresh = match A2aClient::discover(&self.http).await {
+            Ok(c) => c,
+            Err(e) => {
+                let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
+                v.attempts += 1;
+                v.last_error = Some(e.class());
+                return Err(e);
+            }
+        };
+        let old = self.current();
+        let mut quarantine = None;
+        if let Some(pin) = &self.expected_sha256 {
+            if fresh.card().sha256 != *pin {
+                quarantine = Some(format!(
+                    "the agent card's hash {} is not the pinned ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256",
+                    fresh.card().sha256
+                ));
+            }
+        }
+        if let Some(old) = &old {
+            if old.card().sha256 != fresh.card().sha256 && quarantine.is_none() {
+                quarantine = judge_change(old, &fresh);
+            }
+        }
+        let newly_quarantined;
+        {
+            let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
+            v.attempts += 1;
+            v.last_error = None;
+            if old
+                .as_ref()
+                .is_some_and(|o| o.card().sha256 != fresh.card().sha256)
+            {
+                v.card_changes
+                    .push((now_secs(), fresh.card().sha256.clone()));
+                tracing::warn!(card_sha256 = %fresh.card().sha256, "the remote's agent card changed");
+            }
+            // Once quarantined, only an operator's review (a restart) lifts it.
+            newly_quarantined = quarantine.is_some() && v.quarantine.is_none();
+            if let Some(q) = &quarantine {
+                v.quarantine.get_or_insert(q.clone());
+            }
+            let mutation = fresh.mutation();
+            v.state = if v.quarantine.is_some() {
+                "quarantined_pending_review"
+            } else {
+                "discovered"
+            };
+            v.card_sha256 = Some(fresh.card().sha256.clone());
+            v.card_retrieved_at = Some(fresh.card().retrieved_at);
+            v.dialect = Some(fresh.dialect());
+            v.mutation_enabled = mutation.enabled && v.quarantine.is_none();
+            v.mutation_reason = match &v.quarantine {
+                Some(q) => format!("quarantined pending review: {q}"),
+                None => mutation.reason.to_string(),
+            };
+        }
+        *self.client.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(fresh));
+        if newly_quarantined {
+            if let Some(q) = quarantine {
+                tracing::error!(reason = %q, "CRITICAL: remote quarantined pending review; mutation disabled");
+                if let Some(tx) = &*self
+                    .quarantined_tx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                {
+                    let _ = tx.send(q);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The client, for a read.
+    fn reader(&self) -> Answer<Arc<A2aClient>> {
+        self.current().ok_or(RemoteError::Unavailable)
+    }
+
+    /// The client, for a mutation: discovered, not quarantined, and verified compatible.
+    fn writer(&self) -> Answer<Arc<A2aClient>> {
+        let c = self.reader()?;
+        if self
+            .view
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .quarantine
+            .is_some()
+        {
+            return Err(RemoteError::CapabilityUnavailable(
+                "remote quarantined pending review",
+            ));
+        }
+        if c.compatibility() != Compatibility::VerifiedCompatible {
+            return Err(RemoteError::CapabilityUnavailable(
+                "remote not verified compatible",
+            ));
+        }
+        Ok(c)
+    }
+}
+
+/// What a new card takes away that the old one had: the extension, an enforcement flag, or an
+/// operation. `None` when the change is benign (a new version, a new description).
+fn judge_change(old: &A2aClient, new: &A2aClient) -> Option<String> {
+    let (Some(o), n) = (&old.card().extension, &new.card().extension) else {
+        return None;
+    };
+    let Some(n) = n else {
+        return Some("the campaign-control extension is no longer advertised".into());
+    };
+    if !(n.lease_epoch_enforced && n.policy_enforced) {
+        return Some("lease or policy enforcement is no longer advertised".into());
+    }
+    let removed: Vec<String> = o
+        .operations
+        .iter()
+        .filter(|(op, method)| n.operations.get(op) != Some(method))
+        .map(|(op, _)| format!("{op:?}"))
+        .collect();
+    (!removed.is_empty()).then(|| format!("operations changed or removed: {}", removed.join(", ")))
+}
+
+impl Transport for LiveRemote {
+    async fn claim_control(&self, call: ClaimCall<'_>) -> Answer<Lease> {
+        // Discovery is a claim: the card is read again before every claim.
+        let _ = self.refresh().await;
+        self.writer()?.claim_control(call).await
+    }
+    async fn read_control(&self, campaign_id: &str) -> Answer<Option<Lease>> {
+        self.reader()?.read_control(campaign_id).await
+    }
+    async fn renew_control(&self, call: WriteCall<'_>, ttl_seconds: u64) -> Answer<Lease> {
+        // Keeping a lease already held is not new work: allowed until quarantine releases it.
+        if self
+            .view
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .quarantine
+            .is_some()
+        {
+            return Err(RemoteError::CapabilityUnavailable(
+                "remote quarantined pending review",
+            ));
+        }
+        self.reader()?.renew_control(call, ttl_seconds).await
+    }
+    async fn release_control(&self, call: WriteCall<'_>) -> Answer<()> {
+        // Giving a lease back is always allowed where the operation exists.
+        self.reader()?.release_control(call).await
+    }
+    async fn submit(&self, call: WriteCall<'_>, request: &SubmitRequest) -> Answer<TaskId> {
+        self.writer()?.submit(call, request).await
+    }
+    async fn intervene(&self, call: WriteCall<'_>, task: &TaskId, text: &str) -> Answer<()> {
+        self.writer()?.intervene(call, task, text).await
+    }
+    async fn cancel(&self, call: WriteCall<'_>, task: &TaskId) -> Answer<()> {
+        self.writer()?.cancel(call, task).await
+    }
+    async fn request_status(&self, campaign_id: &str, id: &RequestId) -> Answer<ReadbackAnswer> {
+        self.reader()?.request_status(campaign_id, id).await
+    }
+    async fn status(&self, task: &TaskId) -> Answer<Observation> {
+        self.reader()?.status(task).await
+    }
+    async fn evidence(&self, task: &TaskId) -> Answer<Evidence> {
+        self.reader()?.evidence(task).await
+    }
+}

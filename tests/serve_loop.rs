@@ -1,0 +1,563 @@
+//! Issue 12: `serve` runs the whole supervisor. The shipped binary with the simulated remote, the
+//! fake Argus on the real Python MCP SDK (as ARGUS_SUPERVISOR_ARGUS_BIN) and a Foreman stub, driven
+//! through the API only: a two-attempt mission decided by Argus; Argus killed mid-run; a restart
+//! between a decision and its execution; the remote down at start; a card that changes under a
+//! controlling campaign. Judged from outside: the remote's audit, the API, the files.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_argus-supervisor");
+const SIM_TOKEN: &str = "sim-secret-loop-4410";
+const API_TOKEN: &str = "api-secret-loop-8e21";
+
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("argus-loop-{name}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&d).expect("dir");
+    d
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+fn sim(scenario: &str, listen: &str) -> (Kill, String) {
+    let mut child = Command::new(BIN)
+        .args([
+            "sim",
+            "--listen",
+            listen,
+            "--scenario",
+            scenario,
+            "--token",
+            SIM_TOKEN,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sim");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("url");
+    (Kill(child), line.trim().to_string())
+}
+
+fn executable(path: &Path, body: &str) {
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// The fake Argus as an executable (what ARGUS_SUPERVISOR_ARGUS_BIN names), and a Foreman stub
+/// that records each consultation and says CONTINUE.
+fn bridges(dir: &Path) -> (PathBuf, PathBuf) {
+    let venvs = std::env::var("ARGUS_INTEROP_VENVS")
+        .expect("ARGUS_INTEROP_VENVS is not set: run scripts/test.sh");
+    let argus = dir.join("argus-plugin-server");
+    executable(
+        &argus,
+        &format!(
+            "exec {}/mcp-1.30.0/bin/python {}/tests/interop/servers/fake_argus.py \"$@\"",
+            venvs,
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    );
+    let foreman = dir.join("foreman");
+    executable(
+        &foreman,
+        &format!(
+            "cat >> {}/foreman-calls.jsonl; echo >> {}/foreman-calls.jsonl; echo '{{\"action\": \"CONTINUE\", \"reason\": \"on track\", \"confidence\": 0.8}}'",
+            dir.display(),
+            dir.display()
+        ),
+    );
+    (argus, foreman)
+}
+
+struct Daemon {
+    _p: Kill,
+    port: u16,
+    home: PathBuf,
+}
+
+fn serve(url: &str, home: &Path, extra: &[(&str, String)]) -> Daemon {
+    let port = free_port();
+    let child = Command::new(BIN)
+        .args(["serve", "--allow-insecure-loopback"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("OPENTRAINING_A2A_URL", url)
+        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .env("ARGUS_SUPERVISOR_HOME", home)
+        .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
+        .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
+        .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
+        .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "3")
+        .env("ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS", "1")
+        .envs(extra.iter().map(|(k, v)| (k, v.as_str())))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    Daemon {
+        _p: Kill(child),
+        port,
+        home: home.to_path_buf(),
+    }
+}
+
+fn call(post: bool, url: &str, token: &str, body: Value) -> Option<(u16, Value)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let c = reqwest::Client::builder()
+            .timeout(Duration::from_secs(40))
+            .build()
+            .ok()?;
+        let req = if post {
+            c.post(url).json(&body)
+        } else {
+            c.get(url)
+        };
+        let r = req.bearer_auth(token).send().await.ok()?;
+        let status = r.status().as_u16();
+        Some((status, r.json().await.unwrap_or(Value::Null)))
+    })
+}
+
+impl Daemon {
+    fn api(&self, path: &str) -> String {
+        format!(
+            "http://127.0.0.1:{}/api/plugins/argus-supervisor{path}",
+            self.port
+        )
+    }
+    fn get(&self, path: &str) -> Option<(u16, Value)> {
+        call(false, &self.api(path), API_TOKEN, Value::Null)
+    }
+    fn act(&self, id: &str, action: &str, body: Value) -> (u16, Value) {
+        call(
+            true,
+            &self.api(&format!("/campaigns/{id}/{action}")),
+            API_TOKEN,
+            body,
+        )
+        .expect("answer")
+    }
+    fn state(&self, id: &str) -> Option<String> {
+        self.get(&format!("/campaigns/{id}"))
+            .and_then(|(_, d)| d["state"].as_str().map(str::to_string))
+    }
+    fn feed(&self, id: &str) -> Vec<String> {
+        self.get(&format!("/campaigns/{id}/messages"))
+            .map(|(_, v)| {
+                v["messages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m["text"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    fn wait_state(&self, id: &str, want: &str) {
+        wait_for(&format!("{id} to reach {want}"), || {
+            self.state(id).as_deref() == Some(want)
+        });
+    }
+    fn wait_health(&self, pred: impl Fn(&Value) -> bool) -> Value {
+        let mut last = Value::Null;
+        wait_for("health", || {
+            last = self.get("/health").map(|(_, h)| h).unwrap_or(Value::Null);
+            pred(&last)
+        });
+        last
+    }
+    fn decide(&self, id: &str, decision: Value) {
+        let dir = self.home.join("argus-work").join(id).join("decisions");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let name = decision["decision_id"].as_str().expect("id").to_string();
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, decision.to_string()).expect("write");
+        std::fs::rename(&tmp, dir.join(format!("{name}.json"))).expect("rename");
+    }
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn audit(sim_url: &str) -> Value {
+    call(
+        false,
+        &format!("{sim_url}_sim/audit"),
+        SIM_TOKEN,
+        Value::Null,
+    )
+    .expect("audit")
+    .1
+}
+
+/// Each request id in at most one message/send, no write refused as stale; the tasks per campaign.
+fn clean_sends(sim_url: &str, id: &str) -> u64 {
+    let a = audit(sim_url);
+    let mut seen = std::collections::BTreeMap::<String, u32>::new();
+    for e in a["entries"].as_array().into_iter().flatten() {
+        if e["method"] == "message/send" {
+            *seen
+                .entry(e["request_id"].as_str().unwrap_or("").into())
+                .or_default() += 1;
+        }
+    }
+    assert!(
+        seen.values().all(|n| *n == 1),
+        "a request id was sent twice: {seen:?}"
+    );
+    assert_eq!(a["counters"]["rejected_stale_epoch"], 0);
+    a["counters"]["tasks_per_campaign"][id]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+fn argus_projects(argus_home: &Path) -> usize {
+    std::fs::read_to_string(argus_home.join("fake-argus.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v["projects"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+fn reviewer_done(argus_home: &Path) {
+    std::fs::write(
+        argus_home.join("status.json"),
+        json!({"pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "done"}}]}).to_string(),
+    )
+    .expect("status");
+}
+
+fn retry(id: &str) -> Value {
+    json!({"decision_id": id, "kind": "retry", "objective": "Drop the messages-column step and rerun.", "reason": "text-only dataset: the engine removed a column that does not exist"})
+}
+
+#[test]
+fn serve_runs_argus_and_foreman_through_a_two_attempt_mission() {
+    let dir = tmp("mission");
+    let (argus, foreman) = bridges(&dir);
+    let argus_home = dir.join("argus-home");
+    let (_sim, url) = sim("repair", "127.0.0.1:0");
+    let d = serve(
+        &url,
+        &dir.join("state"),
+        &[
+            ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
+            (
+                "ARGUS_SUPERVISOR_ARGUS_HOME",
+                argus_home.display().to_string(),
+            ),
+            ("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "3".into()),
+            ("ARGUS_SUPERVISOR_FOREMAN_ENABLED", "1".into()),
+            (
+                "ARGUS_SUPERVISOR_FOREMAN_BIN",
+                foreman.display().to_string(),
+            ),
+        ],
+    );
+    let health = d.wait_health(|h| h["status"] == "ok");
+    assert_eq!(health["argus"], "running", "{health}");
+    assert_eq!(health["foreman"], "running", "{health}");
+    assert_eq!(
+        d.act(
+            "c1",
+            "observe",
+            json!({"objective": "make the evaluation pass"})
+        )
+        .0,
+        200
+    );
+    assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+    assert_eq!(
+        d.act("c1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_state("c1", "remote_terminal_local_pending");
+    // Argus was woken at the boundary: one project, the mission first.
+    wait_for("the Argus project", || argus_projects(&argus_home) == 1);
+    d.decide("c1", retry("d1"));
+    wait_for("attempt 2 to finish", || {
+        clean_sends(&url, "c1") == 2
+            && d.state("c1").as_deref() == Some("remote_terminal_local_pending")
+    });
+    reviewer_done(&argus_home);
+    d.wait_state("c1", "closed.accepted");
+    assert_eq!(clean_sends(&url, "c1"), 2, "one task per attempt");
+    assert_eq!(argus_projects(&argus_home), 1, "one Argus project");
+    let calls = std::fs::read_to_string(dir.join("foreman-calls.jsonl")).unwrap_or_default();
+    assert!(
+        calls.lines().count() >= 2,
+        "Foreman was consulted (dry run and events): {calls}"
+    );
+    assert!(!calls.contains(SIM_TOKEN) && !calls.contains(API_TOKEN));
+    let feed = d.feed("c1");
+    println!("feed:\n{}", feed.join("\n"));
+    assert!(
+        feed.iter().any(|l| l.starts_with("Attempt 1 failed")),
+        "{feed:?}"
+    );
+    assert!(
+        feed.iter()
+            .any(|l| l.starts_with("Operator next-attempt: done")),
+        "{feed:?}"
+    );
+    assert!(
+        feed.iter().any(|l| l.starts_with("Mission complete")),
+        "{feed:?}"
+    );
+    let a = audit(&url);
+    let mut by_method = std::collections::BTreeMap::<String, u64>::new();
+    for e in a["entries"].as_array().into_iter().flatten() {
+        *by_method
+            .entry(e["method"].as_str().unwrap_or("").into())
+            .or_default() += 1;
+    }
+    println!(
+        "remote calls: {by_method:?}; tasks: {}",
+        a["counters"]["tasks_per_campaign"]
+    );
+}
+
+#[test]
+fn argus_killed_mid_run_and_a_restart_between_decision_and_execution_start_one_attempt() {
+    let dir = tmp("restart");
+    let (argus, _) = bridges(&dir);
+    let argus_home = dir.join("argus-home");
+    let (_sim, url) = sim("repair", "127.0.0.1:0");
+    let env = [
+        ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
+        (
+            "ARGUS_SUPERVISOR_ARGUS_HOME",
+            argus_home.display().to_string(),
+        ),
+    ];
+    let home = dir.join("state");
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["status"] == "ok");
+    assert_eq!(
+        d.act(
+            "c1",
+            "observe",
+            json!({"objective": "make the evaluation pass"})
+        )
+        .0,
+        200
+    );
+    assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+    // Argus dies on its next status call; nothing new may start while it is away.
+    std::fs::write(argus_home.join("die"), b"").ok();
+    assert_eq!(
+        d.act("c1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_state("c1", "remote_terminal_local_pending");
+    d.wait_health(|h| {
+        h["argus"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("unavailable since"))
+    });
+    d.decide("c1", retry("d1"));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        clean_sends(&url, "c1"),
+        1,
+        "no mutation while Argus is away"
+    );
+    // The daemon is killed between the decision and its execution; Argus comes back.
+    drop(d);
+    let _ = std::fs::remove_file(argus_home.join("die"));
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["status"] == "ok" && h["argus"] == "running");
+    wait_for("the pending decision to run", || {
+        clean_sends(&url, "c1") == 2
+    });
+    d.wait_state("c1", "remote_terminal_local_pending");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(clean_sends(&url, "c1"), 2, "the decision ran exactly once");
+    assert_eq!(
+        argus_projects(&argus_home),
+        1,
+        "no second Argus project after the restart"
+    );
+    let bindings = home.join("argus").join("c1.json");
+    assert!(bindings.is_file(), "the link persists its binding");
+}
+
+#[test]
+fn serve_answers_at_once_while_the_remote_is_down_then_supervision_resumes() {
+    let dir = tmp("down");
+    let remote_port = free_port();
+    let url = format!("http://127.0.0.1:{remote_port}/");
+    let d = serve(&url, &dir.join("state"), &[]);
+    // Up within a second of the port answering, whatever the remote does.
+    let started = Instant::now();
+    wait_for("the API", || d.get("/health").is_some());
+    let t = Instant::now();
+    let (s, h) = d.get("/health").expect("health");
+    let (s2, _) = d.get("/campaigns").expect("campaigns");
+    let took = t.elapsed();
+    println!("health while the remote is down: {h}");
+    assert_eq!((s, s2), (200, 200));
+    assert!(took < Duration::from_secs(1), "answered in {took:?}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(h["remote"]["state"], "undiscovered");
+    assert_eq!(h["remote"]["last_error"], "unavailable");
+    assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
+    let (s, b) = d.act("c1", "claim", json!({}));
+    assert_eq!(s, 503, "{b}");
+    assert_eq!(b["class"], "remote_unavailable");
+    // The remote comes up on that port: discovery succeeds and supervision resumes.
+    let (_sim, _) = sim("happy", &format!("127.0.0.1:{remote_port}"));
+    d.wait_health(|h| h["status"] == "ok");
+    assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+    assert_eq!(d.act("c1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("c1", "remote_terminal_local_pending");
+    assert_eq!(clean_sends(&url, "c1"), 1);
+}
+
+#[test]
+fn a_card_that_changes_under_a_controlling_campaign_stops_every_mutation() {
+    let dir = tmp("card");
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(
+        &url,
+        &dir.join("state"),
+        &[("ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS", "1".into())],
+    );
+    d.wait_health(|h| h["status"] == "ok");
+    assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
+    assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+    assert_eq!(d.act("c1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("c1", "controlling.running");
+    let (s, _) = call(
+        true,
+        &format!("{url}_sim/faults"),
+        SIM_TOKEN,
+        json!({"kind": "card", "change": {"change": "enforcement_off"}}),
+    )
+    .expect("arm");
+    assert_eq!(s, 200);
+    let changed_at = audit(&url)["entries"].as_array().map(Vec::len).unwrap_or(0);
+    let h = d.wait_health(|h| h["remote"]["state"] == "quarantined_pending_review");
+    println!("health after the card changed: {}", h["remote"]);
+    assert_eq!(h["remote"]["mutation_enabled"], false);
+    wait_for("the lease to be given back", || {
+        d.state("c1").as_deref() == Some("observing.watching")
+    });
+    let feed = d.feed("c1");
+    assert!(
+        feed.iter().any(|l| l.contains("agent card changed")),
+        "{feed:?}"
+    );
+    // Nothing but the release may be written from now on.
+    let (s, b) = d.act("c1", "claim", json!({}));
+    assert_ne!(s, 200, "{b}");
+    std::thread::sleep(Duration::from_secs(2));
+    let a = audit(&url);
+    let writes: Vec<String> = a["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .skip(changed_at)
+        .filter_map(|e| e["method"].as_str())
+        .filter(|m| {
+            matches!(
+                *m,
+                "message/send"
+                    | "tasks/cancel"
+                    | "campaign/claim_control"
+                    | "campaign/renew_control"
+                    | "campaign/intervene"
+            )
+        })
+        .map(str::to_string)
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "mutations after the card changed: {writes:?}"
+    );
+}
+
+#[test]
+fn supervision_off_serves_the_state_read_only_and_a_pinned_card_is_enforced() {
+    let dir = tmp("off");
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let home = dir.join("state");
+    {
+        let d = serve(&url, &home, &[]);
+        d.wait_health(|h| h["status"] == "ok");
+        assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
+        assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+        d.wait_state("c1", "controlling.ready");
+    }
+    let before = audit(&url)["entries"].as_array().map(Vec::len).unwrap_or(0);
+    let d = serve(&url, &home, &[("ARGUS_SUPERVISOR_ENABLED", "0".into())]);
+    let h = d.wait_health(|h| h["status"] == "disabled");
+    assert_eq!(h["supervision"], "off (ARGUS_SUPERVISOR_ENABLED=0)");
+    assert_eq!(
+        d.state("c1").as_deref(),
+        Some("observing.confirming"),
+        "persisted state is readable"
+    );
+    let (s, _) = d.act("c1", "submit", json!({"message": "go"}));
+    assert_ne!(s, 200);
+    std::thread::sleep(Duration::from_secs(2));
+    let after = audit(&url)["entries"].as_array().map(Vec::len).unwrap_or(0);
+    assert_eq!(
+        after, before,
+        "supervision off: nothing polled, nothing written"
+    );
+    drop(d);
+
+    // A pinned card hash that does not match: quarantined from the start, nothing mutates.
+    let d = serve(
+        &url,
+        &dir.join("pinned"),
+        &[("ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256", "00".repeat(32))],
+    );
+    let h = d.wait_health(|h| h["remote"]["state"] == "quarantined_pending_review");
+    assert!(
+        h["remote"]["quarantine"]
+            .as_str()
+            .is_some_and(|q| q.contains("pinned")),
+        "{h}"
+    );
+    assert_eq!(d.act("c2", "observe", json!({"objective": "train"})).0, 200);
+    let (s, b) = d.act("c2", "claim", json!({}));
+    assert_eq!(
+        (s, b["class"].as_str()),
+        (409, Some("capability_unavailable")),
+        "{b}"
+    );
+}
