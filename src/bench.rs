@@ -256,6 +256,10 @@ fn durable_ratio(k: usize) -> Result<(f64, f64), String> {
             evidence_revision: None,
             blocked: false,
             campaign_id: None,
+            run_id: None,
+            attempt_id: None,
+            source_sha: None,
+            evidence_ref: None,
         };
         let step = machine.step(&Event::Observed(o));
         debug_assert!(step.changed && machine.state_name() == StateName::Watching);

@@ -294,47 +294,58 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
 }
 
 fn show(v: &Value) -> String {
-    let remote = &v["remote"];
-    let machine = &v["machine"];
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let state = v["state"].as_str().unwrap_or("");
-    let lease = match machine.get("lease").filter(|l| !l.is_null()) {
-        Some(l) => {
-            let held = state.starts_with("controlling.");
-            let expires = l["expires_at"].as_u64().unwrap_or(0);
-            format!(
-                "{} {} epoch {}, expires in {}s",
-                if held { "held by" } else { "last held by" },
-                s(&l["controller_id"]),
-                s(&l["epoch"]),
-                expires.saturating_sub(now)
-            )
-        }
-        None => "none".into(),
+    let lease = match (
+        v.get("controller_epoch").and_then(Value::as_u64),
+        v["lease_expires_at"].as_str(),
+    ) {
+        (Some(epoch), Some(expires)) => format!(
+            "held by {} epoch {epoch}, expires {}",
+            s(&v["controller_id"]),
+            clean(expires)
+        ),
+        _ => "none".into(),
     };
     let last = v
         .get("latest_significant_event")
         .filter(|e| !e.is_null())
         .map(|e| format!("{} {}", s(&e["type"]), clean(&e.to_string())))
         .unwrap_or_else(|| "-".into());
-    format!(
-        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nremote    {} {}\nlease     {}\nattempts  {}\nquestion  {}\nverdict   {}\nlast      {}\nquarantined {}\n",
+    let mut out = format!(
+        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {}\nlease     {}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {}\nactions   {}\nquarantined {}\n",
         s(&v["campaign_id"]),
         s(&v["state"]),
         s(&v["objective"]),
-        s(&machine["task"]),
-        s(&remote["state"]),
-        if remote["stage"].is_null() { String::new() } else { s(&remote["stage"]) },
+        s(&v["remote_task_id"]),
+        s(&v["run_id"]),
+        s(&v["attempt_id"]),
+        s(&v["source_sha"]),
+        s(&v["remote_state"]),
+        if v["remote_stage"].is_null() { String::new() } else { s(&v["remote_stage"]) },
         lease,
-        s(&machine["memory"]["attempts"]),
-        s(&v["pending_question"]),
+        s(&v["attempts"]),
+        s(&v["pending_question"]["text"]),
+        s(&v["argus_status"]),
+        s(&v["argus_project_id"]),
         s(&v["reviewer_verdict"]),
         last,
+        v["allowed_actions"]
+            .as_array()
+            .map(|a| a.iter().map(s).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default(),
         s(&v["quarantined"]),
-    )
+    );
+    for a in v["attempt_history"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "  attempt {} task {} run {} source {} outcome {} verdict {}\n",
+            s(&a["attempt_id"]),
+            s(&a["task_id"]),
+            s(&a["run_id"]),
+            s(&a["source_sha"]),
+            s(&a["outcome"]),
+            s(&a["verdict"]),
+        ));
+    }
+    out
 }
 
 /// Follow the feed's server-sent events, printing each line, until the campaign closes.
@@ -405,9 +416,11 @@ mod tests {
             "campaign_id": "c1",
             "state": "controlling.running",
             "objective": "train",
-            "machine": {"task": evil, "memory": {"attempts": 1}, "lease": null},
-            "remote": {"state": "working", "stage": evil},
-            "pending_question": evil,
+            "remote_task_id": evil,
+            "attempts": 1,
+            "remote_state": "working",
+            "remote_stage": evil,
+            "pending_question": {"text": evil},
         });
         let out = show(&v);
         assert!(out.contains("task-1"), "{out}");

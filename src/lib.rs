@@ -18,3 +18,4 @@ pub mod runtime;
 pub mod security;
 pub mod sim;
 pub mod store;
+pub mod time;

@@ -22,6 +22,7 @@ fn observation() -> ForemanObservation {
     ForemanObservation {
         original_job: "Make the campaign pass. ".repeat(1000),
         run_id: Some("run-1".into()),
+        attempt_id: Some("attempt-1".into()),
         factory_status: "failed".into(),
         iteration: 1,
         worker_exit_status: Some("failed".into()),

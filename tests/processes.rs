@@ -1029,7 +1029,7 @@ fn wait_for_question(port: u16, id: &str) {
             )
             .expect("doc");
         let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-        if v["pending_question"]
+        if v["pending_question"]["text"]
             .as_str()
             .is_some_and(|q| q.contains("campaigns resolve"))
         {

@@ -323,18 +323,82 @@ fn serve_runs_argus_and_foreman_through_a_two_attempt_mission() {
     assert!(!calls.contains(SIM_TOKEN) && !calls.contains(API_TOKEN));
     let feed = d.feed("c1");
     println!("feed:\n{}", feed.join("\n"));
+    // The spec's shape for a failed attempt followed by an approved repair, in order: what failed,
+    // the reviewer's evidence, what Argus decided.
+    let at = |prefix: &str| feed.iter().position(|l| l.starts_with(prefix));
+    let failed = at("Attempt 1 failed during preprocessing").expect("the failure");
+    let evidence = at("Reviewer evidence: text-only dataset").expect("the evidence");
+    let approved = at("Argus approved one bounded repair and started the next attempt.")
+        .expect("the decision");
+    assert!(failed < evidence && evidence < approved, "{feed:?}");
     assert!(
-        feed.iter().any(|l| l.starts_with("Attempt 1 failed")),
-        "{feed:?}"
+        !feed.iter().any(|l| l.starts_with("Operator next-attempt")),
+        "Argus's decision is not the operator's: {feed:?}"
     );
     assert!(
-        feed.iter()
-            .any(|l| l.starts_with("Operator next-attempt: done")),
+        feed.iter().any(|l| l.starts_with("Reviewer verdict: done")),
         "{feed:?}"
     );
     assert!(
         feed.iter().any(|l| l.starts_with("Mission complete")),
         "{feed:?}"
+    );
+
+    // One campaign view with every field of the spec's model (section 9).
+    let (_, v) = d.get("/campaigns/c1").expect("view");
+    println!(
+        "GET campaigns/c1: {}",
+        serde_json::to_string_pretty(&v).unwrap_or_default()
+    );
+    for key in [
+        "campaign_id",
+        "objective",
+        "remote_task_id",
+        "run_id",
+        "attempt_id",
+        "source_sha",
+        "remote_state",
+        "remote_stage",
+        "heartbeat_seq",
+        "controller_id",
+        "controller_epoch",
+        "lease_expires_at",
+        "latest_significant_event",
+        "latest_evidence_ref",
+        "pending_question",
+        "argus_project_id",
+        "argus_status",
+        "reviewer_verdict",
+        "created_at",
+        "updated_at",
+        "state",
+        "attempts",
+        "allowed_actions",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing from {v}");
+    }
+    assert_eq!(v["state"], "closed.accepted");
+    assert_eq!(v["reviewer_verdict"], "done");
+    assert!(v["created_at"]
+        .as_str()
+        .is_some_and(|t| t.ends_with('Z') && t.contains('T')));
+    let history = v["attempt_history"].as_array().expect("history");
+    assert_eq!(history.len(), 2, "{v}");
+    assert_eq!(history[0]["outcome"], "failed");
+    assert_eq!(history[0]["verdict"], "next_attempt");
+    assert_eq!(history[1]["outcome"], "completed");
+    assert_eq!(history[1]["verdict"], "accepted");
+    assert_ne!(
+        history[0]["source_sha"], history[1]["source_sha"],
+        "each attempt's source is kept"
+    );
+    assert!(history[0]["run_id"]
+        .as_str()
+        .is_some_and(|r| r.starts_with("run-")));
+    let calls = std::fs::read_to_string(dir.join("foreman-calls.jsonl")).unwrap_or_default();
+    assert!(
+        calls.contains("\"run_id\":\"run-task-"),
+        "Foreman sees the remote's run id: {calls}"
     );
     let a = audit(&url);
     let mut by_method = std::collections::BTreeMap::<String, u64>::new();

@@ -1078,6 +1078,14 @@ impl Campaign {
             }
             _ => None,
         };
+        if previous.as_ref().is_some_and(|p| p.identity_changed(o)) {
+            context.surface(Significant::Blocked {
+                reason: BlockReason::RunIdentityChanged,
+            });
+            context.push(Action::WakeArgus {
+                reason: WakeReason::Blocked,
+            });
+        }
         self.memory.last_seen = Some(Seen::of(o));
         let state_changed = previous
             .as_ref()

@@ -119,6 +119,10 @@ fn observation(
         evidence_revision: Some(evidence),
         blocked,
         campaign_id: None,
+        run_id: None,
+        attempt_id: None,
+        source_sha: None,
+        evidence_ref: None,
     }
 }
 

@@ -19,6 +19,6 @@ mod record;
 pub mod render;
 
 pub use campaign::Memory;
-pub use machine::{CampaignMachine, StateName, Step, Superstate};
+pub use machine::{allowed_actions, CampaignMachine, StateName, Step, Superstate};
 pub use model::*;
 pub use record::{CampaignRecord, RecordError, SCHEMA_VERSION};

@@ -495,3 +495,67 @@ impl CampaignMachine {
         Ok(Self::at(record.campaign_id.clone(), campaign, state))
     }
 }
+
+/// The operator actions the machine would act on in the state `record` describes, by their API
+/// names. Each is tried on a copy of the machine and kept when it would do something: the list is
+/// computed from the machine, never kept by hand.
+pub fn allowed_actions(record: &CampaignRecord, policy: Policy) -> Vec<&'static str> {
+    let Ok(state) = record.to_state() else {
+        return vec![];
+    };
+    let campaign = Campaign {
+        controller_id: record.controller_id.clone(),
+        policy,
+        memory: record.memory.clone(),
+    };
+    let (machine, _) = CampaignMachine::at(record.campaign_id.clone(), campaign, state);
+    let rid = || RequestId::new("allowed-actions-probe");
+    let op = Event::Operator;
+    let probes = [
+        (
+            "observe",
+            op(Command::Observe {
+                task: Some(TaskId::new("allowed-actions-probe")),
+            }),
+        ),
+        ("claim", op(Command::Claim { request_id: rid() })),
+        ("submit", op(Command::Submit { request_id: rid() })),
+        ("intervene", op(Command::Intervene { request_id: rid() })),
+        ("cancel", op(Command::Cancel { request_id: rid() })),
+        ("release", op(Command::Release)),
+        ("pause", op(Command::Pause)),
+        ("resume", op(Command::Resume)),
+        ("abandon", op(Command::Abandon)),
+        (
+            "resolve",
+            op(Command::Resolve {
+                applied: None,
+                not_applied: true,
+            }),
+        ),
+        (
+            "next-attempt",
+            op(Command::NextAttempt {
+                claim_request: rid(),
+                submit_request: rid(),
+            }),
+        ),
+        (
+            "accept",
+            Event::Validated {
+                verdict: Verdict::Accepted,
+            },
+        ),
+        (
+            "reject",
+            Event::Validated {
+                verdict: Verdict::Rejected,
+            },
+        ),
+    ];
+    probes
+        .into_iter()
+        .filter(|(_, e)| !machine.clone().step(e).is_noop())
+        .map(|(name, _)| name)
+        .collect()
+}

@@ -169,6 +169,16 @@ pub struct Observation {
     /// another campaign is quarantined before it reaches any state (never applied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign_id: Option<String>,
+    /// The remote run and attempt behind the task, and the source it built (remote text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_sha: Option<String>,
+    /// Where the remote keeps the latest evidence (remote text, never fetched by us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence_ref: Option<String>,
 }
 
 /// What the machine remembers of the last material observation, to drop stale and unchanged ones.
@@ -181,6 +191,11 @@ pub struct Seen {
     pub stage: Option<String>,
     pub evidence_revision: Option<u64>,
     pub blocked: bool,
+    /// The run identity last seen for the task: a change under the same task is significant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_sha: Option<String>,
 }
 
 impl Seen {
@@ -193,7 +208,15 @@ impl Seen {
             stage: o.stage.clone(),
             evidence_revision: o.evidence_revision,
             blocked: o.blocked,
+            run_id: o.run_id.clone(),
+            source_sha: o.source_sha.clone(),
         }
+    }
+
+    /// The run behind the same task changed identity (a new run id or source under one task).
+    pub(crate) fn identity_changed(&self, o: &Observation) -> bool {
+        let changed = |a: &Option<String>, b: &Option<String>| a.is_some() && b.is_some() && a != b;
+        changed(&self.run_id, &o.run_id) || changed(&self.source_sha, &o.source_sha)
     }
 
     /// True when `o` is older than this reading by (revision, heartbeat_seq), where both are known.
@@ -210,6 +233,9 @@ impl Seen {
             && self.stage == o.stage
             && self.evidence_revision == o.evidence_revision
             && self.blocked == o.blocked
+            // A run identity seen for the first time, or a new one, is material.
+            && (o.run_id.is_none() || self.run_id == o.run_id)
+            && (o.source_sha.is_none() || self.source_sha == o.source_sha)
     }
 }
 
@@ -451,6 +477,8 @@ pub enum BlockReason {
     /// The remote granted us an epoch below one it granted before (it lost its lease table):
     /// fencing cannot be trusted until someone reviews it.
     EpochWentBackwards,
+    /// The run id or source sha changed under the same task: not the run that was started.
+    RunIdentityChanged,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -354,3 +354,46 @@ fn an_unresolvable_ambiguous_write_is_resolved_only_by_the_operator_once_readbac
     assert_eq!(s.to, StateName::Confirming);
     assert_eq!(m.record().task, None);
 }
+
+// ----- Issue 18: the allowed actions come from the machine ---------------------------------------
+
+#[test]
+fn allowed_actions_are_what_the_machine_would_act_on() {
+    let allowed = |place: &str| allowed_actions(&at(place).record(), policy());
+    assert_eq!(
+        allowed("detached"),
+        ["observe", "claim", "pause", "abandon"]
+    );
+    let running = allowed("running");
+    for a in ["intervene", "cancel", "release", "pause", "abandon"] {
+        assert!(running.contains(&a), "{a} in {running:?}");
+    }
+    assert!(!running.contains(&"submit") && !running.contains(&"accept"));
+    let rtlp = allowed("rtlp"); // a failed attempt: it can be rejected, not accepted
+    assert!(
+        rtlp.contains(&"reject") && rtlp.contains(&"next-attempt") && !rtlp.contains(&"accept")
+    );
+    assert_eq!(
+        allowed("ambiguous"),
+        ["abandon"],
+        "resolve only once readback proved impossible"
+    );
+}
+
+#[test]
+fn a_new_run_under_the_same_task_is_significant() {
+    let mut m = at("running");
+    m.step(&Event::Observed(Observation {
+        run_id: Some("run-1".into()),
+        source_sha: Some("aaa".into()),
+        ..obs(1, RemoteState::Working, 5)
+    }));
+    let s = m.step(&Event::Observed(Observation {
+        run_id: Some("run-2".into()),
+        source_sha: Some("aaa".into()),
+        ..obs(1, RemoteState::Working, 6)
+    }));
+    assert!(s.actions.contains(&Action::Surface(Significant::Blocked {
+        reason: BlockReason::RunIdentityChanged
+    })));
+}

@@ -60,6 +60,10 @@ fn any_event() -> impl Strategy<Value = Event> {
                 evidence_revision: ev,
                 blocked,
                 campaign_id: None,
+        run_id: None,
+        attempt_id: None,
+        source_sha: None,
+        evidence_ref: None,
             })
         ),
         1 => Just(Event::PollFailed(RemoteCondition::Unreachable)),

@@ -51,6 +51,10 @@ impl TaskView {
             evidence_revision: self.meta.evidence_revision,
             blocked: self.meta.blocked,
             campaign_id: self.meta.campaign_id.clone(),
+            run_id: self.meta.run_id.clone(),
+            attempt_id: self.meta.attempt_id.clone(),
+            source_sha: self.meta.source_sha.clone(),
+            evidence_ref: self.meta.evidence_ref.clone(),
         }
     }
 

@@ -293,15 +293,72 @@ async fn campaign<T: Transport + 'static>(
     Path(id): Path<String>,
 ) -> Response {
     match s.runtime.document(&id) {
-        Ok(Some(d)) => {
-            let mut v = serde_json::to_value(&d).unwrap_or(Value::Null);
-            v["state"] = json!(d.machine.state.persisted());
-            v["untrusted_fields"] = json!(["remote.stage", "latest_evidence", "objective"]);
-            Json(v).into_response()
-        }
+        Ok(Some(d)) => Json(view(&d, s.runtime.policy())).into_response(),
         Ok(None) => runtime_error(RuntimeError::UnknownCampaign),
         Err(e) => runtime_error(e),
     }
+}
+
+use crate::time::rfc3339;
+
+/// The campaign as the spec models it (section 9), composed from the parts each writer owns: the
+/// machine's record, the last reading of the remote, the link's Argus annotations. Times are
+/// RFC 3339; values that came from the remote are listed in `untrusted_fields`.
+pub fn view(d: &crate::runtime::CampaignDoc, policy: argus_machines::Policy) -> Value {
+    let r = d.remote.as_ref();
+    let held = d
+        .machine
+        .lease
+        .as_ref()
+        .filter(|_| d.machine.state.is_controlling());
+    let mut allowed = argus_machines::allowed_actions(&d.machine, policy);
+    if d.pending_question.is_some() || d.machine.state == argus_machines::StateName::AwaitingInput {
+        allowed.push("answer");
+    }
+    json!({
+        "campaign_id": d.campaign_id,
+        "objective": d.objective,
+        "remote_task_id": d.machine.task,
+        "run_id": r.and_then(|r| r.run_id.clone()),
+        "attempt_id": r.and_then(|r| r.attempt_id.clone()),
+        "source_sha": r.and_then(|r| r.source_sha.clone()),
+        "remote_state": r.map(|r| r.state.as_str()),
+        "remote_stage": r.and_then(|r| r.stage.clone()),
+        "heartbeat_seq": r.and_then(|r| r.heartbeat_seq),
+        "controller_id": d.machine.controller_id,
+        "controller_epoch": held.map(|l| l.epoch),
+        "lease_expires_at": held.map(|l| rfc3339(l.expires_at)),
+        "latest_significant_event": d.latest_significant_event,
+        "latest_evidence_ref": r.and_then(|r| r.evidence_ref.clone()),
+        "pending_question": d.pending_question.as_ref().map(|text| json!({
+            "id": format!("q-{}", d.question_asked_at.unwrap_or(d.updated_at)),
+            "text": text,
+            "source": d.question_source.as_deref().unwrap_or("supervisor"),
+            "asked_at": rfc3339(d.question_asked_at.unwrap_or(d.updated_at)),
+        })),
+        "argus_project_id": d.argus_project_id,
+        "argus_status": d.argus_status,
+        "reviewer_verdict": d.reviewer_verdict,
+        "created_at": rfc3339(d.created_at),
+        "updated_at": rfc3339(d.updated_at),
+        "state": d.machine.state.persisted(),
+        "attempts": d.machine.memory.attempts,
+        "attempt_history": d.attempt_history.iter().map(|a| json!({
+            "task_id": a.task_id,
+            "run_id": a.run_id,
+            "attempt_id": a.attempt_id,
+            "source_sha": a.source_sha,
+            "first_seen_at": rfc3339(a.first_seen_at),
+            "outcome": a.outcome,
+            "verdict": a.verdict,
+        })).collect::<Vec<_>>(),
+        "older_attempts": d.older_attempts,
+        "allowed_actions": allowed,
+        "quarantined": d.quarantined,
+        "latest_evidence": d.latest_evidence,
+        "machine": d.machine,
+        "untrusted_fields": ["objective", "remote_task_id", "run_id", "attempt_id", "source_sha", "remote_stage", "latest_evidence_ref", "latest_evidence", "attempt_history", "pending_question.text"],
+    })
 }
 
 async fn events<T: Transport + 'static>(

@@ -138,6 +138,16 @@ pub struct Consumed {
     pub ruling: String,
 }
 
+/// The reason a decision gives (bounded; Argus's words, shown to a person as what it decided on).
+pub fn reason_of(dir: &Path, decision_id: &str) -> Option<String> {
+    let path = dir.join(format!("{decision_id}.json"));
+    if std::fs::metadata(&path).ok()?.len() > MAX_DECISION_BYTES {
+        return None;
+    }
+    let d: Decision = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    Some(d.reason).filter(|r| !r.trim().is_empty())
+}
+
 /// Read the decisions not yet consumed, judge them, and record each in the ledger (so each is
 /// consumed exactly once, even across restarts) before returning it. Sorted by file name.
 pub fn take_new(

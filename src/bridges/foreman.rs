@@ -22,7 +22,10 @@ pub const MAX_FIELD_BYTES: usize = 4 * 1024;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ForemanObservation {
     pub original_job: String,
+    /// The remote run behind the attempt (`metadata.argus_supervisor.run_id`).
     pub run_id: Option<String>,
+    /// The remote attempt id (`metadata.argus_supervisor.attempt_id`).
+    pub attempt_id: Option<String>,
     pub factory_status: String,
     pub iteration: u32,
     pub worker_exit_status: Option<String>,
@@ -41,6 +44,7 @@ impl ForemanObservation {
         ForemanObservation {
             original_job: "argus-supervisor start-up check".into(),
             run_id: None,
+            attempt_id: None,
             factory_status: "idle".into(),
             iteration: 0,
             worker_exit_status: None,

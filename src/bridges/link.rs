@@ -15,7 +15,7 @@ use super::decisions::{take_new, Authority, Ruling};
 use super::foreman::{hint, Foreman, ForemanObservation, Hint};
 use crate::control::Transport;
 use crate::runtime::reduce::WakeSink;
-use crate::runtime::{CampaignDoc, OperatorCommand, Runtime};
+use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use argus_machines::{Significant, StateName, Verdict, WakeReason};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -456,18 +456,32 @@ impl<T: Transport + 'static> Link<T> {
                 let _ = self.runtime.notice(id, true, text).await;
             }
         }
-        if let Some(v) = status.verdicts.last() {
-            let name = serde_json::to_value(v)
+        let name = status.verdicts.last().and_then(|v| {
+            serde_json::to_value(v)
                 .ok()
-                .and_then(|v| v.as_str().map(str::to_string));
-            if name.is_some() && doc.reviewer_verdict != name {
-                let _ = self.runtime.annotate(id, None, name).await;
-            }
+                .and_then(|v| v.as_str().map(str::to_string))
+        });
+        // Argus's status, summarised for the campaign view (`argus_status`).
+        let summary = match (&status.done_reason, &name) {
+            (Some(_), _) => "done".to_string(),
+            (None, Some(v)) => format!("reviewer verdict: {v}"),
+            (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
+            (None, None) => "active".into(),
+        };
+        let verdict = name.filter(|n| doc.reviewer_verdict.as_deref() != Some(n.as_str()));
+        if verdict.is_some() || doc.argus_status.as_deref() != Some(summary.as_str()) {
+            let _ = self
+                .runtime
+                .annotate_status(id, None, verdict, Some(summary))
+                .await;
         }
         let reviewer_done =
             status.verdicts.contains(&ReviewStatus::Done) || status.done_reason.is_some();
         if reviewer_done && doc.machine.state == StateName::RemoteTerminalLocalPending {
-            let _ = self.runtime.validate(id, Verdict::Accepted).await;
+            let _ = self
+                .runtime
+                .validate_as(id, Verdict::Accepted, Actor::Argus { why: None })
+                .await;
         }
         let workdir = self.cfg.workroot.join(id);
         let ledger = self.cfg.workroot.join(format!("{id}.decisions.jsonl"));
@@ -485,26 +499,27 @@ impl<T: Transport + 'static> Link<T> {
         };
         for (decision, ruling) in rulings {
             tracing::info!(campaign_id = id, decision, ?ruling, "Argus decision");
-            self.execute(id, ruling).await;
+            let why = super::decisions::reason_of(&workdir.join("decisions"), &decision);
+            self.execute(id, ruling, Actor::Argus { why }).await;
         }
     }
 
     /// Execute an authorised ruling through the campaign's machine.
-    async fn execute(&self, id: &str, ruling: Ruling) {
+    async fn execute(&self, id: &str, ruling: Ruling, by: Actor) {
         let rt = &self.runtime;
         match ruling {
             Ruling::Submit { text, retry } => {
                 let state = self.doc(id).map(|d| d.machine.state);
                 // The same operation an operator uses: settle, claim and submit as one step.
                 let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
-                    rt.command(id, OperatorCommand::NextAttempt { text: Some(text) })
+                    rt.command_as(id, OperatorCommand::NextAttempt { text: Some(text) }, by)
                         .await
                         .is_ok_and(|r| r.outcome() == "done")
                 } else {
-                    let claimed = rt.command(id, OperatorCommand::Claim).await;
+                    let claimed = rt.command_as(id, OperatorCommand::Claim, by.clone()).await;
                     claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready)
                         && rt
-                            .command(id, OperatorCommand::Submit { text: Some(text) })
+                            .command_as(id, OperatorCommand::Submit { text: Some(text) }, by)
                             .await
                             .is_ok()
                 };
@@ -519,13 +534,15 @@ impl<T: Transport + 'static> Link<T> {
                 }
             }
             Ruling::Intervene { text } => {
-                let _ = rt.command(id, OperatorCommand::Intervene { text }).await;
+                let _ = rt
+                    .command_as(id, OperatorCommand::Intervene { text }, by)
+                    .await;
             }
             Ruling::Cancel => {
-                let _ = rt.command(id, OperatorCommand::Cancel).await;
+                let _ = rt.command_as(id, OperatorCommand::Cancel, by).await;
             }
             Ruling::Finish => {
-                let _ = rt.validate(id, Verdict::Accepted).await;
+                let _ = rt.validate_as(id, Verdict::Accepted, by).await;
             }
             Ruling::NeedsYou { why } => {
                 let _ = rt.notice(id, true, why).await;
@@ -594,7 +611,9 @@ pub fn projection(
         .is_some_and(|r| matches!(r.state.view(), argus_machines::AttemptView::Terminal(_)));
     ForemanObservation {
         original_job: doc.objective.clone(),
-        run_id: doc.remote.as_ref().map(|r| r.task.to_string()),
+        // The remote's own run and attempt (never the A2A task id).
+        run_id: doc.remote.as_ref().and_then(|r| r.run_id.clone()),
+        attempt_id: doc.remote.as_ref().and_then(|r| r.attempt_id.clone()),
         factory_status: state.clone(),
         iteration: doc.machine.memory.attempts,
         worker_exit_status: terminal.then_some(state),

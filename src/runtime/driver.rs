@@ -15,8 +15,8 @@ use crate::control::{
 };
 use crate::store::Store;
 use argus_machines::{
-    Action, CampaignMachine, Command, Event, LeaseRefusal, LossReason, ReadbackAnswer, StateName,
-    WriteOutcome,
+    Action, CampaignMachine, Command, Event, LeaseRefusal, LossReason, ReadbackAnswer, Significant,
+    StateName, WriteOutcome,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -31,10 +31,12 @@ pub enum Input {
         command: Command,
         /// Text for a submit or an intervention.
         text: Option<String>,
+        /// Who asked (the feed names them).
+        actor: super::Actor,
         reply: oneshot::Sender<CommandReply>,
     },
     /// Validation verdict on a remote-terminal attempt.
-    Event(Event, oneshot::Sender<CommandReply>),
+    Event(Event, super::Actor, oneshot::Sender<CommandReply>),
     /// A message for a person that no significant event carries (an advisor's question or an
     /// advisor outage). `needs_you` also sets the campaign's pending question.
     Notice {
@@ -56,6 +58,7 @@ pub enum Input {
     Annotate {
         argus_project_id: Option<String>,
         reviewer_verdict: Option<String>,
+        argus_status: Option<String>,
         done: oneshot::Sender<()>,
     },
     /// Stop after the current step; `release` gives a held lease back first.
@@ -244,30 +247,46 @@ impl<T: Transport + 'static> Driver<T> {
                         let _ = done.send(());
                         return Ok(());
                     }
-                    Some(Input::Command { command, text, reply }) => {
+                    Some(Input::Command { command, text, actor, reply }) => {
                         let action = command_name(&command);
                         let r = self.operator(command, text).await?;
-                        self.operator_line(action, &r);
+                        self.action_line(action, &r, &actor);
                         let _ = reply.send(r);
                     }
-                    Some(Input::Event(event, reply)) => {
+                    Some(Input::Event(event, actor, reply)) => {
                         let action = match &event {
                             Event::Validated { verdict: argus_machines::Verdict::Accepted } => "accept",
                             Event::Validated { verdict: argus_machines::Verdict::Rejected } => "reject",
                             _ => "validate",
                         };
                         self.refusal = None;
+                        let verdict = match &event {
+                            Event::Validated { verdict } => Some(*verdict),
+                            _ => None,
+                        };
                         let accepted = self.step_all(event).await?;
+                        if let (true, Some(v)) = (accepted, verdict) {
+                            self.record_verdict(v);
+                        }
                         let r = self.reply(accepted);
-                        self.operator_line(action, &r);
+                        self.action_line(action, &r, &actor);
                         let _ = reply.send(r);
                     }
-                    Some(Input::Annotate { argus_project_id, reviewer_verdict, done }) => {
+                    Some(Input::Annotate { argus_project_id, reviewer_verdict, argus_status, done }) => {
                         if argus_project_id.is_some() {
                             self.doc.argus_project_id = argus_project_id;
                         }
-                        if reviewer_verdict.is_some() {
+                        if reviewer_verdict.is_some() && reviewer_verdict != self.doc.reviewer_verdict {
+                            // The reviewer's verdict is news for a person when it arrives.
+                            let v = reviewer_verdict.clone().unwrap_or_default();
+                            self.feed_line(
+                                super::messages::MessageKind::Decision,
+                                format!("Reviewer verdict: {}.", crate::security::Untrusted::new(&v, 64).as_str()),
+                            );
                             self.doc.reviewer_verdict = reviewer_verdict;
+                        }
+                        if argus_status.is_some() {
+                            self.doc.argus_status = argus_status;
                         }
                         let _ = self.write_doc();
                         let _ = done.send(());
@@ -276,7 +295,7 @@ impl<T: Transport + 'static> Driver<T> {
                         let reply = if self.machine.state_name() == StateName::AwaitingInput {
                             // The remote asked: the answer goes to it as an intervention.
                             let r = self.operator(Command::Intervene { request_id }, Some(text)).await?;
-                            self.operator_line("answer", &r);
+                            self.action_line("answer", &r, &super::Actor::Operator);
                             AnswerReply::Intervened(r)
                         } else if self.doc.pending_question.take().is_some() {
                             self.doc.pending_answer = Some(crate::security::Untrusted::new(&text, 4096).as_str().to_string());
@@ -350,8 +369,12 @@ impl<T: Transport + 'static> Driver<T> {
     ) -> Result<CommandReply, Crashed> {
         self.submit_text = text;
         self.refusal = None;
+        let settles = matches!(command, Command::NextAttempt { .. });
         let accepted = self.step_all(Event::Operator(command)).await?;
         self.submit_text = None;
+        if accepted && settles {
+            self.record_verdict(argus_machines::Verdict::NextAttempt);
+        }
         if accepted
             && self.machine.state_name() != StateName::AwaitingInput
             && self.doc.question_source.as_deref() == Some("remote")
@@ -361,6 +384,96 @@ impl<T: Transport + 'static> Driver<T> {
             let _ = self.write_doc();
         }
         Ok(self.reply(accepted))
+    }
+
+    /// Who decided what, and why, in the feed's register (spec section 15). An Argus decision that
+    /// started the next attempt reads: the reviewer's evidence, then what Argus approved.
+    fn action_line(&mut self, action: &str, r: &CommandReply, actor: &super::Actor) {
+        use super::messages::MessageKind;
+        let super::Actor::Argus { why } = actor else {
+            return self.operator_line(action, r);
+        };
+        let why = why
+            .as_deref()
+            .map(|w| crate::security::Untrusted::new(w, 400).as_str().to_string());
+        let done = r.outcome() == "done";
+        if let (Some(w), true) = (&why, matches!(action, "next-attempt" | "submit")) {
+            self.feed_line(MessageKind::Decision, format!("Reviewer evidence: {w}."));
+        }
+        let line = match (action, done) {
+            ("next-attempt", true) => {
+                "Argus approved one bounded repair and started the next attempt.".to_string()
+            }
+            ("submit", true) => "Argus started an attempt.".to_string(),
+            ("accept", true) => {
+                "Argus's reviewer confirmed the attempt; it was accepted.".to_string()
+            }
+            (_, true) => format!("Argus decided to {action}; done."),
+            (_, false) => format!(
+                "Argus decided to {action}, but it was not done ({}).",
+                r.refusal.unwrap_or(r.outcome()).replace('_', " ")
+            ),
+        };
+        self.feed_line(MessageKind::Decision, line);
+    }
+
+    /// Record the local verdict on the attempt it settles.
+    fn record_verdict(&mut self, v: argus_machines::Verdict) {
+        let name = match v {
+            argus_machines::Verdict::Accepted => "accepted",
+            argus_machines::Verdict::Rejected => "rejected",
+            argus_machines::Verdict::NextAttempt => "next_attempt",
+        };
+        if let Some(a) = self
+            .doc
+            .attempt_history
+            .iter_mut()
+            .rev()
+            .find(|a| a.outcome.is_some() && a.verdict.is_none())
+        {
+            a.verdict = Some(name.into());
+            let _ = self.write_doc();
+        }
+    }
+
+    /// Keep the attempt list in step with a material reading (a new task is a new attempt).
+    fn track_attempt(&mut self, o: &argus_machines::Observation) {
+        let now = self.clock.now_secs();
+        let h = &mut self.doc.attempt_history;
+        let cut = |v: &Option<String>| {
+            v.as_deref()
+                .map(|t| crate::security::Untrusted::new(t, 128).as_str().to_string())
+        };
+        let known = h.iter().any(|a| a.task_id == o.task);
+        match h.last_mut().filter(|a| a.task_id == o.task) {
+            Some(a) => {
+                for (slot, new) in [
+                    (&mut a.run_id, &o.run_id),
+                    (&mut a.attempt_id, &o.attempt_id),
+                    (&mut a.source_sha, &o.source_sha),
+                ] {
+                    if new.is_some() {
+                        *slot = cut(new);
+                    }
+                }
+            }
+            None if !known => {
+                h.push(super::AttemptRecord {
+                    task_id: o.task.clone(),
+                    run_id: cut(&o.run_id),
+                    attempt_id: cut(&o.attempt_id),
+                    source_sha: cut(&o.source_sha),
+                    first_seen_at: now,
+                    outcome: None,
+                    verdict: None,
+                });
+                if h.len() > super::MAX_ATTEMPT_RECORDS {
+                    h.remove(0);
+                    self.doc.older_attempts = self.doc.older_attempts.saturating_add(1);
+                }
+            }
+            None => {}
+        }
     }
 
     /// Every operator action, and what came of it, in one line of the human-facing feed.
@@ -401,9 +514,11 @@ impl<T: Transport + 'static> Driver<T> {
                 continue;
             }
             let remote_before = self.doc.remote.clone();
+            let attempts_before = self.doc.attempt_history.clone();
             if let Event::Observed(o) = &e {
                 if step.changed {
                     self.doc.remote = Some(o.clone());
+                    self.track_attempt(o);
                 }
             }
             if step.changed {
@@ -412,6 +527,7 @@ impl<T: Transport + 'static> Driver<T> {
                 if let Err(e) = self.persist() {
                     self.machine = before;
                     self.doc.remote = remote_before;
+                    self.doc.attempt_history = attempts_before;
                     self.doc.machine = self.machine.record();
                     self.storage_failed = true;
                     self.stats.storage_failures.fetch_add(1, Ordering::Relaxed);
@@ -532,6 +648,8 @@ impl<T: Transport + 'static> Driver<T> {
         self.feed_line(kind, text.clone());
         if needs_you {
             self.doc.pending_question = Some(text);
+            self.doc.question_source = Some("argus".into());
+            self.doc.question_asked_at = Some(self.clock.now_secs());
         }
         let _ = self.write_doc();
     }
@@ -595,6 +713,16 @@ impl<T: Transport + 'static> Driver<T> {
                     .map(|r| (Some(r.task.clone()), r.revision))
                     .unwrap_or((None, None));
                 let id = identity(&self.id, &sig, task.as_ref(), revision);
+                if let Significant::AttemptCompleted { task, outcome, .. } = &sig {
+                    if let Some(a) = self
+                        .doc
+                        .attempt_history
+                        .iter_mut()
+                        .find(|a| a.task_id == *task)
+                    {
+                        a.outcome = Some(*outcome);
+                    }
+                }
                 if self.reducer.accept(&id) {
                     let line = EventLine {
                         schema_version: crate::store::STORE_SCHEMA_VERSION,
@@ -621,6 +749,7 @@ impl<T: Transport + 'static> Driver<T> {
                     if let Some((question, source)) = super::messages::question_for(&sig) {
                         self.doc.pending_question = Some(question.into());
                         self.doc.question_source = Some(source.into());
+                        self.doc.question_asked_at = Some(self.clock.now_secs());
                         let _ = self.write_doc();
                     }
                     self.stats.significant.fetch_add(1, Ordering::Relaxed);

@@ -20,6 +20,8 @@ pub enum MessageKind {
     CriticalFailure,
     /// An operator's action and its outcome (spec section 15: every action is seen).
     OperatorAction,
+    /// Who decided what and why (Argus, its reviewer).
+    Decision,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -94,6 +96,10 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
                         "Needs you: the {} whose answer was lost was read back as not applied; nothing runs and nothing will be resent.",
                         op_name(*op)
                     ),
+                ),
+                BlockReason::RunIdentityChanged => (
+                    MessageKind::NeedsYou,
+                    "Needs you: the remote's run id or source changed under the same task; this is not the run that was started.".into(),
                 ),
                 BlockReason::EpochWentBackwards => (
                     MessageKind::CriticalFailure,

@@ -213,6 +213,46 @@ pub struct CampaignDoc {
     /// Who asked the pending question: `remote` (an `input-required`), `supervisor`, `argus`.
     #[serde(default)]
     pub question_source: Option<String>,
+    /// Unix seconds the pending question was asked.
+    #[serde(default)]
+    pub question_asked_at: Option<u64>,
+    /// Argus's latest status for this campaign, as its link summarised it.
+    #[serde(default)]
+    pub argus_status: Option<String>,
+    /// The attempts, newest last (at most [`MAX_ATTEMPT_RECORDS`]; older ones are counted in
+    /// `older_attempts`): which task, run and source each one was, how it ended, the verdict.
+    #[serde(default)]
+    pub attempt_history: Vec<AttemptRecord>,
+    #[serde(default)]
+    pub older_attempts: u32,
+}
+
+/// How many attempts a campaign document lists in full.
+pub const MAX_ATTEMPT_RECORDS: usize = 20;
+
+/// One attempt's identity and fate. Remote-provided values are untrusted text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptRecord {
+    pub task_id: TaskId,
+    pub run_id: Option<String>,
+    pub attempt_id: Option<String>,
+    pub source_sha: Option<String>,
+    /// Unix seconds the attempt was first seen.
+    pub first_seen_at: u64,
+    pub outcome: Option<argus_machines::RemoteOutcome>,
+    /// The local verdict: `accepted`, `rejected`, `next_attempt`.
+    pub verdict: Option<String>,
+}
+
+/// Who asked for an action: the feed says who decided what and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    Operator,
+    /// Argus, through a decision; `why` is the decision's reason.
+    Argus {
+        why: Option<String>,
+    },
 }
 
 type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
@@ -248,6 +288,10 @@ impl CampaignDoc {
             pending_answer: None,
             ambiguous_since: None,
             question_source: None,
+            question_asked_at: None,
+            argus_status: None,
+            attempt_history: vec![],
+            older_attempts: 0,
         }
     }
 }
@@ -339,6 +383,11 @@ impl<T: Transport + 'static> Runtime<T> {
             rt.recover(&path);
         }
         Ok(rt)
+    }
+
+    /// The policy the machines decide with.
+    pub fn policy(&self) -> Policy {
+        self.config.policy()
     }
 
     pub fn stats(&self) -> &Arc<Stats> {
@@ -456,6 +505,8 @@ impl<T: Transport + 'static> Runtime<T> {
         let now = now_secs();
         let doc = CampaignDoc {
             pending_question: Some(question),
+            question_source: Some("supervisor".into()),
+            question_asked_at: Some(now),
             ..CampaignDoc::new(&machine, objective, now)
         };
         if let Ok(path) = self.store.campaign_path(id) {
@@ -555,6 +606,16 @@ impl<T: Transport + 'static> Runtime<T> {
         id: &str,
         command: OperatorCommand,
     ) -> Result<CommandReply, RuntimeError> {
+        self.command_as(id, command, Actor::Operator).await
+    }
+
+    /// [`Runtime::command`] on behalf of someone: the feed line names them (and why).
+    pub async fn command_as(
+        &self,
+        id: &str,
+        command: OperatorCommand,
+        actor: Actor,
+    ) -> Result<CommandReply, RuntimeError> {
         let fresh = || argus_machines::RequestId::new(uuid::Uuid::new_v4().to_string());
         let (command, text) = match command {
             OperatorCommand::Observe { task } => (Command::Observe { task }, None),
@@ -604,6 +665,7 @@ impl<T: Transport + 'static> Runtime<T> {
         self.ask(id, |reply| Input::Command {
             command,
             text,
+            actor,
             reply,
         })
         .await
@@ -630,8 +692,18 @@ impl<T: Transport + 'static> Runtime<T> {
         id: &str,
         verdict: argus_machines::Verdict,
     ) -> Result<CommandReply, RuntimeError> {
+        self.validate_as(id, verdict, Actor::Operator).await
+    }
+
+    /// [`Runtime::validate`] on behalf of someone.
+    pub async fn validate_as(
+        &self,
+        id: &str,
+        verdict: argus_machines::Verdict,
+        actor: Actor,
+    ) -> Result<CommandReply, RuntimeError> {
         self.ask(id, |reply| {
-            Input::Event(Event::Validated { verdict }, reply)
+            Input::Event(Event::Validated { verdict }, actor, reply)
         })
         .await
     }
@@ -679,9 +751,22 @@ impl<T: Transport + 'static> Runtime<T> {
         argus_project_id: Option<String>,
         reviewer_verdict: Option<String>,
     ) -> Result<(), RuntimeError> {
+        self.annotate_status(id, argus_project_id, reviewer_verdict, None)
+            .await
+    }
+
+    /// Record the campaign's Argus binding, the reviewer's verdict and Argus's status summary.
+    pub async fn annotate_status(
+        &self,
+        id: &str,
+        argus_project_id: Option<String>,
+        reviewer_verdict: Option<String>,
+        argus_status: Option<String>,
+    ) -> Result<(), RuntimeError> {
         self.ask(id, |done| Input::Annotate {
             argus_project_id,
             reviewer_verdict,
+            argus_status,
             done,
         })
         .await

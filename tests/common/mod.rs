@@ -233,6 +233,10 @@ impl Transport for FakeRemote {
             evidence_revision: None,
             blocked: false,
             campaign_id: None,
+            run_id: None,
+            attempt_id: None,
+            source_sha: None,
+            evidence_ref: None,
         })
     }
 

@@ -41,6 +41,10 @@ pub fn obs(t: u32, state: RemoteState, revision: u64) -> Observation {
         evidence_revision: None,
         blocked: false,
         campaign_id: None,
+        run_id: None,
+        attempt_id: None,
+        source_sha: None,
+        evidence_ref: None,
     }
 }
 
