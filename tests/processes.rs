@@ -2,6 +2,8 @@
 //! searched for in every answer and in the daemon's logs, exactly one listening socket, and
 //! SIGKILL crash tests at random moments during a submit (20 rounds, tally printed).
 
+mod procs;
+
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -79,19 +81,8 @@ fn serve(sim_url: &str, home: &Path, port: u16) -> Proc {
 }
 
 fn serve_with(sim_url: &str, home: &Path, port: u16, extra: &[(&str, &str)]) -> Proc {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--allow-insecure-loopback"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("OPENTRAINING_A2A_URL", sim_url)
-        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
-        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
-        .env("ARGUS_SUPERVISOR_HOME", home)
-        .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
-        .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
-        .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
-        // Above the longest request the tests hold at the remote, well under their deadlines.
-        .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "3")
+    let mut child = procs::serve_command(sim_url, SIM_TOKEN, API_TOKEN, home, port)
+        .arg("--allow-insecure-loopback")
         .envs(extra.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -166,14 +166,23 @@ async fn submit_running_failed_then_next_attempt() {
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(2_000);
     wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
-    let done = rt.events("c1").expect("events");
-    assert!(done.iter().any(|l| matches!(
-        l.event,
-        Significant::AttemptCompleted {
-            outcome: argus_machines::RemoteOutcome::Failed,
-            ..
-        }
-    )));
+    // The event line is appended right after the state is persisted: wait for it, don't race it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !rt.events("c1").expect("events").iter().any(|l| {
+        matches!(
+            l.event,
+            Significant::AttemptCompleted {
+                outcome: argus_machines::RemoteOutcome::Failed,
+                ..
+            }
+        )
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "no ATTEMPT_COMPLETED(failed) event"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(
         !rt.validate("c1", Verdict::Accepted)
             .await

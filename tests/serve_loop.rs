@@ -4,25 +4,17 @@
 //! between a decision and its execution; the remote down at start; a card that changes under a
 //! controlling campaign. Judged from outside: the remote's audit, the API, the files.
 
+mod procs;
+
+use procs::{free_port, spawn_sim, Kill};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_argus-supervisor");
 const SIM_TOKEN: &str = "sim-secret-loop-4410";
 const API_TOKEN: &str = "api-secret-loop-8e21";
-
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("argus-loop-{name}-{}", uuid::Uuid::new_v4()));
@@ -30,34 +22,8 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
 fn sim(scenario: &str, listen: &str) -> (Kill, String) {
-    let mut child = Command::new(BIN)
-        .args([
-            "sim",
-            "--listen",
-            listen,
-            "--scenario",
-            scenario,
-            "--token",
-            SIM_TOKEN,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("sim");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("url");
-    (Kill(child), line.trim().to_string())
+    spawn_sim(listen, scenario, SIM_TOKEN, [] as [&str; 0])
 }
 
 fn executable(path: &Path, body: &str) {
@@ -99,18 +65,8 @@ struct Daemon {
 
 fn serve(url: &str, home: &Path, extra: &[(&str, String)]) -> Daemon {
     let port = free_port();
-    let child = Command::new(BIN)
-        .args(["serve", "--allow-insecure-loopback"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("OPENTRAINING_A2A_URL", url)
-        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
-        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
-        .env("ARGUS_SUPERVISOR_HOME", home)
-        .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
-        .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
-        .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
-        .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "3")
+    let child = procs::serve_command(url, SIM_TOKEN, API_TOKEN, home, port)
+        .arg("--allow-insecure-loopback")
         .env("ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS", "1")
         .envs(extra.iter().map(|(k, v)| (k, v.as_str())))
         .stdout(Stdio::null())
@@ -125,24 +81,8 @@ fn serve(url: &str, home: &Path, extra: &[(&str, String)]) -> Daemon {
 }
 
 fn call(post: bool, url: &str, token: &str, body: Value) -> Option<(u16, Value)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
-    rt.block_on(async {
-        let c = reqwest::Client::builder()
-            .timeout(Duration::from_secs(40))
-            .build()
-            .ok()?;
-        let req = if post {
-            c.post(url).json(&body)
-        } else {
-            c.get(url)
-        };
-        let r = req.bearer_auth(token).send().await.ok()?;
-        let status = r.status().as_u16();
-        Some((status, r.json().await.unwrap_or(Value::Null)))
-    })
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(40));
+    procs::call(post, url, token, body, client)
 }
 
 impl Daemon {
@@ -203,12 +143,8 @@ impl Daemon {
     }
 }
 
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for(what: &str, ok: impl FnMut() -> bool) {
+    procs::wait_for(what, 60, ok)
 }
 
 fn audit(sim_url: &str) -> Value {

@@ -4,26 +4,18 @@
 //! classified by type (`tls_untrusted`, `tls_hostname`, `tls_expired`) with nothing sent past the
 //! handshake and the path token never shown.
 
+mod procs;
+
+use procs::{free_port, spawn_sim, Kill, BIN};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_argus-supervisor");
 const SIM_TOKEN: &str = "sim-secret-tls-5521";
 const API_TOKEN: &str = "api-secret-tls-7d1e";
 const PATH_TOKEN: &str = "t-pathtoken9931";
-
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A test CA and the server certificates it (or nobody) signs, as PEM files in a fresh directory.
 struct Pki {
@@ -67,24 +59,19 @@ impl Pki {
 
 /// `sim` over HTTPS with the named certificate; returns the process and its base URL.
 fn start_sim(pki: &Pki, cert: &str, scenario: &str) -> (Kill, String) {
-    let mut child = Command::new(BIN)
-        .args(["sim", "--listen", "127.0.0.1:0", "--scenario", scenario])
-        .args(["--token", SIM_TOKEN])
-        .arg("--tls-cert")
-        .arg(pki.path(&format!("{cert}.pem")))
-        .arg("--tls-key")
-        .arg(pki.path(&format!("{cert}.key")))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn sim");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("sim url");
-    let url = line.trim().to_string();
+    let (child, url) = spawn_sim(
+        "127.0.0.1:0",
+        scenario,
+        SIM_TOKEN,
+        [
+            "--tls-cert".as_ref(),
+            pki.path(&format!("{cert}.pem")).as_os_str(),
+            "--tls-key".as_ref(),
+            pki.path(&format!("{cert}.key")).as_os_str(),
+        ],
+    );
     assert!(url.starts_with("https://localhost:"), "{url}");
-    (Kill(child), url)
+    (child, url)
 }
 
 /// A client that trusts the test CA only (to read the sim's audit and the daemon's API).
@@ -226,29 +213,11 @@ fn probe_over_https_trusted_untrusted_wrong_name_expired_and_a_redirect_to_http(
     assert_eq!(report["error"], "redirect_refused", "{report}");
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
 fn serve(sim: &str, home: &Path, port: u16, ca: Option<&Path>) -> Kill {
     let log = std::fs::File::create(home.with_extension("log")).expect("log");
-    let mut cmd = Command::new(BIN);
-    cmd.arg("serve")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("OPENTRAINING_A2A_URL", sim)
-        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
-        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
-        .env("ARGUS_SUPERVISOR_HOME", home)
-        .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
-        .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
-        .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
-        .stdout(Stdio::null())
-        .stderr(log);
+    // Plain `serve` (no --allow-insecure-loopback): the remote is HTTPS.
+    let mut cmd = procs::serve_command(sim, SIM_TOKEN, API_TOKEN, home, port);
+    cmd.stdout(Stdio::null()).stderr(log);
     if let Some(ca) = ca {
         cmd.env("ARGUS_SUPERVISOR_CA_FILE", ca);
     }
@@ -260,32 +229,12 @@ fn api(port: u16) -> String {
 }
 
 fn plain(method_post: bool, url: &str, body: Value) -> Option<(u16, Value)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("rt");
-    rt.block_on(async {
-        let c = reqwest::Client::builder()
-            .timeout(Duration::from_secs(5))
-            .build()
-            .ok()?;
-        let req = if method_post {
-            c.post(url).json(&body)
-        } else {
-            c.get(url)
-        };
-        let r = req.bearer_auth(API_TOKEN).send().await.ok()?;
-        let status = r.status().as_u16();
-        Some((status, r.json().await.unwrap_or(Value::Null)))
-    })
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(5));
+    procs::call(method_post, url, API_TOKEN, body, client)
 }
 
-fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(40);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for(what: &str, f: impl FnMut() -> bool) {
+    procs::wait_for(what, 40, f)
 }
 
 #[test]

@@ -195,20 +195,26 @@ impl LiveRemote {
         self.current().ok_or(RemoteError::Unavailable)
     }
 
-    /// The client, for a mutation: discovered, not quarantined, and verified compatible.
-    fn writer(&self) -> Answer<Arc<A2aClient>> {
-        let c = self.reader()?;
-        if self
+    /// Refused locally once the remote is quarantined pending review.
+    fn not_quarantined(&self) -> Answer<()> {
+        let quarantined = self
             .view
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .quarantine
-            .is_some()
-        {
+            .is_some();
+        if quarantined {
             return Err(RemoteError::CapabilityUnavailable(
                 "remote quarantined pending review",
             ));
         }
+        Ok(())
+    }
+
+    /// The client, for a mutation: discovered, not quarantined, and verified compatible.
+    fn writer(&self) -> Answer<Arc<A2aClient>> {
+        let c = self.reader()?;
+        self.not_quarantined()?;
         if c.compatibility() != Compatibility::VerifiedCompatible {
             return Err(RemoteError::CapabilityUnavailable(
                 "remote not verified compatible",
@@ -250,17 +256,7 @@ impl Transport for LiveRemote {
     }
     async fn renew_control(&self, call: WriteCall<'_>, ttl_seconds: u64) -> Answer<Lease> {
         // Keeping a lease already held is not new work: allowed until quarantine releases it.
-        if self
-            .view
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .quarantine
-            .is_some()
-        {
-            return Err(RemoteError::CapabilityUnavailable(
-                "remote quarantined pending review",
-            ));
-        }
+        self.not_quarantined()?;
         self.reader()?.renew_control(call, ttl_seconds).await
     }
     async fn release_control(&self, call: WriteCall<'_>) -> Answer<()> {

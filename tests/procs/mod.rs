@@ -1,0 +1,116 @@
+//! Helpers shared by the tests that run the shipped binary as processes (`sim`, `serve`).
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_argus-supervisor");
+
+/// A child process killed (SIGKILL) and reaped when dropped.
+pub struct Kill(pub Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// `argus-supervisor sim` on `listen` with `scenario`, `token` and any extra arguments; returns the
+/// process and the base URL it prints.
+pub fn spawn_sim<I, S>(listen: &str, scenario: &str, token: &str, extra: I) -> (Kill, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut child = Command::new(BIN)
+        .args([
+            "sim",
+            "--listen",
+            listen,
+            "--scenario",
+            scenario,
+            "--token",
+            token,
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn sim");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("sim url");
+    (Kill(child), line.trim().to_string())
+}
+
+/// Wait until `ok` holds, polling, for at most `secs` seconds.
+pub fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `argus-supervisor serve` as the process tests run it: a clean environment with the remote's
+/// URL and token, the API token, the state root and listener, a 1 s heartbeat, a 120 s lease and a
+/// 3 s readback grace (above the longest request a test holds at the remote). Add to it (e.g.
+/// `--allow-insecure-loopback` for a plain-HTTP sim), then spawn.
+pub fn serve_command(
+    remote_url: &str,
+    remote_token: &str,
+    api_token: &str,
+    home: &std::path::Path,
+    port: u16,
+) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("OPENTRAINING_A2A_URL", remote_url)
+        .env("OPENTRAINING_A2A_TOKEN", remote_token)
+        .env("ARGUS_SUPERVISOR_API_TOKEN", api_token)
+        .env("ARGUS_SUPERVISOR_HOME", home)
+        .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
+        .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
+        .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
+        .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "3");
+    cmd
+}
+
+/// One HTTP call with a bearer token; the status and the JSON body (null when not JSON).
+pub fn call(
+    post: bool,
+    url: &str,
+    token: &str,
+    body: serde_json::Value,
+    client: reqwest::ClientBuilder,
+) -> Option<(u16, serde_json::Value)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let c = client.build().ok()?;
+        let req = if post {
+            c.post(url).json(&body)
+        } else {
+            c.get(url)
+        };
+        let r = req.bearer_auth(token).send().await.ok()?;
+        let status = r.status().as_u16();
+        Some((status, r.json().await.unwrap_or(serde_json::Value::Null)))
+    })
+}
