@@ -32,5 +32,27 @@ for req in tests/interop/requirements/*.txt; do
   fi
 done
 
+# The real Mermaid renderer (tests/diagrams.rs parses every generated .mmd with it), on Debian's
+# Chromium: mermaid-cli from npm without its own browser download.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  else
+    echo "scripts/test.sh needs Chromium (Debian: apt-get install chromium)" >&2
+    exit 1
+  fi
+fi
+MERMAID="${ARGUS_MERMAID_HOME:-/var/tmp/argus-mermaid}"
+if [ ! -x "$MERMAID/node_modules/.bin/mmdc" ] || ! cmp -s tests/mermaid/package.json "$MERMAID/package.json"; then
+  echo "== preparing the Mermaid renderer in $MERMAID"
+  rm -rf "$MERMAID"
+  mkdir -p "$MERMAID"
+  cp tests/mermaid/package.json "$MERMAID/package.json"
+  (cd "$MERMAID" && PUPPETEER_SKIP_DOWNLOAD=1 npm install --no-audit --no-fund --loglevel=error)
+fi
+export ARGUS_MERMAID_CLI="$MERMAID/node_modules/.bin/mmdc"
+export ARGUS_MERMAID_PUPPETEER="$PWD/tests/mermaid/puppeteer.json"
+
 # test-hooks: the store that can be made to fail (fault-injection tests); never in release builds.
 cargo test --workspace --features argus-supervisor/test-hooks "$@"

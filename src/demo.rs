@@ -253,14 +253,18 @@ pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
     }
     let audit = sim.audit();
     let home_path = d.rt.store().root().to_path_buf();
+    // The path taken, drawn on the same views a reviewer reads: the overview, and the detail
+    // view it mostly ran through, with visited states outlined and the current one filled.
     let path_mmd = home_path.join("path.mmd");
-    let mut mmd = String::from("stateDiagram-v2\n    direction LR\n");
-    let mut prev = "[*]".to_string();
-    for s in &d.path {
-        mmd.push_str(&format!("    {prev} --> {}\n", s.name()));
-        prev = s.name().to_string();
-    }
-    let _ = std::fs::write(&path_mmd, mmd);
+    let graph = argus_machines::explore::explore().graph;
+    let overview = argus_machines::views::overview(&graph, &d.path);
+    let concern = argus_machines::views::relevant(&graph, &d.path);
+    let detail = argus_machines::views::detail(&graph, concern, &d.path);
+    let _ = std::fs::write(&path_mmd, &overview.mermaid);
+    let _ = std::fs::write(
+        home_path.join(format!("path-{}", detail.file)),
+        &detail.mermaid,
+    );
     let stats = d.rt.stats();
     let events = d.rt.events(CAMPAIGN).unwrap_or_default();
     let mut by_class: BTreeMap<&str, usize> = BTreeMap::new();

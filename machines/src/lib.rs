@@ -17,6 +17,7 @@ mod machine;
 pub mod model;
 mod record;
 pub mod render;
+pub mod views;
 
 pub use campaign::Memory;
 pub use machine::{allowed_actions, CampaignMachine, StateName, Step, Superstate};
