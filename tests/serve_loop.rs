@@ -561,3 +561,65 @@ fn supervision_off_serves_the_state_read_only_and_a_pinned_card_is_enforced() {
         "{b}"
     );
 }
+
+#[test]
+fn refused_credentials_at_discovery_are_said_once_and_shown_in_health() {
+    // A remote that answers 401 to everything, its agent card included.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 12\r\nconnection: close\r\n\r\nunauthorized",
+            );
+        }
+    });
+    let dir = tmp("auth");
+    let log = dir.join("serve.log");
+    let port = free_port();
+    let child = procs::serve_command(&url, "wrong-token", API_TOKEN, &dir.join("state"), port)
+        .arg("--allow-insecure-loopback")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("serve");
+    let d = Daemon {
+        _p: Kill(child),
+        port,
+        home: dir.join("state"),
+    };
+    let h = d.wait_health(|h| h["remote"]["last_error"] == "auth_failed");
+    assert_eq!(h["status"], "starting", "{h}");
+    std::thread::sleep(Duration::from_secs(2));
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        text.matches("authentication required").count(),
+        1,
+        "said once, then retried slowly: {text}"
+    );
+    assert!(!text.contains("wrong-token"), "the token never appears");
+    // A campaign recovered at start gets the notice in its feed.
+    assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
+    let home = d.home.clone();
+    drop(d);
+    let port = free_port();
+    let child = procs::serve_command(&url, "wrong-token", API_TOKEN, &home, port)
+        .arg("--allow-insecure-loopback")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let d = Daemon {
+        _p: Kill(child),
+        port,
+        home,
+    };
+    wait_for("the notice in the feed", || {
+        d.feed("c1")
+            .iter()
+            .any(|l| l.starts_with("OpenTraining refused our credentials: authentication required"))
+    });
+}

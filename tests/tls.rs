@@ -347,3 +347,21 @@ fn an_unusable_trust_configuration_is_refused_before_anything_starts() {
         assert!(err.contains(named), "{vars:?}: {err}");
     }
 }
+
+#[test]
+fn the_platform_trust_store_is_honoured_through_ssl_cert_file() {
+    let pki = Pki::new();
+    let (_sim, sim) = start_sim(&pki, "good", "happy");
+    // No ARGUS_SUPERVISOR_CA_FILE: the CA reaches the client only as the platform store's override.
+    let out = Command::new(BIN)
+        .args(["probe", "--json", "--url", &sim])
+        .env_remove("ARGUS_SUPERVISOR_CA_FILE")
+        .env_remove("ARGUS_SUPERVISOR_CA_ONLY")
+        .env("SSL_CERT_FILE", pki.path("ca.pem"))
+        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+        .output()
+        .expect("probe");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(out.status.success(), "{report}");
+    assert_eq!(report["compatibility"], "verified_compatible");
+}
