@@ -9,7 +9,7 @@
 //! then on no mutation leaves this process (releases still may), and one notice names the change.
 //! It must never let a write through while quarantined or before discovery.
 
-use super::{A2aClient, Compatibility, HttpConfig, LogicalOp, OpStatus};
+use super::{now_secs, A2aClient, Compatibility, HttpConfig, LogicalOp, OpStatus};
 use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
 use argus_machines::{Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use serde::Serialize;
@@ -49,13 +49,6 @@ pub struct LiveRemote {
     view: Mutex<RemoteView>,
     /// Told once when the remote becomes quarantined (the daemon releases leases and notifies).
     quarantined_tx: Mutex<Option<mpsc::UnboundedSender<String>>>,
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 impl LiveRemote {
@@ -101,10 +94,6 @@ impl LiveRemote {
             });
         }
         v
-    }
-
-    pub fn discovered(&self) -> bool {
-        self.current().is_some()
     }
 
     fn current(&self) -> Option<Arc<A2aClient>> {

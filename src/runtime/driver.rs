@@ -254,16 +254,16 @@ impl<T: Transport + 'static> Driver<T> {
                         let _ = reply.send(r);
                     }
                     Some(Input::Event(event, actor, reply)) => {
-                        let action = match &event {
-                            Event::Validated { verdict: argus_machines::Verdict::Accepted } => "accept",
-                            Event::Validated { verdict: argus_machines::Verdict::Rejected } => "reject",
-                            _ => "validate",
-                        };
-                        self.refusal = None;
                         let verdict = match &event {
                             Event::Validated { verdict } => Some(*verdict),
                             _ => None,
                         };
+                        let action = match verdict {
+                            Some(argus_machines::Verdict::Accepted) => "accept",
+                            Some(argus_machines::Verdict::Rejected) => "reject",
+                            _ => "validate",
+                        };
+                        self.refusal = None;
                         let accepted = self.step_all(event).await?;
                         if let (true, Some(v)) = (accepted, verdict) {
                             self.record_verdict(v);
@@ -647,11 +647,16 @@ impl<T: Transport + 'static> Driver<T> {
         };
         self.feed_line(kind, text.clone());
         if needs_you {
-            self.doc.pending_question = Some(text);
-            self.doc.question_source = Some("argus".into());
-            self.doc.question_asked_at = Some(self.clock.now_secs());
+            self.ask(text, "argus");
         }
         let _ = self.write_doc();
+    }
+
+    /// Put a question to a person: the campaign's pending question, who asks, and when.
+    fn ask(&mut self, text: String, source: &str) {
+        self.doc.pending_question = Some(text);
+        self.doc.question_source = Some(source.into());
+        self.doc.question_asked_at = Some(self.clock.now_secs());
     }
 
     /// Append one line to the persisted human-facing feed.
@@ -713,6 +718,14 @@ impl<T: Transport + 'static> Driver<T> {
                     .map(|r| (Some(r.task.clone()), r.revision))
                     .unwrap_or((None, None));
                 let id = identity(&self.id, &sig, task.as_ref(), revision);
+                // A refused claim: the machine's reason is the operator's answer (unless the remote's
+                // own refusal already gave a more precise one).
+                if let Significant::ControlChanged {
+                    change: argus_machines::ControlChange::ClaimRefused(reason),
+                } = &sig
+                {
+                    self.refusal.get_or_insert(lease_refusal_class(*reason));
+                }
                 if let Significant::AttemptCompleted { task, outcome, .. } = &sig {
                     if let Some(a) = self
                         .doc
@@ -747,9 +760,7 @@ impl<T: Transport + 'static> Driver<T> {
                         self.append_messages(&path);
                     }
                     if let Some((question, source)) = super::messages::question_for(&sig) {
-                        self.doc.pending_question = Some(question.into());
-                        self.doc.question_source = Some(source.into());
-                        self.doc.question_asked_at = Some(self.clock.now_secs());
+                        self.ask(question.into(), source);
                         let _ = self.write_doc();
                     }
                     self.stats.significant.fetch_add(1, Ordering::Relaxed);
@@ -903,14 +914,6 @@ impl<T: Transport + 'static> Driver<T> {
                             // The remote answered with a lease the machine judges (expired, not
                             // ours, below the floor): let it say why.
                             ClaimRefusal::NotOurs(lease) => {
-                                self.refusal =
-                                    Some(if lease.controller_id != *self.machine.controller_id() {
-                                        "held_by_other"
-                                    } else if lease.epoch < self.machine.memory().highest_epoch {
-                                        "stale_epoch"
-                                    } else {
-                                        "lease_expired"
-                                    });
                                 Some(Event::LeaseGranted { lease, now })
                             }
                         }
@@ -1150,6 +1153,22 @@ fn condition_of(e: &crate::control::RemoteError) -> argus_machines::RemoteCondit
         RemoteError::AuthFailed => RemoteCondition::AuthRequired,
         RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
         _ => RemoteCondition::Unreachable,
+    }
+}
+
+/// The safe class an operator sees for the machine's reason a claim was refused.
+fn lease_refusal_class(r: LeaseRefusal) -> &'static str {
+    match r {
+        LeaseRefusal::HeldByOther => "held_by_other",
+        LeaseRefusal::StaleEpoch => "stale_epoch",
+        LeaseRefusal::Expired => "lease_expired",
+        LeaseRefusal::UnknownCampaign => "unknown_campaign",
+        LeaseRefusal::NoAnswer => "no_answer",
+        LeaseRefusal::NotApplied => "not_applied",
+        LeaseRefusal::PolicyRefused => "policy_refused",
+        LeaseRefusal::CapabilityUnavailable => "capability_unavailable",
+        LeaseRefusal::AuthFailed => "auth_failed",
+        LeaseRefusal::Unreachable => "remote_unavailable",
     }
 }
 
