@@ -4,12 +4,14 @@
 //! per request id in the remote's audit, never only what a well-behaved remote accepted.
 #![cfg(feature = "test-hooks")]
 
+mod rig;
+
 use argus_machines::{BlockReason, Significant, StateName};
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
+use argus_supervisor::a2a::A2aClient;
 use argus_supervisor::runtime::driver::ClockArc;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::sim::{self, Audit, Fault, Scenario, SimHandle, SimOptions};
+use argus_supervisor::sim::{Audit, Fault, SimHandle};
 use argus_supervisor::store::Store;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -33,38 +35,18 @@ struct Rig {
 }
 
 async fn rig(scenario: &str) -> Rig {
-    let sim = sim::start(
-        "127.0.0.1:0".parse().expect("addr"),
-        SimOptions {
-            scenario: Scenario::load(scenario).expect("scenario"),
-            token: None,
-            tls: None,
-        },
-    )
-    .await
-    .expect("sim");
-    let dir = std::env::temp_dir().join(format!("argus-durability-{}", uuid::Uuid::new_v4()));
-    Rig {
-        sim,
-        store: Store::open(dir).expect("store"),
-    }
+    let (sim, store) = rig::sim_and_store(scenario, "durability").await;
+    Rig { sim, store }
 }
 
 async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime<A2aClient> {
-    let mut http = HttpConfig::new(rig.sim.url());
-    http.allow_insecure_loopback = true;
-    http.total_timeout = Duration::from_millis(800);
-    http.read_timeout = Duration::from_millis(800);
-    let client = A2aClient::discover(&http).await.expect("discover");
-    let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("argus-openoperator"));
-    config.heartbeat = Duration::from_millis(100);
-    config.lease_ttl_secs = 120;
+    let mut config = rig::config();
     config.readback_grace = grace;
     config.max_backoff = Duration::from_millis(400);
     config.validate().expect("valid config");
     Runtime::start(
         rig.store.clone(),
-        Arc::new(client),
+        Arc::new(rig::client(&rig.sim).await),
         config,
         Arc::new(SystemSecs),
         Arc::new(CountingWake::default()),

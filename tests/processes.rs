@@ -4,6 +4,8 @@
 
 mod procs;
 
+use procs::free_port;
+
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -66,14 +68,6 @@ fn start_sim_with(scenario: &str) -> (Proc, String) {
         .expect("sim url");
     let stderr = capture_stderr(&mut child);
     (Proc { child, stderr }, line.trim().to_string())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
 }
 
 fn serve(sim_url: &str, home: &Path, port: u16) -> Proc {
@@ -775,13 +769,7 @@ fn feed(port: u16, id: &str) -> Vec<String> {
             None,
         )
         .expect("messages");
-    let v: Value = serde_json::from_str(&body).expect("json");
-    v["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| m["text"].as_str().map(str::to_string))
-        .collect()
+    procs::feed_texts(&serde_json::from_str(&body).expect("json"))
 }
 
 fn arm(sim_url: &str, fault: Value) {

@@ -2,12 +2,14 @@
 //! points, and restart recovery from disk. Assertions come from the sim's audit (what the remote
 //! actually saw) and from the persisted documents and event logs.
 
+mod rig;
+
 use argus_machines::{ControlChange, LossReason, Significant, StateName, Verdict};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::runtime::driver::ClockArc;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::sim::{self, Fault, Scenario, SimHandle, SimOptions};
+use argus_supervisor::sim::{Fault, SimHandle};
 use argus_supervisor::store::Store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -35,40 +37,20 @@ struct Rig {
 }
 
 async fn rig(scenario: &str) -> Rig {
-    let sim = sim::start(
-        "127.0.0.1:0".parse().expect("addr"),
-        SimOptions {
-            scenario: Scenario::load(scenario).expect("scenario"),
-            token: None,
-            tls: None,
-        },
-    )
-    .await
-    .expect("sim");
-    let dir = std::env::temp_dir().join(format!("argus-runtime-{}", uuid::Uuid::new_v4()));
+    let (sim, store) = rig::sim_and_store(scenario, "runtime").await;
     Rig {
         sim,
-        store: Store::open(dir).expect("store"),
+        store,
         clock: Arc::new(TestClock::default()),
         wake: Arc::new(CountingWake::default()),
     }
 }
 
 async fn runtime(rig: &Rig) -> Runtime<A2aClient> {
-    let mut http = HttpConfig::new(rig.sim.url());
-    http.allow_insecure_loopback = true;
-    http.total_timeout = Duration::from_millis(800);
-    http.read_timeout = Duration::from_millis(800);
-    let client = A2aClient::discover(&http).await.expect("discover");
-    let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("argus-openoperator"));
-    config.heartbeat = Duration::from_millis(100);
-    config.lease_ttl_secs = 120;
-    config.readback_grace = Duration::from_millis(1_000);
-    config.validate().expect("valid config");
     Runtime::start(
         rig.store.clone(),
-        Arc::new(client),
-        config,
+        Arc::new(rig::client(&rig.sim).await),
+        rig::config(),
         rig.clock.clone(),
         rig.wake.clone(),
     )
@@ -634,14 +616,8 @@ async fn crash_at(point: Option<CrashPoint>) {
 }
 
 async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime<A2aClient> {
-    let mut http = HttpConfig::new(r.sim.url());
-    http.allow_insecure_loopback = true;
-    http.total_timeout = Duration::from_millis(800);
-    let client = A2aClient::discover(&http).await.expect("discover");
-    let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("argus-openoperator"));
-    config.heartbeat = Duration::from_millis(100);
-    config.lease_ttl_secs = 120;
-    config.readback_grace = Duration::from_millis(1_000);
+    let client = rig::client(&r.sim).await;
+    let config = rig::config();
     Runtime::start_with_crash(
         r.store.clone(),
         Arc::new(client),

@@ -110,14 +110,7 @@ impl Daemon {
     }
     fn feed(&self, id: &str) -> Vec<String> {
         self.get(&format!("/campaigns/{id}/messages"))
-            .map(|(_, v)| {
-                v["messages"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|m| m["text"].as_str().map(str::to_string))
-                    .collect()
-            })
+            .map(|(_, v)| procs::feed_texts(&v))
             .unwrap_or_default()
     }
     fn wait_state(&self, id: &str, want: &str) {

@@ -114,3 +114,13 @@ pub fn call(
         Some((status, r.json().await.unwrap_or(serde_json::Value::Null)))
     })
 }
+
+/// The texts of a `GET campaigns/{id}/messages` answer, oldest first.
+pub fn feed_texts(messages: &serde_json::Value) -> Vec<String> {
+    messages["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["text"].as_str().map(str::to_string))
+        .collect()
+}
