@@ -10,6 +10,7 @@
 //! and is what the renderers draw. Everything is sorted, so output is deterministic.
 
 use crate::campaign::{Campaign, Memory, State};
+use crate::invariants::{check_transition, Witnessed};
 use crate::machine::{CampaignMachine, StateName};
 use crate::model::*;
 use crate::record::CampaignRecord;
@@ -518,10 +519,33 @@ fn machine_at(state: State, memory: Memory) -> CampaignMachine {
     CampaignMachine::at(CAMPAIGN.to_string(), campaign, state).0
 }
 
-fn step(machine: &CampaignMachine, event: &Event) -> (CampaignMachine, Transition) {
+/// A deliberate defect planted in the machine, to prove the checker catches it without trusting the
+/// machine's own memory. Each deletes one line of `campaign.rs` in effect: after every step the
+/// named part of the campaign memory is put back to what it was before the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Regression {
+    /// `self.memory.highest_epoch = lease.epoch;` deleted: the fencing floor never rises.
+    ForgetFloor,
+    /// The line that records a finished task deleted: finished attempts are forgotten.
+    ForgetFinished,
+}
+
+fn step(
+    machine: &CampaignMachine,
+    event: &Event,
+    regression: Option<Regression>,
+) -> (CampaignMachine, Transition) {
     let mut next = machine.clone();
     let from = machine.record();
     let s = next.step(event);
+    if let Some(r) = regression {
+        let mut memory = next.memory().clone();
+        match r {
+            Regression::ForgetFloor => memory.highest_epoch = from.memory.highest_epoch,
+            Regression::ForgetFinished => memory.finished.clone_from(&from.memory.finished),
+        }
+        next = next.with_memory(memory);
+    }
     let t = Transition {
         from,
         event: event.clone(),
@@ -534,17 +558,24 @@ fn step(machine: &CampaignMachine, event: &Event) -> (CampaignMachine, Transitio
 /// The visited-set key of the search. The cursor of the last reading and the attempt counter are
 /// left out: they multiply configurations without adding states, and sweep 1 already pairs every
 /// state with readings that are stale, unchanged and new. Every transition taken is still checked.
-fn key(m: &CampaignMachine) -> CampaignRecord {
+/// The checker's own witness is part of the key: the same machine configuration reached with a
+/// different history is checked again.
+fn key(m: &CampaignMachine, seen: &Witnessed) -> (CampaignRecord, Witnessed) {
     let mut r = m.record();
     r.memory.attempts = r.memory.attempts.min(1);
     r.memory.last_seen = None;
     r.memory.finished.sort();
     r.failures = r.failures.min(policy().unavailable_threshold + 1);
-    r
+    (r, seen.clone())
 }
 
 /// Explore the campaign machine.
 pub fn explore() -> Exploration {
+    explore_with(None)
+}
+
+/// Explore the machine, optionally with a planted [`Regression`] (tests prove the checker finds it).
+pub fn explore_with(regression: Option<Regression>) -> Exploration {
     let events = alphabet();
     let policy = self::policy();
     let mut transitions = vec![];
@@ -552,14 +583,16 @@ pub fn explore() -> Exploration {
     let mut checked = 0usize;
     let mut witnessed: BTreeSet<(StateName, StateName, String, Vec<String>)> = BTreeSet::new();
 
-    // Sweep 1: every representative state × every event.
+    // Sweep 1: every representative state × every event. The checker's witness is the
+    // representative data this module built by hand, not anything the machine computed.
     let mut restores = vec![];
     for (state, memory) in representative_states() {
+        let seen = Witnessed::assumed(memory.highest_epoch, memory.finished.iter().cloned());
         let m = machine_at(state, memory);
         for e in &events {
-            let t = step(&m, e).1;
+            let t = step(&m, e, regression).1;
             checked += 1;
-            violations.extend(crate::invariants::check_transition(&t, &policy));
+            violations.extend(check_transition(&t, &policy, &seen));
             witnessed.insert(abstract_key(&t));
             transitions.push(t);
         }
@@ -569,24 +602,28 @@ pub fn explore() -> Exploration {
         }
     }
 
-    // Sweep 2: breadth-first search from the initial state.
+    // Sweep 2: breadth-first search from the initial state, the checker learning along each path.
     let initial = CampaignMachine::new(CAMPAIGN, ControllerId::new(US), policy);
-    let mut seen: HashSet<CampaignRecord> = HashSet::new();
+    let mut seen_configurations = HashSet::new();
     let mut reachable = BTreeSet::new();
     let mut queue = VecDeque::new();
-    seen.insert(key(&initial));
-    queue.push_back(initial);
-    while let Some(m) = queue.pop_front() {
+    seen_configurations.insert(key(&initial, &Witnessed::default()));
+    queue.push_back((initial, Witnessed::default()));
+    while let Some((m, seen)) = queue.pop_front() {
         reachable.insert(m.state_name());
         for e in &events {
-            let (next, t) = step(&m, e);
+            let (next, t) = step(&m, e, regression);
             checked += 1;
-            violations.extend(crate::invariants::check_transition(&t, &policy));
+            violations.extend(check_transition(&t, &policy, &seen));
+            let mut learned = seen.clone();
+            learned.learn(&t);
             if witnessed.insert(abstract_key(&t)) {
                 transitions.push(t);
             }
-            if seen.len() < MAX_CONFIGURATIONS && seen.insert(key(&next)) {
-                queue.push_back(next);
+            if seen_configurations.len() < MAX_CONFIGURATIONS
+                && seen_configurations.insert(key(&next, &learned))
+            {
+                queue.push_back((next, learned));
             }
         }
     }
@@ -599,7 +636,7 @@ pub fn explore() -> Exploration {
         violations,
         restores,
         reachable,
-        configurations: seen.len(),
+        configurations: seen_configurations.len(),
         graph,
     }
 }

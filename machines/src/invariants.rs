@@ -39,6 +39,41 @@ fn v(invariant: u8, t: &Transition, what: &str) -> Violation {
     }
 }
 
+/// What the checker has seen for itself along the path it checked: the highest epoch any grant it
+/// checked put into Controlling, and the tasks it saw finish. Never read from the machine's memory,
+/// so a machine that forgets its fencing floor or a finished attempt is still caught.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Witnessed {
+    /// The highest epoch the machine ever entered Controlling under.
+    pub highest_granted: u64,
+    /// Tasks the machine moved to `RemoteTerminalLocalPending` for.
+    pub finished: BTreeSet<TaskId>,
+}
+
+impl Witnessed {
+    /// Start from hand-built state (sweep 1's representative records): the test's own input.
+    pub fn assumed(highest_granted: u64, finished: impl IntoIterator<Item = TaskId>) -> Self {
+        Witnessed {
+            highest_granted,
+            finished: finished.into_iter().collect(),
+        }
+    }
+
+    /// Learn from a transition that has been checked.
+    pub fn learn(&mut self, t: &Transition) {
+        if t.to.state.is_controlling() {
+            if let Some(l) = &t.to.lease {
+                self.highest_granted = self.highest_granted.max(l.epoch);
+            }
+        }
+        if t.to.state == StateName::RemoteTerminalLocalPending {
+            if let Some(task) = &t.to.task {
+                self.finished.insert(task.clone());
+            }
+        }
+    }
+}
+
 /// Lease trouble that must end control from every `Controlling` substate (invariant 6).
 pub fn is_lease_trouble(from: &CampaignRecord, event: &Event, policy: &Policy) -> bool {
     let Some(held) = from.lease.as_ref().filter(|_| from.state.is_controlling()) else {
@@ -63,8 +98,9 @@ pub fn is_lease_trouble(from: &CampaignRecord, event: &Event, policy: &Policy) -
     }
 }
 
-/// Per-transition rules: invariants 1, 2, 3 (direct edge), 4, 5, 6, 7.
-pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
+/// Per-transition rules: invariants 1, 2, 3 (direct edge), 4, 5, 6, 7. `seen` is what the checker
+/// witnessed before this transition (see [`Witnessed`]); the caller learns `t` after checking it.
+pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Vec<Violation> {
     let mut out = vec![];
     let (from, to) = (&t.from, &t.to);
 
@@ -98,21 +134,33 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
 
     // 2. Controlling entered only on a grant for our controller id, not below the fencing floor.
     if !from.state.is_controlling() && to.state.is_controlling() {
+        // A confirmation must carry the epoch held before; a grant may raise it.
         let granted = match &t.event {
-            Event::LeaseGranted { lease, .. } if from.state == StateName::Claiming => Some(lease),
+            Event::LeaseGranted { lease, now } if from.state == StateName::Claiming => {
+                Some((lease, *now))
+            }
             Event::ControlRead {
-                lease: Some(lease), ..
+                lease: Some(lease),
+                now,
+            } if from.state == StateName::Claiming && from.claim_unresolved => Some((lease, *now)),
+            Event::ControlRead {
+                lease: Some(lease),
+                now,
             } if from.state == StateName::Confirming
-                || (from.state == StateName::Claiming && from.claim_unresolved) =>
+                && from
+                    .lease
+                    .as_ref()
+                    .is_some_and(|held| held.epoch == lease.epoch) =>
             {
-                Some(lease)
+                Some((lease, *now))
             }
             _ => None,
         };
         match granted {
-            Some(l)
+            Some((l, now))
                 if l.controller_id == from.controller_id
-                    && l.epoch >= from.memory.highest_epoch
+                    && l.epoch >= seen.highest_granted
+                    && l.expires_at > now.saturating_add(policy.expiry_margin)
                     && to.lease.as_ref() == Some(l) => {}
             _ => out.push(v(2, t, "entered Controlling without a valid grant for us")),
         }
@@ -218,7 +266,7 @@ pub fn check_transition(t: &Transition, policy: &Policy) -> Vec<Violation> {
                 | StateName::Cancelling
                 | StateName::Intervening
         );
-        if active && from.memory.finished.contains(task) {
+        if active && seen.finished.contains(task) {
             out.push(v(7, t, "a finished attempt became active again"));
         }
     }

@@ -278,6 +278,13 @@ impl CampaignMachine {
         (CampaignMachine { campaign_id, sm }, fx.actions)
     }
 
+    /// The same machine with other campaign memory (crate-private: exploration plants regressions).
+    pub(crate) fn with_memory(&self, memory: Memory) -> Self {
+        let mut campaign = self.sm.inner().clone();
+        campaign.memory = memory;
+        Self::at(self.campaign_id.clone(), campaign, self.sm.state().clone()).0
+    }
+
     pub fn campaign_id(&self) -> &str {
         &self.campaign_id
     }

@@ -4,9 +4,9 @@
 
 mod common;
 
-use argus_machines::explore::{explore, Exploration, Transition};
+use argus_machines::explore::{explore, explore_with, Exploration, Regression, Transition};
 use argus_machines::invariants::{
-    check_all, check_graph, check_restore, check_transition, Violation,
+    check_all, check_graph, check_restore, check_transition, Violation, Witnessed,
 };
 use argus_machines::*;
 use common::*;
@@ -168,7 +168,18 @@ fn witness(place: &str, event: Event) -> Transition {
 }
 
 fn caught(t: &Transition, invariant: u8) -> bool {
-    check_transition(t, &policy())
+    caught_after(
+        t,
+        invariant,
+        &Witnessed::assumed(
+            t.from.memory.highest_epoch,
+            t.from.memory.finished.iter().cloned(),
+        ),
+    )
+}
+
+fn caught_after(t: &Transition, invariant: u8, seen: &Witnessed) -> bool {
+    check_transition(t, &policy(), seen)
         .iter()
         .any(|v| v.invariant == invariant)
 }
@@ -206,9 +217,60 @@ fn mutant_2_controlling_without_grant_is_caught() {
         now: NOW,
     };
     assert!(caught(&t, 2));
+    // The grant is below the floor the checker itself saw granted (whatever the machine remembers).
+    let t = witness("claiming", grant(5));
+    assert!(caught_after(&t, 2, &Witnessed::assumed(7, [])));
+    // A grant that is already inside the safety margin.
     let mut t = witness("claiming", grant(5));
-    t.from.memory.highest_epoch = 7; // the grant is below the fencing floor
+    t.event = Event::LeaseGranted {
+        lease: lease(US, 5, NOW + policy().expiry_margin),
+        now: NOW,
+    };
     assert!(caught(&t, 2));
+    // A confirmation that carries another epoch than the one held.
+    let (confirming, _) =
+        CampaignMachine::restore(&at("running").record(), policy()).expect("restores");
+    let confirm = |lease: Lease| {
+        let event = Event::ControlRead {
+            lease: Some(lease),
+            now: NOW,
+        };
+        let mut next = confirming.clone();
+        let s = next.step(&event);
+        Transition {
+            from: confirming.record(),
+            event,
+            to: next.record(),
+            actions: s.actions,
+        }
+    };
+    let mut t = confirm(lease(US, 5, NOW + 600));
+    assert_eq!(t.to.state, StateName::Running);
+    assert!(!caught(&t, 2));
+    t.event = Event::ControlRead {
+        lease: Some(lease(US, 6, NOW + 600)),
+        now: NOW,
+    };
+    assert!(caught(&t, 2));
+}
+
+/// Real defects planted in the machine (not hand-edited transitions): exploration must report them.
+#[test]
+fn a_machine_that_forgets_its_fencing_floor_is_caught_by_exploration() {
+    let x = explore_with(Some(Regression::ForgetFloor));
+    assert!(
+        x.violations.iter().any(|v| v.invariant == 2),
+        "deleting the floor update went unnoticed"
+    );
+}
+
+#[test]
+fn a_machine_that_forgets_finished_attempts_is_caught_by_exploration() {
+    let x = explore_with(Some(Regression::ForgetFinished));
+    assert!(
+        x.violations.iter().any(|v| v.invariant == 7),
+        "deleting the finished-attempt record went unnoticed"
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 mod common;
 
 use argus_machines::explore::Transition;
-use argus_machines::invariants::{check_restore, check_transition};
+use argus_machines::invariants::{check_restore, check_transition, Witnessed};
 use argus_machines::*;
 use common::*;
 use proptest::prelude::*;
@@ -85,12 +85,15 @@ proptest! {
     #[test]
     fn invariants_hold_after_every_step(events in proptest::collection::vec(any_event(), 1..120), crash_every in 5usize..40) {
         let mut m = new_machine();
+        // The checker's own memory of the run: it survives the machine's crashes.
+        let mut seen = Witnessed::default();
         for (i, e) in events.iter().enumerate() {
             let from = m.record();
             let s = m.step(e);
             let t = Transition { from, event: e.clone(), to: m.record(), actions: s.actions };
-            let v = check_transition(&t, &policy());
+            let v = check_transition(&t, &policy(), &seen);
             prop_assert!(v.is_empty(), "step {i}: {}", v[0]);
+            seen.learn(&t);
             // Crash and restore from the persisted record now and then.
             if i % crash_every == crash_every - 1 {
                 let rec = m.record();

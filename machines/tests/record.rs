@@ -99,6 +99,29 @@ fn invalid_records_are_refused_not_defaulted() {
         CampaignMachine::restore(&r, policy()),
         Err(RecordError::IntentMismatch(_))
     ));
+    // Claim bookkeeping belongs to Claiming alone, each flag on its own.
+    let mut r = at("watching").record();
+    r.claim_unresolved = true;
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::Unexpected { .. })
+    ));
+    let mut r = at("watching").record();
+    r.claim_then_submit = Some(req("s"));
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::Unexpected { .. })
+    ));
+    // An intent of another operation than the state's (a submit recorded as a cancel) is refused:
+    // restoring it would read back, and resolve, the wrong write.
+    let mut r = at("cancelling").record();
+    if let Some(i) = r.intent.as_mut() {
+        i.operation = Operation::Submit;
+    }
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::IntentMismatch(_))
+    ));
     let json = serde_json::to_string(&good)
         .expect("serialise")
         .replace("controlling.running", "controlling.owning");
