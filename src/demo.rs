@@ -285,10 +285,13 @@ pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
         "  remote calls:        {}",
         fmt_map(&audit.counters.requests_per_method)
     );
+    // What the supervisor sent, not what the remote accepted: writes it should have known were
+    // stale (below its last grant, after its release, past the expiry it was given).
     println!(
         "  stale-epoch writes:  {}",
-        audit.counters.stale_or_expired_accepted
+        audit.counters.known_stale_writes
     );
+    println!("  resent submits:      {}", audit.counters.repeated_submits);
     println!(
         "  significant events:  {} ({})",
         events.len(),

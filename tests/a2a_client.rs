@@ -202,7 +202,20 @@ async fn a_timeout_after_sending_is_ambiguous_and_readback_finds_one_task() {
         WriteOutcome::Ambiguous(a) => a,
         other => panic!("{other:?}"),
     };
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    // Read back once the held send has been applied at the remote.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !sim
+        .audit()
+        .entries
+        .iter()
+        .any(|e| e.method == "message/send" && e.accepted)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the send never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     match pending.request_status(&c).await {
         ReadbackOutcome::Resolved {
             applied: Some(Some(task)),
@@ -235,7 +248,14 @@ async fn a_dropped_answer_is_ambiguous_but_an_unreachable_remote_is_not() {
     // Nothing listening: the request cannot have been sent; the controller comes back.
     let ctl = controller(&c, "c2").await;
     sim.arm(Fault::Unreachable { ms: 1_000 });
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(sim.addr()).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the listener never closed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     match ctl
         .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
         .await

@@ -1,13 +1,15 @@
 //! The HTTP API in-process over loopback: auth on every protected route, safe errors, 409 on
 //! forbidden actions, 404, the body limit, and the human feed.
 
+mod rig;
+
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::api::{self, ApiState, HealthInfo, PREFIX};
 use argus_supervisor::control::SystemClock;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{Runtime, RuntimeConfig};
 use argus_supervisor::security::Secret;
-use argus_supervisor::sim::{self, Scenario, SimHandle, SimOptions};
+use argus_supervisor::sim::{self, Scenario, SimOptions};
 use argus_supervisor::store::Store;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 const TOKEN: &str = "api-tok-5b1e0c";
 
 struct Rig {
-    sim: SimHandle,
+    sim: rig::AuditedSim,
     base: String,
     http: reqwest::Client,
 }
@@ -32,6 +34,7 @@ async fn rig() -> Rig {
     )
     .await
     .expect("sim");
+    let sim = rig::AuditedSim::new(sim);
     let mut http = HttpConfig::new(sim.url());
     http.allow_insecure_loopback = true;
     let client = A2aClient::discover(&http).await.expect("discover");

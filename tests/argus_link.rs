@@ -1,6 +1,8 @@
 //! Argus in the loop: the runtime on the simulated remote, waking a fake Argus (real Python MCP SDK)
 //! through the link; decisions written as files are executed only when authorised.
 
+mod rig;
+
 use argus_machines::{ControllerId, StateName};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::bridges::argus::ArgusConfig;
@@ -8,7 +10,7 @@ use argus_supervisor::bridges::link::{ArgusWake, Link, LinkConfig};
 use argus_supervisor::control::SystemClock;
 use argus_supervisor::runtime::driver::AnswerReply;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::sim::{self, Scenario, SimHandle, SimOptions};
+use argus_supervisor::sim::{self, Scenario, SimOptions};
 use argus_supervisor::store::Store;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 struct Rig {
-    sim: SimHandle,
+    sim: rig::AuditedSim,
     rt: Arc<Runtime<A2aClient>>,
     wake: Arc<ArgusWake>,
     workroot: PathBuf,
@@ -62,6 +64,7 @@ async fn rig_with(
     )
     .await
     .expect("sim");
+    let sim = rig::AuditedSim::new(sim);
     let mut http = HttpConfig::new(sim.url());
     http.allow_insecure_loopback = true;
     let client = A2aClient::discover(&http).await.expect("discover");
@@ -232,6 +235,13 @@ async fn a_merge_decision_is_escalated_and_never_executed() {
 async fn argus_unavailable_leaves_the_remote_alone_and_says_so_once() {
     let r = rig(false).await;
     first_attempt_fails(&r).await;
+    eventually("the Argus outage notice", 30, || {
+        messages(&r)
+            .iter()
+            .any(|m| m.starts_with("Argus is unavailable"))
+    })
+    .await;
+    // Absence cannot be waited for: give a second notice a generous moment to appear.
     tokio::time::sleep(Duration::from_millis(800)).await;
     let outage: Vec<String> = messages(&r)
         .into_iter()
@@ -283,13 +293,23 @@ async fn running_with(foreman: &str) -> Rig {
         assert!(Instant::now() < deadline, "Foreman never consulted");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
     r
+}
+
+/// Wait until `ok` holds, for at most `secs` seconds.
+async fn eventually(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]
 async fn foreman_continue_wakes_nobody_and_start_verifier_wakes_argus() {
     let quiet = running_with("CONTINUE").await;
+    // Absence cannot be waited for: give a wrong wake a generous moment to happen.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert_eq!(
         quiet.wake.wakes.load(Ordering::Relaxed),
         0,
@@ -305,12 +325,18 @@ async fn foreman_continue_wakes_nobody_and_start_verifier_wakes_argus() {
         "Argus never called"
     );
     let loud = running_with("START_VERIFIER").await;
-    assert!(loud.wake.foreman_wakes.load(Ordering::Relaxed) >= 1);
-    let doc = loud.rt.document("c1").expect("doc").expect("present");
-    assert!(
-        doc.argus_project_id.is_some(),
-        "binding persisted in the campaign record"
-    );
+    eventually("Foreman's START_VERIFIER to wake Argus", 30, || {
+        loud.wake.foreman_wakes.load(Ordering::Relaxed) >= 1
+    })
+    .await;
+    eventually("the Argus binding to be persisted", 30, || {
+        loud.rt
+            .document("c1")
+            .ok()
+            .flatten()
+            .is_some_and(|doc| doc.argus_project_id.is_some())
+    })
+    .await;
     assert_eq!(
         loud.sim.audit().counters.tasks_per_campaign.get("c1"),
         Some(&1),

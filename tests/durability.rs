@@ -11,7 +11,7 @@ use argus_supervisor::a2a::A2aClient;
 use argus_supervisor::runtime::driver::ClockArc;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::sim::{Audit, Fault, SimHandle};
+use argus_supervisor::sim::{Audit, Fault};
 use argus_supervisor::store::Store;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -30,7 +30,7 @@ impl ClockArc for SystemSecs {
 }
 
 struct Rig {
-    sim: SimHandle,
+    sim: rig::AuditedSim,
     store: Store,
 }
 
@@ -174,16 +174,19 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
         "{:?}",
         rt.recovery_reports
     );
+    let confirms = || {
+        r.sim
+            .audit()
+            .entries
+            .iter()
+            .filter(|e| e.method == "campaign/read_control")
+            .count()
+            - confirms_before
+    };
+    wait_for("the lease to be confirmed", || confirms() >= 1).await;
+    // Absence cannot be waited for: give a second driver a generous moment to show itself.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let confirms = r
-        .sim
-        .audit()
-        .entries
-        .iter()
-        .filter(|e| e.method == "campaign/read_control")
-        .count()
-        - confirms_before;
-    assert_eq!(confirms, 1, "one driver confirmed the lease, not two");
+    assert_eq!(confirms(), 1, "one driver confirmed the lease, not two");
     // Submitting now creates exactly one task.
     rt.command("c1", OperatorCommand::Submit { text: None })
         .await
@@ -374,14 +377,14 @@ async fn an_ambiguous_cancel_keeps_observing_its_task() {
     wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
     let reads = |a: &Audit| a.entries.iter().filter(|e| e.method == "tasks/get").count();
     let before = reads(&r.sim.audit());
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    wait_for(
+        "the bound task to be read while the cancel is unresolved",
+        || reads(&r.sim.audit()) >= before + 3,
+    )
+    .await;
     assert_eq!(
         rt.state("c1").expect("doc"),
         Some(StateName::AmbiguousWrite)
-    );
-    assert!(
-        reads(&r.sim.audit()) >= before + 3,
-        "the bound task is still read while the cancel is unresolved"
     );
     assert_sent_cleanly(&r.sim.audit());
 }

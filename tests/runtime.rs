@@ -9,7 +9,7 @@ use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::runtime::driver::ClockArc;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::sim::{Fault, SimHandle};
+use argus_supervisor::sim::Fault;
 use argus_supervisor::store::Store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,7 +30,7 @@ impl ClockArc for TestClock {
 }
 
 struct Rig {
-    sim: SimHandle,
+    sim: rig::AuditedSim,
     store: Store,
     clock: Arc<TestClock>,
     wake: Arc<CountingWake>,
@@ -68,6 +68,15 @@ async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
             Instant::now() < deadline,
             "{id} never reached {want:?}; it is {now:?}"
         );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Wait until `ok` holds, for at most 20 s.
+async fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -457,7 +466,14 @@ async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
         r.sim.advance(450);
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    eventually("the stage change to evaluation", || {
+        rt.document("c1")
+            .ok()
+            .flatten()
+            .and_then(|d| d.remote)
+            .is_some_and(|r| r.stage.as_deref() == Some("evaluation"))
+    })
+    .await;
     let doc = rt.document("c1").expect("doc").expect("present");
     let remote = doc.remote.expect("remote seen");
     assert_eq!(remote.stage.as_deref(), Some("evaluation"));
@@ -506,6 +522,11 @@ async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
     wait_state(&rt, "c1", StateName::Watching).await;
     r.sim.arm(Fault::Unreachable { ms: 2_500 });
     wait_state(&rt, "c1", StateName::RemoteUnavailable).await;
+    eventually("REMOTE_UNAVAILABLE", || {
+        classes(&rt, "c1").iter().any(|c| c == "REMOTE_UNAVAILABLE")
+    })
+    .await;
+    // Absence cannot be waited for: the outage lasts 2.5 s; a second notice would come in it.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let unavailable = classes(&rt, "c1")
         .iter()
@@ -778,7 +799,16 @@ async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
             .accepted
     );
     wait_state(&rt, "c1", StateName::ClosedAccepted).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    eventually("the operator's accept in the feed", || {
+        rt.messages("c1").is_ok_and(|m| {
+            m.iter().any(|m| {
+                m["text"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("Operator accept"))
+            })
+        })
+    })
+    .await;
     let feed: Vec<String> = rt
         .messages("c1")
         .expect("messages")

@@ -6,7 +6,7 @@
 
 mod procs;
 
-use procs::{free_port, spawn_sim, Kill};
+use procs::{free_port, spawn_sim, Kill, SimProc};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-fn sim(scenario: &str, listen: &str) -> (Kill, String) {
+fn sim(scenario: &str, listen: &str) -> (SimProc, String) {
     spawn_sim(listen, scenario, SIM_TOKEN, [] as [&str; 0])
 }
 
@@ -141,14 +141,7 @@ fn wait_for(what: &str, ok: impl FnMut() -> bool) {
 }
 
 fn audit(sim_url: &str) -> Value {
-    call(
-        false,
-        &format!("{sim_url}_sim/audit"),
-        SIM_TOKEN,
-        Value::Null,
-    )
-    .expect("audit")
-    .1
+    procs::sim_audit(sim_url, SIM_TOKEN)
 }
 
 /// Each request id in at most one message/send, no write refused as stale; the tasks per campaign.

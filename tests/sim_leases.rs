@@ -119,3 +119,70 @@ proptest! {
         prop_assert_eq!(world.audit().counters.stale_or_expired_accepted, 0);
     }
 }
+
+/// The supervisor-side counters can fail: a resent submit and writes the caller should have known
+/// were stale (below its grant, after its release, past its expiry) are each counted, whatever
+/// the remote answered; a takeover the caller was never told about is not.
+#[test]
+fn supervisor_side_counts_see_resent_submits_and_known_stale_writes() {
+    let mut world = World::new(Scenario::load("happy").expect("scenario"));
+    let now: u64 = 1_800_000_000_000;
+    let claim = |w: &mut World, rid: &str, at: u64| {
+        w.call(
+            "campaign/claim_control",
+            &json!({"campaign_id": "c1", "controller_id": WHO[0], "ttl_seconds": 60,
+                    "request_id": rid, "constraints": constraints_envelope()}),
+            at,
+        )
+        .expect("claim")["lease"]["epoch"]
+            .as_u64()
+            .expect("epoch")
+    };
+    let send = |w: &mut World, rid: &str, epoch: u64, at: u64| {
+        let _ = w.call(
+            "message/send",
+            &json!({"message": {"kind": "message", "role": "user", "messageId": rid,
+                                "parts": [{"kind": "text", "text": "go"}]},
+                    "metadata": {"argus_supervisor": {"campaign_id": "c1", "controller_id": WHO[0],
+                        "controller_epoch": epoch, "request_id": rid,
+                        "constraints": constraints_envelope()}}}),
+            at,
+        );
+    };
+    let release = |w: &mut World, rid: &str, epoch: u64, at: u64| {
+        let _ = w.call(
+            "campaign/release_control",
+            &json!({"campaign_id": "c1", "controller_id": WHO[0], "controller_epoch": epoch,
+                    "request_id": rid, "constraints": constraints_envelope()}),
+            at,
+        );
+    };
+    let counters = |w: &World| w.audit().counters;
+    let e1 = claim(&mut world, "claim-1", now);
+    send(&mut world, "send-1", e1, now + 1_000);
+    assert_eq!(counters(&world).supervisor_faults(), 0, "a clean submit");
+    send(&mut world, "send-1", e1, now + 2_000);
+    assert_eq!(
+        counters(&world).repeated_submits,
+        1,
+        "the same request id sent twice"
+    );
+    assert_eq!(counters(&world).submits_per_request_id["send-1"], 2);
+    // Past the expiry it was given (60 s), although the remote would have refused anyway.
+    send(&mut world, "send-2", e1, now + 61_000);
+    assert_eq!(counters(&world).known_stale_writes, 1);
+    // Released, then written under the released epoch.
+    let e2 = claim(&mut world, "claim-2", now + 62_000);
+    release(&mut world, "rel-1", e2, now + 63_000);
+    send(&mut world, "send-3", e2, now + 64_000);
+    assert_eq!(counters(&world).known_stale_writes, 2);
+    // Below its last grant.
+    let e3 = claim(&mut world, "claim-3", now + 65_000);
+    assert!(e3 > e1);
+    send(&mut world, "send-4", e1, now + 66_000);
+    assert_eq!(counters(&world).known_stale_writes, 3);
+    // A takeover it was never told about is the remote's news, not the supervisor's fault.
+    world.take_over("c1", WHO[1], now + 67_000);
+    send(&mut world, "send-5", e3, now + 68_000);
+    assert_eq!(counters(&world).known_stale_writes, 3);
+}

@@ -6,7 +6,7 @@
 
 mod procs;
 
-use procs::{free_port, spawn_sim, Kill, BIN};
+use procs::{assert_supervisor_clean, free_port, spawn_sim, Kill, SimProc, BIN};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ impl Pki {
 }
 
 /// `sim` over HTTPS with the named certificate; returns the process and its base URL.
-fn start_sim(pki: &Pki, cert: &str, scenario: &str) -> (Kill, String) {
+fn start_sim(pki: &Pki, cert: &str, scenario: &str) -> (SimProc, String) {
     let (child, url) = spawn_sim(
         "127.0.0.1:0",
         scenario,
@@ -314,6 +314,7 @@ fn serve_over_https_runs_the_controller_flow_and_without_the_ca_says_why_it_cann
     let a = audit(&pki, &sim);
     assert_eq!(a["counters"]["tasks_per_campaign"]["c1"], 1);
     assert_eq!(a["counters"]["rejected_stale_epoch"], 0);
+    assert_supervisor_clean(&a);
 }
 
 #[test]

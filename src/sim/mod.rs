@@ -220,6 +220,8 @@ struct Shared {
     base_url: String,
     unreachable: Notify,
     unreachable_ms: AtomicU64,
+    /// Requests held by a delay fault right now (see `Audit::held_now`).
+    held: AtomicU64,
 }
 
 impl Shared {
@@ -229,6 +231,12 @@ impl Shared {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
         real + self.clock_offset_ms.load(Ordering::SeqCst)
+    }
+
+    fn audit(&self) -> Audit {
+        let mut audit = self.world().audit();
+        audit.held_now = self.held.load(Ordering::SeqCst);
+        audit
     }
 
     fn world(&self) -> std::sync::MutexGuard<'_, World> {
@@ -331,7 +339,7 @@ impl SimHandle {
     }
 
     pub fn audit(&self) -> Audit {
-        self.shared.world().audit()
+        self.shared.audit()
     }
 
     pub fn arm(&self, fault: Fault) {
@@ -392,6 +400,7 @@ pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<S
         },
         unreachable: Notify::new(),
         unreachable_ms: AtomicU64::new(0),
+        held: AtomicU64::new(0),
     });
     // Faults from the scenario file that act on the transport belong to the HTTP layer.
     for f in transport {
@@ -510,7 +519,7 @@ async fn audit(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respons
     if !shared.authorized(&headers) {
         return unauthorized();
     }
-    Json(shared.world().audit()).into_response()
+    Json(shared.audit()).into_response()
 }
 
 async fn arm(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -614,7 +623,9 @@ async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
     };
     let applied = tokio::spawn(async move {
         if !delay.is_zero() {
+            worker.held.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(delay).await;
+            worker.held.fetch_sub(1, Ordering::SeqCst);
         }
         let now = worker.now_ms();
         worker.world().call(&call_method, &params, now)

@@ -104,6 +104,9 @@ pub struct AuditEntry {
     /// For `message/send` and `campaign/intervene`: the first 200 characters of the text sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// For an applied `message/send`: the task it created (tests compare the supervisor's binding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
@@ -115,12 +118,42 @@ pub struct Counters {
     pub duplicate_request_ids: u64,
     pub requests_per_method: BTreeMap<String, u64>,
     pub rejected_stale_epoch: u64,
+    /// `message/send` calls received per request id (replays included): a supervisor that resends
+    /// a submit shows a count above 1 here, whatever the remote answered.
+    pub submits_per_request_id: BTreeMap<String, u64>,
+    /// `message/send` calls beyond the first for their request id. A correct supervisor keeps 0.
+    pub repeated_submits: u64,
+    /// Lease-bound calls (submit, cancel, intervene, renew, release) whose staleness the caller
+    /// should have known from what this remote had told it: an epoch below the last one granted
+    /// to that controller, the released epoch after its release, a time past the expiry it was
+    /// given, or no grant at all. Counted whether or not the call was accepted; takeovers and
+    /// forgotten leases the caller was never told about do not count. A correct supervisor keeps 0.
+    pub known_stale_writes: u64,
+}
+
+impl Counters {
+    /// The supervisor-side faults every test asserts are zero: resent submits and writes it
+    /// should have known were stale (and, as the remote's own self-check, stale writes accepted).
+    pub fn supervisor_faults(&self) -> u64 {
+        self.repeated_submits + self.known_stale_writes + self.stale_or_expired_accepted
+    }
+}
+
+/// What this remote has told one controller about one campaign's lease.
+#[derive(Debug, Clone)]
+struct Told {
+    epoch: u64,
+    expires_at: u64,
+    released: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Audit {
     pub entries: Vec<AuditEntry>,
     pub counters: Counters,
+    /// Requests that have arrived and are being held by a delay fault right now (not yet applied,
+    /// not yet in `entries`): lets a crash test restart while a write is still in flight.
+    pub held_now: u64,
 }
 
 /// The whole simulated remote.
@@ -131,6 +164,8 @@ pub struct World {
     tasks: BTreeMap<String, SimTask>,
     attempts_per_campaign: HashMap<String, u32>,
     requests: HashMap<String, Applied>,
+    /// Per (campaign, controller): the last grant it was answered, for `known_stale_writes`.
+    told: HashMap<(String, String), Told>,
     audit: Vec<AuditEntry>,
     counters: Counters,
     /// Faults that change answers (transport faults live in the HTTP layer).
@@ -149,6 +184,7 @@ struct Seen {
     mutation: bool,
     constraints: Option<bool>,
     text: Option<String>,
+    task_id: Option<String>,
 }
 
 fn str_param<'a>(p: &'a Value, key: &str) -> Option<&'a str> {
@@ -184,6 +220,7 @@ impl World {
             tasks: BTreeMap::new(),
             attempts_per_campaign: HashMap::new(),
             requests: HashMap::new(),
+            told: HashMap::new(),
             audit: vec![],
             counters: Counters::default(),
             faults: vec![],
@@ -237,6 +274,7 @@ impl World {
         Audit {
             entries: self.audit.clone(),
             counters: self.counters.clone(),
+            held_now: 0,
         }
     }
 
@@ -320,6 +358,7 @@ impl World {
     pub fn call(&mut self, method: &str, params: &Value, now_ms: u64) -> Result<Value, RpcError> {
         let mut seen = Seen::default();
         let result = self.dispatch(method, params, now_ms, &mut seen);
+        self.note_supervisor_side(method, &seen, &result, now_ms);
         *self
             .counters
             .requests_per_method
@@ -345,6 +384,7 @@ impl World {
                 .map(|e| format!("{} {}", e.code, e.message)),
             constraints: seen.constraints,
             text: seen.text,
+            task_id: seen.task_id,
         });
         result
     }
@@ -367,7 +407,94 @@ impl World {
             reason: Some(reason.to_string()),
             constraints: None,
             text: None,
+            task_id: None,
         });
+    }
+
+    /// The supervisor-side counts: judged on what the caller sent and what it had been told, never
+    /// on whether this remote accepted it.
+    fn note_supervisor_side(
+        &mut self,
+        method: &str,
+        seen: &Seen,
+        result: &Result<Value, RpcError>,
+        now_ms: u64,
+    ) {
+        if method == "message/send" {
+            if let Some(id) = &seen.request_id {
+                let n = self
+                    .counters
+                    .submits_per_request_id
+                    .entry(id.clone())
+                    .or_default();
+                *n += 1;
+                if *n > 1 {
+                    self.counters.repeated_submits += 1;
+                }
+            }
+        }
+        let Some(campaign) = &seen.campaign_id else {
+            return;
+        };
+        // A claim's grant, or a lease shown by read_control: the holder now knows it.
+        if matches!(method, "campaign/claim_control" | "campaign/read_control") {
+            let lease = result.as_ref().ok().and_then(|a| a.get("lease"));
+            let field = |k: &str| lease.and_then(|l| l.get(k));
+            if let (Some(holder), Some(epoch), Some(expires_at)) = (
+                field("controller_id").and_then(Value::as_str),
+                field("epoch").and_then(Value::as_u64),
+                field("expires_at").and_then(Value::as_u64),
+            ) {
+                let told = self
+                    .told
+                    .entry((campaign.clone(), holder.to_string()))
+                    .or_insert(Told {
+                        epoch,
+                        expires_at,
+                        released: false,
+                    });
+                if epoch > told.epoch || (epoch == told.epoch && !told.released) {
+                    *told = Told {
+                        epoch,
+                        expires_at: if epoch == told.epoch {
+                            told.expires_at.max(expires_at)
+                        } else {
+                            expires_at
+                        },
+                        released: false,
+                    };
+                }
+            }
+            return;
+        }
+        let Some(controller) = &seen.controller_id else {
+            return;
+        };
+        let key = (campaign.clone(), controller.clone());
+        let Some(epoch) = seen.epoch else { return };
+        let known_stale = match self.told.get(&key) {
+            None => true,
+            Some(t) => {
+                epoch < t.epoch
+                    || (epoch == t.epoch && t.released)
+                    || now_ms >= t.expires_at.saturating_mul(1000)
+            }
+        };
+        if known_stale {
+            self.counters.known_stale_writes += 1;
+        }
+        let Some(told) = self.told.get_mut(&key).filter(|t| t.epoch == epoch) else {
+            return;
+        };
+        match (method, result) {
+            ("campaign/renew_control", Ok(a)) => {
+                if let Some(x) = a.pointer("/lease/expires_at").and_then(Value::as_u64) {
+                    told.expires_at = told.expires_at.max(x);
+                }
+            }
+            ("campaign/release_control", Ok(_)) => told.released = true,
+            _ => {}
+        }
     }
 
     /// Independent of `fence`: an accepted mutation must carry the current, unexpired epoch of the
@@ -625,6 +752,7 @@ impl World {
             *n
         };
         let id = format!("task-{:04}", self.next_task);
+        seen.task_id = Some(id.clone());
         self.tasks.insert(
             id.clone(),
             SimTask {

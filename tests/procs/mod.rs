@@ -26,9 +26,55 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Judge the supervisor by what it sent, from a sim's `_sim/audit` answer: no submit sent twice
+/// under one request id, no write it should have known was stale, no stale write accepted.
+pub fn assert_supervisor_clean(audit: &serde_json::Value) {
+    let c = &audit["counters"];
+    assert_eq!(
+        c["repeated_submits"], 0,
+        "a submit was sent twice under one request id: {}",
+        c["submits_per_request_id"]
+    );
+    assert_eq!(
+        c["known_stale_writes"], 0,
+        "the supervisor sent a write it should have known was stale"
+    );
+    assert_eq!(c["stale_or_expired_accepted"], 0);
+}
+
+/// A sim's audit over plain HTTP.
+pub fn sim_audit(url: &str, token: &str) -> serde_json::Value {
+    call(
+        false,
+        &format!("{url}_sim/audit"),
+        token,
+        serde_json::Value::Null,
+        reqwest::Client::builder(),
+    )
+    .map(|(_, body)| body)
+    .expect("sim audit")
+}
+
+/// A sim process. Over plain HTTP it is audited when the test ends (unless the test already
+/// failed or stopped the sim itself): [`assert_supervisor_clean`] holds in every process test.
+pub struct SimProc {
+    child: Kill,
+    url: String,
+    token: String,
+}
+
+impl Drop for SimProc {
+    fn drop(&mut self) {
+        let running = matches!(self.child.0.try_wait(), Ok(None));
+        if running && self.url.starts_with("http://") && !std::thread::panicking() {
+            assert_supervisor_clean(&sim_audit(&self.url, &self.token));
+        }
+    }
+}
+
 /// `argus-supervisor sim` on `listen` with `scenario`, `token` and any extra arguments; returns the
 /// process and the base URL it prints.
-pub fn spawn_sim<I, S>(listen: &str, scenario: &str, token: &str, extra: I) -> (Kill, String)
+pub fn spawn_sim<I, S>(listen: &str, scenario: &str, token: &str, extra: I) -> (SimProc, String)
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -52,7 +98,13 @@ where
     BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("sim url");
-    (Kill(child), line.trim().to_string())
+    let url = line.trim().to_string();
+    let sim = SimProc {
+        child: Kill(child),
+        url: url.clone(),
+        token: token.to_string(),
+    };
+    (sim, url)
 }
 
 /// Wait until `ok` holds, polling, for at most `secs` seconds.
