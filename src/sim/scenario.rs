@@ -20,6 +20,12 @@ pub struct Scenario {
     /// Faults armed when the sim starts.
     #[serde(default)]
     pub faults: Vec<super::Fault>,
+    /// Campaigns created before serving, for benchmarks: `bench-0` … `bench-<N-1>`, each claimed by
+    /// the controller `bench-seeder` and given one task, `bench-<i>` getting `task-<i+1>` (four
+    /// digits at least). The supervisor under test then only observes them, so seeding costs it
+    /// nothing.
+    #[serde(default)]
+    pub seed_campaigns: usize,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
