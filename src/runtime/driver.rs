@@ -218,7 +218,7 @@ impl<T: Transport + 'static> Driver<T> {
     }
 
     /// Run until shutdown (or a crash point). The heartbeat timer lives here.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<Input>) -> Result<(), Crashed> {
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Box<Input>>) -> Result<(), Crashed> {
         // The restored state (never authority) is on disk before anything else happens; a record
         // the restore did not change is not rewritten.
         if self.machine.record() != self.doc.machine {
@@ -237,7 +237,7 @@ impl<T: Transport + 'static> Driver<T> {
         };
         loop {
             tokio::select! {
-                input = rx.recv() => match input {
+                input = rx.recv() => match input.map(|b| *b) {
                     None => return Ok(()),
                     Some(Input::Shutdown { release, done }) => {
                         if release {
@@ -594,6 +594,13 @@ impl<T: Transport + 'static> Driver<T> {
 
     fn write_doc(&mut self) -> Result<(), crate::store::StoreError> {
         self.doc.machine = self.machine.record();
+        let state = self.machine.state_name();
+        let moved = self.doc.path.last() != Some(&state);
+        if moved {
+            self.doc.path.push(state);
+            let excess = self.doc.path.len().saturating_sub(super::MAX_PATH);
+            self.doc.path.drain(..excess);
+        }
         let path = self.store.campaign_path(&self.id)?;
         match self.store.write_doc(&path, &self.doc) {
             Ok(()) => {
@@ -601,6 +608,10 @@ impl<T: Transport + 'static> Driver<T> {
                 Ok(())
             }
             Err(e) => {
+                // Not on disk: the path does not include a state the campaign is not in.
+                if moved {
+                    self.doc.path.pop();
+                }
                 tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
                 Err(e)
             }
@@ -767,6 +778,7 @@ impl<T: Transport + 'static> Driver<T> {
                     tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");
                     self.wake.significant(&self.id, &sig);
                     self.doc.latest_significant_event = Some(sig);
+                    self.doc.latest_significant_at = Some(self.clock.now_secs());
                 }
                 None
             }

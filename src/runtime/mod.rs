@@ -225,10 +225,20 @@ pub struct CampaignDoc {
     pub attempt_history: Vec<AttemptRecord>,
     #[serde(default)]
     pub older_attempts: u32,
+    /// When `latest_significant_event` happened (Unix seconds): the panel shows its age.
+    #[serde(default)]
+    pub latest_significant_at: Option<u64>,
+    /// The states this campaign has been in, oldest first, consecutive repeats merged (at most
+    /// [`MAX_PATH`]; the oldest are dropped): the panel draws it over the state diagram.
+    #[serde(default)]
+    pub path: Vec<argus_machines::StateName>,
 }
 
 /// How many attempts a campaign document lists in full.
 pub const MAX_ATTEMPT_RECORDS: usize = 20;
+
+/// How many states of a campaign's path its document keeps.
+pub const MAX_PATH: usize = 64;
 
 /// One attempt's identity and fate. Remote-provided values are untrusted text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -292,6 +302,8 @@ impl CampaignDoc {
             argus_status: None,
             attempt_history: vec![],
             older_attempts: 0,
+            latest_significant_at: None,
+            path: vec![machine.state_name()],
         }
     }
 }
@@ -299,7 +311,9 @@ impl CampaignDoc {
 /// A campaign as the runtime knows it: its driver's inbox.
 #[derive(Clone)]
 pub struct CampaignHandle {
-    tx: mpsc::Sender<Input>,
+    /// Boxed: a channel allocates its first block of 32 slots up front, and an unboxed `Input`
+    /// (256 bytes) made that 8 KiB per campaign for an inbox that is almost always empty.
+    tx: mpsc::Sender<Box<Input>>,
     task: Arc<Mutex<Option<DriverTask>>>,
 }
 
@@ -680,7 +694,7 @@ impl<T: Transport + 'static> Runtime<T> {
         let (reply, rx) = oneshot::channel();
         self.handle(id)?
             .tx
-            .send(input(reply))
+            .send(Box::new(input(reply)))
             .await
             .map_err(|_| RuntimeError::Stopped)?;
         rx.await.map_err(|_| RuntimeError::Stopped)
@@ -841,10 +855,10 @@ impl<T: Transport + 'static> Runtime<T> {
         for h in handles {
             let (done, rx) = oneshot::channel();
             if h.tx
-                .send(Input::Shutdown {
+                .send(Box::new(Input::Shutdown {
                     release: self.config.release_on_shutdown,
                     done,
-                })
+                }))
                 .await
                 .is_ok()
             {
