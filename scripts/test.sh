@@ -32,14 +32,15 @@ for req in tests/interop/requirements/*.txt; do
   fi
 done
 
-# The real Mermaid renderer (tests/diagrams.rs parses every generated .mmd with it), on Debian's
-# Chromium: mermaid-cli from npm without its own browser download.
-if ! command -v chromium >/dev/null 2>&1; then
+# Debian's Chromium: the real Mermaid renderer (tests/diagrams.rs parses every generated .mmd
+# with mermaid-cli from npm, without its own browser download) and the panel's browser test
+# (tests/panel.rs drives it through ChromeDriver).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
   else
-    echo "scripts/test.sh needs Chromium (Debian: apt-get install chromium)" >&2
+    echo "scripts/test.sh needs Chromium and ChromeDriver (Debian: apt-get install chromium chromium-driver)" >&2
     exit 1
   fi
 fi

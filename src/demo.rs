@@ -5,6 +5,8 @@
 //! during preprocessing → (no Argus runtime here: an explicit operator retry) → claim → submit
 //! attempt 2 → it completes → local validation → accepted (the lease was released when each attempt
 //! ended). It prints only the human-facing messages, a one-line live status on a TTY, and a summary.
+//! With `--serve` it then keeps the runtime and the sim running and serves the API and the panel on
+//! a loopback listener, with a token made for this run and printed once, until Ctrl-C.
 
 use crate::a2a::{A2aClient, HttpConfig};
 use crate::control::SystemClock;
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 const CAMPAIGN: &str = "training-master-demo";
 
 struct Demo {
-    rt: Runtime<A2aClient>,
+    rt: Arc<Runtime<A2aClient>>,
     shown: usize,
     tty: bool,
     path: Vec<StateName>,
@@ -103,8 +105,19 @@ impl Demo {
     }
 }
 
-/// Run the demo. Returns the state root used.
-pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
+/// Run the demo; with `serve`, then serve the panel on that (loopback) address until Ctrl-C.
+/// Returns the state root used.
+pub async fn run(
+    home: Option<PathBuf>,
+    serve: Option<std::net::SocketAddr>,
+) -> Result<PathBuf, String> {
+    if let Some(addr) = serve {
+        if !addr.ip().is_loopback() {
+            return Err(format!(
+                "the demo serves on loopback only ({addr} is not a loopback address)"
+            ));
+        }
+    }
     let home = home.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("argus-demo-{}", uuid::Uuid::new_v4()))
     });
@@ -135,14 +148,16 @@ pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
     config.lease_ttl_secs = 120;
     config.readback_grace = Duration::from_secs(2);
     let wake = Arc::new(CountingWake::default());
-    let rt = Runtime::start(
-        store,
-        Arc::new(client),
-        config,
-        Arc::new(SystemClock),
-        wake.clone(),
-    )
-    .map_err(|e| e.to_string())?;
+    let rt = Arc::new(
+        Runtime::start(
+            store,
+            Arc::new(client),
+            config,
+            Arc::new(SystemClock),
+            wake.clone(),
+        )
+        .map_err(|e| e.to_string())?,
+    );
     let mut d = Demo {
         rt,
         shown: 0,
@@ -313,9 +328,49 @@ pub async fn run(home: Option<PathBuf>) -> Result<PathBuf, String> {
             .display()
     );
     println!("  path taken:          {}", path_mmd.display());
+    if let Some(addr) = serve {
+        serve_panel(&d.rt, addr, sim.url()).await?;
+    }
     d.rt.shutdown().await;
     let _ = sim.stop().await;
     Ok(home_path)
+}
+
+/// Serve the API and the panel over the demo's runtime until Ctrl-C. The token is made for this
+/// run (it guards nothing beyond the demo's own loopback listener) and printed once.
+async fn serve_panel(
+    rt: &Arc<Runtime<A2aClient>>,
+    addr: std::net::SocketAddr,
+    sim_url: &str,
+) -> Result<(), String> {
+    use crate::api::{self, ApiState, HealthInfo};
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let state = Arc::new(ApiState {
+        runtime: rt.clone(),
+        token: Some(crate::security::Secret::new(token.clone())),
+        health: HealthInfo {
+            controller_id: "argus-openoperator".into(),
+            heartbeat_seconds: 0.2,
+            remote: serde_json::json!({"class": "simulated", "url": sim_url, "scenario": "repair"}),
+            api_token_present: true,
+            ..HealthInfo::default()
+        },
+    });
+    println!();
+    println!("panel:     http://{addr}{}/ui/", api::PREFIX);
+    println!("API token: {token}   (made for this run; enter it in the panel)");
+    println!("Ctrl-C stops the demo.");
+    let _ = std::io::stdout().flush();
+    axum::serve(listener, api::router(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| e.to_string())
 }
 
 fn fmt_map<K: std::fmt::Display, V: std::fmt::Display>(m: &BTreeMap<K, V>) -> String {

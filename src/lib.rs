@@ -19,3 +19,4 @@ pub mod security;
 pub mod sim;
 pub mod store;
 pub mod time;
+pub mod ui;

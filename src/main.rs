@@ -22,6 +22,13 @@ enum Command {
         /// State root (default: a fresh directory under the system temp dir, printed).
         #[arg(long)]
         home: Option<PathBuf>,
+        /// After the mission, keep running and serve the panel (prints its URL and a token made for
+        /// this run) until Ctrl-C.
+        #[arg(long)]
+        serve: bool,
+        /// Where `--serve` listens (loopback only; port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:8788", requires = "serve")]
+        listen: std::net::SocketAddr,
     },
     /// Run the supervisor daemon (configuration from the environment; see the README).
     Serve {
@@ -60,6 +67,9 @@ enum Command {
         /// Seconds of steady (unchanged) heartbeats to measure per count.
         #[arg(long, default_value_t = 10)]
         seconds: u64,
+        /// Compare every figure with its target; exit 1 when one is missed.
+        #[arg(long)]
+        check: bool,
     },
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
@@ -133,11 +143,15 @@ fn init_logging(json: bool) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Demo { home } => {
+        Command::Demo {
+            home,
+            serve,
+            listen,
+        } => {
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
             };
-            match rt.block_on(argus_supervisor::demo::run(home)) {
+            match rt.block_on(argus_supervisor::demo::run(home, serve.then_some(listen))) {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("\ndemo failed: {e}");
@@ -200,7 +214,11 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Command::Bench { campaigns, seconds } => {
+        Command::Bench {
+            campaigns,
+            seconds,
+            check,
+        } => {
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(r) => r,
                 Err(e) => {
@@ -208,7 +226,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(argus_supervisor::bench::run(&campaigns, seconds)) {
+            match runtime.block_on(argus_supervisor::bench::run(&campaigns, seconds, check)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("bench failed: {e}");

@@ -623,6 +623,102 @@ fn sigkill_during_a_submit_never_duplicates_or_reacquires() {
     drop(sim);
 }
 
+/// `demo --serve`: after the mission the demo keeps running, prints the panel's URL and a token
+/// made for this run, serves the finished campaign behind that token, and stops on Ctrl-C.
+#[test]
+fn the_demo_serves_its_finished_campaign_in_the_panel_until_ctrl_c() {
+    let home = tmp_home();
+    let mut child = Command::new(BIN)
+        .args(["demo", "--serve", "--listen", "127.0.0.1:0", "--home"])
+        .arg(&home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("demo");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let (mut panel, mut token) = (None, None);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while token.is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the demo never offered its panel"
+        );
+        let line = lines.next().expect("demo output").expect("line");
+        if let Some(url) = line.strip_prefix("panel:") {
+            panel = Some(url.trim().to_string());
+        }
+        if let Some(rest) = line.strip_prefix("API token:") {
+            token = rest.split_whitespace().next().map(str::to_string);
+        }
+    }
+    let (panel, token) = (panel.expect("panel url"), token.expect("token"));
+    assert!(
+        panel.starts_with("http://127.0.0.1:")
+            && panel.ends_with("/api/plugins/argus-supervisor/ui/")
+    );
+    let api = panel.trim_end_matches("/ui/").to_string();
+    let c = http();
+    let (status, page) = c.call(false, &panel, None, None).expect("panel");
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("panel.js") && !page.contains(&token),
+        "public assets carry no data"
+    );
+    let (status, _) = c
+        .call(
+            false,
+            &format!("{api}/campaigns"),
+            Some("not-the-token"),
+            None,
+        )
+        .expect("refused");
+    assert_eq!(status, 401);
+    let (status, body) = c
+        .call(false, &format!("{api}/campaigns"), Some(&token), None)
+        .expect("campaigns");
+    assert_eq!(status, 200);
+    let list: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(list["campaigns"][0]["campaign_id"], "training-master-demo");
+    assert_eq!(list["campaigns"][0]["state"], "closed.accepted");
+    let (_, doc) = c
+        .call(
+            false,
+            &format!("{api}/campaigns/training-master-demo"),
+            Some(&token),
+            None,
+        )
+        .expect("campaign");
+    let doc: Value = serde_json::from_str(&doc).expect("json");
+    assert_eq!(doc["diagram_state"], "Accepted");
+    assert!(
+        doc["path"].as_array().is_some_and(|p| p.len() >= 8),
+        "{}",
+        doc["path"]
+    );
+    assert_eq!(
+        doc["allowed_actions"],
+        json!([]),
+        "nothing to do on a closed campaign"
+    );
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(
+                status.success(),
+                "Ctrl-C stops the demo cleanly: {status:?}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "the demo ignored Ctrl-C");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn the_demo_plays_the_repair_scenario_to_acceptance() {
     let home = tmp_home();

@@ -102,11 +102,21 @@ pub fn router<T: Transport + 'static>(state: Arc<ApiState<T>>) -> Router {
         .route("/health", get(health::<T>))
         .merge(protected);
     Router::new()
-        .nest(PREFIX, api)
+        .nest(PREFIX, api.merge(crate::ui::router()))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(middleware::map_response(json_errors))
+        .layer(middleware::map_response(nosniff))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
+}
+
+/// No answer of ours is ever to be sniffed into another type (a JSON body as HTML, say).
+async fn nosniff(mut resp: Response) -> Response {
+    resp.headers_mut().insert(
+        axum::http::header::X_CONTENT_TYPE_OPTIONS,
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    resp
 }
 
 /// Errors the router itself answers (405, 413, ...) in the API's one error shape.
@@ -279,8 +289,12 @@ async fn campaigns<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) ->
                 "objective": d.objective,
                 "remote_task_id": d.machine.task,
                 "controller_epoch": d.machine.lease.as_ref().filter(|_| d.machine.state.is_controlling()).map(|l| l.epoch),
+                "lease": lease_view(&d),
                 "attempts": d.machine.memory.attempts,
                 "pending_question": d.pending_question,
+                "latest_significant_event": d.latest_significant_event,
+                "latest_significant_at": d.latest_significant_at.map(rfc3339),
+                "latest_significant_age_seconds": d.latest_significant_at.map(|t| now_secs().saturating_sub(t)),
                 "updated_at": d.updated_at,
             })
         })
@@ -300,6 +314,31 @@ async fn campaign<T: Transport + 'static>(
 }
 
 use crate::time::rfc3339;
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The lease a campaign holds (only in `controlling.*`): holder, epoch, expiry and time left.
+fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
+    match d
+        .machine
+        .lease
+        .as_ref()
+        .filter(|_| d.machine.state.is_controlling())
+    {
+        Some(l) => json!({
+            "holder": l.controller_id,
+            "epoch": l.epoch,
+            "expires_at": rfc3339(l.expires_at),
+            "expires_in_seconds": l.expires_at.saturating_sub(now_secs()),
+        }),
+        None => Value::Null,
+    }
+}
 
 /// The campaign as the spec models it (section 9), composed from the parts each writer owns: the
 /// machine's record, the last reading of the remote, the link's Argus annotations. Times are
@@ -354,6 +393,11 @@ pub fn view(d: &crate::runtime::CampaignDoc, policy: argus_machines::Policy) -> 
         })).collect::<Vec<_>>(),
         "older_attempts": d.older_attempts,
         "allowed_actions": allowed,
+        "actions": ACTIONS,
+        "lease": lease_view(d),
+        "latest_significant_at": d.latest_significant_at.map(rfc3339),
+        "diagram_state": d.machine.state.name(),
+        "path": d.path.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "quarantined": d.quarantined,
         "latest_evidence": d.latest_evidence,
         "machine": d.machine,
@@ -420,26 +464,29 @@ fn actions<T: Transport + 'static>() -> Router<Arc<ApiState<T>>> {
         )
     };
     let mut r = Router::new();
-    for name in [
-        "observe",
-        "claim",
-        "submit",
-        "intervene",
-        "cancel",
-        "release",
-        "pause",
-        "resume",
-        "abandon",
-        "accept",
-        "reject",
-        "next-attempt",
-        "resolve",
-        "answer",
-    ] {
+    for name in ACTIONS {
         r = r.route(&format!("/campaigns/{{id}}/{name}"), route(name));
     }
     r
 }
+
+/// Every operator action, in the order the panel shows them; one route each.
+pub const ACTIONS: [&str; 14] = [
+    "observe",
+    "claim",
+    "submit",
+    "intervene",
+    "cancel",
+    "release",
+    "pause",
+    "resume",
+    "abandon",
+    "accept",
+    "reject",
+    "next-attempt",
+    "resolve",
+    "answer",
+];
 
 fn message_of(body: &ActionBody) -> Option<String> {
     body.message.clone().filter(|m| !m.trim().is_empty())

@@ -67,7 +67,12 @@ impl Drop for SimProc {
     fn drop(&mut self) {
         let running = matches!(self.child.0.try_wait(), Ok(None));
         if running && self.url.starts_with("http://") && !std::thread::panicking() {
-            assert_supervisor_clean(&sim_audit(&self.url, &self.token));
+            // On a thread of its own: the drop may run inside an async test's runtime.
+            let (url, token) = (self.url.clone(), self.token.clone());
+            let audit = std::thread::spawn(move || sim_audit(&url, &token))
+                .join()
+                .expect("sim audit");
+            assert_supervisor_clean(&audit);
         }
     }
 }

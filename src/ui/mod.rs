@@ -1,0 +1,70 @@
+//! The supervisor panel, served under `<PREFIX>/ui/` on the API's one listener.
+//!
+//! Owns: the panel's static assets (HTML, CSS, JavaScript, the generated state diagram), compiled
+//! into the binary, and the headers that make a page showing untrusted text safe: a strict
+//! Content-Security-Policy (`default-src 'self'`, so no inline script, no `eval`, no foreign origin),
+//! `frame-ancestors 'none'`, `nosniff`, no referrer, no caching.
+//!
+//! Must never: carry data. The assets are public like `health`; every data call the page makes
+//! goes to the authenticated API with the token the operator enters once per tab (kept in
+//! `sessionStorage`, never in a URL or a cookie). The page renders remote and operator text with
+//! `textContent` only, never as HTML.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+
+const INDEX: &str = include_str!("index.html");
+const SCRIPT: &str = include_str!("panel.js");
+const STYLE: &str = include_str!("panel.css");
+/// The same SVG as `diagrams/campaign.svg`, produced from the explored machine (`diagrams --check`
+/// keeps it current); node titles are `StateName::name()`, which the API's `diagram_state` and
+/// `path` use.
+const DIAGRAM: &str = include_str!("../../diagrams/campaign.svg");
+
+/// Content-Security-Policy of every panel asset.
+pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
+connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    let mut resp = (StatusCode::OK, body).into_response();
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+/// The panel's routes, relative to the API prefix.
+pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new()
+        .route(
+            "/ui",
+            get(|| async { Redirect::permanent(&format!("{}/ui/", crate::api::PREFIX)) }),
+        )
+        .route(
+            "/ui/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX) }),
+        )
+        .route(
+            "/ui/panel.js",
+            get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
+        )
+        .route(
+            "/ui/panel.css",
+            get(|| async { asset("text/css; charset=utf-8", STYLE) }),
+        )
+        .route(
+            "/ui/campaign.svg",
+            get(|| async { asset("image/svg+xml", DIAGRAM) }),
+        )
+}
