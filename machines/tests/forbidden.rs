@@ -6,7 +6,7 @@ mod common;
 
 use argus_machines::explore::{explore, explore_with, Exploration, Regression, Transition};
 use argus_machines::invariants::{
-    check_all, check_graph, check_restore, check_transition, Violation, Witnessed,
+    check_all, check_graph, check_restore, check_transition, is_lease_trouble, Violation, Witnessed,
 };
 use argus_machines::*;
 use common::*;
@@ -405,5 +405,176 @@ fn mutant_graph_edge_out_of_closed_is_caught() {
         v.iter()
             .any(|v| v.invariant == 0 && v.message.contains("Paused")),
         "{v:?}"
+    );
+}
+
+/// Each kind of lease trouble the checker recognises, and what is not trouble: a grant or a read
+/// that differs in holder alone, in epoch alone, or in expiry alone is trouble; our own lease is
+/// not; nothing is trouble for a state that holds no lease.
+#[test]
+fn lease_trouble_is_recognised_one_difference_at_a_time() {
+    let held = at("running").record();
+    let p = policy();
+    let granted = |c: &str, e: u64, x: u64| Event::LeaseGranted {
+        lease: lease(c, e, x),
+        now: NOW,
+    };
+    let read = |l: Option<Lease>| Event::ControlRead { lease: l, now: NOW };
+    assert!(!is_lease_trouble(&held, &granted(US, 5, NOW + 600), &p));
+    assert!(is_lease_trouble(
+        &held,
+        &granted("intruder", 5, NOW + 600),
+        &p
+    ));
+    assert!(is_lease_trouble(&held, &granted(US, 6, NOW + 600), &p));
+    assert!(is_lease_trouble(
+        &held,
+        &granted(US, 5, NOW + p.expiry_margin),
+        &p
+    ));
+    assert!(!is_lease_trouble(
+        &held,
+        &read(Some(lease(US, 5, NOW + 600))),
+        &p
+    ));
+    assert!(is_lease_trouble(
+        &held,
+        &read(Some(lease("intruder", 5, NOW + 600))),
+        &p
+    ));
+    assert!(is_lease_trouble(
+        &held,
+        &read(Some(lease(US, 6, NOW + 600))),
+        &p
+    ));
+    assert!(is_lease_trouble(&held, &read(None), &p));
+    assert!(!is_lease_trouble(
+        &held,
+        &Event::Observed(obs(1, RemoteState::Working, 9)),
+        &p
+    ));
+    assert!(!is_lease_trouble(
+        &at("watching").record(),
+        &Event::LeaseRefused {
+            reason: LeaseRefusal::HeldByOther
+        },
+        &p
+    ));
+    // A violation reads as its rule and what broke it.
+    let t = witness("watching", Event::Tick { now: NOW });
+    let shown = Violation {
+        invariant: 4,
+        message: "m".into(),
+        witness: Some(Box::new(t)),
+    }
+    .to_string();
+    assert_eq!(shown, "invariant 4: m");
+}
+
+/// The one exemption of rule 1 (a queued submit sent on the grant's own edge) holds only for a
+/// grant or a lease read, from Claiming, into Controlling: take any one of those away and the
+/// same submit is a write without a lease.
+#[test]
+fn the_queued_submit_exemption_is_that_narrow() {
+    let mut m = at("rtlp");
+    m.step(&op(Command::NextAttempt {
+        claim_request: req("claim-2"),
+        submit_request: req("submit-2"),
+    }));
+    assert_eq!(m.state_name(), StateName::Claiming);
+    let event = grant(5);
+    let mut next = m.clone();
+    let s = next.step(&event);
+    let legit = Transition {
+        from: m.record(),
+        event,
+        to: next.record(),
+        actions: s.actions,
+    };
+    assert!(legit
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::Submit { .. })));
+    assert!(
+        !caught(&legit, 1),
+        "the queued submit under the fresh grant"
+    );
+    let mut t = legit.clone();
+    t.to.state = StateName::ControlLost;
+    assert!(caught(&t, 1), "not into Controlling");
+    let mut t = legit.clone();
+    t.from.state = StateName::Confirming;
+    assert!(caught(&t, 1), "not from Claiming");
+    let mut t = legit.clone();
+    t.event = Event::Tick { now: NOW };
+    assert!(caught(&t, 1), "not on a grant or a lease read");
+    // And only that submit, under the granted epoch.
+    let resend = |f: fn(&mut Action)| {
+        let mut t = legit.clone();
+        t.actions.iter_mut().for_each(f);
+        t
+    };
+    let t = resend(|a| {
+        if let Action::Submit { epoch, .. } = a {
+            *epoch = 4;
+        }
+    });
+    assert!(caught(&t, 1), "another epoch than the grant's");
+    let t = resend(|a| {
+        if let Action::Submit { request_id, .. } = a {
+            *request_id = req("other");
+        }
+    });
+    assert!(caught(&t, 1), "another request than the queued one");
+}
+
+/// Rule 2's ways into Controlling, each only from its own state: a grant only from Claiming, a
+/// lease read only from a Claiming that is resolving or from Confirming.
+#[test]
+fn controlling_is_entered_only_from_the_state_each_grant_belongs_to() {
+    let ours = lease(US, 5, NOW + 600);
+    let into_running = |from: CampaignRecord, event: Event| {
+        let mut to = at("running").record();
+        to.lease = Some(ours.clone());
+        Transition {
+            from,
+            event,
+            to,
+            actions: vec![],
+        }
+    };
+    let seen = Witnessed::assumed(5, []);
+    let watching = at("watching").record();
+    let t = into_running(
+        watching.clone(),
+        Event::LeaseGranted {
+            lease: ours.clone(),
+            now: NOW,
+        },
+    );
+    assert!(caught_after(&t, 2, &seen), "a grant outside Claiming");
+    let t = into_running(
+        watching,
+        Event::ControlRead {
+            lease: Some(ours.clone()),
+            now: NOW,
+        },
+    );
+    assert!(
+        caught_after(&t, 2, &seen),
+        "a lease read outside Claiming/Confirming"
+    );
+    let claiming = at("claiming").record();
+    assert!(!claiming.claim_unresolved);
+    let t = into_running(
+        claiming,
+        Event::ControlRead {
+            lease: Some(ours.clone()),
+            now: NOW,
+        },
+    );
+    assert!(
+        caught_after(&t, 2, &seen),
+        "a lease read from a claim still in flight"
     );
 }

@@ -135,3 +135,55 @@ fn invalid_records_are_refused_not_defaulted() {
         "unknown fields are refused"
     );
 }
+
+/// The machine's identity, as the runtime and the explorer rely on it: equal when built by the
+/// same events, different after a step that changes it, hashed alike when equal; the accessors
+/// give back what the machine was made with; `Debug` names the campaign and the state.
+#[test]
+fn a_machine_is_equal_hashable_and_says_what_it_was_made_with() {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let hash = |m: &CampaignMachine| {
+        let mut h = DefaultHasher::new();
+        m.hash(&mut h);
+        h.finish()
+    };
+    let (a, b) = (at("running"), at("running"));
+    assert_eq!(a, b);
+    assert_eq!(hash(&a), hash(&b));
+    assert_ne!(a, at("awaiting_input"), "another state");
+    let mut other_memory = at("running");
+    other_memory.step(&Event::PollFailed(RemoteCondition::Unreachable));
+    assert_eq!(other_memory.state_name(), a.state_name());
+    assert_ne!(a, other_memory, "same state, other memory");
+    let elsewhere = CampaignMachine::new("campaign-2", ControllerId::new(US), policy());
+    assert_ne!(new_machine(), elsewhere, "another campaign");
+    assert_ne!(hash(&new_machine()), hash(&elsewhere));
+    assert_eq!(a.campaign_id(), "campaign-1");
+    assert_eq!(a.policy(), policy());
+    assert_eq!(a.controller_id(), &ControllerId::new(US));
+    let shown = format!("{a:?}");
+    assert!(
+        shown.contains("campaign-1") && shown.contains("Running"),
+        "{shown}"
+    );
+}
+
+/// The superstates drawn in the diagrams: each leaf in exactly its composite, by name.
+#[test]
+fn every_state_belongs_to_its_drawn_superstate() {
+    use argus_machines::Superstate;
+    for s in StateName::ALL {
+        let want = match s {
+            StateName::Detached
+            | StateName::Watching
+            | StateName::RemoteUnavailable
+            | StateName::Claiming
+            | StateName::Confirming => Some("Observing"),
+            s if s.is_controlling() => Some("Controlling"),
+            s if s.is_closed() => Some("Closed"),
+            _ => None,
+        };
+        assert_eq!(s.superstate().map(Superstate::name), want, "{s:?}");
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Mutation testing of the decision core: cargo-mutants over the files where a wrong line would let
+# the supervisor write without authority (record.rs, machine.rs, invariants.rs, campaign.rs),
+# judged by the machines crate's own tests. Too slow for .ci/run (about 600 mutants at ~30 s each
+# on 2 cores); run it after changing the machine and update docs/mutants.md from
+# $ARGUS_MUTANTS_OUT/<file>/mutants.out/{caught,missed,timeout,unviable}.txt.
+#
+#   scripts/mutants.sh                               # the four files, smallest first
+#   scripts/mutants.sh machines/src/record.rs        # only the files given
+#
+# Output goes to $ARGUS_MUTANTS_OUT (default /var/tmp/argus-mutants), builds to
+# $ARGUS_MUTANTS_TARGET (default /var/tmp/argus-mutants-target): both outside the clone, and
+# apart from the developer's CARGO_TARGET_DIR so mutated builds never overwrite it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v cargo-mutants >/dev/null; then
+    cargo install --locked cargo-mutants
+fi
+out=${ARGUS_MUTANTS_OUT:-/var/tmp/argus-mutants}
+export CARGO_TARGET_DIR=${ARGUS_MUTANTS_TARGET:-/var/tmp/argus-mutants-target}
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+    files=(machines/src/record.rs machines/src/machine.rs machines/src/invariants.rs machines/src/campaign.rs)
+fi
+for f in "${files[@]}"; do
+    dir="$out/$(basename "$f" .rs)"
+    mkdir -p "$dir"
+    echo "== $f -> $dir"
+    # Exit 2 (survivors) and 3 (timeouts) are results to read, not failures of the run.
+    rc=0
+    cargo mutants -p argus-machines --no-shuffle -j1 -f "$f" -o "$dir" || rc=$?
+    case $rc in 0 | 2 | 3) ;; *) exit "$rc" ;; esac
+done
