@@ -113,6 +113,9 @@ pub struct Row {
     pub writes_during_unchanged: u64,
     pub wakes_during_unchanged: u64,
     pub recovery_secs: f64,
+    /// The floor: a bare `reqwest` + `serde_json` loop polling the same tasks of the same sim
+    /// process at the runtime's concurrency, CPU seconds per 1,000 polls.
+    pub floor_cpu_per_1000_polls: f64,
 }
 
 /// The steady scenario with `n` campaigns seeded by the sim itself (`seed_campaigns`), so the
@@ -191,6 +194,8 @@ async fn measure(n: usize, seconds: u64) -> Result<Row, String> {
     rt.shutdown().await;
     drop(rt);
     let ticks = t1 - t0;
+    let floor = floor_cpu_per_poll(&sim.url, &tasks, ticks.max(1000), config.max_concurrent_calls)
+        .await?;
     let cpu_per_tick = (c1 - c0) / ticks.max(1) as f64;
     let started = Instant::now();
     let recovered = Runtime::start(store, client, config, Arc::new(SystemClock), wake)
@@ -210,7 +215,54 @@ async fn measure(n: usize, seconds: u64) -> Result<Row, String> {
         writes_during_unchanged: w1 - w0,
         wakes_during_unchanged: k1 - k0,
         recovery_secs,
+        floor_cpu_per_1000_polls: floor * 1000.0,
     })
+}
+
+/// The floor of a poll: `polls` `tasks/get` calls (history length 0, as the client sends them)
+/// spread over `concurrency` workers on one keep-alive client, each answer parsed to a
+/// `serde_json::Value` and dropped. Returns CPU seconds of this process per poll.
+async fn floor_cpu_per_poll(
+    url: &str,
+    tasks: &[String],
+    polls: u64,
+    concurrency: usize,
+) -> Result<f64, String> {
+    let http = reqwest::Client::new();
+    let tasks = Arc::new(tasks.to_vec());
+    let workers = concurrency.max(1) as u64;
+    let c0 = cpu_seconds();
+    let mut handles = vec![];
+    for w in 0..workers {
+        let (http, url, tasks) = (http.clone(), url.to_string(), tasks.clone());
+        let share = polls / workers + u64::from(w < polls % workers);
+        handles.push(tokio::spawn(async move {
+            for i in 0..share {
+                let task = &tasks[((w + i * workers) as usize) % tasks.len().max(1)];
+                let body = json!({"jsonrpc": "2.0", "id": i, "method": "tasks/get",
+                                  "params": crate::a2a::wire::get_params(task)});
+                let bytes = http
+                    .post(&url)
+                    .json(&body)
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .bytes()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let v: serde_json::Value =
+                    serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+                if v.get("result").is_none() {
+                    return Err(format!("the floor's poll failed: {v}"));
+                }
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    for h in handles {
+        h.await.map_err(|e| e.to_string())??;
+    }
+    Ok((cpu_seconds() - c0) / polls.max(1) as f64)
 }
 
 /// The durable step against its floor, one round: `k` real steps (machine step, campaign document
@@ -394,7 +446,7 @@ pub async fn run(counts: &[usize], seconds: u64, check: bool) -> Result<(), Stri
         ));
     }
     println!(
-        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>7} {:>6} {:>12}",
+        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>7} {:>6} {:>12} {:>13} {:>6}",
         "campaigns",
         "heartbeat",
         "ticks",
@@ -405,12 +457,14 @@ pub async fn run(counts: &[usize], seconds: u64, check: bool) -> Result<(), Stri
         "fixed_MiB",
         "writes",
         "wakes",
-        "recovery_s"
+        "recovery_s",
+        "floor_s/1000",
+        "ratio"
     );
     for &n in counts {
         let row = measure(n, seconds).await?;
         println!(
-            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>7} {:>6} {:>12.3}",
+            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>7} {:>6} {:>12.3} {:>13.4} {:>5.1}x",
             row.campaigns,
             row.heartbeat_secs,
             row.ticks,
@@ -421,7 +475,9 @@ pub async fn run(counts: &[usize], seconds: u64, check: bool) -> Result<(), Stri
             row.rss_fixed_mib,
             row.writes_during_unchanged,
             row.wakes_during_unchanged,
-            row.recovery_secs
+            row.recovery_secs,
+            row.floor_cpu_per_1000_polls,
+            row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9)
         );
         misses.extend(missed(&row));
     }

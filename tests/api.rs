@@ -114,7 +114,7 @@ const PROTECTED: [(bool, &str); 13] = [
     (true, "/campaigns/c1/observe"),
 ];
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_protected_route_needs_the_token_and_health_does_not() {
     let r = rig().await;
     for (post, path) in PROTECTED {
@@ -143,7 +143,7 @@ async fn every_protected_route_needs_the_token_and_health_does_not() {
     r.sim.stop().await.expect("stop");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn actions_go_through_the_machine_and_forbidden_ones_are_409() {
     let r = rig().await;
     let t = Some(TOKEN);

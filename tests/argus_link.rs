@@ -160,7 +160,7 @@ fn messages(r: &Rig) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_decision_starts_exactly_one_new_attempt_and_the_reviewer_closes_it() {
     let r = rig(true).await;
     first_attempt_fails(&r).await;
@@ -199,7 +199,7 @@ async fn a_retry_decision_starts_exactly_one_new_attempt_and_the_reviewer_closes
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merge_decision_is_escalated_and_never_executed() {
     let r = rig(true).await;
     first_attempt_fails(&r).await;
@@ -231,7 +231,7 @@ async fn a_merge_decision_is_escalated_and_never_executed() {
         .is_some());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn argus_unavailable_leaves_the_remote_alone_and_says_so_once() {
     let r = rig(false).await;
     first_attempt_fails(&r).await;
@@ -305,7 +305,7 @@ async fn eventually(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreman_continue_wakes_nobody_and_start_verifier_wakes_argus() {
     let quiet = running_with("CONTINUE").await;
     // Absence cannot be waited for: give a wrong wake a generous moment to happen.
@@ -344,7 +344,7 @@ async fn foreman_continue_wakes_nobody_and_start_verifier_wakes_argus() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_argus_question_is_surfaced_as_needs_you() {
     let r = rig(true).await;
     std::fs::create_dir_all(&r.argus_home).expect("home");
@@ -424,7 +424,7 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn argus_killed_mid_run_blocks_new_changes_until_it_is_back() {
     let r = rig(true).await;
     first_attempt_fails(&r).await;

@@ -110,7 +110,7 @@ async fn claim_and_submit(rt: &Runtime<A2aClient>, id: &str) {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submit_running_completed() {
     let r = rig("happy").await;
     let rt = runtime(&r).await;
@@ -148,7 +148,7 @@ async fn submit_running_completed() {
     assert_eq!(r.sim.lease("c1"), None, "released when the attempt ended");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submit_running_failed_then_next_attempt() {
     let r = rig("repair").await;
     let rt = runtime(&r).await;
@@ -197,7 +197,7 @@ async fn submit_running_failed_then_next_attempt() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn running_input_required_is_needs_you_and_intervention_resumes() {
     let r = rig("input-required").await;
     let rt = runtime(&r).await;
@@ -231,7 +231,7 @@ async fn running_input_required_is_needs_you_and_intervention_resumes() {
     wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -274,7 +274,7 @@ async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readback_unavailable_stays_ambiguous_and_needs_you() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -320,7 +320,7 @@ async fn readback_unavailable_stays_ambiguous_and_needs_you() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -367,7 +367,7 @@ async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
     assert_eq!(audit.counters.stale_or_expired_accepted, 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicated_and_reordered_readings_give_one_event_each() {
     let r = rig("happy").await;
     let rt = runtime(&r).await;
@@ -398,7 +398,7 @@ async fn duplicated_and_reordered_readings_give_one_event_each() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_reacquire() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -453,7 +453,7 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -506,7 +506,7 @@ async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -650,27 +650,27 @@ async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime<A2aCl
     .expect("runtime")
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_intent_persisted() {
     crash_at(Some(CrashPoint::AfterIntentPersisted)).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_request_sent() {
     crash_at(None).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_answer_received() {
     crash_at(Some(CrashPoint::AfterAnswerReceived)).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_outcome_persisted() {
     crash_at(Some(CrashPoint::AfterOutcomePersisted)).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -693,7 +693,7 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
     assert_eq!(quarantined, 1, "kept, not deleted");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -724,7 +724,7 @@ async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
     assert!(expired, "CONTROL_LOST (expired)");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clean_shutdown_keeps_the_lease_unless_told_to_release() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
@@ -773,7 +773,7 @@ fn a_lease_ttl_that_could_lapse_between_heartbeats_is_refused() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
     let r = rig("repair").await;
     let rt = runtime(&r).await;
