@@ -577,4 +577,36 @@ fn controlling_is_entered_only_from_the_state_each_grant_belongs_to() {
         caught_after(&t, 2, &seen),
         "a lease read from a claim still in flight"
     );
+    // Confirming re-enters only under the epoch it held, even when the rest is consistent.
+    let (confirming, _) =
+        CampaignMachine::restore(&at("running").record(), policy()).expect("restores");
+    let higher = lease(US, 6, NOW + 600);
+    let mut t = into_running(
+        confirming.record(),
+        Event::ControlRead {
+            lease: Some(higher.clone()),
+            now: NOW,
+        },
+    );
+    t.to.lease = Some(higher);
+    assert!(
+        caught_after(&t, 2, &seen),
+        "a confirmation under another epoch"
+    );
+}
+
+/// Rule 1: holding a lease record is not enough; the source state must be Controlling.
+#[test]
+fn a_write_from_a_state_that_only_remembers_a_lease_is_caught() {
+    let mut t = witness("control_lost", Event::Tick { now: NOW });
+    assert_eq!(t.from.lease.as_ref().map(|l| l.epoch), Some(5));
+    assert!(!caught(&t, 1));
+    t.actions.push(Action::Submit {
+        request_id: req("r"),
+        epoch: 5,
+    });
+    assert!(
+        caught(&t, 1),
+        "ControlLost keeps its last lease for the record, not for writing"
+    );
 }
