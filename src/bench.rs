@@ -194,8 +194,13 @@ async fn measure(n: usize, seconds: u64) -> Result<Row, String> {
     rt.shutdown().await;
     drop(rt);
     let ticks = t1 - t0;
-    let floor = floor_cpu_per_poll(&sim.url, &tasks, ticks.max(1000), config.max_concurrent_calls)
-        .await?;
+    let floor = floor_cpu_per_poll(
+        &sim.url,
+        &tasks,
+        ticks.max(1000),
+        config.max_concurrent_calls,
+    )
+    .await?;
     let cpu_per_tick = (c1 - c0) / ticks.max(1) as f64;
     let started = Instant::now();
     let recovered = Runtime::start(store, client, config, Arc::new(SystemClock), wake)
@@ -297,6 +302,7 @@ fn durable_round(store: &Store, k: usize, round: usize) -> Result<(f64, f64), St
             attempt_id: None,
             source_sha: None,
             evidence_ref: None,
+            status_message: None,
         };
         let step = machine.step(&Event::Observed(o));
         debug_assert!(step.changed && machine.state_name() == StateName::Watching);

@@ -322,6 +322,22 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         |v| v == true,
     )
     .await;
+    // What the remote asks, with the injected markup, shown literally as untrusted text.
+    let said = until(
+        &c,
+        "the remote's question",
+        "return document.getElementById('remote-message').textContent;",
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("Two candidate datasets"))
+        },
+    )
+    .await;
+    let said = said.as_str().unwrap_or_default();
+    assert!(
+        said.contains("<img src=x onerror=") && said.contains("<script>"),
+        "the injected markup appears literally: {said}"
+    );
     shots.push(shot(&c, "3-campaign-question").await);
 
     type_into(&c, "#answer-text", "Use the first dataset.").await;

@@ -119,13 +119,15 @@ async fn submit_running_completed() {
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(3_000);
     wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
-    let doc = rt.document("c1").expect("doc").expect("present");
-    assert!(
-        doc.latest_evidence
-            .as_ref()
-            .is_some_and(|e| !e.artifacts.is_empty()),
-        "evidence fetched"
-    );
+    // Evidence is fetched on entering the state, after it is persisted.
+    eventually("the evidence to be fetched", || {
+        rt.document("c1")
+            .ok()
+            .flatten()
+            .and_then(|d| d.latest_evidence)
+            .is_some_and(|e| !e.artifacts.is_empty())
+    })
+    .await;
     assert!(
         rt.validate("c1", Verdict::Accepted)
             .await
@@ -133,19 +135,22 @@ async fn submit_running_completed() {
             .accepted
     );
     wait_state(&rt, "c1", StateName::ClosedAccepted).await;
-    let c = classes(&rt, "c1");
-    assert!(
-        c.contains(&"ATTEMPT_COMPLETED".into()) && c.contains(&"MISSION_COMPLETED".into()),
-        "{c:?}"
-    );
+    eventually("ATTEMPT_COMPLETED and MISSION_COMPLETED", || {
+        let c = classes(&rt, "c1");
+        c.contains(&"ATTEMPT_COMPLETED".into()) && c.contains(&"MISSION_COMPLETED".into())
+    })
+    .await;
     let audit = r.sim.audit();
     assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
     assert_eq!(audit.counters.stale_or_expired_accepted, 0);
-    assert!(
-        r.wake.wakes.load(Ordering::Relaxed) >= 1,
-        "Argus woken at the attempt outcome"
-    );
-    assert_eq!(r.sim.lease("c1"), None, "released when the attempt ended");
+    eventually("Argus woken at the attempt outcome", || {
+        r.wake.wakes.load(Ordering::Relaxed) >= 1
+    })
+    .await;
+    eventually("the lease released when the attempt ended", || {
+        r.sim.lease("c1").is_none()
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,16 +211,22 @@ async fn running_input_required_is_needs_you_and_intervention_resumes() {
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(1_500);
     wait_state(&rt, "c1", StateName::AwaitingInput).await;
-    assert!(rt.events("c1").expect("events").iter().any(|l| matches!(
-        l.event,
-        Significant::Blocked {
-            reason: argus_machines::BlockReason::NeedsInput
-        }
-    )));
-    assert!(
-        r.wake.wakes.load(Ordering::Relaxed) >= 1,
-        "Argus woken at the blocker"
-    );
+    // The event line and the wake follow the persisted state: wait for them, don't race them.
+    eventually("the NeedsInput blocker event", || {
+        rt.events("c1").expect("events").iter().any(|l| {
+            matches!(
+                l.event,
+                Significant::Blocked {
+                    reason: argus_machines::BlockReason::NeedsInput
+                }
+            )
+        })
+    })
+    .await;
+    eventually("Argus woken at the blocker", || {
+        r.wake.wakes.load(Ordering::Relaxed) >= 1
+    })
+    .await;
     let reply = rt
         .command(
             "c1",
@@ -587,12 +598,23 @@ async fn crash_at(point: Option<CrashPoint>) {
             }
         }
     }
+    let restores = |path: &[StateName]| {
+        path.iter()
+            .filter(|s| matches!(s, StateName::Confirming | StateName::AmbiguousWrite))
+            .count()
+    };
+    let restores_before = restores(&rt.document("c1").expect("doc").expect("present").path);
     drop(rt);
     let rt = runtime(&r).await;
+    // Settled after the restart: the restored driver has been through Confirming or
+    // AmbiguousWrite once more (its path says so; the document on disk shows the state before the
+    // crash until then) and is back in Running or Ready.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let s = rt.state("c1").expect("doc");
-        if matches!(s, Some(StateName::Running) | Some(StateName::Ready)) {
+        let doc = rt.document("c1").expect("doc").expect("present");
+        let restored = restores(&doc.path) > restores_before;
+        let s = doc.machine.state;
+        if restored && matches!(s, StateName::Running | StateName::Ready) {
             break;
         }
         assert!(Instant::now() < deadline, "{point:?}: stuck in {s:?}");
@@ -616,7 +638,13 @@ async fn crash_at(point: Option<CrashPoint>) {
             assert_eq!(
                 state,
                 Some(StateName::Running),
-                "{point:?}: re-attached to the task"
+                "{point:?}: re-attached to the task; path {:?}; audit {:?}",
+                rt.document("c1").ok().flatten().map(|d| d.path),
+                audit
+                    .entries
+                    .iter()
+                    .map(|e| (e.t_ms, e.method.clone(), e.accepted, e.epoch))
+                    .collect::<Vec<_>>()
             );
         }
     }

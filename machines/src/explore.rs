@@ -124,6 +124,7 @@ fn observation(
         attempt_id: None,
         source_sha: None,
         evidence_ref: None,
+        status_message: None,
     }
 }
 

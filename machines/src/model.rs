@@ -179,6 +179,10 @@ pub struct Observation {
     /// Where the remote keeps the latest evidence (remote text, never fetched by us).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence_ref: Option<String>,
+    /// The status message (`status.message`), sanitised and bounded by the client: what the remote
+    /// asks when it stops for input. Remote text, shown to the operator; never decided on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
 }
 
 /// What the machine remembers of the last material observation, to drop stale and unchanged ones.

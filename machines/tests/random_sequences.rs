@@ -64,6 +64,7 @@ fn any_event() -> impl Strategy<Value = Event> {
         attempt_id: None,
         source_sha: None,
         evidence_ref: None,
+        status_message: None,
             })
         ),
         1 => Just(Event::PollFailed(RemoteCondition::Unreachable)),

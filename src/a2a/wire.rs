@@ -55,6 +55,7 @@ impl TaskView {
             attempt_id: self.meta.attempt_id.clone(),
             source_sha: self.meta.source_sha.clone(),
             evidence_ref: self.meta.evidence_ref.clone(),
+            status_message: self.status_message.as_ref().map(|m| m.as_str().to_string()),
         }
     }
 

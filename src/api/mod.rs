@@ -363,6 +363,7 @@ pub fn view(d: &crate::runtime::CampaignDoc, policy: argus_machines::Policy) -> 
         "source_sha": r.and_then(|r| r.source_sha.clone()),
         "remote_state": r.map(|r| r.state.as_str()),
         "remote_stage": r.and_then(|r| r.stage.clone()),
+        "remote_message": r.and_then(|r| r.status_message.clone()),
         "heartbeat_seq": r.and_then(|r| r.heartbeat_seq),
         "controller_id": d.machine.controller_id,
         "controller_epoch": held.map(|l| l.epoch),
@@ -401,7 +402,7 @@ pub fn view(d: &crate::runtime::CampaignDoc, policy: argus_machines::Policy) -> 
         "quarantined": d.quarantined,
         "latest_evidence": d.latest_evidence,
         "machine": d.machine,
-        "untrusted_fields": ["objective", "remote_task_id", "run_id", "attempt_id", "source_sha", "remote_stage", "latest_evidence_ref", "latest_evidence", "attempt_history", "pending_question.text"],
+        "untrusted_fields": ["objective", "remote_task_id", "run_id", "attempt_id", "source_sha", "remote_stage", "remote_message", "latest_evidence_ref", "latest_evidence", "attempt_history", "pending_question.text"],
     })
 }
 

@@ -249,6 +249,7 @@ async function campaignPage(view, id) {
   const feed = el("ol", { id: "feed" });
   const evidence = el("pre", { id: "evidence" });
   const question = el("p", { id: "question" });
+  const remoteMessage = el("pre", { id: "remote-message" });
   const answer = el("textarea", { id: "answer-text", placeholder: "Your answer" });
   const answerButton = el("button", { type: "button", id: "answer-send" }, "Answer");
   const message = el("textarea", { id: "action-text", placeholder: "Message for submit / intervene / next-attempt; task id for resolve (empty: not applied)" });
@@ -271,7 +272,9 @@ async function campaignPage(view, id) {
         message,
         buttons,
         outcome,
-        el("section", { id: "question-box" }, el("h3", {}, "Pending question"), question, answer, answerButton),
+        el("section", { id: "question-box" }, el("h3", {}, "Pending question"), question,
+          el("section", { class: "untrusted" }, el("h3", {}, "What the remote says"), remoteMessage),
+          answer, answerButton),
         el("section", { class: "untrusted" }, el("h3", {}, "Latest evidence"), evidence)
       )
     )
@@ -310,6 +313,7 @@ async function campaignPage(view, id) {
       for (const b of buttons.querySelectorAll("button")) b.disabled = !allowed.has(b.dataset.action);
       const q = c.pending_question;
       question.textContent = q ? q.text + " (from " + q.source + ")" : "No question pending.";
+      remoteMessage.textContent = c.remote_message || "nothing";
       answer.disabled = answerButton.disabled = !allowed.has("answer");
       evidence.textContent = c.latest_evidence ? JSON.stringify(c.latest_evidence, null, 2) : "none yet";
     } catch (e) {

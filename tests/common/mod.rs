@@ -237,6 +237,7 @@ impl Transport for FakeRemote {
             attempt_id: None,
             source_sha: None,
             evidence_ref: None,
+            status_message: None,
         })
     }
 

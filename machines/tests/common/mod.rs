@@ -45,6 +45,7 @@ pub fn obs(t: u32, state: RemoteState, revision: u64) -> Observation {
         attempt_id: None,
         source_sha: None,
         evidence_ref: None,
+        status_message: None,
     }
 }
 
