@@ -610,3 +610,40 @@ fn a_write_from_a_state_that_only_remembers_a_lease_is_caught() {
         "ControlLost keeps its last lease for the record, not for writing"
     );
 }
+
+/// Rule 7b orders readings by revision, then by heartbeat within one revision: a reading of the
+/// same revision with an older heartbeat is stale too, and may change nothing.
+#[test]
+fn a_stale_heartbeat_within_one_revision_may_change_nothing() {
+    let m = at("running");
+    let seen = m.record().memory.last_seen.expect("a reading was seen");
+    let mut older = obs(1, RemoteState::Failed, seen.revision.expect("revision"));
+    older.heartbeat_seq = seen.heartbeat_seq.map(|h| h.saturating_sub(1));
+    let mut t = witness("running", Event::Observed(older));
+    assert!(!caught(&t, 7), "ignored, as it must be");
+    t.to.state = StateName::RemoteTerminalLocalPending;
+    assert!(caught(&t, 7), "a stale heartbeat that ended the attempt");
+}
+
+/// Invariant 8 for a pending claim: it must come back Claiming, resolving, with a readback; each
+/// missing part alone is a violation.
+#[test]
+fn a_pending_claim_restored_without_resolving_is_caught() {
+    let before = at("claiming").record();
+    let (restored, entry) = CampaignMachine::restore(&before, policy()).expect("restores");
+    let after = restored.record();
+    assert!(check_restore(&before, &after, &entry).is_empty());
+    let mut not_resolving = after.clone();
+    not_resolving.claim_unresolved = false;
+    assert!(check_restore(&before, &not_resolving, &entry)
+        .iter()
+        .any(|v| v.invariant == 8));
+    let no_readback: Vec<Action> = entry
+        .iter()
+        .filter(|a| !matches!(a, Action::Readback { .. }))
+        .cloned()
+        .collect();
+    assert!(check_restore(&before, &after, &no_readback)
+        .iter()
+        .any(|v| v.invariant == 8));
+}
