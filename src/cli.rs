@@ -311,7 +311,7 @@ fn show(v: &Value) -> String {
         .map(|e| format!("{} {}", s(&e["type"]), clean(&e.to_string())))
         .unwrap_or_else(|| "-".into());
     let mut out = format!(
-        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {}\nlease     {}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {}\nactions   {}\nquarantined {}\n",
+        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {}\nremote says (untrusted) {}\nlease     {}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {}\nactions   {}\nquarantined {}\n",
         s(&v["campaign_id"]),
         s(&v["state"]),
         s(&v["objective"]),
@@ -321,6 +321,7 @@ fn show(v: &Value) -> String {
         s(&v["source_sha"]),
         s(&v["remote_state"]),
         if v["remote_stage"].is_null() { String::new() } else { s(&v["remote_stage"]) },
+        s(&v["remote_message"]),
         lease,
         s(&v["attempts"]),
         s(&v["pending_question"]["text"]),
@@ -421,9 +422,14 @@ mod tests {
             "remote_state": "working",
             "remote_stage": evil,
             "pending_question": {"text": evil},
+            "remote_message": format!("which dataset? {evil}"),
         });
         let out = show(&v);
         assert!(out.contains("task-1"), "{out}");
+        assert!(
+            out.contains("remote says (untrusted) which dataset?"),
+            "{out}"
+        );
         for c in out.chars() {
             assert!(
                 c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),

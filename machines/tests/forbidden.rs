@@ -647,3 +647,49 @@ fn a_pending_claim_restored_without_resolving_is_caught() {
         .iter()
         .any(|v| v.invariant == 8));
 }
+
+/// Invariant 6's coverage rule can fail: take away Running's explored expiry edges into
+/// ControlLost and the graph check names exactly that gap.
+#[test]
+fn a_controlling_state_without_an_explored_expiry_edge_is_reported() {
+    let x = x();
+    let kept: Vec<Transition> = x
+        .transitions
+        .iter()
+        .filter(|t| {
+            !(t.from.state == StateName::Running
+                && t.to.state == StateName::ControlLost
+                && matches!(t.event, Event::Tick { .. }))
+        })
+        .cloned()
+        .collect();
+    assert!(check_graph(&x.graph, &x.reachable, &x.transitions, &x.policy).is_empty());
+    let v = check_graph(&x.graph, &x.reachable, &kept, &x.policy);
+    assert!(
+        v.iter().any(|v| v.invariant == 6
+            && v.message.contains("Running")
+            && v.message.contains("expired")),
+        "{v:?}"
+    );
+}
+
+/// `check_all` reports what any of its parts finds: a walk violation, a bad restore, a graph gap.
+#[test]
+fn check_all_reports_every_kind_of_finding() {
+    let mut bad = x().clone();
+    assert!(check_all(&bad).is_empty());
+    let t = witness("watching", Event::Tick { now: NOW });
+    bad.violations.push(Violation {
+        invariant: 5,
+        message: "planted".into(),
+        witness: Some(Box::new(t)),
+    });
+    assert!(check_all(&bad).iter().any(|v| v.message == "planted"));
+    let mut bad = x().clone();
+    let before = at("running").record();
+    bad.restores.push((before.clone(), before, vec![]));
+    assert!(check_all(&bad).iter().any(|v| v.invariant == 8));
+    let mut bad = x().clone();
+    bad.reachable.remove(&StateName::Paused);
+    assert!(check_all(&bad).iter().any(|v| v.invariant == 0));
+}
