@@ -9,7 +9,6 @@ use argus_supervisor::control::SystemClock;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{Runtime, RuntimeConfig};
 use argus_supervisor::security::Secret;
-use argus_supervisor::sim::{self, Scenario, SimOptions};
 use argus_supervisor::store::Store;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -24,17 +23,7 @@ struct Rig {
 }
 
 async fn rig() -> Rig {
-    let sim = sim::start(
-        "127.0.0.1:0".parse().expect("addr"),
-        SimOptions {
-            scenario: Scenario::load("happy").expect("s"),
-            token: None,
-            tls: None,
-        },
-    )
-    .await
-    .expect("sim");
-    let sim = rig::AuditedSim::new(sim);
+    let sim = rig::audited_sim("happy").await;
     let mut http = HttpConfig::new(sim.url());
     http.allow_insecure_loopback = true;
     let client = A2aClient::discover(&http).await.expect("discover");

@@ -10,7 +10,6 @@ use argus_supervisor::bridges::link::{ArgusWake, Link, LinkConfig};
 use argus_supervisor::control::SystemClock;
 use argus_supervisor::runtime::driver::AnswerReply;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::sim::{self, Scenario, SimOptions};
 use argus_supervisor::store::Store;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -54,17 +53,7 @@ async fn rig_with(
     foreman: Option<argus_supervisor::bridges::foreman::Foreman>,
     scenario: &str,
 ) -> Rig {
-    let sim = sim::start(
-        "127.0.0.1:0".parse().expect("addr"),
-        SimOptions {
-            scenario: Scenario::load(scenario).expect("s"),
-            token: None,
-            tls: None,
-        },
-    )
-    .await
-    .expect("sim");
-    let sim = rig::AuditedSim::new(sim);
+    let sim = rig::audited_sim(scenario).await;
     let mut http = HttpConfig::new(sim.url());
     http.allow_insecure_loopback = true;
     let client = A2aClient::discover(&http).await.expect("discover");

@@ -50,6 +50,35 @@ async fn until(c: &Client, what: &str, script: &str, ok: impl Fn(&Value) -> bool
     }
 }
 
+/// Wait until the text of the element `id` contains every one of `needles`; returns the text.
+async fn text_with(c: &Client, id: &str, needles: &[&str]) -> String {
+    let script =
+        format!("const e = document.getElementById('{id}'); return e ? e.textContent : null;");
+    let v = until(c, &format!("#{id} to show {needles:?}"), &script, |v| {
+        v.as_str()
+            .is_some_and(|t| needles.iter().all(|n| t.contains(n)))
+    })
+    .await;
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// Whether the control `id` is enabled now (false while it does not exist).
+async fn enabled(c: &Client, id: &str) -> bool {
+    js(
+        c,
+        &format!("const e = document.getElementById('{id}'); return e ? !e.disabled : false;"),
+    )
+    .await
+        == true
+}
+
+/// Wait until the control `id` is enabled.
+async fn until_enabled(c: &Client, id: &str) {
+    let script =
+        format!("const e = document.getElementById('{id}'); return e ? !e.disabled : null;");
+    until(c, &format!("#{id} to be enabled"), &script, |v| v == true).await;
+}
+
 async fn current_state(c: &Client, want: &str) {
     until(
         c,
@@ -192,13 +221,7 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     // A wrong token: a clear message, the login form again.
     type_into(&c, "#token", "not-the-token").await;
     click(&c, "#login-submit").await;
-    until(
-        &c,
-        "the refusal message",
-        "return document.getElementById('notice').textContent;",
-        |v| v.as_str().is_some_and(|t| t.contains("token was refused")),
-    )
-    .await;
+    text_with(&c, "notice", &["token was refused"]).await;
     assert_eq!(
         js(&c, "return document.getElementById('login').hidden;").await,
         false
@@ -240,31 +263,12 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     .await;
     current_state(&c, "Detached").await;
     // Buttons follow the machine: claim is allowed here, accept is not.
-    until(
-        &c,
-        "the action buttons",
-        "const b = document.getElementById('action-claim'); return b ? !b.disabled : null;",
-        |v| v == true,
-    )
-    .await;
-    assert_eq!(
-        js(
-            &c,
-            "return document.getElementById('action-accept').disabled;"
-        )
-        .await,
-        true
-    );
+    until_enabled(&c, "action-claim").await;
+    assert!(!enabled(&c, "action-accept").await);
 
     click(&c, "#action-claim").await;
     current_state(&c, "Ready").await;
-    until(
-        &c,
-        "the claim's outcome",
-        "return document.getElementById('outcome').textContent;",
-        |v| v.as_str().is_some_and(|t| t.contains("claim → 200")),
-    )
-    .await;
+    text_with(&c, "outcome", &["claim → 200"]).await;
     let feed_before = js(&c, feed_count_script()).await.as_u64().unwrap_or(0);
     type_into(
         &c,
@@ -308,32 +312,10 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     })
     .await;
     // The remote's question is pending for the operator, and answering is allowed.
-    until(
-        &c,
-        "the pending question",
-        "return document.getElementById('question').textContent;",
-        |v| v.as_str().is_some_and(|t| t.contains("asks for input")),
-    )
-    .await;
-    until(
-        &c,
-        "answer to be allowed",
-        "return !document.getElementById('answer-send').disabled;",
-        |v| v == true,
-    )
-    .await;
+    text_with(&c, "question", &["asks for input"]).await;
+    until_enabled(&c, "answer-send").await;
     // What the remote asks, with the injected markup, shown literally as untrusted text.
-    let said = until(
-        &c,
-        "the remote's question",
-        "return document.getElementById('remote-message').textContent;",
-        |v| {
-            v.as_str()
-                .is_some_and(|t| t.contains("Two candidate datasets"))
-        },
-    )
-    .await;
-    let said = said.as_str().unwrap_or_default();
+    let said = text_with(&c, "remote-message", &["Two candidate datasets"]).await;
     assert!(
         said.contains("<img src=x onerror=") && said.contains("<script>"),
         "the injected markup appears literally: {said}"
@@ -343,62 +325,31 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     type_into(&c, "#answer-text", "Use the first dataset.").await;
     click(&c, "#answer-send").await;
     current_state(&c, "RemoteTerminalLocalPending").await;
-    until(
-        &c,
-        "accept to be allowed",
-        "return !document.getElementById('action-accept').disabled;",
-        |v| v == true,
-    )
-    .await;
-    assert_eq!(
-        js(
-            &c,
-            "return document.getElementById('action-submit').disabled;"
-        )
-        .await,
-        true,
+    until_enabled(&c, "action-accept").await;
+    assert!(
+        !enabled(&c, "action-submit").await,
         "no submit while the attempt waits for a verdict"
     );
-    let evidence = until(
-        &c,
-        "the latest evidence",
-        "return document.getElementById('evidence').textContent;",
-        |v| v.as_str().is_some_and(|t| t.contains("evaluation-report")),
-    )
-    .await;
+    let evidence = text_with(&c, "evidence", &["evaluation-report"]).await;
     // The injected markup (an artifact's text) is shown literally, as text, and inert.
-    let evidence = evidence.as_str().unwrap_or_default();
     assert!(
         evidence.contains("<img src=x onerror=") && evidence.contains("<script>"),
         "the injected markup appears literally: {evidence}"
     );
     click(&c, "#action-accept").await;
     current_state(&c, "Accepted").await;
-    until(
-        &c,
-        "the mission's end in the feed",
-        "return document.getElementById('feed').textContent;",
-        |v| v.as_str().is_some_and(|t| t.contains("Mission complete")),
-    )
-    .await;
+    text_with(&c, "feed", &["Mission complete"]).await;
     shots.push(shot(&c, "4-campaign-accepted").await);
 
     click(&c, "#nav-health").await;
-    let health = until(
+    let health = text_with(
         &c,
-        "the health page",
-        "return document.getElementById('health') ? document.getElementById('health').textContent : null;",
-        |v| v.as_str().is_some_and(|t| t.contains("remote.dialect") && t.contains("heartbeat.last_tick_age_seconds")),
+        "health",
+        &["remote.dialect", "heartbeat.last_tick_age_seconds"],
     )
     .await;
-    assert!(!health.as_str().unwrap_or_default().contains(SIM_TOKEN));
-    until(
-        &c,
-        "the counters",
-        "return document.getElementById('status').textContent;",
-        |v| v.as_str().is_some_and(|t| t.contains("campaigns")),
-    )
-    .await;
+    assert!(!health.contains(SIM_TOKEN));
+    text_with(&c, "status", &["campaigns"]).await;
     shots.push(shot(&c, "5-health").await);
 
     // Nothing injected ever ran: no marker set, no element made from the markup.

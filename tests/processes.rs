@@ -21,18 +21,10 @@ const API_TOKEN: &str = "api-secret-0c77d3";
 struct Proc {
     child: Child,
     stderr: Arc<Mutex<String>>,
-    /// For a sim: its URL, audited when the test ends (see `procs::assert_supervisor_clean`).
-    audited: Option<String>,
 }
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        if let Some(url) = &self.audited {
-            let running = matches!(self.child.try_wait(), Ok(None));
-            if running && !std::thread::panicking() {
-                procs::assert_supervisor_clean(&procs::sim_audit(url, SIM_TOKEN));
-            }
-        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -51,37 +43,12 @@ fn capture_stderr(child: &mut Child) -> Arc<Mutex<String>> {
     buf
 }
 
-fn start_sim() -> (Proc, String) {
+fn start_sim() -> (procs::SimProc, String) {
     start_sim_with("long-noisy")
 }
 
-fn start_sim_with(scenario: &str) -> (Proc, String) {
-    let mut child = Command::new(BIN)
-        .args([
-            "sim",
-            "--listen",
-            "127.0.0.1:0",
-            "--scenario",
-            scenario,
-            "--token",
-            SIM_TOKEN,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sim");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("sim url");
-    let stderr = capture_stderr(&mut child);
-    let url = line.trim().to_string();
-    let sim = Proc {
-        child,
-        stderr,
-        audited: Some(url.clone()),
-    };
-    (sim, url)
+fn start_sim_with(scenario: &str) -> (procs::SimProc, String) {
+    procs::spawn_sim("127.0.0.1:0", scenario, SIM_TOKEN, [] as [&str; 0])
 }
 
 fn serve(sim_url: &str, home: &Path, port: u16) -> Proc {
@@ -97,11 +64,7 @@ fn serve_with(sim_url: &str, home: &Path, port: u16, extra: &[(&str, &str)]) -> 
         .spawn()
         .expect("spawn serve");
     let stderr = capture_stderr(&mut child);
-    Proc {
-        child,
-        stderr,
-        audited: None,
-    }
+    Proc { child, stderr }
 }
 
 fn base(port: u16) -> String {

@@ -104,6 +104,13 @@ impl Daemon {
         )
         .expect("answer")
     }
+    /// Observe `id` with `objective`, then claim it: both must be done (200).
+    fn observe_and_claim(&self, id: &str, objective: &str) {
+        let (s, b) = self.act(id, "observe", json!({ "objective": objective }));
+        assert_eq!(s, 200, "observe: {b}");
+        let (s, b) = self.act(id, "claim", json!({}));
+        assert_eq!(s, 200, "claim: {b}");
+    }
     fn state(&self, id: &str) -> Option<String> {
         self.get(&format!("/campaigns/{id}"))
             .and_then(|(_, d)| d["state"].as_str().map(str::to_string))
@@ -211,16 +218,7 @@ fn serve_runs_argus_and_foreman_through_a_two_attempt_mission() {
     let health = d.wait_health(|h| h["status"] == "ok");
     assert_eq!(health["argus"], "running", "{health}");
     assert_eq!(health["foreman"], "running", "{health}");
-    assert_eq!(
-        d.act(
-            "c1",
-            "observe",
-            json!({"objective": "make the evaluation pass"})
-        )
-        .0,
-        200
-    );
-    assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+    d.observe_and_claim("c1", "make the evaluation pass");
     assert_eq!(
         d.act("c1", "submit", json!({"message": "attempt 1"})).0,
         200
@@ -351,16 +349,7 @@ fn argus_killed_mid_run_and_a_restart_between_decision_and_execution_start_one_a
     let home = dir.join("state");
     let d = serve(&url, &home, &env);
     d.wait_health(|h| h["status"] == "ok");
-    assert_eq!(
-        d.act(
-            "c1",
-            "observe",
-            json!({"objective": "make the evaluation pass"})
-        )
-        .0,
-        200
-    );
-    assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+    d.observe_and_claim("c1", "make the evaluation pass");
     // Argus dies on its next status call; nothing new may start while it is away.
     std::fs::write(argus_home.join("die"), b"").ok();
     assert_eq!(
@@ -442,8 +431,7 @@ fn a_card_that_changes_under_a_controlling_campaign_stops_every_mutation() {
         &[("ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS", "1".into())],
     );
     d.wait_health(|h| h["status"] == "ok");
-    assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
-    assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+    d.observe_and_claim("c1", "train");
     assert_eq!(d.act("c1", "submit", json!({"message": "go"})).0, 200);
     d.wait_state("c1", "controlling.running");
     let (s, _) = call(
@@ -503,8 +491,7 @@ fn supervision_off_serves_the_state_read_only_and_a_pinned_card_is_enforced() {
     {
         let d = serve(&url, &home, &[]);
         d.wait_health(|h| h["status"] == "ok");
-        assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
-        assert_eq!(d.act("c1", "claim", json!({})).0, 200);
+        d.observe_and_claim("c1", "train");
         d.wait_state("c1", "controlling.ready");
     }
     let before = audit(&url)["entries"].as_array().map(Vec::len).unwrap_or(0);

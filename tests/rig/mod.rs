@@ -28,10 +28,6 @@ pub fn assert_supervisor_clean(c: &Counters) {
 pub struct AuditedSim(Option<SimHandle>);
 
 impl AuditedSim {
-    pub fn new(sim: SimHandle) -> Self {
-        AuditedSim(Some(sim))
-    }
-
     /// Audit, then stop serving.
     pub async fn stop(mut self) -> std::io::Result<()> {
         let sim = self.0.take().expect("the sim runs until stopped");
@@ -57,8 +53,8 @@ impl Drop for AuditedSim {
     }
 }
 
-/// The sim playing `scenario` on a free loopback port, and an empty state root named after `what`.
-pub async fn sim_and_store(scenario: &str, what: &str) -> (AuditedSim, Store) {
+/// The sim playing `scenario` on a free loopback port (no token), audited when it goes.
+pub async fn audited_sim(scenario: &str) -> AuditedSim {
     let sim = sim::start(
         "127.0.0.1:0".parse().expect("addr"),
         SimOptions {
@@ -69,8 +65,16 @@ pub async fn sim_and_store(scenario: &str, what: &str) -> (AuditedSim, Store) {
     )
     .await
     .expect("sim");
+    AuditedSim(Some(sim))
+}
+
+/// The sim playing `scenario`, and an empty state root named after `what`.
+pub async fn sim_and_store(scenario: &str, what: &str) -> (AuditedSim, Store) {
     let dir = std::env::temp_dir().join(format!("argus-{what}-{}", uuid::Uuid::new_v4()));
-    (AuditedSim::new(sim), Store::open(dir).expect("store"))
+    (
+        audited_sim(scenario).await,
+        Store::open(dir).expect("store"),
+    )
 }
 
 /// A client of `sim` that gives up after 0.8 s (so a held request becomes ambiguous quickly).
