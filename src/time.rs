@@ -1,5 +1,13 @@
 //! Time as people and the wire read it: RFC 3339 in UTC, without a date library.
 
+/// The system clock in Unix seconds (0 if it reads before 1970): the one place the daemon asks.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
 /// Unix milliseconds as RFC 3339 (UTC, millisecond precision), e.g. `2026-11-30T08:00:00.000Z`.
 pub fn iso_time(ms: u64) -> String {
     let secs = ms / 1000;

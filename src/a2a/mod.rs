@@ -16,6 +16,7 @@ pub mod wire;
 use crate::control::{
     constraints_envelope, ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall,
 };
+use crate::time::now_secs;
 use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use card::{CardInfo, Dialect, LogicalOp};
 pub use http::{Endpoint, HttpConfig, TrustError};
@@ -71,13 +72,6 @@ pub struct A2aClient {
     http: Http,
     card: CardInfo,
     ops: Mutex<BTreeMap<LogicalOp, OpStatus>>,
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 impl A2aClient {

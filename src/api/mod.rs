@@ -201,11 +201,7 @@ async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
             // Freshness: seconds since the latest tick (null before the first).
             "last_tick_age_seconds": match stats.last_tick_at.load(Ordering::Relaxed) {
                 0 => Value::Null,
-                t => json!(std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(t)
-                    .saturating_sub(t)),
+                t => json!(now_secs().saturating_sub(t)),
             },
         },
         "secrets": {"opentraining_token": h.opentraining_token_present, "api_token": h.api_token_present},
@@ -313,14 +309,7 @@ async fn campaign<T: Transport + 'static>(
     }
 }
 
-use crate::time::rfc3339;
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
+use crate::time::{now_secs, rfc3339};
 
 /// The lease a campaign holds (only in `controlling.*`): holder, epoch, expiry and time left.
 fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {

@@ -72,11 +72,7 @@ pub fn set_status(slot: &std::sync::Mutex<String>, ok: bool) {
     if ok {
         *s = "running".into();
     } else if !s.starts_with("unavailable") {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        *s = format!("unavailable since {now}");
+        *s = format!("unavailable since {}", crate::time::now_secs());
     }
 }
 

@@ -13,6 +13,7 @@ pub mod reduce;
 use crate::control::{Evidence, Transport, SAFETY_MARGIN_SECS};
 use crate::security::Untrusted;
 use crate::store::{Store, StoreError};
+use crate::time::now_secs;
 use argus_machines::{
     CampaignMachine, CampaignRecord, Command, ControllerId, Event, Observation, Policy,
     Significant, StateName, TaskId,
@@ -345,13 +346,6 @@ pub struct Runtime<T: Transport + 'static> {
     crash: Mutex<Option<CrashPoint>>,
     /// Material problems found while recovering (moved-aside files), for the operator.
     pub recovery_reports: Vec<String>,
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 impl<T: Transport + 'static> Runtime<T> {
