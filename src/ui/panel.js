@@ -48,14 +48,19 @@ function showLogin(message) {
 
 class Unauthorized extends Error {}
 
+// The token was refused: forget it and ask again.
+function refused() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  showLogin("The API token was refused. Enter the supervisor's API token again.");
+}
+
 async function api(path, options) {
   const headers = { Authorization: "Bearer " + token() };
   const init = Object.assign({ headers }, options || {});
   if (init.body !== undefined) headers["Content-Type"] = "application/json";
   const resp = await fetch(PREFIX + path, init);
   if (resp.status === 401) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    showLogin("The API token was refused. Enter the supervisor's API token again.");
+    refused();
     throw new Unauthorized();
   }
   let body = null;
@@ -179,10 +184,7 @@ function followFeed(id, list) {
       headers: { Authorization: "Bearer " + token() },
       signal,
     });
-    if (resp.status === 401) {
-      sessionStorage.removeItem(TOKEN_KEY);
-      return showLogin("The API token was refused. Enter the supervisor's API token again.");
-    }
+    if (resp.status === 401) return refused();
     const reader = resp.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
