@@ -28,6 +28,6 @@ for f in "${files[@]}"; do
     echo "== $f -> $dir"
     # Exit 2 (survivors) and 3 (timeouts) are results to read, not failures of the run.
     rc=0
-    cargo mutants -p argus-machines --no-shuffle -j1 -f "$f" -o "$dir" || rc=$?
+    cargo mutants -p argus-machines --profile mutants --no-shuffle -j1 -f "$f" -o "$dir" || rc=$?
     case $rc in 0 | 2 | 3) ;; *) exit "$rc" ;; esac
 done

@@ -861,9 +861,12 @@ impl Campaign {
     /// A grant counts only if it names us, does not go below the fencing floor, and is not already
     /// expired by our clock (with the safety margin).
     fn grant_is_ours(&self, lease: &Lease, now: u64) -> bool {
-        lease.controller_id == self.controller_id
-            && lease.epoch >= self.memory.highest_epoch
-            && lease.expires_at > now.saturating_add(self.policy.expiry_margin)
+        lease.grants(
+            &self.controller_id,
+            self.memory.highest_epoch,
+            now,
+            self.policy.expiry_margin,
+        )
     }
 
     fn claim(
@@ -1326,7 +1329,7 @@ impl Campaign {
                 if self.reachable()
                     && granted.controller_id == lease.controller_id
                     && granted.epoch == lease.epoch
-                    && granted.expires_at > now.saturating_add(self.policy.expiry_margin)
+                    && granted.usable_at(*now, self.policy.expiry_margin)
                 {
                     lease.expires_at = lease.expires_at.max(granted.expires_at);
                     Handled
@@ -1360,7 +1363,7 @@ impl Campaign {
                 lost(self, context, lease, LossReason::TakenOver)
             }
             Event::Tick { now } => {
-                if now.saturating_add(self.policy.expiry_margin) >= lease.expires_at {
+                if !lease.usable_at(*now, self.policy.expiry_margin) {
                     return lost(self, context, lease, LossReason::Expired);
                 }
                 if lease.expires_at - now <= self.policy.renew_ahead {

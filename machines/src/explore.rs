@@ -10,39 +10,14 @@
 //! and is what the renderers draw. Everything is sorted, so output is deterministic.
 
 use crate::campaign::{Campaign, Memory, State};
-use crate::invariants::{check_transition, Witnessed};
-use crate::machine::{CampaignMachine, StateName};
+use crate::invariants::{check_graph, check_restore, check_transition, Violation, Witnessed};
+use crate::machine::CampaignMachine;
 use crate::model::*;
+use crate::names::StateName;
 use crate::record::CampaignRecord;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
-/// One concrete step: the record before, the event, the record after, the actions emitted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transition {
-    pub from: CampaignRecord,
-    pub event: Event,
-    pub to: CampaignRecord,
-    pub actions: Vec<Action>,
-}
-
-/// An abstract edge of the drawn graph.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Edge {
-    pub from: StateName,
-    pub to: StateName,
-    pub event: String,
-    pub actions: BTreeSet<String>,
-    /// The edge emits a call that needs the lease (submit, cancel, intervene, renew, release).
-    pub writes: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct Graph {
-    pub initial: StateName,
-    pub states: BTreeSet<StateName>,
-    /// State-changing edges, merged per (from, to, event).
-    pub edges: BTreeSet<Edge>,
-}
+pub use crate::graph::{Edge, Graph, Transition};
 
 /// The result of exploring the machine.
 #[derive(Debug, Clone)]
@@ -53,7 +28,7 @@ pub struct Exploration {
     /// How many concrete transitions were checked against the invariants (both sweeps).
     pub checked: usize,
     /// Per-transition invariant violations found during the walk (empty for a correct machine).
-    pub violations: Vec<crate::invariants::Violation>,
+    pub violations: Vec<Violation>,
     /// Every restore of a representative record: (the record, the restored record, entry actions).
     pub restores: Vec<(CampaignRecord, CampaignRecord, Vec<Action>)>,
     /// Leaf states reached from the initial state by the breadth-first search.
@@ -678,4 +653,19 @@ pub fn graph_of(transitions: &[Transition]) -> Graph {
         states: StateName::ALL.into_iter().collect(),
         edges,
     }
+}
+
+/// Everything: every transition, every restore, and the graph. Empty means all rules hold.
+pub fn check_all(x: &Exploration) -> Vec<Violation> {
+    let mut out = x.violations.clone();
+    for (before, after, entry) in &x.restores {
+        out.extend(check_restore(before, after, entry));
+    }
+    out.extend(check_graph(
+        &x.graph,
+        &x.reachable,
+        &x.transitions,
+        &x.policy,
+    ));
+    out
 }

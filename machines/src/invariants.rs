@@ -4,9 +4,9 @@
 //! The checker is independent of the machine's code: it looks only at records, events and actions.
 //! That is what lets a test feed it hand-built bad transitions and prove each rule can fail.
 
-use crate::explore::{Exploration, Graph, Transition};
-use crate::machine::StateName;
+use crate::graph::{Graph, Transition};
 use crate::model::*;
+use crate::names::StateName;
 use crate::record::CampaignRecord;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -433,19 +433,4 @@ fn trouble_kind(e: &Event) -> &'static str {
         Event::Tick { .. } => "expired",
         _ => "taken_over",
     }
-}
-
-/// Everything: every transition, every restore, and the graph. Empty means all rules hold.
-pub fn check_all(x: &Exploration) -> Vec<Violation> {
-    let mut out = x.violations.clone();
-    for (before, after, entry) in &x.restores {
-        out.extend(check_restore(before, after, entry));
-    }
-    out.extend(check_graph(
-        &x.graph,
-        &x.reachable,
-        &x.transitions,
-        &x.policy,
-    ));
-    out
 }

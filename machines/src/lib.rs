@@ -12,14 +12,17 @@
 
 mod campaign;
 pub mod explore;
+pub mod graph;
 pub mod invariants;
 mod machine;
 pub mod model;
+mod names;
 mod record;
 pub mod render;
 pub mod views;
 
 pub use campaign::Memory;
-pub use machine::{allowed_actions, CampaignMachine, StateName, Step, Superstate};
+pub use machine::{allowed_actions, CampaignMachine, Step};
 pub use model::*;
+pub use names::{StateName, Superstate};
 pub use record::{CampaignRecord, RecordError, SCHEMA_VERSION};

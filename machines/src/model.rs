@@ -53,6 +53,22 @@ pub struct Lease {
     pub expires_at: u64,
 }
 
+impl Lease {
+    /// Usable at `now`: more than `margin` seconds (the policy's `expiry_margin`) before it
+    /// expires. The one expiry rule: the machine and the shell's authority tokens both ask it.
+    /// (The checker in `invariants` keeps its own spelling on purpose: an oracle must not be the
+    /// code it checks.)
+    pub fn usable_at(&self, now: u64, margin: u64) -> bool {
+        self.expires_at > now.saturating_add(margin)
+    }
+
+    /// A grant `us` may act on: it names us, is not below the fencing `floor` (the highest epoch
+    /// this campaign has seen) and is usable at `now`.
+    pub fn grants(&self, us: &ControllerId, floor: u64, now: u64, margin: u64) -> bool {
+        self.controller_id == *us && self.epoch >= floor && self.usable_at(now, margin)
+    }
+}
+
 /// The three remote mutations. Lease calls (claim, renew, release) are not mutations of the work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -628,6 +644,16 @@ impl Action {
         }
     }
 
+    /// Where the action goes: a call to the remote (its outcome comes back as an event), or a
+    /// local effect (the journal, the human feed, an Argus wake). The shell performs the local
+    /// effects of a step before its remote calls, as quinn-proto's endpoint events and transmits.
+    pub fn is_remote_call(&self) -> bool {
+        !matches!(
+            self,
+            Action::Surface(_) | Action::WakeArgus { .. } | Action::Quarantine { .. }
+        )
+    }
+
     /// The three mutations of remote work (submit, cancel, intervene).
     pub fn is_mutation(&self) -> bool {
         matches!(
@@ -669,11 +695,14 @@ pub struct Policy {
     pub late_window: u64,
 }
 
+/// The default `Policy::expiry_margin`, in seconds: clock skew plus request latency.
+pub const DEFAULT_EXPIRY_MARGIN_SECS: u64 = 30;
+
 impl Default for Policy {
     fn default() -> Self {
         Policy {
             renew_ahead: 300,
-            expiry_margin: 30,
+            expiry_margin: DEFAULT_EXPIRY_MARGIN_SECS,
             unavailable_threshold: 3,
             late_window: 600,
         }

@@ -5,8 +5,8 @@
 //! recovery rules on top of the validated state.
 
 use crate::campaign::{Memory, State};
-use crate::machine::StateName;
 use crate::model::*;
+use crate::names::StateName;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning. Unknown versions are refused, never guessed.

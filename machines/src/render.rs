@@ -5,8 +5,8 @@
 //! Edges that emit a lease-needing call (submit, cancel, intervene, renew, release) are marked: bold
 //! red in DOT, prefixed `WRITE` in Mermaid.
 
-use crate::explore::Graph;
-use crate::machine::{StateName, Superstate};
+use crate::graph::Graph;
+use crate::names::{StateName, Superstate};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

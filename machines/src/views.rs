@@ -6,8 +6,8 @@
 //! compact event names, then a legend code per kind of action (see [`LEGEND`]). Pure string
 //! building, sorted, deterministic.
 
-use crate::explore::{Edge, Graph};
-use crate::machine::{StateName, Superstate};
+use crate::graph::{Edge, Graph};
+use crate::names::{StateName, Superstate};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

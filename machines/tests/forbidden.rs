@@ -4,9 +4,11 @@
 
 mod common;
 
-use argus_machines::explore::{explore, explore_with, Exploration, Regression, Transition};
+use argus_machines::explore::{
+    check_all, explore, explore_with, Exploration, Regression, Transition,
+};
 use argus_machines::invariants::{
-    check_all, check_graph, check_restore, check_transition, is_lease_trouble, Violation, Witnessed,
+    check_graph, check_restore, check_transition, is_lease_trouble, Violation, Witnessed,
 };
 use argus_machines::*;
 use common::*;
