@@ -201,7 +201,7 @@ impl ServeConfig {
         };
         cfg.runtime_config().validate().map_err(|e| {
             bad(
-                if matches!(e, crate::runtime::ConfigError::Heartbeat) {
+                if matches!(e, crate::runtime::PacingError::Heartbeat) {
                     "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS"
                 } else {
                     "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS"
@@ -301,12 +301,7 @@ async fn on_quarantine<T: crate::control::Transport + 'static>(
         for id in runtime.campaign_ids() {
             let text = format!("The remote's agent card changed ({what}); mutation is disabled pending review and held leases are given back.");
             let _ = runtime.notice(&id, false, text).await;
-            if runtime
-                .state(&id)
-                .ok()
-                .flatten()
-                .is_some_and(|s| s.is_controlling())
-            {
+            if runtime.state(&id).is_some_and(|s| s.is_controlling()) {
                 let _ = runtime
                     .command(&id, crate::runtime::OperatorCommand::Release)
                     .await;

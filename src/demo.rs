@@ -49,7 +49,7 @@ impl Demo {
             );
         }
         self.shown = messages.len();
-        if let Ok(Some(doc)) = self.rt.document(CAMPAIGN) {
+        if let Some(doc) = self.rt.document(CAMPAIGN) {
             let state = doc.machine.state;
             if self.path.last() != Some(&state) {
                 self.path.push(state);
@@ -76,7 +76,7 @@ impl Demo {
         let deadline = Instant::now() + within;
         loop {
             self.show();
-            if self.rt.state(CAMPAIGN).map_err(|e| e.to_string())? == Some(want) {
+            if self.rt.state(CAMPAIGN) == Some(want) {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -192,10 +192,7 @@ pub async fn run(
         // The evidence is fetched on entering RemoteTerminalLocalPending; give it a moment.
         let deadline = Instant::now() + Duration::from_secs(5);
         let doc = loop {
-            let doc =
-                d.rt.document(CAMPAIGN)
-                    .map_err(|e| e.to_string())?
-                    .ok_or("campaign vanished")?;
+            let doc = d.rt.document(CAMPAIGN).ok_or("campaign vanished")?;
             let fetched = match (&doc.latest_evidence, &doc.machine.task, &doc.remote) {
                 (Some(e), Some(t), Some(r)) => {
                     e.task == *t && e.evidence_revision == r.evidence_revision

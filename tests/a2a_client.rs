@@ -90,7 +90,7 @@ async fn a_full_controlled_lifecycle_goes_through_the_client() {
         .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
         .await
     {
-        WriteOutcome::Applied(ctl, task) => (ctl, task),
+        WriteResult::Applied(ctl, task) => (ctl, task),
         other => panic!("{other:?}"),
     };
     let obs = c.status(&task).await.expect("status");
@@ -104,7 +104,7 @@ async fn a_full_controlled_lifecycle_goes_through_the_client() {
         .cancel(&c, &SystemClock, WriteIntent::fresh(), &task)
         .await
     {
-        WriteOutcome::Applied(ctl, ()) => ctl,
+        WriteResult::Applied(ctl, ()) => ctl,
         other => panic!("{other:?}"),
     };
     assert_eq!(
@@ -199,7 +199,7 @@ async fn a_timeout_after_sending_is_ambiguous_and_readback_finds_one_task() {
         .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
         .await
     {
-        WriteOutcome::Ambiguous(a) => a,
+        WriteResult::Ambiguous(a) => a,
         other => panic!("{other:?}"),
     };
     // Read back once the held send has been applied at the remote.
@@ -243,7 +243,7 @@ async fn a_dropped_answer_is_ambiguous_but_an_unreachable_remote_is_not() {
     assert!(matches!(
         ctl.submit(&c, &SystemClock, WriteIntent::fresh(), &req())
             .await,
-        WriteOutcome::Ambiguous(_)
+        WriteResult::Ambiguous(_)
     ));
     // Nothing listening: the request cannot have been sent; the controller comes back.
     let ctl = controller(&c, "c2").await;
@@ -260,7 +260,7 @@ async fn a_dropped_answer_is_ambiguous_but_an_unreachable_remote_is_not() {
         .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
         .await
     {
-        WriteOutcome::Rejected(_, RemoteError::Unavailable) => {}
+        WriteResult::Rejected(_, RemoteError::Unavailable) => {}
         other => panic!("{other:?}"),
     }
     sim.stop().await.expect("stop");
@@ -275,7 +275,7 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
         .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
         .await
     {
-        WriteOutcome::Applied(ctl, t) => (ctl, t),
+        WriteResult::Applied(ctl, t) => (ctl, t),
         other => panic!("{other:?}"),
     };
     sim.arm(Fault::MalformedJson {
@@ -323,7 +323,7 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
             "use dataset A"
         )
         .await,
-        WriteOutcome::Ambiguous(_)
+        WriteResult::Ambiguous(_)
     ));
     // A plain-text 500 (a proxy, say) is transient: the operation is not marked unavailable.
     sim.arm(Fault::Http500 {
@@ -427,7 +427,7 @@ async fn a_stale_epoch_is_fenced_by_the_remote_and_loses_control() {
         .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
         .await
     {
-        WriteOutcome::Lost(lost) => assert_eq!(lost.reason(), LossReason::Fenced),
+        WriteResult::Lost(_, reason, _) => assert_eq!(reason, LossReason::Fenced),
         other => panic!("{other:?}"),
     }
     let audit = sim.audit();

@@ -2,6 +2,7 @@
 
 mod common;
 
+use argus_machines::Policy;
 use argus_supervisor::control::*;
 use common::{FakeRemote, Fault, ManualClock};
 
@@ -38,7 +39,7 @@ async fn claim_submit_renew_release() {
         .submit(&remote, &clock, WriteIntent::fresh(), &request())
         .await
     {
-        WriteOutcome::Applied(c, task) => {
+        WriteResult::Applied(c, task) => {
             assert_eq!(task.as_str(), "task-1");
             c
         }
@@ -65,11 +66,16 @@ async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
         .submit(&remote, &clock, WriteIntent::fresh(), &request())
         .await
     {
-        WriteOutcome::Lost(lost) => lost,
+        WriteResult::Lost(lost, reason, cause) => {
+            assert_eq!(reason, LossReason::Fenced);
+            assert!(
+                cause.is_some_and(|e| e.is_fencing()),
+                "the remote's answer is kept"
+            );
+            lost
+        }
         other => panic!("{other:?}"),
     };
-    assert_eq!(lost.reason(), LossReason::Fenced);
-    assert_eq!(lost.last_lease().epoch, 1);
     remote.with(|s| {
         assert_eq!(s.tasks.len(), 0);
         assert_eq!(
@@ -77,9 +83,12 @@ async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
             "the stale write reached the remote and was fenced"
         );
     });
-    // The way back is an explicit re-claim, which the remote refuses while the other holds it.
-    match lost
-        .reclaim(&remote, &clock, WriteIntent::fresh(), 600)
+    // The way back is an explicit claim by an observer, which the remote refuses while the
+    // other holds it.
+    drop(lost);
+    match Observer::new("c1", us())
+        .with_epoch_floor(1)
+        .claim(&remote, &clock, WriteIntent::fresh(), 600)
         .await
     {
         ClaimOutcome::Refused(_, ClaimRefusal::Remote(RemoteError::LeaseHeldByOther)) => {}
@@ -92,12 +101,15 @@ async fn expired_token_refuses_locally_without_sending() {
     let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
-    clock.advance(600 - SAFETY_MARGIN_SECS);
+    clock.advance(600 - Policy::default().expiry_margin);
     match c
         .submit(&remote, &clock, WriteIntent::fresh(), &request())
         .await
     {
-        WriteOutcome::Lost(lost) => assert_eq!(lost.reason(), LossReason::Expired),
+        WriteResult::Lost(_, reason, cause) => {
+            assert_eq!(reason, LossReason::Expired);
+            assert!(cause.is_none(), "nothing was sent, so nothing answered");
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(
@@ -112,24 +124,21 @@ async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
     let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
+    let last = c.lease().clone();
     remote.with(|s| s.fault = Fault::ApplyThenDrop);
     let ambiguous = match c
         .submit(&remote, &clock, WriteIntent::fresh(), &request())
         .await
     {
-        WriteOutcome::Ambiguous(a) => a,
+        WriteResult::Ambiguous(a) => a,
         other => panic!("{other:?}"),
     };
     assert_eq!(ambiguous.operation(), Operation::Submit);
     remote.with(|s| s.fault = Fault::None);
-    let (observer, last) = match ambiguous.request_status(&remote).await {
-        ReadbackOutcome::Resolved {
-            observer,
-            last_lease,
-            applied,
-        } => {
+    let observer = match ambiguous.request_status(&remote).await {
+        ReadbackOutcome::Resolved { observer, applied } => {
             assert_eq!(applied, Some(Some(TaskId::new("task-1"))));
-            (observer, last_lease)
+            observer
         }
         other => panic!("{other:?}"),
     };
@@ -151,7 +160,7 @@ async fn timeout_before_send_is_a_plain_rejection_keeping_control() {
         .submit(&remote, &clock, WriteIntent::fresh(), &request())
         .await
     {
-        WriteOutcome::Rejected(c, RemoteError::Unavailable) => assert_eq!(c.lease().epoch, 1),
+        WriteResult::Rejected(c, RemoteError::Unavailable) => assert_eq!(c.lease().epoch, 1),
         other => panic!("{other:?}"),
     }
 }
@@ -174,7 +183,7 @@ async fn readback_unavailable_stays_ambiguous() {
         )
         .await
     {
-        WriteOutcome::Ambiguous(a) => a,
+        WriteResult::Ambiguous(a) => a,
         other => panic!("{other:?}"),
     };
     match a.request_status(&remote).await {
@@ -226,4 +235,90 @@ async fn the_disconnected_transport_never_grants() {
         ClaimOutcome::Refused(_, ClaimRefusal::Remote(RemoteError::Unavailable)) => {}
         other => panic!("{other:?}"),
     }
+}
+
+/// The one mapping from machine state to token, over every state the explorer reaches: a
+/// `Controller` exactly where the machine holds a lease, and `Token::align` turning any token into
+/// the state's own — never into a `Controller`, which only a remote grant makes.
+#[tokio::test]
+async fn the_token_is_the_typestate_of_every_explored_state() {
+    use argus_machines::{explore::explore, CampaignMachine, StateName};
+    let exploration = explore();
+    let mut seen = std::collections::BTreeSet::new();
+    let clock = ManualClock::at(T0);
+    for t in &exploration.transitions {
+        for record in [&t.from, &t.to] {
+            let kind = TokenKind::of_state(record.state);
+            assert_eq!(
+                kind == TokenKind::Controller,
+                record.state.is_controlling(),
+                "{:?}",
+                record.state
+            );
+            assert_eq!(
+                kind == TokenKind::Controller,
+                record.lease.is_some() && record.state.is_controlling(),
+                "a Controller exactly where a lease is held: {:?}",
+                record.state
+            );
+            // Restore keeps every state that holds no lease; those are where align is exercised.
+            let Ok((machine, _)) = CampaignMachine::restore(record, exploration.policy) else {
+                continue;
+            };
+            if record.state.is_controlling() || machine.state_name() != record.state {
+                continue;
+            }
+            seen.insert(record.state);
+            // From every kind of token the machine could leave behind, align lands on this
+            // state's kind; a Controller (from a real grant) is given up.
+            let remote = FakeRemote::new(clock.clone());
+            let starts = vec![
+                Token::restore(&machine),
+                Token::Controller(controller(&remote, &clock).await),
+            ];
+            for start in starts {
+                let from = start.kind();
+                let token = start.align(&machine);
+                assert_eq!(
+                    token.kind(),
+                    kind,
+                    "{from:?} aligned to {:?} in {:?}",
+                    token.kind(),
+                    record.state
+                );
+            }
+        }
+    }
+    for must in [
+        StateName::Detached,
+        StateName::Claiming,
+        StateName::Confirming,
+        StateName::AmbiguousWrite,
+        StateName::ControlLost,
+        StateName::RemoteTerminalLocalPending,
+        StateName::ClosedAccepted,
+    ] {
+        assert!(seen.contains(&must), "{must:?} was not exercised: {seen:?}");
+    }
+}
+
+/// A verdict is recorded only from `RemoteTerminalLocalPending`, for its own attempt, and gives
+/// no authority back.
+#[test]
+fn a_verdict_comes_only_from_the_pending_token() {
+    use argus_machines::{CampaignMachine, CampaignRecord, RemoteOutcome, StateName};
+    let machine = CampaignMachine::new("c1", us(), Policy::default());
+    let mut record: CampaignRecord = machine.record();
+    record.state = StateName::RemoteTerminalLocalPending;
+    record.task = Some(TaskId::new("task-9"));
+    record.outcome = Some(RemoteOutcome::Completed);
+    let (pending, _) = CampaignMachine::restore(&record, Policy::default()).expect("valid record");
+    let Token::RemoteTerminalLocalPending(p) = Token::restore(&pending) else {
+        panic!("not the pending token");
+    };
+    assert_eq!(p.task(), &TaskId::new("task-9"));
+    let (observer, validated) = p.validate(Verdict::Accepted);
+    assert_eq!(validated.verdict(), Verdict::Accepted);
+    assert_eq!(validated.task(), &TaskId::new("task-9"));
+    assert_eq!(observer.campaign_id(), "c1");
 }

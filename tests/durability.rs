@@ -8,7 +8,7 @@ mod rig;
 
 use argus_machines::{BlockReason, Significant, StateName};
 use argus_supervisor::a2a::A2aClient;
-use argus_supervisor::runtime::driver::ClockArc;
+use argus_supervisor::control::Clock;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor::sim::{Audit, Fault};
@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 struct SystemSecs;
 
-impl ClockArc for SystemSecs {
-    fn now_secs(&self) -> u64 {
+impl Clock for SystemSecs {
+    fn now(&self) -> u64 {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -68,7 +68,7 @@ async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 
 async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
     wait_for(&format!("{id} to reach {want:?}"), || {
-        rt.state(id).ok().flatten() == Some(want)
+        rt.state(id) == Some(want)
     })
     .await;
 }
@@ -341,11 +341,7 @@ async fn read_failures_while_controlling_are_surfaced_and_the_lease_kept() {
             .any(|s| matches!(s, Significant::RemoteUnavailable { .. }))
     })
     .await;
-    assert!(rt
-        .state("c1")
-        .expect("doc")
-        .expect("state")
-        .is_controlling());
+    assert!(rt.state("c1").expect("state").is_controlling());
     let unavailable = significant(&rt, "c1")
         .iter()
         .filter(|s| matches!(s, Significant::RemoteUnavailable { .. }))
@@ -354,8 +350,6 @@ async fn read_failures_while_controlling_are_surfaced_and_the_lease_kept() {
     // The outage ends: supervision goes on, the failure count is reset.
     wait_for("the outage to end", || {
         rt.document("c1")
-            .ok()
-            .flatten()
             .is_some_and(|d| d.machine.memory.read_failures == 0)
     })
     .await;
@@ -382,10 +376,7 @@ async fn an_ambiguous_cancel_keeps_observing_its_task() {
         || reads(&r.sim.audit()) >= before + 3,
     )
     .await;
-    assert_eq!(
-        rt.state("c1").expect("doc"),
-        Some(StateName::AmbiguousWrite)
-    );
+    assert_eq!(rt.state("c1"), Some(StateName::AmbiguousWrite));
     assert_sent_cleanly(&r.sim.audit());
 }
 
@@ -399,13 +390,10 @@ async fn evidence_bound_to_another_campaign_is_quarantined() {
     let events_before = significant(&rt, "c1").len();
     r.sim.arm(Fault::ForeignArtifact);
     wait_for("foreign readings to be quarantined", || {
-        rt.document("c1")
-            .ok()
-            .flatten()
-            .is_some_and(|d| d.quarantined >= 2)
+        rt.document("c1").is_some_and(|d| d.quarantined >= 2)
     })
     .await;
-    let doc = rt.document("c1").expect("doc").expect("present");
+    let doc = rt.document("c1").expect("present");
     let evidence = serde_json::to_string(&doc.latest_evidence).expect("json");
     assert!(!evidence.contains("another campaign"), "{evidence}");
     assert_eq!(
@@ -428,13 +416,10 @@ async fn a_late_artifact_after_a_cancel_is_seen_and_quarantined() {
     wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
     // The artifact lands after the cancel took effect: the finished task is still read.
     wait_for("the late artifact to be quarantined", || {
-        rt.document("c1")
-            .ok()
-            .flatten()
-            .is_some_and(|d| d.quarantined >= 1)
+        rt.document("c1").is_some_and(|d| d.quarantined >= 1)
     })
     .await;
-    let doc = rt.document("c1").expect("doc").expect("present");
+    let doc = rt.document("c1").expect("present");
     let evidence = serde_json::to_string(&doc.latest_evidence).expect("json");
     assert!(!evidence.contains("late-result"), "{evidence}");
     assert_sent_cleanly(&r.sim.audit());
@@ -479,7 +464,7 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     assert!(!rt.events("c1").expect("events readable").is_empty());
-    let c2 = rt.document("c2").expect("doc").expect("present");
+    let c2 = rt.document("c2").expect("present");
     assert!(
         c2.pending_question.is_some(),
         "the refused document is reported to a person"
@@ -582,7 +567,7 @@ async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
     })
     .await;
     wait_state(&rt, "c1", StateName::Ready).await;
-    let doc = rt.document("c1").expect("doc").expect("present");
+    let doc = rt.document("c1").expect("present");
     assert!(doc.pending_question.is_some());
     let feed: Vec<String> = rt
         .messages("c1")
@@ -619,7 +604,7 @@ async fn incompatible_keeps_observing_and_surfaces_material_changes() {
         },
     )
     .await;
-    assert_eq!(rt.state("c1").expect("doc"), Some(StateName::Incompatible));
+    assert_eq!(rt.state("c1"), Some(StateName::Incompatible));
     assert_sent_cleanly(&r.sim.audit());
 }
 
@@ -710,7 +695,7 @@ async fn epochs_going_backwards_are_a_critical_notice_with_a_question() {
         })
     })
     .await;
-    let doc = rt.document("c1").expect("doc").expect("present");
+    let doc = rt.document("c1").expect("present");
     assert!(doc.pending_question.is_some());
     assert!(!doc.machine.state.is_controlling());
 }

@@ -2,7 +2,7 @@
 //! garbage, one that prints too much, one that fails; the mapping table; bounded input, no secrets.
 
 use argus_supervisor::bridges::foreman::{
-    hint, Action, Directive, Foreman, ForemanError, ForemanObservation, Hint,
+    hint, Directive, Foreman, ForemanAction, ForemanError, ForemanObservation, Hint,
 };
 use rstest::rstest;
 use std::os::unix::fs::PermissionsExt;
@@ -129,7 +129,7 @@ async fn failures_of_foreman_are_errors_never_actions() {
         Some(ForemanError::Missing)
     );
     let d = Directive {
-        action: Action::Continue,
+        action: ForemanAction::Continue,
         reason: String::new(),
         confidence: 0.0,
     };

@@ -205,7 +205,7 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
         project: None,
     };
     let (ctl, task) = match ctl.submit(&client, &SystemClock, submit, &request).await {
-        WriteOutcome::Applied(c, t) => (c, t),
+        WriteResult::Applied(c, t) => (c, t),
         other => panic!("{other:?}"),
     };
     wait_for(&client, &task, RemoteState::Working).await;
@@ -220,7 +220,7 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
         .cancel(&client, &SystemClock, WriteIntent::fresh(), &task)
         .await
     {
-        WriteOutcome::Applied(c, ()) => c,
+        WriteResult::Applied(c, ()) => c,
         other => panic!("{other:?}"),
     };
     wait_for(&client, &task, RemoteState::Canceled).await;
@@ -230,7 +230,8 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
     }
     let (observer, released) = ctl.release(&client, WriteIntent::fresh()).await;
     assert_eq!(released, Ok(()));
-    assert_eq!(observer.read_control(&client).await, Ok(None));
+    drop(observer);
+    assert_eq!(client.read_control("c1").await, Ok(None));
 }
 
 #[tokio::test]

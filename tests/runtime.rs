@@ -6,7 +6,7 @@ mod rig;
 
 use argus_machines::{ControlChange, LossReason, Significant, StateName, Verdict};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::runtime::driver::ClockArc;
+use argus_supervisor::control::Clock;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor::sim::Fault;
@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 #[derive(Default)]
 struct TestClock(AtomicU64);
 
-impl ClockArc for TestClock {
-    fn now_secs(&self) -> u64 {
+impl Clock for TestClock {
+    fn now(&self) -> u64 {
         let real = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -60,7 +60,7 @@ async fn runtime(rig: &Rig) -> Runtime<A2aClient> {
 async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let now = rt.state(id).expect("doc");
+        let now = rt.state(id);
         if now == Some(want) {
             return;
         }
@@ -122,9 +122,7 @@ async fn submit_running_completed() {
     // Evidence is fetched on entering the state, after it is persisted.
     eventually("the evidence to be fetched", || {
         rt.document("c1")
-            .ok()
-            .flatten()
-            .and_then(|d| d.latest_evidence)
+            .and_then(|d| d.latest_evidence.clone())
             .is_some_and(|e| !e.artifacts.is_empty())
     })
     .await;
@@ -307,10 +305,7 @@ async fn readback_unavailable_stays_ambiguous_and_needs_you() {
         .expect("submit");
     wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
     tokio::time::sleep(Duration::from_millis(1_600)).await;
-    assert_eq!(
-        rt.state("c1").expect("doc"),
-        Some(StateName::AmbiguousWrite)
-    );
+    assert_eq!(rt.state("c1"), Some(StateName::AmbiguousWrite));
     let blocked = rt
         .events("c1")
         .expect("events")
@@ -416,12 +411,7 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     rt.create("c1", "train").expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
-    let task = rt
-        .document("c1")
-        .expect("doc")
-        .expect("present")
-        .machine
-        .task;
+    let task = rt.document("c1").expect("present").machine.task.clone();
     rt.kill();
     drop(rt);
     let before = r.sim.audit().entries.len();
@@ -439,11 +429,7 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     }
     wait_state(&rt, "c1", StateName::Running).await;
     assert_eq!(
-        rt.document("c1")
-            .expect("doc")
-            .expect("present")
-            .machine
-            .task,
+        rt.document("c1").expect("present").machine.task,
         task,
         "same remote task"
     );
@@ -479,14 +465,12 @@ async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
     }
     eventually("the stage change to evaluation", || {
         rt.document("c1")
-            .ok()
-            .flatten()
-            .and_then(|d| d.remote)
+            .and_then(|d| d.remote.clone())
             .is_some_and(|r| r.stage.as_deref() == Some("evaluation"))
     })
     .await;
-    let doc = rt.document("c1").expect("doc").expect("present");
-    let remote = doc.remote.expect("remote seen");
+    let doc = rt.document("c1").expect("present");
+    let remote = doc.remote.clone().expect("remote seen");
     assert_eq!(remote.stage.as_deref(), Some("evaluation"));
     let c = classes(&rt, "c1");
     let changes = c.iter().filter(|c| *c == "STATE_CHANGED").count();
@@ -551,6 +535,7 @@ async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
     wait_state(&rt, "c1", StateName::Watching).await;
 }
 
+#[cfg(feature = "test-hooks")]
 /// Crash at each named point of the pipeline, restart from disk, and check what the remote saw.
 async fn crash_at(point: Option<CrashPoint>) {
     let r = rig("long-noisy").await;
@@ -603,7 +588,7 @@ async fn crash_at(point: Option<CrashPoint>) {
             .filter(|s| matches!(s, StateName::Confirming | StateName::AmbiguousWrite))
             .count()
     };
-    let restores_before = restores(&rt.document("c1").expect("doc").expect("present").path);
+    let restores_before = restores(&rt.document("c1").expect("present").path);
     drop(rt);
     let rt = runtime(&r).await;
     // Settled after the restart: the restored driver has been through Confirming or
@@ -611,7 +596,7 @@ async fn crash_at(point: Option<CrashPoint>) {
     // crash until then) and is back in Running or Ready.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let doc = rt.document("c1").expect("doc").expect("present");
+        let doc = rt.document("c1").expect("present");
         let restored = restores(&doc.path) > restores_before;
         let s = doc.machine.state;
         if restored && matches!(s, StateName::Running | StateName::Ready) {
@@ -627,7 +612,7 @@ async fn crash_at(point: Option<CrashPoint>) {
         .get("c1")
         .copied()
         .unwrap_or(0);
-    let state = rt.state("c1").expect("doc");
+    let state = rt.state("c1");
     match point {
         Some(CrashPoint::AfterIntentPersisted) => {
             assert_eq!(tasks, 0, "never sent, and not resent after the restart");
@@ -639,7 +624,7 @@ async fn crash_at(point: Option<CrashPoint>) {
                 state,
                 Some(StateName::Running),
                 "{point:?}: re-attached to the task; path {:?}; audit {:?}",
-                rt.document("c1").ok().flatten().map(|d| d.path),
+                rt.document("c1").map(|d| d.path.clone()),
                 audit
                     .entries
                     .iter()
@@ -664,6 +649,7 @@ async fn crash_at(point: Option<CrashPoint>) {
     );
 }
 
+#[cfg(feature = "test-hooks")]
 async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime<A2aClient> {
     let client = rig::client(&r.sim).await;
     let config = rig::config();
@@ -678,21 +664,25 @@ async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime<A2aCl
     .expect("runtime")
 }
 
+#[cfg(feature = "test-hooks")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_intent_persisted() {
     crash_at(Some(CrashPoint::AfterIntentPersisted)).await;
 }
 
+#[cfg(feature = "test-hooks")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_request_sent() {
     crash_at(None).await;
 }
 
+#[cfg(feature = "test-hooks")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_answer_received() {
     crash_at(Some(CrashPoint::AfterAnswerReceived)).await;
 }
 
+#[cfg(feature = "test-hooks")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_after_outcome_persisted() {
     crash_at(Some(CrashPoint::AfterOutcomePersisted)).await;
@@ -711,7 +701,7 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
     std::fs::write(&path, b"{\"schema_version\": 1, \"campaign_id\": \"c1\", \"machine\": {\"state\": \"controlling.run").expect("corrupt");
     let rt = runtime(&r).await;
     assert_eq!(rt.recovery_reports.len(), 1, "{:?}", rt.recovery_reports);
-    let doc = rt.document("c1").expect("doc").expect("present");
+    let doc = rt.document("c1").expect("present");
     assert_eq!(doc.machine.state, StateName::Detached);
     assert!(doc.machine.lease.is_none());
     assert!(doc.pending_question.is_some());
@@ -736,7 +726,7 @@ async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
         assert!(Instant::now() < deadline, "never renewed");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(rt.state("c1").expect("doc"), Some(StateName::Running));
+    assert_eq!(rt.state("c1"), Some(StateName::Running));
     // Past the (renewed) expiry by our clock, with the remote unreachable so renewal cannot help.
     r.sim.arm(Fault::Unreachable { ms: 5_000 });
     r.clock.0.store(80 + 200, Ordering::SeqCst);
@@ -762,7 +752,7 @@ async fn a_clean_shutdown_keeps_the_lease_unless_told_to_release() {
     rt.shutdown().await;
     assert!(r.sim.lease("c1").is_some(), "kept by default");
     assert_eq!(
-        rt.state("c1").expect("doc"),
+        rt.state("c1"),
         Some(StateName::Running),
         "persisted as it was"
     );

@@ -148,7 +148,7 @@ async fn stream<T: Transport + 'static>(
     Path(id): Path<String>,
 ) -> Response {
     use axum::response::sse::{Event, KeepAlive, Sse};
-    if s.runtime.state(&id).ok().flatten().is_none() {
+    if s.runtime.state(&id).is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     let events =
@@ -158,12 +158,7 @@ async fn stream<T: Transport + 'static>(
             }
             loop {
                 let lines = s.runtime.messages(&id).unwrap_or_default();
-                let closed = s
-                    .runtime
-                    .state(&id)
-                    .ok()
-                    .flatten()
-                    .is_none_or(|st| st.is_closed());
+                let closed = s.runtime.state(&id).is_none_or(|st| st.is_closed());
                 if lines.len() > sent {
                     let batch: Vec<Result<Event, std::convert::Infallible>> = lines[sent..]
                         .iter()
@@ -219,7 +214,7 @@ async fn status<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
     let stats = s.runtime.stats();
     let mut by_state = serde_json::Map::new();
     for id in s.runtime.campaign_ids() {
-        if let Ok(Some(state)) = s.runtime.state(&id) {
+        if let Some(state) = s.runtime.state(&id) {
             let key = state.persisted();
             let n = by_state.get(&key).and_then(Value::as_u64).unwrap_or(0);
             by_state.insert(key, json!(n + 1));
@@ -277,7 +272,7 @@ async fn campaigns<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) ->
         .runtime
         .campaign_ids()
         .into_iter()
-        .filter_map(|id| s.runtime.document(&id).ok().flatten())
+        .filter_map(|id| s.runtime.document(&id))
         .map(|d| {
             json!({
                 "campaign_id": d.campaign_id,
@@ -303,9 +298,8 @@ async fn campaign<T: Transport + 'static>(
     Path(id): Path<String>,
 ) -> Response {
     match s.runtime.document(&id) {
-        Ok(Some(d)) => Json(view(&d, s.runtime.policy())).into_response(),
-        Ok(None) => runtime_error(RuntimeError::UnknownCampaign),
-        Err(e) => runtime_error(e),
+        Some(d) => Json(view(&d, s.runtime.policy())).into_response(),
+        None => runtime_error(RuntimeError::UnknownCampaign),
     }
 }
 
@@ -399,7 +393,7 @@ async fn events<T: Transport + 'static>(
     State(s): State<Arc<ApiState<T>>>,
     Path(id): Path<String>,
 ) -> Response {
-    if s.runtime.document(&id).ok().flatten().is_none() {
+    if s.runtime.document(&id).is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     match s.runtime.events(&id) {
@@ -412,7 +406,7 @@ async fn messages<T: Transport + 'static>(
     State(s): State<Arc<ApiState<T>>>,
     Path(id): Path<String>,
 ) -> Response {
-    if s.runtime.document(&id).ok().flatten().is_none() {
+    if s.runtime.document(&id).is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     match s.runtime.messages(&id) {
@@ -507,7 +501,7 @@ async fn act<T: Transport + 'static>(
                 Ok(()) => {}
                 // Observing again with the same objective and task changes nothing.
                 Err(RuntimeError::Same) => {
-                    let doc = s.runtime.document(&id).ok().flatten();
+                    let doc = s.runtime.document(&id);
                     let bound = doc.as_ref().and_then(|d| d.machine.task.clone());
                     if task.is_none() || task == bound {
                         return Json(json!({
@@ -529,7 +523,7 @@ async fn act<T: Transport + 'static>(
                 Err(e) => return runtime_error(e),
             }
             if task.is_none() {
-                let state = s.runtime.state(&id).ok().flatten();
+                let state = s.runtime.state(&id);
                 return Json(json!({"outcome": "done", "accepted": true, "state": state.map(|st| st.persisted())}))
                     .into_response();
             }
@@ -603,7 +597,7 @@ async fn act<T: Transport + 'static>(
 
 /// The bounded wait ran out: the action goes on; here is the state to poll.
 fn pending<T: Transport + 'static>(s: &ApiState<T>, id: &str) -> Response {
-    let state = s.runtime.state(id).ok().flatten();
+    let state = s.runtime.state(id);
     (
         StatusCode::ACCEPTED,
         Json(json!({"outcome": "pending", "accepted": false, "state": state.map(|st| st.persisted())})),

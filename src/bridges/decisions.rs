@@ -77,7 +77,7 @@ const FORBIDDEN: [&str; 11] = [
 
 /// The mission authority a decision is checked against.
 #[derive(Debug, Clone, Copy)]
-pub struct Authority {
+pub struct MissionBudget {
     pub max_attempts: u32,
     pub attempts_so_far: u32,
 }
@@ -88,7 +88,7 @@ fn forbidden(text: &str) -> Option<&'static str> {
 }
 
 /// Judge one decision.
-pub fn rule(d: &Decision, authority: Authority) -> Ruling {
+pub fn rule(d: &Decision, authority: MissionBudget) -> Ruling {
     let text = d.objective.as_deref().unwrap_or("");
     if let Some(word) = forbidden(text).or_else(|| forbidden(&d.reason)) {
         return Ruling::NeedsYou {
@@ -154,7 +154,7 @@ pub fn take_new(
     store: &Store,
     dir: &Path,
     ledger: &Path,
-    authority: Authority,
+    authority: MissionBudget,
 ) -> Result<Vec<(String, Ruling)>, StoreError> {
     let (done, _) = store.read_lines::<Consumed>(ledger)?;
     let seen: std::collections::HashSet<String> = done.into_iter().map(|c| c.decision_id).collect();
@@ -236,7 +236,7 @@ mod tests {
         std::fs::write(dir.join(format!("{id}.json")), body.to_string()).expect("write");
     }
 
-    const ONE_LEFT: Authority = Authority {
+    const ONE_LEFT: MissionBudget = MissionBudget {
         max_attempts: 3,
         attempts_so_far: 2,
     };

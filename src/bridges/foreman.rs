@@ -82,7 +82,7 @@ impl ForemanObservation {
 /// Foreman's directive set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Action {
+pub enum ForemanAction {
     Continue,
     StartWorker,
     StartVerifier,
@@ -96,7 +96,7 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Directive {
-    pub action: Action,
+    pub action: ForemanAction,
     #[serde(default)]
     pub reason: String,
     #[serde(default)]
@@ -130,12 +130,14 @@ impl Hint {
 /// Spec section 13's mapping, in one place.
 pub fn hint(d: &Directive) -> Hint {
     match d.action {
-        Action::Continue => Hint::NoWake,
-        Action::StartVerifier => Hint::WakeReviewer,
-        Action::SteerWorker => Hint::WakePlanner,
-        Action::StopWorker | Action::RetryWorker | Action::StartWorker => Hint::AskArgus,
-        Action::Finish => Hint::CompletionCandidate,
-        Action::Escalate => Hint::Escalate,
+        ForemanAction::Continue => Hint::NoWake,
+        ForemanAction::StartVerifier => Hint::WakeReviewer,
+        ForemanAction::SteerWorker => Hint::WakePlanner,
+        ForemanAction::StopWorker | ForemanAction::RetryWorker | ForemanAction::StartWorker => {
+            Hint::AskArgus
+        }
+        ForemanAction::Finish => Hint::CompletionCandidate,
+        ForemanAction::Escalate => Hint::Escalate,
     }
 }
 

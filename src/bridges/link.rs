@@ -11,7 +11,7 @@
 //! critical notice is surfaced per outage, and the child is restarted with backoff.
 
 use super::argus::{mission_text, ArgusClient, ArgusConfig, ArgusError, ReviewStatus};
-use super::decisions::{take_new, Authority, Ruling};
+use super::decisions::{take_new, MissionBudget, Ruling};
 use super::foreman::{hint, Foreman, ForemanObservation, Hint};
 use crate::control::Transport;
 use crate::runtime::reduce::WakeSink;
@@ -357,8 +357,8 @@ impl<T: Transport + 'static> Link<T> {
         self.retry_after = None;
     }
 
-    fn doc(&self, id: &str) -> Option<CampaignDoc> {
-        self.runtime.document(id).ok().flatten()
+    fn doc(&self, id: &str) -> Option<std::sync::Arc<CampaignDoc>> {
+        self.runtime.document(id)
     }
 
     async fn on_wake(&mut self, w: WakeRequest) {
@@ -481,7 +481,7 @@ impl<T: Transport + 'static> Link<T> {
         }
         let workdir = self.cfg.workroot.join(id);
         let ledger = self.cfg.workroot.join(format!("{id}.decisions.jsonl"));
-        let authority = Authority {
+        let authority = MissionBudget {
             max_attempts: self.cfg.max_attempts,
             attempts_so_far: doc.machine.memory.attempts,
         };

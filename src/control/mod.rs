@@ -9,10 +9,16 @@
 //!   success (or definitely-not-applied) arm. A write that may have reached the remote yields an
 //!   [`AmbiguousWrite`], which can only read back.
 //! - `Controller` has private fields and no `Clone`, `Default` or `Deserialize`.
-//! - The epoch sent is the token's own; before sending, the token checks expiry against the clock
-//!   with [`SAFETY_MARGIN_SECS`] and refuses locally once expired.
-//! - [`WriteIntent`] (the request id of one logical write) is not `Clone` and is consumed by the
-//!   write, so the same decision cannot be sent twice by accident.
+//! - The epoch sent is the token's own; before sending, the token asks [`Lease::usable_at`] (the
+//!   machine's own rule, with the policy's one `expiry_margin`) and refuses locally once expired.
+//! - [`WriteIntent`] (the request id of one logical write) is minted only here
+//!   ([`WriteIntent::fresh`]), is not `Clone`, and is consumed by the write, so the same decision
+//!   cannot be sent twice by accident and no caller can turn a raw request id into a write.
+//! - The machine decides; the tokens are its compile-time projection. [`Token`] is the one token a
+//!   campaign's driver holds, and [`Token::align`] (with [`TokenKind::of_state`], the one mapping
+//!   from machine state to typestate) keeps it matching the machine: it can give authority up or
+//!   change shape, never make a `Controller` — only a remote grant does.
+//! - A local verdict ([`Validated`]) can only be made by [`RemoteTerminalLocalPending::validate`].
 //!
 //! The remote stays the authority: a token is proof inside this process only. The remote must fence
 //! stale epochs; the tokens make sure we never try.
@@ -20,18 +26,15 @@
 mod error;
 mod transport;
 
-pub use argus_machines::{ControllerId, RemoteOutcome};
+use argus_machines::{CampaignMachine, Policy, StateName};
 pub use argus_machines::{
-    Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId, Verdict,
+    ControllerId, Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId, Verdict,
 };
 pub use error::{RemoteError, TlsClass};
 pub use transport::{
     constraints_envelope, Artifact, ClaimCall, Disconnected, Evidence, SubmitRequest, Transport,
     WriteCall,
 };
-
-/// Seconds before `expires_at` at which a token stops writing (clock skew and request latency).
-pub const SAFETY_MARGIN_SECS: u64 = 30;
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.
 pub trait Clock: Send + Sync {
@@ -48,7 +51,8 @@ impl Clock for SystemClock {
     }
 }
 
-/// The request id of one logical write. Consumed by the write; never cloned, never reused.
+/// The request id of one logical write. Minted only here, consumed by the write; never cloned,
+/// never reused, never made from a raw id.
 #[derive(Debug, PartialEq, Eq)]
 pub struct WriteIntent {
     request_id: RequestId,
@@ -62,9 +66,18 @@ impl WriteIntent {
         }
     }
 
-    /// The intent whose request id was already persisted write-ahead by the runtime.
-    pub fn persisted(request_id: RequestId) -> Self {
-        WriteIntent { request_id }
+    /// The one intent a restored campaign may still send: the submit an operator's
+    /// `next-attempt` queued behind its claim (`claim_then_submit`), which cannot have been sent
+    /// while the machine is still `Claiming`. Every other persisted request id is only ever read
+    /// back, never sent again.
+    pub fn queued(machine: &CampaignMachine) -> Option<Self> {
+        let record = machine.record();
+        match record.state {
+            StateName::Claiming => record
+                .claim_then_submit
+                .map(|request_id| WriteIntent { request_id }),
+            _ => None,
+        }
     }
 
     pub fn request_id(&self) -> &RequestId {
@@ -72,14 +85,16 @@ impl WriteIntent {
     }
 }
 
-/// Who we are and which campaign: the identity every token carries.
+/// Who we are, which campaign, and the policy's expiry margin: the identity every token carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Identity {
     campaign_id: String,
     controller_id: ControllerId,
+    /// The machine's `Policy::expiry_margin`: one margin for the machine and the tokens.
+    margin: u64,
 }
 
-/// No authority: may read, and may ask for a lease.
+/// No authority: may ask for a lease, and read back a claim.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Observer {
     who: Identity,
@@ -100,28 +115,45 @@ pub struct AmbiguousWrite {
     who: Identity,
     request_id: RequestId,
     operation: Operation,
-    last_lease: Lease,
+    /// The lease the write was sent under: the fencing floor once resolved.
+    floor: u64,
 }
 
-/// Control was lost. Reads like an observer; only an explicit operator re-claim leads back.
+/// Control was lost. Reads like an observer (a write that was in flight is read back); only an
+/// operator claim, through a fresh `Observer`, leads back.
 #[derive(Debug)]
 pub struct ControlLost {
     observer: Observer,
-    last_lease: Lease,
-    reason: LossReason,
-    /// The remote's answer that ended control, when one did (a fenced write).
-    cause: Option<RemoteError>,
 }
 
-/// The remote attempt ended; local acceptance is pending. May read evidence and validate.
+/// The remote attempt ended; local acceptance is pending. The only token that reads late evidence
+/// and the only one that can make a [`Validated`] verdict.
 #[derive(Debug)]
 pub struct RemoteTerminalLocalPending {
     observer: Observer,
     task: TaskId,
-    outcome: RemoteOutcome,
 }
 
-/// The outcome of a claim or a confirmation.
+/// A local verdict on a finished attempt: made only by [`RemoteTerminalLocalPending::validate`],
+/// so no other typestate can record one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Validated {
+    task: TaskId,
+    verdict: Verdict,
+}
+
+impl Validated {
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// The attempt the verdict settles.
+    pub fn task(&self) -> &TaskId {
+        &self.task
+    }
+}
+
+/// The outcome of a claim.
 #[derive(Debug)]
 pub enum ClaimOutcome {
     Granted(Controller),
@@ -137,7 +169,7 @@ pub enum ClaimRefusal {
     NotOurs(Lease),
 }
 
-/// The outcome of `Observer::confirm`.
+/// The outcome of `Observer::confirm` and `Observer::adopt_claim`.
 #[derive(Debug)]
 pub enum ConfirmOutcome {
     Confirmed(Controller),
@@ -149,15 +181,28 @@ pub enum ConfirmOutcome {
 
 /// The outcome of a mutation. The `Controller` returns only where we know nothing was left unknown.
 #[derive(Debug)]
-pub enum WriteOutcome<T> {
+pub enum WriteResult<T> {
     /// Applied by the remote.
     Applied(Controller, T),
     /// Definitely not applied (refused by policy, invalid, or never sent).
     Rejected(Controller, RemoteError),
     /// May have been applied: read back, never resend.
     Ambiguous(AmbiguousWrite),
-    /// The lease is gone (fenced by the remote, or expired by our clock before sending).
-    Lost(ControlLost),
+    /// The lease is gone: fenced by the remote (with its answer), or expired by our clock before
+    /// sending (`None`: nothing was sent).
+    Lost(ControlLost, LossReason, Option<RemoteError>),
+}
+
+impl<T> WriteResult<T> {
+    /// Re-type the applied value (a submit's task id; nothing for a cancel or an intervention).
+    pub fn map_applied<U>(self, f: impl FnOnce(T) -> U) -> WriteResult<U> {
+        match self {
+            WriteResult::Applied(c, v) => WriteResult::Applied(c, f(v)),
+            WriteResult::Rejected(c, e) => WriteResult::Rejected(c, e),
+            WriteResult::Ambiguous(a) => WriteResult::Ambiguous(a),
+            WriteResult::Lost(l, r, e) => WriteResult::Lost(l, r, e),
+        }
+    }
 }
 
 /// The outcome of a renewal.
@@ -166,16 +211,15 @@ pub enum RenewOutcome {
     Renewed(Controller),
     /// No answer; the lease is unchanged and expires on its own schedule. Renewal is idempotent.
     Unanswered(Controller, RemoteError),
-    Lost(ControlLost),
+    Lost(ControlLost, LossReason),
 }
 
 /// The outcome of `request_status` readback.
 #[derive(Debug)]
 pub enum ReadbackOutcome {
-    /// Resolved. Authority must be confirmed again (`Observer::confirm`) with `last_lease`.
+    /// Resolved. Authority must be confirmed again (`Observer::confirm`) before any write.
     Resolved {
         observer: Observer,
-        last_lease: Lease,
         /// `Some` when the write was applied; for a submit, the durable task id.
         applied: Option<Option<TaskId>>,
     },
@@ -190,20 +234,21 @@ impl Identity {
             epoch_floor,
         }
     }
-}
 
-fn grant_is_ours(who: &Identity, floor: u64, lease: &Lease, now: u64) -> bool {
-    lease.controller_id == who.controller_id
-        && lease.epoch >= floor
-        && lease.expires_at > now.saturating_add(SAFETY_MARGIN_SECS)
+    fn grants(&self, floor: u64, lease: &Lease, now: u64) -> bool {
+        lease.grants(&self.controller_id, floor, now, self.margin)
+    }
 }
 
 impl Observer {
+    /// An observer with the default policy's expiry margin. The runtime makes its tokens with
+    /// [`Token::restore`], which takes the margin from the campaign machine's own policy.
     pub fn new(campaign_id: impl Into<String>, controller_id: ControllerId) -> Self {
         Observer {
             who: Identity {
                 campaign_id: campaign_id.into(),
                 controller_id,
+                margin: Policy::default().expiry_margin,
             },
             epoch_floor: 0,
         }
@@ -223,7 +268,7 @@ impl Observer {
     pub async fn claim(
         self,
         remote: &impl Transport,
-        clock: &impl Clock,
+        clock: &dyn Clock,
         intent: WriteIntent,
         ttl_seconds: u64,
     ) -> ClaimOutcome {
@@ -235,7 +280,16 @@ impl Observer {
                 request_id: &intent.request_id,
             })
             .await;
-        self.accept(answer.map(Some), clock)
+        match answer {
+            Ok(lease) if self.who.grants(self.epoch_floor, &lease, clock.now()) => {
+                ClaimOutcome::Granted(Controller {
+                    who: self.who,
+                    lease,
+                })
+            }
+            Ok(lease) => ClaimOutcome::Refused(self, ClaimRefusal::NotOurs(lease)),
+            Err(e) => ClaimOutcome::Refused(self, ClaimRefusal::Remote(e)),
+        }
     }
 
     /// After a restart (or a resolved ambiguity): become a `Controller` again only if `read_control`
@@ -243,13 +297,29 @@ impl Observer {
     pub async fn confirm(
         self,
         remote: &impl Transport,
-        clock: &impl Clock,
+        clock: &dyn Clock,
         last: &Lease,
+    ) -> ConfirmOutcome {
+        self.read_grant(remote, clock, Some(last.epoch)).await
+    }
+
+    /// A claim whose answer was lost was read back as applied: become a `Controller` only if
+    /// `read_control` now names us, not below the fencing floor and unexpired (the epoch is the
+    /// new grant's, so it is not compared with an earlier lease).
+    pub async fn adopt_claim(self, remote: &impl Transport, clock: &dyn Clock) -> ConfirmOutcome {
+        self.read_grant(remote, clock, None).await
+    }
+
+    async fn read_grant(
+        self,
+        remote: &impl Transport,
+        clock: &dyn Clock,
+        epoch: Option<u64>,
     ) -> ConfirmOutcome {
         match remote.read_control(&self.who.campaign_id).await {
             Ok(Some(lease))
-                if grant_is_ours(&self.who, self.epoch_floor, &lease, clock.now())
-                    && lease.epoch == last.epoch =>
+                if self.who.grants(self.epoch_floor, &lease, clock.now())
+                    && epoch.is_none_or(|e| e == lease.epoch) =>
             {
                 ConfirmOutcome::Confirmed(Controller {
                     who: self.who,
@@ -261,49 +331,8 @@ impl Observer {
         }
     }
 
-    /// A claim whose answer was lost was read back as applied: become a `Controller` only if
-    /// `read_control` now names us, not below the fencing floor and unexpired (the epoch is the
-    /// new grant's, so it is not compared with an earlier lease).
-    pub async fn adopt_claim(self, remote: &impl Transport, clock: &impl Clock) -> ConfirmOutcome {
-        match remote.read_control(&self.who.campaign_id).await {
-            Ok(Some(lease)) if grant_is_ours(&self.who, self.epoch_floor, &lease, clock.now()) => {
-                ConfirmOutcome::Confirmed(Controller {
-                    who: self.who,
-                    lease,
-                })
-            }
-            Ok(read) => ConfirmOutcome::NotConfirmed(self, read),
-            Err(e) => ConfirmOutcome::Unanswered(self, e),
-        }
-    }
-
-    fn accept(
-        self,
-        answer: Result<Option<Lease>, RemoteError>,
-        clock: &impl Clock,
-    ) -> ClaimOutcome {
-        match answer {
-            Ok(Some(lease)) if grant_is_ours(&self.who, self.epoch_floor, &lease, clock.now()) => {
-                ClaimOutcome::Granted(Controller {
-                    who: self.who,
-                    lease,
-                })
-            }
-            Ok(Some(lease)) => ClaimOutcome::Refused(self, ClaimRefusal::NotOurs(lease)),
-            Ok(None) => {
-                ClaimOutcome::Refused(self, ClaimRefusal::Remote(RemoteError::MalformedResponse))
-            }
-            Err(e) => ClaimOutcome::Refused(self, ClaimRefusal::Remote(e)),
-        }
-    }
-
-    pub async fn read_control(
-        &self,
-        remote: &impl Transport,
-    ) -> Result<Option<Lease>, RemoteError> {
-        remote.read_control(&self.who.campaign_id).await
-    }
-
+    /// Ask `campaign/request_status` what became of a claim (or, for a lost control, a write)
+    /// whose answer was lost. Never resends it.
     pub async fn request_status(
         &self,
         remote: &impl Transport,
@@ -312,31 +341,6 @@ impl Observer {
         remote
             .request_status(&self.who.campaign_id, request_id)
             .await
-    }
-
-    pub async fn status(
-        &self,
-        remote: &impl Transport,
-        task: &TaskId,
-    ) -> Result<argus_machines::Observation, RemoteError> {
-        remote.status(task).await
-    }
-
-    pub async fn evidence(
-        &self,
-        remote: &impl Transport,
-        task: &TaskId,
-    ) -> Result<Evidence, RemoteError> {
-        remote.evidence(task).await
-    }
-
-    /// The remote attempt ended: local acceptance is pending.
-    pub fn attempt_ended(self, task: TaskId, outcome: RemoteOutcome) -> RemoteTerminalLocalPending {
-        RemoteTerminalLocalPending {
-            observer: self,
-            task,
-            outcome,
-        }
     }
 }
 
@@ -349,19 +353,16 @@ impl Controller {
         &self.who.campaign_id
     }
 
-    fn lost(self, reason: LossReason) -> ControlLost {
+    fn lost(self) -> ControlLost {
         let floor = self.lease.epoch;
         ControlLost {
             observer: self.who.observer(floor),
-            last_lease: self.lease,
-            reason,
-            cause: None,
         }
     }
 
-    /// Expired by our clock (with the safety margin): refuse locally, send nothing.
-    fn expired(&self, clock: &impl Clock) -> bool {
-        clock.now().saturating_add(SAFETY_MARGIN_SECS) >= self.lease.expires_at
+    /// Expired by our clock (with the policy's margin): refuse locally, send nothing.
+    fn expired(&self, clock: &dyn Clock) -> bool {
+        !self.lease.usable_at(clock.now(), self.who.margin)
     }
 
     /// The identity of a write: the epoch is always the token's own.
@@ -380,22 +381,18 @@ impl Controller {
         intent: WriteIntent,
         operation: Operation,
         answer: Result<T, RemoteError>,
-    ) -> WriteOutcome<T> {
+    ) -> WriteResult<T> {
         match answer {
-            Ok(value) => WriteOutcome::Applied(self, value),
-            Err(e) if e.is_fencing() => {
-                let mut lost = self.lost(LossReason::Fenced);
-                lost.cause = Some(e);
-                WriteOutcome::Lost(lost)
-            }
+            Ok(value) => WriteResult::Applied(self, value),
+            Err(e) if e.is_fencing() => WriteResult::Lost(self.lost(), LossReason::Fenced, Some(e)),
             // Only an answer that proves the write was not applied gives the lease back for
             // another decision; anything else is read back, never resent.
-            Err(e) if e.proves_not_applied() => WriteOutcome::Rejected(self, e),
-            Err(_) => WriteOutcome::Ambiguous(AmbiguousWrite {
+            Err(e) if e.proves_not_applied() => WriteResult::Rejected(self, e),
+            Err(_) => WriteResult::Ambiguous(AmbiguousWrite {
+                floor: self.lease.epoch,
                 who: self.who,
                 request_id: intent.request_id,
                 operation,
-                last_lease: self.lease,
             }),
         }
     }
@@ -404,12 +401,12 @@ impl Controller {
     pub async fn submit(
         self,
         remote: &impl Transport,
-        clock: &impl Clock,
+        clock: &dyn Clock,
         intent: WriteIntent,
         request: &SubmitRequest,
-    ) -> WriteOutcome<TaskId> {
+    ) -> WriteResult<TaskId> {
         if self.expired(clock) {
-            return WriteOutcome::Lost(self.lost(LossReason::Expired));
+            return WriteResult::Lost(self.lost(), LossReason::Expired, None);
         }
         let answer = remote.submit(self.call(&intent), request).await;
         self.settle(intent, Operation::Submit, answer)
@@ -418,13 +415,13 @@ impl Controller {
     pub async fn intervene(
         self,
         remote: &impl Transport,
-        clock: &impl Clock,
+        clock: &dyn Clock,
         intent: WriteIntent,
         task: &TaskId,
         intervention: &str,
-    ) -> WriteOutcome<()> {
+    ) -> WriteResult<()> {
         if self.expired(clock) {
-            return WriteOutcome::Lost(self.lost(LossReason::Expired));
+            return WriteResult::Lost(self.lost(), LossReason::Expired, None);
         }
         let answer = remote
             .intervene(self.call(&intent), task, intervention)
@@ -436,12 +433,12 @@ impl Controller {
     pub async fn cancel(
         self,
         remote: &impl Transport,
-        clock: &impl Clock,
+        clock: &dyn Clock,
         intent: WriteIntent,
         task: &TaskId,
-    ) -> WriteOutcome<()> {
+    ) -> WriteResult<()> {
         if self.expired(clock) {
-            return WriteOutcome::Lost(self.lost(LossReason::Expired));
+            return WriteResult::Lost(self.lost(), LossReason::Expired, None);
         }
         let answer = remote.cancel(self.call(&intent), task).await;
         self.settle(intent, Operation::Cancel, answer)
@@ -451,12 +448,12 @@ impl Controller {
     pub async fn renew(
         mut self,
         remote: &impl Transport,
-        clock: &impl Clock,
+        clock: &dyn Clock,
         intent: WriteIntent,
         ttl_seconds: u64,
     ) -> RenewOutcome {
         if self.expired(clock) {
-            return RenewOutcome::Lost(self.lost(LossReason::Expired));
+            return RenewOutcome::Lost(self.lost(), LossReason::Expired);
         }
         let answer = remote.renew_control(self.call(&intent), ttl_seconds).await;
         match answer {
@@ -464,9 +461,9 @@ impl Controller {
                 self.lease.expires_at = self.lease.expires_at.max(l.expires_at);
                 RenewOutcome::Renewed(self)
             }
-            Ok(_) => RenewOutcome::Lost(self.lost(LossReason::TakenOver)),
+            Ok(_) => RenewOutcome::Lost(self.lost(), LossReason::TakenOver),
             Err(e) if e.is_fencing() => {
-                RenewOutcome::Lost(self.lost(LossReason::Refused(e.lease_refusal())))
+                RenewOutcome::Lost(self.lost(), LossReason::Refused(e.lease_refusal()))
             }
             Err(e) => RenewOutcome::Unanswered(self, e),
         }
@@ -474,7 +471,7 @@ impl Controller {
 
     /// Stop using this lease locally, without a remote call (the machine already left control, e.g.
     /// on local expiry). Authority can only be given up this way, never gained.
-    pub fn relinquish(self) -> Observer {
+    fn relinquish(self) -> Observer {
         let floor = self.lease.epoch;
         self.who.observer(floor)
     }
@@ -487,7 +484,7 @@ impl Controller {
         intent: WriteIntent,
     ) -> (Observer, Result<(), RemoteError>) {
         let answer = remote.release_control(self.call(&intent)).await;
-        (self.who.observer(self.lease.epoch), answer)
+        (self.relinquish(), answer)
     }
 }
 
@@ -516,56 +513,28 @@ impl AmbiguousWrite {
     }
 
     fn resolved(self, applied: Option<Option<TaskId>>) -> ReadbackOutcome {
-        let floor = self.last_lease.epoch;
         ReadbackOutcome::Resolved {
-            observer: self.who.observer(floor),
-            last_lease: self.last_lease,
+            observer: self.abandon(),
             applied,
         }
     }
 
-    /// The operator gives up on the campaign. The write stays unknown; nothing is resent.
-    pub fn abandon(self) -> Observer {
-        let floor = self.last_lease.epoch;
+    /// The write stays unknown and the token is given up (the operator resolved or abandoned the
+    /// campaign); nothing is resent.
+    fn abandon(self) -> Observer {
+        let floor = self.floor;
         self.who.observer(floor)
     }
 }
 
 impl ControlLost {
-    pub fn reason(&self) -> LossReason {
-        self.reason
-    }
-
-    pub fn last_lease(&self) -> &Lease {
-        &self.last_lease
-    }
-
-    /// The remote's answer that fenced us out, when a write was fenced.
-    pub fn cause(&self) -> Option<&RemoteError> {
-        self.cause.as_ref()
-    }
-
-    /// Read-only access: everything an observer may read.
-    pub fn observer(&self) -> &Observer {
-        &self.observer
-    }
-
-    /// The explicit operator re-claim: the only way back to control.
-    pub async fn reclaim(
-        self,
+    /// Read back the write that was in flight when control was lost. Never resends it.
+    pub async fn request_status(
+        &self,
         remote: &impl Transport,
-        clock: &impl Clock,
-        intent: WriteIntent,
-        ttl_seconds: u64,
-    ) -> ClaimOutcome {
-        self.observer
-            .claim(remote, clock, intent, ttl_seconds)
-            .await
-    }
-
-    /// The operator acknowledges the loss and goes on observing.
-    pub fn acknowledge(self) -> Observer {
-        self.observer
+        request_id: &RequestId,
+    ) -> Result<ReadbackAnswer, RemoteError> {
+        self.observer.request_status(remote, request_id).await
     }
 }
 
@@ -574,16 +543,124 @@ impl RemoteTerminalLocalPending {
         &self.task
     }
 
-    pub fn outcome(&self) -> RemoteOutcome {
-        self.outcome
-    }
-
+    /// Late evidence of the finished attempt (artifacts arriving after the terminal state).
     pub async fn evidence(&self, remote: &impl Transport) -> Result<Evidence, RemoteError> {
-        self.observer.evidence(remote, &self.task).await
+        remote.evidence(&self.task).await
     }
 
     /// Record the local verdict. Whatever it is, authority does not come back with it.
-    pub fn validate(self, verdict: Verdict) -> (Observer, Verdict) {
-        (self.observer, verdict)
+    pub fn validate(self, verdict: Verdict) -> (Observer, Validated) {
+        let validated = Validated {
+            task: self.task,
+            verdict,
+        };
+        (self.observer, validated)
+    }
+}
+
+/// Which typestate a machine state projects to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    Observer,
+    Controller,
+    AmbiguousWrite,
+    ControlLost,
+    RemoteTerminalLocalPending,
+}
+
+impl TokenKind {
+    /// The one mapping from machine state to typestate: `controlling.*` holds a `Controller`;
+    /// `ambiguous_write`, `control_lost` and `remote_terminal_local_pending` their own tokens;
+    /// every other state (observing, paused, incompatible, closed) an `Observer`.
+    pub fn of_state(state: StateName) -> TokenKind {
+        match state {
+            s if s.is_controlling() => TokenKind::Controller,
+            StateName::AmbiguousWrite => TokenKind::AmbiguousWrite,
+            StateName::ControlLost => TokenKind::ControlLost,
+            StateName::RemoteTerminalLocalPending => TokenKind::RemoteTerminalLocalPending,
+            _ => TokenKind::Observer,
+        }
+    }
+}
+
+/// The one token a campaign's driver holds: the typestate of the machine's current state.
+#[derive(Debug)]
+pub enum Token {
+    Observer(Observer),
+    Controller(Controller),
+    AmbiguousWrite(AmbiguousWrite),
+    ControlLost(ControlLost),
+    RemoteTerminalLocalPending(RemoteTerminalLocalPending),
+}
+
+impl Token {
+    pub fn kind(&self) -> TokenKind {
+        match self {
+            Token::Observer(_) => TokenKind::Observer,
+            Token::Controller(_) => TokenKind::Controller,
+            Token::AmbiguousWrite(_) => TokenKind::AmbiguousWrite,
+            Token::ControlLost(_) => TokenKind::ControlLost,
+            Token::RemoteTerminalLocalPending(_) => TokenKind::RemoteTerminalLocalPending,
+        }
+    }
+
+    /// The token for a machine just created or restored from its record. Never a `Controller`:
+    /// a restored machine never holds control (`controlling.*` is restored as
+    /// `observing.confirming`), and only a remote grant makes one.
+    pub fn restore(machine: &CampaignMachine) -> Token {
+        let policy = machine.policy();
+        let observer = Observer {
+            who: Identity {
+                campaign_id: machine.campaign_id().to_string(),
+                controller_id: machine.controller_id().clone(),
+                margin: policy.expiry_margin,
+            },
+            epoch_floor: machine.memory().highest_epoch,
+        };
+        Token::Observer(observer).align(machine)
+    }
+
+    /// Bring the token in line with the machine's state after a step. It only gives authority up
+    /// or changes shape, from what the machine's record says; it never makes a `Controller`. When
+    /// the machine is in `controlling.*` and the token is not a `Controller` (which a grant the
+    /// machine and the token judged alike cannot cause), the token stays without authority and
+    /// every write is refused locally.
+    pub fn align(self, machine: &CampaignMachine) -> Token {
+        let want = TokenKind::of_state(machine.state_name());
+        if self.kind() == want || want == TokenKind::Controller {
+            return self;
+        }
+        let observer = self.into_observer();
+        let record = || machine.record();
+        match want {
+            TokenKind::Observer | TokenKind::Controller => Token::Observer(observer),
+            TokenKind::AmbiguousWrite => match record().intent {
+                Some(i) => Token::AmbiguousWrite(AmbiguousWrite {
+                    floor: observer.epoch_floor.max(i.epoch),
+                    who: observer.who,
+                    request_id: i.request_id,
+                    operation: i.operation,
+                }),
+                None => Token::Observer(observer),
+            },
+            TokenKind::ControlLost => Token::ControlLost(ControlLost { observer }),
+            TokenKind::RemoteTerminalLocalPending => match record().task {
+                Some(task) => {
+                    Token::RemoteTerminalLocalPending(RemoteTerminalLocalPending { observer, task })
+                }
+                None => Token::Observer(observer),
+            },
+        }
+    }
+
+    /// Give up whatever authority or pending shape the token has, keeping the fencing floor.
+    fn into_observer(self) -> Observer {
+        match self {
+            Token::Observer(o) => o,
+            Token::Controller(c) => c.relinquish(),
+            Token::AmbiguousWrite(a) => a.abandon(),
+            Token::ControlLost(l) => l.observer,
+            Token::RemoteTerminalLocalPending(p) => p.observer,
+        }
     }
 }

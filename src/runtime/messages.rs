@@ -33,13 +33,28 @@ pub struct HumanMessage {
 
 /// Render the feed from a campaign's event log.
 pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
-    let mut out = vec![];
-    let mut stage: Option<String> = None;
-    let mut attempts = 0u32;
-    for l in lines {
+    let mut fold = FeedFold::default();
+    lines.iter().filter_map(|l| fold.next(l)).collect()
+}
+
+/// The feed folded one event at a time: what it must remember between events (the stage last
+/// seen, the attempts counted) so the driver never re-reads or re-folds the whole log.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FeedFold {
+    stage: Option<String>,
+    attempts: u32,
+    /// How many messages the events folded so far produced.
+    pub produced: u32,
+}
+
+impl FeedFold {
+    /// The message one more event of the log adds to the feed, if any.
+    pub fn next(&mut self, l: &EventLine) -> Option<HumanMessage> {
+        let stage = &mut self.stage;
+        let attempts = &mut self.attempts;
         let msg = match &l.event {
             Significant::StateChanged { stage: new, .. } => {
-                let changed = new.is_some() && *new != stage;
+                let changed = new.is_some() && *new != *stage;
                 let previous = stage.replace(new.clone().unwrap_or_default()).filter(|s| !s.is_empty());
                 match (changed, previous) {
                     (true, Some(prev)) => Some((
@@ -50,7 +65,7 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
                 }
             }
             Significant::AttemptCompleted { outcome, stage: at, .. } => {
-                attempts += 1;
+                *attempts += 1;
                 // The stage reported with the outcome; else the last stage seen.
                 let during = at
                     .as_deref()
@@ -60,7 +75,7 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
                     .map(|s| format!(" during {}", crate::security::Untrusted::new(s, 64).as_str()))
                     .unwrap_or_default();
                 // The next attempt's first stage is not a transition of this one.
-                stage = None;
+                *stage = None;
                 let what = match outcome {
                     RemoteOutcome::Completed => format!("Attempt {attempts} completed; local validation is pending."),
                     RemoteOutcome::Failed => format!("Attempt {attempts} failed{during}; evidence was collected for review."),
@@ -128,15 +143,14 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
             )),
             Significant::ControlChanged { .. } | Significant::EvidenceReady { .. } => None,
         };
-        if let Some((kind, text)) = msg {
-            out.push(HumanMessage {
-                at: l.at,
-                kind,
-                text,
-            });
-        }
+        let (kind, text) = msg?;
+        self.produced += 1;
+        Some(HumanMessage {
+            at: l.at,
+            kind,
+            text,
+        })
     }
-    out
 }
 
 /// The pending question a significant event puts to a person, where it asks one, and who asks

@@ -10,16 +10,16 @@ pub mod driver;
 pub mod messages;
 pub mod reduce;
 
-use crate::control::{Evidence, Transport, SAFETY_MARGIN_SECS};
+use crate::control::{Clock, Evidence, Transport, WriteIntent};
 use crate::security::Untrusted;
 use crate::store::{Store, StoreError};
 use crate::time::now_secs;
 use argus_machines::{
-    CampaignMachine, CampaignRecord, Command, ControllerId, Event, Observation, Policy,
-    Significant, StateName, TaskId,
+    CampaignMachine, CampaignRecord, Command, ControllerId, Observation, Policy, Significant,
+    StateName, TaskId,
 };
-use driver::{ClockArc, CommandReply, Driver, Input};
-use reduce::{EventLine, Reducer, WakeSink};
+use driver::{CommandReply, Driver, Input, Shared, Snapshot};
+use reduce::{EventLine, WakeSink};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
@@ -59,10 +59,10 @@ pub struct RuntimeConfig {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
+pub enum PacingError {
     #[error("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS must be between 1 second and 1 day")]
     Heartbeat,
-    #[error("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS must be at least two heartbeats plus {SAFETY_MARGIN_SECS}s of safety margin (plus 30s of slack), and at most 1 day")]
+    #[error("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS must be at least two heartbeats plus {}s of safety margin (plus 30s of slack), and at most 1 day", argus_machines::DEFAULT_EXPIRY_MARGIN_SECS)]
     LeaseTtl,
 }
 
@@ -84,16 +84,17 @@ impl RuntimeConfig {
     }
 
     /// Refuse a configuration in which the lease could lapse between two heartbeats.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), PacingError> {
         // Bounded first, so no arithmetic below can wrap (a heartbeat of 2^63 s once did).
         if self.heartbeat < Duration::from_millis(1) || self.heartbeat > Duration::from_secs(86_400)
         {
-            return Err(ConfigError::Heartbeat);
+            return Err(PacingError::Heartbeat);
         }
         let two_beats = self.heartbeat.as_secs_f64().ceil() as u64 * 2;
-        if self.lease_ttl_secs < two_beats + SAFETY_MARGIN_SECS + 30 || self.lease_ttl_secs > 86_400
+        if self.lease_ttl_secs < two_beats + argus_machines::DEFAULT_EXPIRY_MARGIN_SECS + 30
+            || self.lease_ttl_secs > 86_400
         {
-            return Err(ConfigError::LeaseTtl);
+            return Err(PacingError::LeaseTtl);
         }
         Ok(())
     }
@@ -102,9 +103,9 @@ impl RuntimeConfig {
     pub fn policy(&self) -> Policy {
         let beat = self.heartbeat.as_secs_f64().ceil() as u64;
         Policy {
-            renew_ahead: (2 * beat + SAFETY_MARGIN_SECS + 15)
+            renew_ahead: (2 * beat + argus_machines::DEFAULT_EXPIRY_MARGIN_SECS + 15)
                 .min(self.lease_ttl_secs.saturating_sub(1)),
-            expiry_margin: SAFETY_MARGIN_SECS,
+            expiry_margin: argus_machines::DEFAULT_EXPIRY_MARGIN_SECS,
             unavailable_threshold: self.unavailable_threshold,
             late_window: self.late_window_secs,
         }
@@ -309,12 +310,14 @@ impl CampaignDoc {
     }
 }
 
-/// A campaign as the runtime knows it: its driver's inbox.
+/// A campaign as the runtime knows it: its driver's inbox and the snapshot it publishes.
 #[derive(Clone)]
 pub struct CampaignHandle {
     /// Boxed: a channel allocates its first block of 32 slots up front, and an unboxed `Input`
     /// (256 bytes) made that 8 KiB per campaign for an inbox that is almost always empty.
     tx: mpsc::Sender<Box<Input>>,
+    /// The campaign document as last persisted by its driver: every read is served from here.
+    doc: Snapshot,
     task: Arc<Mutex<Option<DriverTask>>>,
 }
 
@@ -335,14 +338,12 @@ pub enum RuntimeError {
 
 /// The supervisor runtime.
 pub struct Runtime<T: Transport + 'static> {
-    store: Store,
-    remote: Arc<T>,
-    config: Arc<RuntimeConfig>,
-    clock: Arc<dyn ClockArc>,
-    calls: Arc<Semaphore>,
-    wake: Arc<dyn WakeSink>,
-    stats: Arc<Stats>,
+    /// What every driver shares (the remote, the store, the clock, the call limit, the
+    /// configuration, the wake sink, the counters).
+    shared: Arc<Shared<T>>,
     campaigns: Mutex<BTreeMap<String, CampaignHandle>>,
+    /// Where the next driver spawned stops dead (crash tests; compiled with `test-hooks` only).
+    #[cfg(feature = "test-hooks")]
     crash: Mutex<Option<CrashPoint>>,
     /// Material problems found while recovering (moved-aside files), for the operator.
     pub recovery_reports: Vec<String>,
@@ -354,40 +355,58 @@ impl<T: Transport + 'static> Runtime<T> {
         store: Store,
         remote: Arc<T>,
         config: RuntimeConfig,
-        clock: Arc<dyn ClockArc>,
+        clock: Arc<dyn Clock>,
         wake: Arc<dyn WakeSink>,
     ) -> Result<Runtime<T>, RuntimeError> {
-        Self::start_with_crash(store, remote, config, clock, wake, None)
+        Self::boot(store, remote, config, clock, wake, None)
     }
 
     /// `start`, with every recovered driver set to stop dead at `crash` (crash tests only).
+    #[cfg(feature = "test-hooks")]
     pub fn start_with_crash(
         store: Store,
         remote: Arc<T>,
         config: RuntimeConfig,
-        clock: Arc<dyn ClockArc>,
+        clock: Arc<dyn Clock>,
+        wake: Arc<dyn WakeSink>,
+        crash: Option<CrashPoint>,
+    ) -> Result<Runtime<T>, RuntimeError> {
+        Self::boot(store, remote, config, clock, wake, crash)
+    }
+
+    fn boot(
+        store: Store,
+        remote: Arc<T>,
+        config: RuntimeConfig,
+        clock: Arc<dyn Clock>,
         wake: Arc<dyn WakeSink>,
         crash: Option<CrashPoint>,
     ) -> Result<Runtime<T>, RuntimeError> {
         let mut rt = Runtime {
-            calls: Arc::new(Semaphore::new(config.max_concurrent_calls.max(1))),
-            config: Arc::new(config),
-            store,
-            remote,
-            clock,
-            wake,
-            stats: Arc::new(Stats::default()),
+            shared: Arc::new(Shared {
+                calls: Semaphore::new(config.max_concurrent_calls.max(1)),
+                config,
+                store,
+                remote,
+                clock,
+                wake,
+                stats: Arc::new(Stats::default()),
+            }),
             campaigns: Mutex::new(BTreeMap::new()),
+            #[cfg(feature = "test-hooks")]
             crash: Mutex::new(crash),
             recovery_reports: vec![],
         };
+        #[cfg(not(feature = "test-hooks"))]
+        let _ = crash;
         let supervisor = serde_json::json!({
-            "controller_id": rt.config.controller_id.as_str(),
+            "controller_id": rt.shared.config.controller_id.as_str(),
             "started_at": now_secs(),
         });
-        rt.store
-            .write_doc(&rt.store.supervisor_path(), &supervisor)?;
-        for path in rt.store.campaign_files()? {
+        rt.shared
+            .store
+            .write_doc(&rt.shared.store.supervisor_path(), &supervisor)?;
+        for path in rt.shared.store.campaign_files()? {
             rt.recover(&path);
         }
         Ok(rt)
@@ -395,18 +414,19 @@ impl<T: Transport + 'static> Runtime<T> {
 
     /// The policy the machines decide with.
     pub fn policy(&self) -> Policy {
-        self.config.policy()
+        self.shared.config.policy()
     }
 
     pub fn stats(&self) -> &Arc<Stats> {
-        &self.stats
+        &self.shared.stats
     }
 
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.shared.store
     }
 
     /// Make the next driver spawned stop dead at `point` (crash tests).
+    #[cfg(feature = "test-hooks")]
     pub fn inject_crash(&self, point: Option<CrashPoint>) {
         *self.crash.lock().unwrap_or_else(|p| p.into_inner()) = point;
     }
@@ -428,7 +448,7 @@ impl<T: Transport + 'static> Runtime<T> {
             self.set_aside(path, &shown, "not a valid campaign file name");
             return;
         };
-        let (machine, doc, entry) = match self.store.read_doc::<CampaignDoc>(path) {
+        let (machine, doc, entry) = match self.shared.store.read_doc::<CampaignDoc>(path) {
             Ok(Some(doc)) if doc.campaign_id != id || doc.machine.campaign_id != id => {
                 self.set_aside(
                     path,
@@ -437,29 +457,32 @@ impl<T: Transport + 'static> Runtime<T> {
                 );
                 return;
             }
-            Ok(Some(mut doc)) => match CampaignMachine::restore(&doc.machine, self.config.policy())
-            {
-                Ok((machine, entry)) => {
-                    // A write or claim in flight at the crash: its grace counts from when its intent
-                    // was persisted (the document's last write), not from now.
-                    if resolving(&machine) && doc.ambiguous_since.is_none() {
-                        doc.ambiguous_since = Some(doc.updated_at);
-                    }
-                    (machine, doc, entry)
-                }
-                Err(e) => {
-                    match self.store.move_aside(path) {
-                        Ok(moved) => {
-                            self.report(&id, &format!("campaign record refused ({e}); {moved}"))
+            Ok(Some(mut doc)) => {
+                match CampaignMachine::restore(&doc.machine, self.shared.config.policy()) {
+                    Ok((machine, entry)) => {
+                        // A write or claim in flight at the crash: its grace counts from when its intent
+                        // was persisted (the document's last write), not from now.
+                        if resolving(&machine) && doc.ambiguous_since.is_none() {
+                            doc.ambiguous_since = Some(doc.updated_at);
                         }
-                        Err(m) => self.report(
-                            &id,
-                            &format!("campaign record refused ({e}); cannot move it aside ({m})"),
-                        ),
+                        (machine, doc, entry)
                     }
-                    self.blank(&id, &doc.objective, format!("The stored state was invalid ({e}) and was moved aside; review before acting."))
+                    Err(e) => {
+                        match self.shared.store.move_aside(path) {
+                            Ok(moved) => {
+                                self.report(&id, &format!("campaign record refused ({e}); {moved}"))
+                            }
+                            Err(m) => self.report(
+                                &id,
+                                &format!(
+                                    "campaign record refused ({e}); cannot move it aside ({m})"
+                                ),
+                            ),
+                        }
+                        self.blank(&id, &doc.objective, format!("The stored state was invalid ({e}) and was moved aside; review before acting."))
+                    }
                 }
-            },
+            }
             Ok(None) => return,
             Err(StoreError::Corrupt { moved_to, .. }) => {
                 self.report(
@@ -480,8 +503,8 @@ impl<T: Transport + 'static> Runtime<T> {
                 return;
             }
         };
-        if let Ok(events) = self.store.events_path(&id) {
-            match self.store.repair_log(&events) {
+        if let Ok(events) = self.shared.store.events_path(&id) {
+            match self.shared.store.repair_log(&events) {
                 Ok(Some(what)) => self.report(&id, &format!("unreadable event log: {what}")),
                 Ok(None) => {}
                 Err(e) => self.report(&id, &format!("unreadable event log, not movable: {e}")),
@@ -492,7 +515,7 @@ impl<T: Transport + 'static> Runtime<T> {
 
     /// Move a file of `campaigns/` that cannot be driven into `quarantine/`, and say so.
     fn set_aside(&mut self, path: &std::path::Path, shown: &str, why: &str) {
-        match self.store.move_aside(path) {
+        match self.shared.store.move_aside(path) {
             Ok(moved) => self.report(shown, &format!("{why}; {moved}")),
             Err(e) => self.report(
                 shown,
@@ -508,8 +531,11 @@ impl<T: Transport + 'static> Runtime<T> {
         objective: &str,
         question: String,
     ) -> (CampaignMachine, CampaignDoc, Vec<argus_machines::Action>) {
-        let machine =
-            CampaignMachine::new(id, self.config.controller_id.clone(), self.config.policy());
+        let machine = CampaignMachine::new(
+            id,
+            self.shared.config.controller_id.clone(),
+            self.shared.config.policy(),
+        );
         let now = now_secs();
         let doc = CampaignDoc {
             pending_question: Some(question),
@@ -517,8 +543,8 @@ impl<T: Transport + 'static> Runtime<T> {
             question_asked_at: Some(now),
             ..CampaignDoc::new(&machine, objective, now)
         };
-        if let Ok(path) = self.store.campaign_path(id) {
-            let _ = self.store.write_doc(&path, &doc);
+        if let Ok(path) = self.shared.store.campaign_path(id) {
+            let _ = self.shared.store.write_doc(&path, &doc);
         }
         (machine, doc, vec![])
     }
@@ -535,29 +561,23 @@ impl<T: Transport + 'static> Runtime<T> {
         entry: Vec<argus_machines::Action>,
     ) {
         let id = machine.campaign_id().to_string();
-        let reducer = self
+        // The log is read once, here: the reducer and the feed resume from it.
+        let log = self
+            .shared
             .store
             .events_path(&id)
             .ok()
-            .and_then(|p| self.store.read_lines::<EventLine>(&p).ok())
-            .map(|(lines, _)| Reducer::from_log(&lines))
+            .and_then(|p| self.shared.store.read_lines::<EventLine>(&p).ok())
+            .map(|(lines, _)| lines)
             .unwrap_or_default();
-        let mut driver = Driver::new(
-            machine,
-            doc,
-            entry,
-            self.remote.clone(),
-            self.store.clone(),
-            self.clock.clone(),
-            self.calls.clone(),
-            self.config.clone(),
-            self.wake.clone(),
-            self.stats.clone(),
-            reducer,
-        );
-        driver.crash = *self.crash.lock().unwrap_or_else(|p| p.into_inner());
+        #[allow(unused_mut)]
+        let (mut driver, snapshot) = Driver::new(self.shared.clone(), machine, doc, &log);
+        #[cfg(feature = "test-hooks")]
+        {
+            driver.crash = *self.crash.lock().unwrap_or_else(|p| p.into_inner());
+        }
         let (tx, rx) = mpsc::channel(64);
-        let task = tokio::spawn(driver.run(rx));
+        let task = tokio::spawn(driver.run(entry, rx));
         self.campaigns
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -565,6 +585,7 @@ impl<T: Transport + 'static> Runtime<T> {
                 id,
                 CampaignHandle {
                     tx,
+                    doc: snapshot,
                     task: Arc::new(Mutex::new(Some(task))),
                 },
             );
@@ -581,7 +602,7 @@ impl<T: Transport + 'static> Runtime<T> {
         {
             // Observing again with the same objective is a no-op; anything else is a conflict.
             let same = self
-                .document(id)?
+                .document(id)
                 .is_some_and(|d| d.objective == Untrusted::new(objective, 4096).as_str());
             return if same {
                 Err(RuntimeError::Same)
@@ -589,11 +610,16 @@ impl<T: Transport + 'static> Runtime<T> {
                 Err(RuntimeError::Exists)
             };
         }
-        let machine =
-            CampaignMachine::new(id, self.config.controller_id.clone(), self.config.policy());
+        let machine = CampaignMachine::new(
+            id,
+            self.shared.config.controller_id.clone(),
+            self.shared.config.policy(),
+        );
         let now = now_secs();
         let doc = CampaignDoc::new(&machine, Untrusted::new(objective, 4096).as_str(), now);
-        self.store.write_doc(&self.store.campaign_path(id)?, &doc)?;
+        self.shared
+            .store
+            .write_doc(&self.shared.store.campaign_path(id)?, &doc)?;
         self.spawn(machine, doc, vec![]);
         Ok(())
     }
@@ -624,7 +650,14 @@ impl<T: Transport + 'static> Runtime<T> {
         command: OperatorCommand,
         actor: Actor,
     ) -> Result<CommandReply, RuntimeError> {
-        let fresh = || argus_machines::RequestId::new(uuid::Uuid::new_v4().to_string());
+        // Request ids are minted by `control`: the driver sends each one once, with its intent.
+        let mut intents = vec![];
+        let mut fresh = || {
+            let intent = WriteIntent::fresh();
+            let id = intent.request_id().clone();
+            intents.push(intent);
+            id
+        };
         let (command, text) = match command {
             OperatorCommand::Observe { task } => (Command::Observe { task }, None),
             OperatorCommand::Claim => (
@@ -672,6 +705,7 @@ impl<T: Transport + 'static> Runtime<T> {
         };
         self.ask(id, |reply| Input::Command {
             command,
+            intents,
             text,
             actor,
             reply,
@@ -710,8 +744,10 @@ impl<T: Transport + 'static> Runtime<T> {
         verdict: argus_machines::Verdict,
         actor: Actor,
     ) -> Result<CommandReply, RuntimeError> {
-        self.ask(id, |reply| {
-            Input::Event(Event::Validated { verdict }, actor, reply)
+        self.ask(id, |reply| Input::Validate {
+            verdict,
+            actor,
+            reply,
         })
         .await
     }
@@ -738,10 +774,9 @@ impl<T: Transport + 'static> Runtime<T> {
         id: &str,
         text: String,
     ) -> Result<driver::AnswerReply, RuntimeError> {
-        let request_id = argus_machines::RequestId::new(uuid::Uuid::new_v4().to_string());
         self.ask(id, |done| Input::Answer {
             text,
-            request_id,
+            intent: WriteIntent::fresh(),
             done,
         })
         .await
@@ -780,19 +815,28 @@ impl<T: Transport + 'static> Runtime<T> {
         .await
     }
 
-    /// The persisted document of a campaign.
-    pub fn document(&self, id: &str) -> Result<Option<CampaignDoc>, RuntimeError> {
-        Ok(self.store.read_doc(&self.store.campaign_path(id)?)?)
+    /// The campaign's document as its driver last persisted it (its snapshot: never read from
+    /// disk, so a read cannot fail, block on the disk, or move a file).
+    pub fn document(&self, id: &str) -> Option<Arc<CampaignDoc>> {
+        self.handle(id).ok().map(|h| h.doc.borrow().clone())
     }
 
     /// The campaign's persisted human-facing feed, oldest first.
     pub fn messages(&self, id: &str) -> Result<Vec<serde_json::Value>, RuntimeError> {
-        Ok(self.store.read_lines(&self.store.messages_path(id)?)?.0)
+        Ok(self
+            .shared
+            .store
+            .read_lines(&self.shared.store.messages_path(id)?)?
+            .0)
     }
 
     /// The campaign's significant events, oldest first.
     pub fn events(&self, id: &str) -> Result<Vec<EventLine>, RuntimeError> {
-        Ok(self.store.read_lines(&self.store.events_path(id)?)?.0)
+        Ok(self
+            .shared
+            .store
+            .read_lines(&self.shared.store.events_path(id)?)?
+            .0)
     }
 
     pub fn campaign_ids(&self) -> Vec<String> {
@@ -804,9 +848,9 @@ impl<T: Transport + 'static> Runtime<T> {
             .collect()
     }
 
-    /// The current machine state, from disk.
-    pub fn state(&self, id: &str) -> Result<Option<StateName>, RuntimeError> {
-        Ok(self.document(id)?.map(|d| d.machine.state))
+    /// The campaign's state as last persisted (from its snapshot).
+    pub fn state(&self, id: &str) -> Option<StateName> {
+        self.handle(id).ok().map(|h| h.doc.borrow().machine.state)
     }
 
     /// True when the campaign's driver has stopped (crash injection or panic).
@@ -850,7 +894,7 @@ impl<T: Transport + 'static> Runtime<T> {
             let (done, rx) = oneshot::channel();
             if h.tx
                 .send(Box::new(Input::Shutdown {
-                    release: self.config.release_on_shutdown,
+                    release: self.shared.config.release_on_shutdown,
                     done,
                 }))
                 .await
@@ -860,12 +904,13 @@ impl<T: Transport + 'static> Runtime<T> {
             }
         }
         let supervisor = serde_json::json!({
-            "controller_id": self.config.controller_id.as_str(),
+            "controller_id": self.shared.config.controller_id.as_str(),
             "stopped_at": now_secs(),
         });
         let _ = self
+            .shared
             .store
-            .write_doc(&self.store.supervisor_path(), &supervisor);
+            .write_doc(&self.shared.store.supervisor_path(), &supervisor);
     }
 }
 

@@ -15,7 +15,9 @@ pub mod scenario;
 mod world;
 
 pub use scenario::Scenario;
-pub use world::{constraints_envelope, Audit, AuditEntry, Counters, Lease, World, EXTENSION_URI};
+pub use world::{
+    constraints_envelope, Audit, AuditEntry, Counters, LeaseEntry, World, EXTENSION_URI,
+};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
@@ -364,7 +366,7 @@ impl SimHandle {
         self.shared.now_ms()
     }
 
-    pub fn lease(&self, campaign_id: &str) -> Option<Lease> {
+    pub fn lease(&self, campaign_id: &str) -> Option<LeaseEntry> {
         let now = self.shared.now_ms();
         self.shared.world().lease(campaign_id, now)
     }

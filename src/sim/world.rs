@@ -51,7 +51,7 @@ fn constraints_ok(given: Option<&Value>) -> bool {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Lease {
+pub struct LeaseEntry {
     pub controller_id: String,
     pub epoch: u64,
     /// Unix seconds on the sim's clock.
@@ -62,7 +62,7 @@ pub struct Lease {
 struct CampaignLease {
     /// The highest epoch ever granted; the next takeover gets epoch + 1.
     epoch: u64,
-    lease: Option<Lease>,
+    lease: Option<LeaseEntry>,
 }
 
 #[derive(Debug)]
@@ -297,7 +297,7 @@ impl World {
     pub fn take_over(&mut self, campaign_id: &str, controller_id: &str, now_ms: u64) {
         let c = self.campaigns.entry(campaign_id.to_string()).or_default();
         c.epoch += 1;
-        c.lease = Some(Lease {
+        c.lease = Some(LeaseEntry {
             controller_id: controller_id.to_string(),
             epoch: c.epoch,
             expires_at: now_ms / 1000 + 600,
@@ -312,7 +312,7 @@ impl World {
         }
     }
 
-    pub fn lease(&self, campaign_id: &str, now_ms: u64) -> Option<Lease> {
+    pub fn lease(&self, campaign_id: &str, now_ms: u64) -> Option<LeaseEntry> {
         self.campaigns
             .get(campaign_id)
             .and_then(|c| c.lease.clone())
@@ -693,7 +693,7 @@ impl World {
             Some(l) if l.expires_at > now_s => l.clone(),
             _ => {
                 c.epoch += 1;
-                Lease {
+                LeaseEntry {
                     controller_id: controller.to_string(),
                     epoch: c.epoch,
                     expires_at: now_s + ttl,

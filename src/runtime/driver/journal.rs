@@ -1,0 +1,385 @@
+//! The driver's local destination: the campaign's document, its significant-event log, its human
+//! feed and the lease record — and the snapshot everyone else reads.
+//!
+//! Owns the campaign document while the driver runs. After every persisted write it publishes the
+//! document on a `watch` channel: the API, the demo, the status route and the Argus link read that
+//! snapshot, never the file. Must never publish what is not on disk, never re-read its own files
+//! to learn what it already knows (the feed is folded one event at a time), and never decide
+//! anything: it records what the machine decided and what the remote said.
+
+use super::super::messages::{self, FeedFold, HumanMessage, MessageKind};
+use super::super::reduce::{identity, EventLine, Reducer};
+use super::super::{
+    resolving, AttemptRecord, CampaignDoc, EvidenceSummary, MAX_ATTEMPT_RECORDS, MAX_PATH,
+};
+use super::Shared;
+use crate::control::{Transport, Validated};
+use crate::security::Untrusted;
+use crate::store::{StoreError, STORE_SCHEMA_VERSION};
+use argus_machines::{CampaignMachine, Lease, Observation, Significant, Verdict};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// The receiving end of a campaign's snapshot: the document as last persisted.
+pub type Snapshot = watch::Receiver<Arc<CampaignDoc>>;
+
+pub(crate) struct Journal {
+    /// The document as the driver knows it; shared with the snapshot until the next change, when
+    /// `Arc::make_mut` copies it (one document per campaign in memory in steady state).
+    doc: Arc<CampaignDoc>,
+    /// Where the persisted document is published.
+    snapshot: watch::Sender<Arc<CampaignDoc>>,
+    /// Identities already logged, so a replay or duplicate delivery is logged once.
+    reducer: Reducer,
+    /// The human feed, folded one significant event at a time.
+    feed: FeedFold,
+    /// The lease last written to `leases/<id>.json`, so it is rewritten only on change.
+    lease_file: Option<Lease>,
+}
+
+impl Journal {
+    /// The journal of a campaign about to be driven, and the snapshot receiver for its handle.
+    /// `log` is the campaign's event log as found on disk: the reducer and the feed fold resume
+    /// from it, and feed messages a crash left unwritten are written now.
+    pub(crate) fn open<T: Transport>(
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+        doc: CampaignDoc,
+        log: &[EventLine],
+    ) -> (Journal, Snapshot) {
+        let mut feed = FeedFold::default();
+        let backlog: Vec<HumanMessage> = log.iter().filter_map(|l| feed.next(l)).collect();
+        let written = doc.feed_written as usize;
+        let doc = Arc::new(doc);
+        let (snapshot, rx) = watch::channel(doc.clone());
+        let mut j = Journal {
+            doc,
+            snapshot,
+            reducer: Reducer::from_log(log),
+            feed,
+            lease_file: machine.held_lease().cloned(),
+        };
+        let missing = &backlog[written.min(backlog.len())..];
+        let appended = missing
+            .iter()
+            .take_while(|m| j.append_message(sh, m))
+            .count();
+        // The restored state (never authority) is on disk, and published, before anything else
+        // happens; a record the restore did not change is not rewritten.
+        if appended > 0 || machine.record() != j.doc.machine {
+            j.doc_mut().feed_written = (written + appended) as u32;
+            let _ = j.write(sh, machine);
+        }
+        (j, rx)
+    }
+
+    pub(crate) fn doc(&self) -> &CampaignDoc {
+        &self.doc
+    }
+
+    /// The document to change (copied first if a reader still holds the published one).
+    pub(crate) fn doc_mut(&mut self) -> &mut CampaignDoc {
+        Arc::make_mut(&mut self.doc)
+    }
+
+    /// Everything a step changes besides the record, so a step that cannot be persisted can be
+    /// put back (the document is shared, so this is a pointer copy).
+    pub(crate) fn checkpoint(&self) -> Arc<CampaignDoc> {
+        self.doc.clone()
+    }
+
+    pub(crate) fn restore(&mut self, checkpoint: Arc<CampaignDoc>) {
+        self.doc = checkpoint;
+    }
+
+    /// Persist a step (the machine's record, the document, and the lease record on change).
+    pub(crate) fn persist<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+    ) -> Result<(), StoreError> {
+        let now = sh.clock.now();
+        let doc = self.doc_mut();
+        doc.updated_at = now;
+        if resolving(machine) {
+            doc.ambiguous_since.get_or_insert(now);
+        } else {
+            doc.ambiguous_since = None;
+        }
+        self.write(sh, machine)?;
+        let held = machine.held_lease().cloned();
+        if held != self.lease_file {
+            // The lease file is a record for operators, never read back for authority: a failure
+            // to write it is logged, not fatal.
+            if let Ok(path) = sh.store.lease_path(&self.doc.campaign_id) {
+                let record =
+                    serde_json::json!({ "campaign_id": self.doc.campaign_id, "held": held });
+                if let Err(e) = sh.store.write_doc(&path, &record) {
+                    tracing::error!(campaign_id = %self.doc.campaign_id, error = %e, "cannot write lease record");
+                }
+            }
+            self.lease_file = held;
+        }
+        Ok(())
+    }
+
+    /// Write the document with the machine's record, then publish it.
+    pub(crate) fn write<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+    ) -> Result<(), StoreError> {
+        let state = machine.state_name();
+        let record = machine.record();
+        let doc = self.doc_mut();
+        doc.machine = record;
+        let moved = doc.path.last() != Some(&state);
+        if moved {
+            doc.path.push(state);
+            let excess = doc.path.len().saturating_sub(MAX_PATH);
+            doc.path.drain(..excess);
+        }
+        let written = sh
+            .store
+            .campaign_path(&self.doc.campaign_id)
+            .and_then(|path| sh.store.write_doc(&path, &*self.doc));
+        match written {
+            Ok(()) => {
+                sh.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
+                self.snapshot.send_replace(self.doc.clone());
+                Ok(())
+            }
+            Err(e) => {
+                // Not on disk: the path does not include a state the campaign is not in.
+                if moved {
+                    self.doc_mut().path.pop();
+                }
+                tracing::error!(campaign_id = %self.doc.campaign_id, error = %e, "cannot persist campaign");
+                Err(e)
+            }
+        }
+    }
+
+    /// Log a significant event once (by its identity), extend the feed, put its question to a
+    /// person, and tell the wake sink. Returns false for a duplicate.
+    pub(crate) fn surface<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+        sig: &Significant,
+    ) -> bool {
+        let (task, revision) = self
+            .doc
+            .remote
+            .as_ref()
+            .map(|r| (Some(r.task.clone()), r.revision))
+            .unwrap_or((None, None));
+        let id = &self.doc.campaign_id;
+        let key = identity(id, sig, task.as_ref(), revision);
+        if let Significant::AttemptCompleted { task, outcome, .. } = sig {
+            if let Some(a) = self
+                .doc_mut()
+                .attempt_history
+                .iter_mut()
+                .find(|a| a.task_id == *task)
+            {
+                a.outcome = Some(*outcome);
+            }
+        }
+        if !self.reducer.accept(&key) {
+            return false;
+        }
+        let id = self.doc.campaign_id.clone();
+        let line = EventLine {
+            schema_version: STORE_SCHEMA_VERSION,
+            at: sh.clock.now(),
+            campaign_id: id.clone(),
+            identity: key,
+            event: sig.clone(),
+        };
+        if let Ok(path) = sh.store.events_path(&id) {
+            if let Err(e) = sh.store.append_line(&path, &line) {
+                // An unusable log (a directory in its place, unreadable bytes) is moved aside,
+                // reported, and the event goes to a fresh log.
+                tracing::error!(campaign_id = %id, error = %e, "cannot append event");
+                if let Ok(Some(what)) = sh.store.repair_log(&path) {
+                    tracing::error!(campaign_id = %id, "unusable event log: {what}");
+                    self.notice(sh, machine, false, "The event log could not be read and was moved aside; a new one was started.".into());
+                    if let Err(e) = sh.store.append_line(&path, &line) {
+                        tracing::error!(campaign_id = %id, error = %e, "cannot append event");
+                    }
+                }
+            }
+        }
+        let mut changed = false;
+        if let Some(m) = self.feed.next(&line) {
+            if self.append_message(sh, &m) {
+                self.doc_mut().feed_written += 1;
+                changed = true;
+            }
+        }
+        if let Some((question, source)) = messages::question_for(sig) {
+            self.ask(sh, question.into(), source);
+            changed = true;
+        }
+        sh.stats.significant.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(campaign_id = %id, class = sig.class(), "significant event");
+        sh.wake.significant(&id, sig);
+        let now = sh.clock.now();
+        let doc = self.doc_mut();
+        doc.latest_significant_event = Some(sig.clone());
+        doc.latest_significant_at = Some(now);
+        if changed {
+            let _ = self.write(sh, machine);
+        }
+        true
+    }
+
+    /// Append one message to the persisted feed file.
+    fn append_message<T: Transport>(&self, sh: &Shared<T>, m: &HumanMessage) -> bool {
+        let written = sh
+            .store
+            .messages_path(&self.doc.campaign_id)
+            .and_then(|path| sh.store.append_line(&path, m));
+        if let Err(e) = &written {
+            tracing::error!(campaign_id = %self.doc.campaign_id, error = %e, "cannot append message");
+        }
+        written.is_ok()
+    }
+
+    /// Append one line to the human feed that no significant event carries (operator actions,
+    /// decisions, notices).
+    pub(crate) fn feed_line<T: Transport>(&self, sh: &Shared<T>, kind: MessageKind, text: String) {
+        let m = HumanMessage {
+            at: sh.clock.now(),
+            kind,
+            text,
+        };
+        self.append_message(sh, &m);
+    }
+
+    /// Append a notice to the human feed (and set the pending question when it needs a person).
+    pub(crate) fn notice<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+        needs_you: bool,
+        text: String,
+    ) {
+        let text = Untrusted::new(&text, 2048).as_str().to_string();
+        let kind = if needs_you {
+            MessageKind::NeedsYou
+        } else {
+            MessageKind::CriticalFailure
+        };
+        self.feed_line(sh, kind, text.clone());
+        if needs_you {
+            self.ask(sh, text, "argus");
+        }
+        let _ = self.write(sh, machine);
+    }
+
+    /// Put a question to a person: the campaign's pending question, who asks, and when.
+    pub(crate) fn ask<T: Transport>(&mut self, sh: &Shared<T>, text: String, source: &str) {
+        let now = sh.clock.now();
+        let doc = self.doc_mut();
+        doc.pending_question = Some(text);
+        doc.question_source = Some(source.into());
+        doc.question_asked_at = Some(now);
+    }
+
+    /// Record a local verdict on the attempt it settles. Only a [`Validated`] can be recorded,
+    /// and only `RemoteTerminalLocalPending` makes one.
+    pub(crate) fn record_verdict<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+        v: &Validated,
+    ) {
+        let name = match v.verdict() {
+            Verdict::Accepted => "accepted",
+            Verdict::Rejected => "rejected",
+            Verdict::NextAttempt => "next_attempt",
+        };
+        let settled = self
+            .doc_mut()
+            .attempt_history
+            .iter_mut()
+            .rev()
+            .find(|a| a.task_id == *v.task() && a.outcome.is_some() && a.verdict.is_none());
+        if let Some(a) = settled {
+            a.verdict = Some(name.into());
+            let _ = self.write(sh, machine);
+        }
+    }
+
+    /// Keep the document in step with a material reading: the remote's last word, and the attempt
+    /// list (a new task is a new attempt). Remote values are cut and cleaned once, here.
+    pub(crate) fn observed<T: Transport>(&mut self, sh: &Shared<T>, o: &Observation) {
+        let now = sh.clock.now();
+        let doc = self.doc_mut();
+        doc.remote = Some(o.clone());
+        let h = &mut doc.attempt_history;
+        let cut = |v: &Option<String>| {
+            v.as_deref()
+                .map(|t| Untrusted::new(t, 128).as_str().to_string())
+        };
+        let known = h.iter().any(|a| a.task_id == o.task);
+        match h.last_mut().filter(|a| a.task_id == o.task) {
+            Some(a) => {
+                for (slot, new) in [
+                    (&mut a.run_id, &o.run_id),
+                    (&mut a.attempt_id, &o.attempt_id),
+                    (&mut a.source_sha, &o.source_sha),
+                ] {
+                    if new.is_some() {
+                        *slot = cut(new);
+                    }
+                }
+            }
+            None if !known => {
+                h.push(AttemptRecord {
+                    task_id: o.task.clone(),
+                    run_id: cut(&o.run_id),
+                    attempt_id: cut(&o.attempt_id),
+                    source_sha: cut(&o.source_sha),
+                    first_seen_at: now,
+                    outcome: None,
+                    verdict: None,
+                });
+                if h.len() > MAX_ATTEMPT_RECORDS {
+                    h.remove(0);
+                    doc.older_attempts = doc.older_attempts.saturating_add(1);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Count remote data set aside (foreign or late artifacts) in the campaign's record.
+    pub(crate) fn quarantined<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+        count: u32,
+    ) {
+        sh.stats
+            .quarantined
+            .fetch_add(u64::from(count), Ordering::Relaxed);
+        let doc = self.doc_mut();
+        doc.quarantined = doc.quarantined.saturating_add(count);
+        let _ = self.write(sh, machine);
+    }
+
+    /// Keep the latest evidence summary.
+    pub(crate) fn evidence<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        machine: &CampaignMachine,
+        summary: EvidenceSummary,
+    ) {
+        self.doc_mut().latest_evidence = Some(summary);
+        let _ = self.write(sh, machine);
+    }
+}

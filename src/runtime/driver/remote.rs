@@ -1,0 +1,433 @@
+//! The driver's remote destination: every remote call a step asks for, made through the token
+//! that allows it, and turned into the event the machine is told.
+//!
+//! Owns the mapping from token outcomes to machine events. Must never choose an epoch (the token
+//! does), never send a write without the intent the command brought (a request id is sent once,
+//! ever), and never resend a write whose outcome is unknown: it is read back.
+
+use super::super::CrashPoint;
+use super::super::EvidenceSummary;
+use super::{Crashed, Driver, Shared};
+use crate::control::{
+    ClaimOutcome, ClaimRefusal, ConfirmOutcome, ReadbackOutcome, RemoteError, RenewOutcome,
+    SubmitRequest, Token, Transport, WriteIntent, WriteResult,
+};
+use argus_machines::{
+    Action, Event, LeaseRefusal, LossReason, ReadbackAnswer, RequestId, TaskId, WriteOutcome,
+};
+use std::sync::atomic::Ordering;
+
+/// Wait for a slot under the shared limit on remote calls, and count the call.
+async fn permit<T>(sh: &Shared<T>) -> Option<tokio::sync::SemaphorePermit<'_>> {
+    let permit = sh.calls.acquire().await.ok();
+    sh.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+    permit
+}
+
+impl<T: Transport + 'static> Driver<T> {
+    /// The token, taken for a call that may change it (put back by the caller).
+    fn take_token(&mut self) -> Token {
+        self.token
+            .take()
+            .unwrap_or_else(|| Token::restore(&self.machine))
+    }
+
+    /// The intent for a request id the machine is about to send, consumed.
+    fn intent(&mut self, request_id: &RequestId) -> Option<WriteIntent> {
+        let at = self
+            .intents
+            .iter()
+            .position(|i| i.request_id() == request_id)?;
+        Some(self.intents.swap_remove(at))
+    }
+
+    /// Perform one remote call; return the event its outcome is, if any.
+    pub(super) async fn call(&mut self, action: Action) -> Result<Option<Event>, Crashed> {
+        let sh = self.shared.clone();
+        let ttl = sh.config.lease_ttl_secs;
+        let clock = sh.clock.as_ref();
+        let remote = sh.remote.as_ref();
+        Ok(match action {
+            Action::Poll { task } => {
+                let _permit = permit(&sh).await;
+                match remote.status(&task).await {
+                    Ok(o) => Some(Event::Observed(o)),
+                    Err(e) => {
+                        tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
+                        Some(Event::PollFailed(condition_of(&e)))
+                    }
+                }
+            }
+            Action::FetchEvidence { task } => {
+                let _permit = permit(&sh).await;
+                // After the attempt ended, late evidence is read through its token.
+                let read = match &self.token {
+                    Some(Token::RemoteTerminalLocalPending(p)) if *p.task() == task => {
+                        p.evidence(remote).await
+                    }
+                    _ => remote.evidence(&task).await,
+                };
+                match read {
+                    Ok(ev) => self.keep_evidence(&task, ev),
+                    Err(e) => {
+                        tracing::debug!(campaign_id = %self.id(), class = e.class(), "evidence read failed")
+                    }
+                }
+                None
+            }
+            Action::ReadControl => {
+                let Token::Observer(observer) = self.take_token() else {
+                    return Ok(None);
+                };
+                let last = self.machine.record().lease;
+                let _permit = permit(&sh).await;
+                let now = clock.now();
+                // With a last lease: confirm it (restart, resolved ambiguity). Without one: a claim
+                // read back as applied, whose grant is adopted only if the remote names us.
+                let outcome = match &last {
+                    Some(last) => observer.confirm(remote, clock, last).await,
+                    None => observer.adopt_claim(remote, clock).await,
+                };
+                let (token, event) = match outcome {
+                    ConfirmOutcome::Confirmed(c) => {
+                        let lease = Some(c.lease().clone());
+                        (Token::Controller(c), Event::ControlRead { lease, now })
+                    }
+                    ConfirmOutcome::NotConfirmed(o, read) => {
+                        (Token::Observer(o), Event::ControlRead { lease: read, now })
+                    }
+                    ConfirmOutcome::Unanswered(o, e) => {
+                        (Token::Observer(o), Event::PollFailed(condition_of(&e)))
+                    }
+                };
+                self.token = Some(token);
+                Some(event)
+            }
+            Action::Claim { request_id } => {
+                let (observer, intent) = match (self.take_token(), self.intent(&request_id)) {
+                    (Token::Observer(o), Some(intent)) => (o, intent),
+                    (token, _) => {
+                        // Only a command's own claim is sent, once; anything else is not applied.
+                        tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
+                        self.token = Some(token);
+                        return Ok(Some(Event::LeaseRefused {
+                            reason: LeaseRefusal::NotApplied,
+                        }));
+                    }
+                };
+                let _permit = permit(&sh).await;
+                let now = clock.now();
+                let (token, event) = match observer.claim(remote, clock, intent, ttl).await {
+                    ClaimOutcome::Granted(c) => {
+                        let lease = c.lease().clone();
+                        (Token::Controller(c), Event::LeaseGranted { lease, now })
+                    }
+                    // A claim is a write: an answer that does not prove it was not applied leaves
+                    // it unresolved, read back before anything else.
+                    ClaimOutcome::Refused(o, ClaimRefusal::Remote(e))
+                        if !e.proves_not_applied() =>
+                    {
+                        (
+                            Token::Observer(o),
+                            Event::Written {
+                                request_id,
+                                outcome: WriteOutcome::TimedOut,
+                            },
+                        )
+                    }
+                    ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) => {
+                        self.refusal = Some(refusal_class(&e));
+                        let reason = e.lease_refusal();
+                        (Token::Observer(o), Event::LeaseRefused { reason })
+                    }
+                    // The remote answered with a lease the machine judges (expired, not ours,
+                    // below the floor): let it say why.
+                    ClaimOutcome::Refused(o, ClaimRefusal::NotOurs(lease)) => {
+                        (Token::Observer(o), Event::LeaseGranted { lease, now })
+                    }
+                };
+                self.token = Some(token);
+                Some(event)
+            }
+            Action::Renew { .. } => {
+                let Token::Controller(c) = self.take_token() else {
+                    return Ok(None);
+                };
+                let _permit = permit(&sh).await;
+                let now = clock.now();
+                let (token, event) = match c.renew(remote, clock, WriteIntent::fresh(), ttl).await {
+                    RenewOutcome::Renewed(c) => {
+                        let lease = c.lease().clone();
+                        (Token::Controller(c), Event::LeaseGranted { lease, now })
+                    }
+                    RenewOutcome::Unanswered(c, e) => {
+                        (Token::Controller(c), Event::PollFailed(condition_of(&e)))
+                    }
+                    RenewOutcome::Lost(l, reason) => {
+                        let reason = match reason {
+                            LossReason::Refused(r) => r,
+                            LossReason::Expired => LeaseRefusal::Expired,
+                            _ => LeaseRefusal::HeldByOther,
+                        };
+                        (Token::ControlLost(l), Event::LeaseRefused { reason })
+                    }
+                };
+                self.token = Some(token);
+                Some(event)
+            }
+            Action::Release { .. } => {
+                let token = match self.take_token() {
+                    Token::Controller(c) => {
+                        let _permit = permit(&sh).await;
+                        let (o, answer) = c.release(remote, WriteIntent::fresh()).await;
+                        if let Err(e) = answer {
+                            tracing::warn!(campaign_id = %self.id(), class = e.class(), "release unanswered; the lease will expire");
+                        }
+                        Token::Observer(o)
+                    }
+                    other => other,
+                };
+                // The step that released already moved the machine on (to its next attempt's
+                // verdict, or back to observing): the token follows it now.
+                self.token = Some(token);
+                self.align_token();
+                None
+            }
+            Action::Submit { request_id, .. } => {
+                let request = SubmitRequest {
+                    text: self
+                        .text
+                        .take()
+                        .unwrap_or_else(|| self.journal.doc().objective.clone()),
+                    project: sh.config.project.clone(),
+                };
+                self.write(request_id, |c, intent| async move {
+                    c.submit(remote, clock, intent, &request)
+                        .await
+                        .map_applied(Some)
+                })
+                .await?
+            }
+            Action::Cancel {
+                request_id, task, ..
+            } => {
+                self.write(request_id, |c, intent| async move {
+                    c.cancel(remote, clock, intent, &task)
+                        .await
+                        .map_applied(|()| None)
+                })
+                .await?
+            }
+            Action::Intervene {
+                request_id, task, ..
+            } => {
+                let text = self.text.take().unwrap_or_default();
+                self.write(request_id, |c, intent| async move {
+                    c.intervene(remote, clock, intent, &task, &text)
+                        .await
+                        .map_applied(|()| None)
+                })
+                .await?
+            }
+            Action::Readback { request_id } => self.readback(request_id).await,
+            // Local effects are the journal's.
+            Action::Surface(_) | Action::WakeArgus { .. } | Action::Quarantine { .. } => None,
+        })
+    }
+
+    /// One mutation: through the `Controller`, with the command's own intent, once.
+    async fn write<F, Fut>(
+        &mut self,
+        request_id: RequestId,
+        send: F,
+    ) -> Result<Option<Event>, Crashed>
+    where
+        F: FnOnce(crate::control::Controller, WriteIntent) -> Fut,
+        Fut: std::future::Future<Output = WriteResult<Option<TaskId>>>,
+    {
+        let (c, intent) = match (self.take_token(), self.intent(&request_id)) {
+            (Token::Controller(c), Some(intent)) => (c, intent),
+            (token, _) => {
+                // Without control, or without the intent its command brought (a persisted request
+                // id is only ever read back), nothing is sent.
+                tracing::warn!(campaign_id = %self.id(), "write not sent: no lease held, or not this command's request id");
+                self.token = Some(token);
+                return Ok(Some(Event::Written {
+                    request_id,
+                    outcome: WriteOutcome::Refused,
+                }));
+            }
+        };
+        let sh = self.shared.clone();
+        let outcome = {
+            let _permit = permit(&sh).await;
+            send(c, intent).await
+        };
+        self.crash_at(CrashPoint::AfterAnswerReceived)?;
+        Ok(Some(self.settle(request_id, outcome)))
+    }
+
+    /// Map a token outcome to the machine's event, keeping the token that comes back.
+    fn settle(&mut self, request_id: RequestId, outcome: WriteResult<Option<TaskId>>) -> Event {
+        let (token, outcome) = match outcome {
+            WriteResult::Applied(c, task) => (Token::Controller(c), WriteOutcome::Acked { task }),
+            WriteResult::Rejected(c, e) => {
+                tracing::info!(campaign_id = %self.id(), class = e.class(), "write refused; nothing applied");
+                self.refusal = Some(refusal_class(&e));
+                (Token::Controller(c), WriteOutcome::Refused)
+            }
+            WriteResult::Ambiguous(a) => (Token::AmbiguousWrite(a), WriteOutcome::TimedOut),
+            WriteResult::Lost(l, _, cause) => {
+                self.refusal = Some(cause.as_ref().map_or("lease_expired", refusal_class));
+                self.token = Some(Token::ControlLost(l));
+                // Fenced because another controller holds the lease: say so, not "fenced".
+                if let Some(RemoteError::LeaseHeldByOther) = cause {
+                    return Event::LeaseRefused {
+                        reason: LeaseRefusal::HeldByOther,
+                    };
+                }
+                return Event::Written {
+                    request_id,
+                    outcome: WriteOutcome::Fenced,
+                };
+            }
+        };
+        self.token = Some(token);
+        Event::Written {
+            request_id,
+            outcome,
+        }
+    }
+
+    /// Ask what became of a write (or claim) of unknown outcome. Never resends it.
+    async fn readback(&mut self, request_id: RequestId) -> Option<Event> {
+        let sh = self.shared.clone();
+        let remote = sh.remote.as_ref();
+        // Too early: the request may still be in flight at the remote. The grace counts from the
+        // persisted moment the write became ambiguous, across restarts; the heartbeat asks again.
+        // Timestamps are whole seconds: one more second keeps the grace from ever being shorter
+        // than configured.
+        let grace = sh.config.readback_grace.as_secs_f64().ceil() as u64 + 1;
+        if self
+            .journal
+            .doc()
+            .ambiguous_since
+            .is_some_and(|t| sh.clock.now() < t.saturating_add(grace))
+        {
+            return None;
+        }
+        let _permit = permit(&sh).await;
+        let (token, answer) = match self.take_token() {
+            Token::AmbiguousWrite(a) if *a.request_id() == request_id => {
+                match a.request_status(remote).await {
+                    ReadbackOutcome::Resolved { observer, applied } => (
+                        Token::Observer(observer),
+                        Ok(match applied {
+                            Some(task) => ReadbackAnswer::Applied { task },
+                            None => ReadbackAnswer::NotApplied,
+                        }),
+                    ),
+                    ReadbackOutcome::Unresolved(a, e) => (Token::AmbiguousWrite(a), Err(e)),
+                }
+            }
+            // A write in flight when control was lost, and a claim, are read back the same way.
+            Token::ControlLost(l) => {
+                let answer = l.request_status(remote, &request_id).await;
+                (Token::ControlLost(l), answer)
+            }
+            Token::Observer(o) => {
+                let answer = o.request_status(remote, &request_id).await;
+                (Token::Observer(o), answer)
+            }
+            other => {
+                self.token = Some(other);
+                return None;
+            }
+        };
+        self.token = Some(token);
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) => match readback_unanswered(&e) {
+                Some(answer) => answer,
+                None => return Some(Event::PollFailed(condition_of(&e))),
+            },
+        };
+        Some(Event::ReadBack { request_id, answer })
+    }
+
+    /// Keep evidence the machine has accepted; set aside artifacts that name another campaign.
+    fn keep_evidence(&mut self, task: &TaskId, mut ev: crate::control::Evidence) {
+        let sh = self.shared.clone();
+        // Artifacts that name another campaign are foreign: quarantined, never kept, never handed
+        // to Argus or the feed.
+        let id = self.machine.campaign_id();
+        let before = ev.artifacts.len();
+        ev.artifacts
+            .retain(|a| a.campaign_id.as_ref().is_none_or(|c| c == id));
+        let foreign = before - ev.artifacts.len();
+        if foreign > 0 {
+            tracing::warn!(campaign_id = %id, foreign, "foreign artifacts quarantined");
+            self.journal.quarantined(
+                &sh,
+                &self.machine,
+                u32::try_from(foreign).unwrap_or(u32::MAX),
+            );
+        }
+        // Only evidence the machine has accepted is kept: a revision newer than its cursor is
+        // either late (quarantined by the machine) or not yet seen.
+        let accepted = self
+            .machine
+            .memory()
+            .last_seen
+            .as_ref()
+            .filter(|s| s.task == *task)
+            .and_then(|s| s.evidence_revision);
+        if ev.evidence_revision > accepted {
+            tracing::debug!(campaign_id = %self.id(), "evidence newer than accepted; not kept");
+        } else {
+            self.journal
+                .evidence(&sh, &self.machine, EvidenceSummary::of(&ev));
+        }
+    }
+}
+
+/// What a failed read met, for the machine (three conditions an operator handles differently).
+fn condition_of(e: &crate::control::RemoteError) -> argus_machines::RemoteCondition {
+    use crate::control::RemoteError;
+    use argus_machines::RemoteCondition;
+    match e {
+        RemoteError::AuthFailed => RemoteCondition::AuthRequired,
+        RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
+        _ => RemoteCondition::Unreachable,
+    }
+}
+
+/// The safe class an operator sees for a remote refusal.
+fn refusal_class(e: &crate::control::RemoteError) -> &'static str {
+    use crate::control::RemoteError;
+    match e {
+        RemoteError::LeaseHeldByOther => "held_by_other",
+        RemoteError::PolicyViolation => "policy_refused",
+        RemoteError::CapabilityUnavailable(_) | RemoteError::MethodUnavailable => {
+            "capability_unavailable"
+        }
+        RemoteError::StaleEpoch => "stale_epoch",
+        RemoteError::LeaseExpired => "lease_expired",
+        RemoteError::AuthFailed => "auth_failed",
+        RemoteError::Unavailable | RemoteError::TimeoutBeforeSend | RemoteError::Tls(_) => {
+            "remote_unavailable"
+        }
+        other => other.class(),
+    }
+}
+
+/// A readback that failed: `Unavailable` when the remote cannot answer it at all (the operation
+/// is not offered), `None` (a failed read, retried with backoff) otherwise.
+fn readback_unanswered(e: &crate::control::RemoteError) -> Option<ReadbackAnswer> {
+    use crate::control::RemoteError;
+    matches!(
+        e,
+        RemoteError::MethodUnavailable | RemoteError::CapabilityUnavailable(_)
+    )
+    .then_some(ReadbackAnswer::Unavailable)
+}

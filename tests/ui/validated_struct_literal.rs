@@ -1,0 +1,8 @@
+use argus_supervisor::control::*;
+
+// Nor can a `Validated` be written by hand.
+fn verdict() -> Validated {
+    Validated { task: TaskId::new("t"), verdict: Verdict::Accepted }
+}
+
+fn main() {}

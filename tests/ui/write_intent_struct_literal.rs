@@ -1,0 +1,8 @@
+use argus_supervisor::control::*;
+
+// Nor by building one by hand.
+fn intent() -> WriteIntent {
+    WriteIntent { request_id: RequestId::new("r-1") }
+}
+
+fn main() {}
