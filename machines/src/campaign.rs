@@ -62,7 +62,8 @@ pub struct Memory {
 }
 
 /// Cap on [`Memory::read_failures`] (the shell's backoff stops growing long before).
-pub const MAX_COUNTED_FAILURES: u32 = 8;
+/// Consecutive failures counted in a record; more are remembered as this many (the backoff is capped well below).
+pub(crate) const MAX_COUNTED_FAILURES: u32 = 8;
 
 /// How an observation relates to what the machine already knows.
 enum Reading {

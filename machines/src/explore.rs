@@ -22,6 +22,7 @@ pub use crate::graph::{Edge, Graph, Transition};
 /// The result of exploring the machine.
 #[derive(Debug, Clone)]
 pub struct Exploration {
+    /// The policy the machine was explored with.
     pub policy: Policy,
     /// Sweep 1's transitions, plus the first witness of every abstract edge the search found.
     pub transitions: Vec<Transition>,
@@ -35,15 +36,21 @@ pub struct Exploration {
     pub reachable: BTreeSet<StateName>,
     /// Distinct concrete configurations visited by the search.
     pub configurations: usize,
+    /// The abstract graph drawn from the transitions.
     pub graph: Graph,
 }
 
+/// The campaign every explored machine supervises.
 pub const CAMPAIGN: &str = "campaign-1";
+/// Our controller id in exploration.
 pub const US: &str = "argus-openoperator";
+/// Another controller's id (takeovers).
 pub const OTHER: &str = "loopx-local";
 /// Representative clock: leases below expire at `EXPIRES`.
 pub const NOW: u64 = 1_000;
+/// When every representative lease expires (`NOW` is well before).
 pub const EXPIRES: u64 = 2_000;
+/// The epoch of every representative lease.
 pub const EPOCH: u64 = 5;
 
 /// Cap on the breadth-first search (it converges far below this; the cap only bounds a mutant).

@@ -14,7 +14,9 @@ use std::fmt;
 /// One broken rule. `invariant` is DESIGN.md's number; 0 is a structural rule (reachability etc.).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
+    /// The invariant of DESIGN.md broken (0 for a graph-level finding).
     pub invariant: u8,
+    /// What was seen, in words.
     pub message: String,
     /// The concrete transition that broke the rule, when there is one.
     pub witness: Option<Box<Transition>>,

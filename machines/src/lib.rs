@@ -10,6 +10,8 @@
 //! ([`CampaignMachine`], [`StateName`]), its persisted form ([`CampaignRecord`]), the explored graph
 //! and its renderings, and the invariant checker.
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod campaign;
 pub mod explore;
 pub mod graph;
@@ -22,7 +24,7 @@ pub mod render;
 pub mod views;
 
 pub use campaign::Memory;
-pub use machine::{allowed_actions, CampaignMachine, Step};
+pub use machine::{allowed_actions, CampaignMachine, Deadline, Step};
 pub use model::*;
 pub use names::{StateName, Superstate};
 pub use record::{CampaignRecord, RecordError, SCHEMA_VERSION};

@@ -9,6 +9,7 @@ use crate::model::*;
 use crate::names::StateName;
 use crate::record::{CampaignRecord, RecordError, SCHEMA_VERSION};
 use statig::blocking::{InitializedStateMachine, IntoStateMachineExt};
+use std::time::Duration;
 
 impl State {
     pub(crate) fn name(&self) -> StateName {
@@ -49,11 +50,42 @@ impl State {
     }
 }
 
+/// When a campaign next needs time; see [`CampaignMachine::next_deadline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    /// Wait `2^backoff` heartbeats (0: the next heartbeat). At most [`Deadline::MAX_BACKOFF`]; the
+    /// shell caps the wait at its configured maximum too.
+    pub backoff: u32,
+    /// Unix seconds at which a held lease enters its renewal window: a tick is due by then.
+    pub renew_at: Option<u64>,
+}
+
+impl Deadline {
+    /// The most doublings of the heartbeat a wait may have (64 heartbeats).
+    pub const MAX_BACKOFF: u32 = 6;
+
+    /// How long to wait from `now` (Unix seconds) given the heartbeat, capped at `max_wait`. A
+    /// renewal point still ahead shortens the wait to reach it; one already passed does not
+    /// (the renewal is then asked on every heartbeat, never in a busy loop).
+    pub fn wait(&self, now: u64, heartbeat: Duration, max_wait: Duration) -> Duration {
+        let wait = heartbeat
+            .saturating_mul(1 << self.backoff.min(Self::MAX_BACKOFF))
+            .min(max_wait.max(heartbeat));
+        match self.renew_at {
+            Some(at) if at > now => wait.min(Duration::from_secs(at - now)),
+            _ => wait,
+        }
+    }
+}
+
 /// The result of one step: the actions to perform (after persisting) and whether anything changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// The state before the step.
     pub from: StateName,
+    /// The state after the step.
     pub to: StateName,
+    /// The actions to perform, after the record is persisted.
     pub actions: Vec<Action>,
     /// The state or the campaign memory changed: the record must be persisted before acting.
     pub changed: bool,
@@ -131,22 +163,27 @@ impl CampaignMachine {
         Self::at(self.campaign_id.clone(), campaign, self.sm.state().clone()).0
     }
 
+    /// The campaign this machine supervises.
     pub fn campaign_id(&self) -> &str {
         &self.campaign_id
     }
 
+    /// The stable name of the current state.
     pub fn state_name(&self) -> StateName {
         self.sm.state().name()
     }
 
+    /// What the machine remembers across states (fencing floor, last reading, failures).
     pub fn memory(&self) -> &Memory {
         &self.sm.inner().memory
     }
 
+    /// Who we are to the remote.
     pub fn controller_id(&self) -> &ControllerId {
         &self.sm.inner().controller_id
     }
 
+    /// The policy the machine decides with.
     pub fn policy(&self) -> Policy {
         self.sm.inner().policy
     }
@@ -154,6 +191,24 @@ impl CampaignMachine {
     /// The lease held, only in `Controlling` states.
     pub fn held_lease(&self) -> Option<&Lease> {
         self.sm.state().held_lease()
+    }
+
+    /// When the machine next needs a `Tick` (as quinn-proto's `poll_timeout`): the shell arms its
+    /// one timer from this and never decides the cadence itself. Reads that keep failing double
+    /// the wait (the outage's count in `RemoteUnavailable`, else the failed reads remembered);
+    /// while a lease is held the wait is never stretched, and the renewal point is named so it
+    /// cannot be slept past.
+    pub fn next_deadline(&self) -> Deadline {
+        let lease = self.held_lease();
+        let failures = match self.sm.state() {
+            State::RemoteUnavailable { failures, .. } => *failures,
+            _ if lease.is_some() => 0,
+            _ => self.memory().read_failures,
+        };
+        Deadline {
+            backoff: failures.min(Deadline::MAX_BACKOFF),
+            renew_at: lease.map(|l| l.expires_at.saturating_sub(self.policy().renew_ahead)),
+        }
     }
 
     /// Feed one event; get the actions to perform once the new record is persisted.

@@ -15,9 +15,11 @@ macro_rules! id_type {
         pub struct $name(pub String);
 
         impl $name {
+            /// Wrap a value (validated, where it needs to be, at the edge that received it).
             pub fn new(value: impl Into<String>) -> Self {
                 Self(value.into())
             }
+            /// The value as text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -48,8 +50,11 @@ id_type!(
 /// The epoch is a fencing token: the remote raises it on every takeover and rejects older ones.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Lease {
+    /// Who holds it.
     pub controller_id: ControllerId,
+    /// The fencing epoch the remote granted it under.
     pub epoch: u64,
+    /// Unix seconds at which the remote lets it go.
     pub expires_at: u64,
 }
 
@@ -73,8 +78,11 @@ impl Lease {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
+    /// `message/send`: start an attempt.
     Submit,
+    /// `tasks/cancel`: stop the bound attempt.
     Cancel,
+    /// `campaign/intervene`: steer or answer the bound attempt.
     Intervene,
 }
 
@@ -82,8 +90,11 @@ pub enum Operation {
 /// It is persisted before the request leaves the process.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Intent {
+    /// The request id the write is sent (and read back) under.
     pub request_id: RequestId,
+    /// Which mutation.
     pub operation: Operation,
+    /// The epoch it is sent under.
     pub epoch: u64,
 }
 
@@ -92,14 +103,23 @@ pub struct Intent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RemoteState {
+    /// Accepted, not started.
     Submitted,
+    /// Running.
     Working,
+    /// Stopped for an answer from a person.
     InputRequired,
+    /// Stopped for an authorisation.
     AuthRequired,
+    /// Finished successfully (local validation still decides).
     Completed,
+    /// Finished with a failure.
     Failed,
+    /// Stopped by a cancel.
     Canceled,
+    /// Refused by the remote.
     Rejected,
+    /// A state this adapter cannot map: never guessed at.
     Unknown,
 }
 
@@ -107,9 +127,13 @@ pub enum RemoteState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RemoteOutcome {
+    /// The remote says it finished successfully.
     Completed,
+    /// It failed.
     Failed,
+    /// It was canceled.
     Canceled,
+    /// The remote refused it.
     Rejected,
 }
 
@@ -127,6 +151,7 @@ pub enum AttemptView {
 }
 
 impl RemoteState {
+    /// Every remote state, for exhaustive exploration.
     pub const ALL: [RemoteState; 9] = [
         RemoteState::Submitted,
         RemoteState::Working,
@@ -172,14 +197,19 @@ impl RemoteState {
 /// Metrics, stdout and history never reach the machine.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Observation {
+    /// The remote task read.
     pub task: TaskId,
+    /// Its A2A state.
     pub state: RemoteState,
     /// `metadata.argus_supervisor.revision`: orders observations of one task.
     pub revision: Option<u64>,
     /// Heartbeat sequence: orders observations within one revision; alone it is never material.
     pub heartbeat_seq: Option<u64>,
+    /// The remote's stage name (remote text).
     pub stage: Option<String>,
+    /// The newest evidence the remote has (orders evidence).
     pub evidence_revision: Option<u64>,
+    /// The remote reports the campaign blocked.
     pub blocked: bool,
     /// `metadata.argus_supervisor.campaign_id` as the remote reported it. A reading bound to
     /// another campaign is quarantined before it reaches any state (never applied).
@@ -188,8 +218,10 @@ pub struct Observation {
     /// The remote run and attempt behind the task, and the source it built (remote text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The remote attempt id (remote text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt_id: Option<String>,
+    /// The source revision the attempt built (remote text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_sha: Option<String>,
     /// Where the remote keeps the latest evidence (remote text, never fetched by us).
@@ -204,16 +236,24 @@ pub struct Observation {
 /// What the machine remembers of the last material observation, to drop stale and unchanged ones.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Seen {
+    /// The task the reading was of.
     pub task: TaskId,
+    /// Its revision.
     pub revision: Option<u64>,
+    /// Its heartbeat sequence within the revision.
     pub heartbeat_seq: Option<u64>,
+    /// Its A2A state.
     pub state: RemoteState,
+    /// Its stage.
     pub stage: Option<String>,
+    /// Its evidence revision.
     pub evidence_revision: Option<u64>,
+    /// Whether it was blocked.
     pub blocked: bool,
     /// The run identity last seen for the task: a change under the same task is significant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The source revision last seen for the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_sha: Option<String>,
 }
@@ -263,9 +303,13 @@ impl Seen {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeaseRefusal {
+    /// Another controller holds the lease.
     HeldByOther,
+    /// Our epoch is older than the remote's.
     StaleEpoch,
+    /// The lease ran out.
     Expired,
+    /// The remote does not know the campaign.
     UnknownCampaign,
     /// The answer never came or could not be read; authority is not assumed.
     NoAnswer,
@@ -281,9 +325,11 @@ pub enum LeaseRefusal {
     Unreachable,
 }
 
+/// Why control was lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossReason {
+    /// A lease call was refused.
     Refused(LeaseRefusal),
     /// The remote rejected a write for its epoch (stale, expired or taken over).
     Fenced,
@@ -300,7 +346,10 @@ pub enum LossReason {
 #[serde(rename_all = "snake_case")]
 pub enum WriteOutcome {
     /// The remote accepted it; a submit carries the durable task id.
-    Acked { task: Option<TaskId> },
+    Acked {
+        /// The task a submit created.
+        task: Option<TaskId>,
+    },
     /// Definitely not applied (refused by policy or invalid, or never sent).
     Refused,
     /// Definitely not applied, and our lease is no longer good (stale/expired epoch, other holder).
@@ -313,8 +362,14 @@ pub enum WriteOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadbackAnswer {
-    Applied { task: Option<TaskId> },
+    /// The remote applied it.
+    Applied {
+        /// The task a submit created.
+        task: Option<TaskId>,
+    },
+    /// The remote never applied it.
     NotApplied,
+    /// The remote cannot say (no `request_status`).
     Unavailable,
 }
 
@@ -334,35 +389,53 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Command {
+    /// Watch the campaign (optionally bound to an existing remote task).
     Observe {
+        /// The task to watch.
         task: Option<TaskId>,
     },
+    /// Ask for the lease.
     Claim {
+        /// The claim's request id.
         request_id: RequestId,
     },
+    /// Start an attempt.
     Submit {
+        /// The submit's request id.
         request_id: RequestId,
     },
+    /// Steer or answer the running attempt.
     Intervene {
+        /// The intervention's request id.
         request_id: RequestId,
     },
+    /// Cancel the running attempt.
     Cancel {
+        /// The cancel's request id.
         request_id: RequestId,
     },
+    /// Give the lease back.
     Release,
+    /// Stop acting (reads continue).
     Pause,
+    /// Act again after a pause.
     Resume,
+    /// Close the campaign, whatever its state.
     Abandon,
     /// The operator's confirmation of an ambiguous write's outcome when the remote cannot be
     /// asked: applied (with the task a submit created) or not applied.
     Resolve {
+        /// The write was applied (with the task a submit created, if any).
         applied: Option<TaskId>,
+        /// The write was not applied.
         not_applied: bool,
     },
     /// Settle the finished attempt and start the next: claim, then submit under the grant, as one
     /// operation (no heartbeat or other command can come between the two).
     NextAttempt {
+        /// The claim's request id.
         claim_request: RequestId,
+        /// The request id of the submit that follows the grant.
         submit_request: RequestId,
     },
 }
@@ -377,36 +450,48 @@ pub enum Event {
     PollFailed(RemoteCondition),
     /// The answer to `claim_control` or `renew_control`.
     LeaseGranted {
+        /// The lease the remote answered with (judged by the machine).
         lease: Lease,
+        /// Unix seconds when the answer arrived.
         now: u64,
     },
     /// `claim_control` or `renew_control` was refused.
     LeaseRefused {
+        /// Why.
         reason: LeaseRefusal,
     },
     /// The answer to `read_control`.
     ControlRead {
+        /// The lease the remote reports (none: nobody holds it).
         lease: Option<Lease>,
+        /// Unix seconds when it was read.
         now: u64,
     },
     /// The answer to a mutation.
     Written {
+        /// The write's request id.
         request_id: RequestId,
+        /// What came of it.
         outcome: WriteOutcome,
     },
     /// The answer to `campaign/request_status`.
     ReadBack {
+        /// The request id read back.
         request_id: RequestId,
+        /// The remote's answer.
         answer: ReadbackAnswer,
     },
     /// Local validation of a remote terminal attempt.
     Validated {
+        /// The verdict.
         verdict: Verdict,
     },
     /// The heartbeat: the shell's clock, in Unix seconds.
     Tick {
+        /// Unix seconds now.
         now: u64,
     },
+    /// An operator (or Argus) command.
     Operator(Command),
 }
 
@@ -469,11 +554,17 @@ pub enum QuarantineReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WakeReason {
+    /// An attempt finished: validate it or decide the next.
     AttemptCompleted,
+    /// The remote asks for input.
     NeedsInput,
+    /// Something blocks progress.
     Blocked,
+    /// Control was lost.
     ControlLost,
+    /// The remote reported something this adapter cannot map.
     Incompatible,
+    /// A write's outcome is unknown and cannot be read back.
     AmbiguityUnresolved,
 }
 
@@ -501,21 +592,40 @@ pub enum BlockReason {
     RunIdentityChanged,
 }
 
+/// A change of who controls the campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ControlChange {
-    Acquired { epoch: u64 },
-    Confirmed { epoch: u64 },
-    Released { epoch: u64 },
+    /// We were granted the lease.
+    Acquired {
+        /// The epoch.
+        epoch: u64,
+    },
+    /// A held lease was confirmed after a restart.
+    Confirmed {
+        /// The epoch.
+        epoch: u64,
+    },
+    /// We gave the lease back.
+    Released {
+        /// The epoch.
+        epoch: u64,
+    },
+    /// A claim was refused, and why.
     ClaimRefused(LeaseRefusal),
+    /// Control was lost, and why.
     Lost(LossReason),
 }
 
+/// How a mission ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MissionEnd {
+    /// The final attempt was validated and accepted.
     Accepted,
+    /// The result was rejected.
     Rejected,
+    /// An operator abandoned it.
     Abandoned,
 }
 
@@ -523,33 +633,53 @@ pub enum MissionEnd {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE", tag = "type")]
 pub enum Significant {
+    /// The remote attempt changed state or stage.
     StateChanged {
+        /// The task.
         task: TaskId,
+        /// Its A2A state.
         remote_state: RemoteState,
+        /// Its stage (remote text).
         stage: Option<String>,
+        /// Its revision.
         revision: Option<u64>,
     },
+    /// An attempt finished.
     AttemptCompleted {
+        /// The task.
         task: TaskId,
+        /// How it ended.
         outcome: RemoteOutcome,
+        /// Its revision.
         revision: Option<u64>,
         /// The stage the remote reported with the outcome (remote text).
         stage: Option<String>,
     },
+    /// Progress is blocked until someone decides.
     Blocked {
+        /// Why.
         reason: BlockReason,
     },
+    /// New evidence is ready.
     EvidenceReady {
+        /// The task.
         task: TaskId,
+        /// The evidence revision.
         evidence_revision: u64,
     },
+    /// Control changed.
     ControlChanged {
+        /// How.
         change: ControlChange,
     },
+    /// The mission ended.
     MissionCompleted {
+        /// How.
         end: MissionEnd,
     },
+    /// The remote could not be read.
     RemoteUnavailable {
+        /// Consecutive failed reads.
         failures: u32,
         /// What the failed reads met (older logs have none: unreachable).
         #[serde(default)]
@@ -571,6 +701,7 @@ pub enum RemoteCondition {
 }
 
 impl Significant {
+    /// The event class name (`STATE_CHANGED`, `ATTEMPT_COMPLETED`, ...).
     pub fn class(&self) -> &'static str {
         match self {
             Significant::StateChanged { .. } => "STATE_CHANGED",
@@ -588,46 +719,76 @@ impl Significant {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
+    /// Ask for the lease (`campaign/claim_control`).
     Claim {
+        /// The claim's request id.
         request_id: RequestId,
     },
+    /// Read who holds the lease (`campaign/read_control`).
     ReadControl,
+    /// Extend the held lease.
     Renew {
+        /// The held epoch.
         epoch: u64,
     },
+    /// Give the lease back.
     Release {
+        /// The held epoch.
         epoch: u64,
     },
+    /// Send the submit.
     Submit {
+        /// Its request id (persisted before sending).
         request_id: RequestId,
+        /// The epoch it goes under.
         epoch: u64,
     },
+    /// Send the cancel.
     Cancel {
+        /// Its request id.
         request_id: RequestId,
+        /// The epoch it goes under.
         epoch: u64,
+        /// The task to cancel.
         task: TaskId,
     },
+    /// Send the intervention.
     Intervene {
+        /// Its request id.
         request_id: RequestId,
+        /// The epoch it goes under.
         epoch: u64,
+        /// The task it steers.
         task: TaskId,
     },
+    /// Ask what became of a write of unknown outcome (`campaign/request_status`).
     Readback {
+        /// Its request id.
         request_id: RequestId,
     },
+    /// Read the task's status.
     Poll {
+        /// The task.
         task: TaskId,
     },
+    /// Read the task's evidence.
     FetchEvidence {
+        /// The task.
         task: TaskId,
     },
+    /// Set remote data aside (never applied).
     Quarantine {
+        /// The task it came from.
         task: TaskId,
+        /// Why.
         reason: QuarantineReason,
     },
+    /// Wake Argus at a decision boundary.
     WakeArgus {
+        /// Why.
         reason: WakeReason,
     },
+    /// Log and show a significant event.
     Surface(Significant),
 }
 

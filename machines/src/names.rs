@@ -6,42 +6,61 @@ use serde::{Deserialize, Serialize};
 /// Stable names of every leaf state. These strings are persisted and drawn: never rename one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum StateName {
+    /// Watching nothing yet: no task bound, no lease.
     #[serde(rename = "observing.detached")]
     Detached,
+    /// Watching a remote task without a lease.
     #[serde(rename = "observing.watching")]
     Watching,
+    /// Reads fail; retrying read-only with backoff.
     #[serde(rename = "observing.remote_unavailable")]
     RemoteUnavailable,
+    /// A claim is in flight (or being read back).
     #[serde(rename = "observing.claiming")]
     Claiming,
+    /// A lease held before a restart or an ambiguity is being confirmed.
     #[serde(rename = "observing.confirming")]
     Confirming,
+    /// Holding the lease, nothing running.
     #[serde(rename = "controlling.ready")]
     Ready,
+    /// A submit is in flight.
     #[serde(rename = "controlling.submitting")]
     Submitting,
+    /// Holding the lease, an attempt running.
     #[serde(rename = "controlling.running")]
     Running,
+    /// The remote asks for input.
     #[serde(rename = "controlling.awaiting_input")]
     AwaitingInput,
+    /// A cancel is in flight.
     #[serde(rename = "controlling.cancelling")]
     Cancelling,
+    /// An intervention is in flight.
     #[serde(rename = "controlling.intervening")]
     Intervening,
+    /// A write's outcome is unknown; it is read back.
     #[serde(rename = "ambiguous_write")]
     AmbiguousWrite,
+    /// Control was lost; observing.
     #[serde(rename = "control_lost")]
     ControlLost,
+    /// The attempt ended remotely; the local verdict is pending.
     #[serde(rename = "remote_terminal_local_pending")]
     RemoteTerminalLocalPending,
+    /// The remote said something this adapter cannot map; read-only.
     #[serde(rename = "incompatible")]
     Incompatible,
+    /// Paused by an operator; reads continue.
     #[serde(rename = "paused")]
     Paused,
+    /// Closed: accepted.
     #[serde(rename = "closed.accepted")]
     ClosedAccepted,
+    /// Closed: rejected.
     #[serde(rename = "closed.rejected")]
     ClosedRejected,
+    /// Closed: abandoned.
     #[serde(rename = "closed.abandoned")]
     ClosedAbandoned,
 }
@@ -49,12 +68,16 @@ pub enum StateName {
 /// The composite states of the chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Superstate {
+    /// No lease held.
     Observing,
+    /// A lease held.
     Controlling,
+    /// The mission ended.
     Closed,
 }
 
 impl Superstate {
+    /// The drawn name (`Observing`).
     pub fn name(self) -> &'static str {
         match self {
             Superstate::Observing => "Observing",
@@ -65,6 +88,7 @@ impl Superstate {
 }
 
 impl StateName {
+    /// Every state, in drawing order.
     pub const ALL: [StateName; 19] = [
         StateName::Detached,
         StateName::Watching,
@@ -120,6 +144,7 @@ impl StateName {
         }
     }
 
+    /// The superstate that owns the state's shared behaviour, if any.
     pub fn superstate(self) -> Option<Superstate> {
         match self {
             StateName::Detached
@@ -140,10 +165,12 @@ impl StateName {
         }
     }
 
+    /// Holds the lease (`controlling.*`).
     pub fn is_controlling(self) -> bool {
         self.superstate() == Some(Superstate::Controlling)
     }
 
+    /// The mission ended (`closed.*`).
     pub fn is_closed(self) -> bool {
         self.superstate() == Some(Superstate::Closed)
     }

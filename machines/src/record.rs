@@ -12,12 +12,17 @@ use serde::{Deserialize, Serialize};
 /// Bumped whenever a field changes meaning. Unknown versions are refused, never guessed.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// A campaign machine's persisted state.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CampaignRecord {
+    /// [`SCHEMA_VERSION`] when written.
     pub schema_version: u32,
+    /// The campaign.
     pub campaign_id: String,
+    /// Who we are to the remote.
     pub controller_id: ControllerId,
+    /// The state.
     pub state: StateName,
     /// The bound remote task, where the state has one.
     pub task: Option<TaskId>,
@@ -26,10 +31,14 @@ pub struct CampaignRecord {
     /// The write in flight (`Submitting`, `Cancelling`, `Intervening`, `AmbiguousWrite`), or the
     /// unresolved one (`ControlLost`).
     pub intent: Option<Intent>,
+    /// The claim in flight (`Claiming`).
     pub claim_request: Option<RequestId>,
+    /// How the attempt ended (`RemoteTerminalLocalPending`).
     pub outcome: Option<RemoteOutcome>,
+    /// Consecutive failed reads (`RemoteUnavailable`).
     #[serde(default)]
     pub failures: u32,
+    /// An unresolved ambiguity has been put to a person.
     #[serde(default)]
     pub escalated: bool,
     /// `Claiming` only: the claim's answer was lost (or the process died with it in flight), so it
@@ -39,23 +48,33 @@ pub struct CampaignRecord {
     /// `Claiming` only: the submit that goes out under the grant (an operator's `next-attempt`).
     #[serde(default)]
     pub claim_then_submit: Option<RequestId>,
+    /// What the machine remembers across states.
     pub memory: Memory,
 }
 
+/// Why a record was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordError {
+    /// A schema version this build does not read.
     #[error("unsupported campaign record schema version {0}")]
     UnsupportedVersion(u32),
+    /// A field the state needs is missing.
     #[error("campaign record in state {state} lacks its {field}")]
     Missing {
+        /// The state.
         state: &'static str,
+        /// The field.
         field: &'static str,
     },
+    /// A field the state cannot have is present.
     #[error("campaign record in state {state} carries a {field} it cannot have")]
     Unexpected {
+        /// The state.
         state: &'static str,
+        /// The field.
         field: &'static str,
     },
+    /// The intent is for another operation than the state's.
     #[error("campaign record's intent does not match its state {0}")]
     IntentMismatch(&'static str),
 }

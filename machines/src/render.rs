@@ -12,13 +12,19 @@ use std::fmt::Write;
 
 /// One merged edge per (from, to).
 pub struct MergedEdge {
+    /// The state the edge leaves.
     pub from: StateName,
+    /// The state it enters.
     pub to: StateName,
+    /// The events merged onto it.
     pub events: BTreeSet<String>,
+    /// The actions emitted.
     pub actions: BTreeSet<String>,
+    /// It needs the lease.
     pub writes: bool,
 }
 
+/// The graph's edges merged per (from, to).
 pub fn merged_edges(graph: &Graph) -> Vec<MergedEdge> {
     let mut m: BTreeMap<(StateName, StateName), MergedEdge> = BTreeMap::new();
     for e in &graph.edges {

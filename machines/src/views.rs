@@ -26,6 +26,7 @@ pub enum Concern {
 }
 
 impl Concern {
+    /// Every concern, in file order.
     pub const ALL: [Concern; 4] = [
         Concern::Observing,
         Concern::Controlling,
@@ -33,6 +34,7 @@ impl Concern {
         Concern::Ending,
     ];
 
+    /// The view's file name.
     pub fn file(self) -> &'static str {
         match self {
             Concern::Observing => "observing.mmd",
@@ -42,6 +44,7 @@ impl Concern {
         }
     }
 
+    /// The view's title.
     pub fn title(self) -> &'static str {
         match self {
             Concern::Observing => "Inside Observing: reading and claiming",
@@ -56,7 +59,9 @@ impl Concern {
 
 /// Limits that keep each picture readable (checked by the tests).
 pub const MAX_OVERVIEW_EDGES: usize = 20;
+/// Edges a detail view may draw before it is split.
 pub const MAX_DETAIL_EDGES: usize = 30;
+/// The longest edge label drawn.
 pub const MAX_LABEL: usize = 40;
 
 /// The action legend codes used in detail-view labels.
@@ -156,7 +161,9 @@ fn cut(label: String) -> String {
 /// Where an edge is drawn: an "any open state" edge of the overview, or one detail view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Home {
+    /// Any open state.
     AnyOpen,
+    /// A detail view's state.
     Detail(Concern),
 }
 
@@ -226,22 +233,31 @@ pub fn home(graph: &Graph, e: &Edge) -> Home {
 /// One drawn edge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drawn {
+    /// The drawn source node.
     pub from: String,
+    /// The drawn target node.
     pub to: String,
+    /// The label.
     pub label: String,
+    /// It needs the lease.
     pub writes: bool,
 }
 
 /// A rendered view and what a reviewer (or a test) measures of it.
 #[derive(Debug, Clone)]
 pub struct View {
+    /// The file it is written to.
     pub file: &'static str,
+    /// Its title.
     pub title: String,
+    /// Its Mermaid text.
     pub mermaid: String,
+    /// The edges drawn.
     pub edges: Vec<Drawn>,
 }
 
 impl View {
+    /// The longest label drawn (checked against `MAX_LABEL`).
     pub fn longest_label(&self) -> usize {
         self.edges
             .iter()
@@ -288,7 +304,9 @@ fn styles(out: &mut String, lease: &[&str], terminal: &[&str], path: &Path) {
 /// A campaign's path, projected on a view's nodes: the nodes it went through, and where it is.
 #[derive(Debug, Clone, Default)]
 pub struct Path {
+    /// States visited, outlined.
     pub visited: Vec<String>,
+    /// The current state, filled.
     pub current: Option<String>,
 }
 

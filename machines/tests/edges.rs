@@ -397,3 +397,46 @@ fn a_new_run_under_the_same_task_is_significant() {
         reason: BlockReason::RunIdentityChanged
     })));
 }
+
+/// The machine says when it next needs time: failed reads double the wait (capped), a held lease
+/// never lets it stretch and names the renewal point, which the wait never sleeps past.
+#[test]
+fn the_next_deadline_backs_off_on_failed_reads_and_never_past_a_held_lease() {
+    use std::time::Duration;
+    let beat = Duration::from_secs(120);
+    let cap = Duration::from_secs(3_600);
+    let mut m = at("watching");
+    assert_eq!(
+        m.next_deadline(),
+        Deadline {
+            backoff: 0,
+            renew_at: None
+        }
+    );
+    for failed in 1..=9u32 {
+        m.step(&Event::PollFailed(RemoteCondition::Unreachable));
+        let d = m.next_deadline();
+        assert_eq!(
+            d.backoff,
+            failed.min(Deadline::MAX_BACKOFF),
+            "after {failed}"
+        );
+        assert_eq!(d.wait(NOW, beat, cap), (beat * (1 << d.backoff)).min(cap));
+    }
+    assert_eq!(m.state_name(), StateName::RemoteUnavailable);
+    m.step(&Event::Observed(obs(1, RemoteState::Working, 1)));
+    assert_eq!(m.next_deadline().backoff, 0, "an answer ends the backoff");
+
+    let mut m = at("running");
+    for _ in 0..12 {
+        m.step(&Event::PollFailed(RemoteCondition::Unreachable));
+    }
+    let held = m.held_lease().cloned().expect("still controlling");
+    let d = m.next_deadline();
+    assert_eq!(d.backoff, 0, "a held lease is never waited past");
+    assert_eq!(d.renew_at, Some(held.expires_at - policy().renew_ahead));
+    // Ahead of the renewal point the wait reaches it; past it, the plain heartbeat (no busy loop).
+    let renew_at = d.renew_at.expect("renewal point");
+    assert_eq!(d.wait(renew_at - 10, beat, cap), Duration::from_secs(10));
+    assert_eq!(d.wait(renew_at + 10, beat, cap), beat);
+}

@@ -364,7 +364,8 @@ impl<T: Transport + 'static> Driver<T> {
         Ok(true)
     }
 
-    /// The heartbeat, with ±10% jitter; exponential backoff (capped) while the remote is unavailable.
+    /// The wait until the next tick: the machine's `next_deadline` on the heartbeat with ±10%
+    /// jitter (randomness stays out of the machine).
     fn next_delay(&mut self) -> std::time::Duration {
         self.jitter_seed = self
             .jitter_seed
@@ -372,17 +373,12 @@ impl<T: Transport + 'static> Driver<T> {
             .wrapping_add(1442695040888963407);
         let jitter = 0.9 + ((self.jitter_seed >> 33) % 1000) as f64 / 5000.0;
         let base = self.shared.config.heartbeat.mul_f64(jitter);
-        let failures = if self.machine.state_name() == StateName::RemoteUnavailable {
-            self.machine.record().failures
-        } else if self.machine.held_lease().is_some() {
-            // Holding a lease, the heartbeat is never stretched: renewal and local expiry must
-            // not be missed.
-            0
-        } else {
-            self.machine.memory().read_failures
-        };
-        base.saturating_mul(1 << failures.min(6))
-            .min(self.shared.config.max_backoff.max(base))
+        // The machine says when it next needs time; the driver only adds the jitter.
+        self.machine.next_deadline().wait(
+            self.shared.clock.now(),
+            base,
+            self.shared.config.max_backoff,
+        )
     }
 
     fn reply(&self, accepted: bool) -> CommandReply {
