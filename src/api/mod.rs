@@ -438,39 +438,90 @@ fn parse_body(body: &Bytes) -> Option<ActionBody> {
     serde_json::from_slice(body).ok()
 }
 
-/// The operator actions, one route each. Every answer says what happened.
+/// The operator actions, one route each (built from [`ActionRoute::ALL`], so a route exists exactly
+/// for each action). Every answer says what happened.
 fn actions<T: Transport + 'static>() -> Router<Arc<ApiState<T>>> {
-    let route = |name: &'static str| {
+    let route = |action: ActionRoute| {
         post(
             move |State(s): State<Arc<ApiState<T>>>, Path(id): Path<String>, body: Bytes| async move {
-                act(s, id, name, body).await
+                act(s, id, action, body).await
             },
         )
     };
-    let mut r = Router::new();
-    for name in ACTIONS {
-        r = r.route(&format!("/campaigns/{{id}}/{name}"), route(name));
-    }
-    r
+    ActionRoute::ALL.iter().fold(Router::new(), |r, a| {
+        r.route(&format!("/campaigns/{{id}}/{}", a.name()), route(*a))
+    })
 }
 
-/// Every operator action, in the order the panel shows them; one route each.
-pub const ACTIONS: [&str; 14] = [
-    "observe",
-    "claim",
-    "submit",
-    "intervene",
-    "cancel",
-    "release",
-    "pause",
-    "resume",
-    "abandon",
-    "accept",
-    "reject",
-    "next-attempt",
-    "resolve",
-    "answer",
-];
+/// An operator action of the API: one route each, dispatched on this type (never on text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionRoute {
+    Observe,
+    Claim,
+    Submit,
+    Intervene,
+    Cancel,
+    Release,
+    Pause,
+    Resume,
+    Abandon,
+    Accept,
+    Reject,
+    NextAttempt,
+    Resolve,
+    Answer,
+}
+
+impl ActionRoute {
+    /// Every action, in the order the panel shows them.
+    pub const ALL: [ActionRoute; 14] = [
+        ActionRoute::Observe,
+        ActionRoute::Claim,
+        ActionRoute::Submit,
+        ActionRoute::Intervene,
+        ActionRoute::Cancel,
+        ActionRoute::Release,
+        ActionRoute::Pause,
+        ActionRoute::Resume,
+        ActionRoute::Abandon,
+        ActionRoute::Accept,
+        ActionRoute::Reject,
+        ActionRoute::NextAttempt,
+        ActionRoute::Resolve,
+        ActionRoute::Answer,
+    ];
+
+    /// The route's last segment, the CLI verb and the name in `allowed_actions`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ActionRoute::Observe => "observe",
+            ActionRoute::Claim => "claim",
+            ActionRoute::Submit => "submit",
+            ActionRoute::Intervene => "intervene",
+            ActionRoute::Cancel => "cancel",
+            ActionRoute::Release => "release",
+            ActionRoute::Pause => "pause",
+            ActionRoute::Resume => "resume",
+            ActionRoute::Abandon => "abandon",
+            ActionRoute::Accept => "accept",
+            ActionRoute::Reject => "reject",
+            ActionRoute::NextAttempt => "next-attempt",
+            ActionRoute::Resolve => "resolve",
+            ActionRoute::Answer => "answer",
+        }
+    }
+}
+
+/// Every operator action's name, in the order the panel shows them.
+pub const ACTIONS: [&str; 14] = {
+    let mut names = [""; 14];
+    let mut i = 0;
+    while i < 14 {
+        names[i] = ActionRoute::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 fn message_of(body: &ActionBody) -> Option<String> {
     body.message.clone().filter(|m| !m.trim().is_empty())
@@ -479,9 +530,10 @@ fn message_of(body: &ActionBody) -> Option<String> {
 async fn act<T: Transport + 'static>(
     s: Arc<ApiState<T>>,
     id: String,
-    action: &'static str,
+    action: ActionRoute,
     body: Bytes,
 ) -> Response {
+    let name = action.name();
     let Some(body) = parse_body(&body) else {
         return error(
             StatusCode::BAD_REQUEST,
@@ -491,10 +543,10 @@ async fn act<T: Transport + 'static>(
     };
     let needs = |what: &str| error(StatusCode::BAD_REQUEST, "invalid_body", what.to_string());
     if let Some(reason) = &body.reason {
-        tracing::info!(campaign_id = %id, action, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
+        tracing::info!(campaign_id = %id, action = name, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
     }
     let command = match action {
-        "observe" => {
+        ActionRoute::Observe => {
             let objective = body.objective.as_deref().unwrap_or("");
             let task = body.task_id.clone().map(argus_machines::TaskId::new);
             match s.runtime.create(&id, objective) {
@@ -529,23 +581,23 @@ async fn act<T: Transport + 'static>(
             }
             OperatorCommand::Observe { task }
         }
-        "claim" => OperatorCommand::Claim,
-        "submit" => OperatorCommand::Submit {
+        ActionRoute::Claim => OperatorCommand::Claim,
+        ActionRoute::Submit => OperatorCommand::Submit {
             text: message_of(&body),
         },
-        "intervene" => match message_of(&body) {
+        ActionRoute::Intervene => match message_of(&body) {
             Some(text) => OperatorCommand::Intervene { text },
             None => return needs("an intervention needs a non-empty message"),
         },
-        "cancel" => OperatorCommand::Cancel,
-        "release" => OperatorCommand::Release,
-        "pause" => OperatorCommand::Pause,
-        "resume" => OperatorCommand::Resume,
-        "abandon" => OperatorCommand::Abandon,
-        "next-attempt" => OperatorCommand::NextAttempt {
+        ActionRoute::Cancel => OperatorCommand::Cancel,
+        ActionRoute::Release => OperatorCommand::Release,
+        ActionRoute::Pause => OperatorCommand::Pause,
+        ActionRoute::Resume => OperatorCommand::Resume,
+        ActionRoute::Abandon => OperatorCommand::Abandon,
+        ActionRoute::NextAttempt => OperatorCommand::NextAttempt {
             text: message_of(&body),
         },
-        "resolve" => match (body.applied.clone(), body.not_applied.unwrap_or(false)) {
+        ActionRoute::Resolve => match (body.applied.clone(), body.not_applied.unwrap_or(false)) {
             (Some(task), false) if !task.trim().is_empty() => OperatorCommand::Resolve {
                 applied: Some(argus_machines::TaskId::new(task)),
             },
@@ -554,23 +606,23 @@ async fn act<T: Transport + 'static>(
                 "resolve needs exactly one of {\"applied\": TASK_ID} or {\"not_applied\": true}",
             ),
         },
-        "accept" | "reject" => {
-            let verdict = if action == "accept" {
+        ActionRoute::Accept | ActionRoute::Reject => {
+            let verdict = if action == ActionRoute::Accept {
                 argus_machines::Verdict::Accepted
             } else {
                 argus_machines::Verdict::Rejected
             };
             return answer(
-                action,
+                name,
                 tokio::time::timeout(ACTION_WAIT, s.runtime.validate(&id, verdict)).await,
             );
         }
-        "answer" => {
+        ActionRoute::Answer => {
             let Some(text) = message_of(&body) else {
                 return needs("an answer needs a non-empty message");
             };
             return match tokio::time::timeout(ACTION_WAIT, s.runtime.answer(&id, text)).await {
-                Ok(Ok(AnswerReply::Intervened(reply))) => answer(action, Ok(Ok(reply))),
+                Ok(Ok(AnswerReply::Intervened(reply))) => answer(name, Ok(Ok(reply))),
                 Ok(Ok(AnswerReply::Kept)) => Json(json!({
                     "outcome": "done",
                     "accepted": true,
@@ -586,12 +638,11 @@ async fn act<T: Transport + 'static>(
                 Err(_) => pending(&s, &id),
             };
         }
-        _ => return error(StatusCode::NOT_FOUND, "not_found", "no such action"),
     };
     let reply = tokio::time::timeout(ACTION_WAIT, s.runtime.command(&id, command)).await;
     match reply {
         Err(_) => pending(&s, &id),
-        Ok(r) => answer(action, Ok(r)),
+        Ok(r) => answer(name, Ok(r)),
     }
 }
 
