@@ -244,7 +244,7 @@ async fn floor_cpu_per_poll(
         handles.push(tokio::spawn(async move {
             for i in 0..share {
                 let task = &tasks[((w + i * workers) as usize) % tasks.len().max(1)];
-                let body = json!({"jsonrpc": "2.0", "id": i, "method": "tasks/get",
+                let body = json!({"jsonrpc": "2.0", "id": i, "method": crate::protocol::get_method(crate::protocol::Dialect::V03),
                                   "params": crate::a2a::wire::get_params(task)});
                 let bytes = http
                     .post(&url)

@@ -14,6 +14,7 @@ pub mod control;
 pub mod daemon;
 pub mod demo;
 pub mod diagrams;
+pub mod protocol;
 pub mod runtime;
 pub mod security;
 pub mod sim;

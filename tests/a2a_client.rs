@@ -2,7 +2,7 @@
 //! the campaign-control calls through the typestates, and every adversarial answer mapped to a safe
 //! class that says whether the write may have happened.
 
-use argus_supervisor::a2a::card::{Dialect, LogicalOp};
+use argus_supervisor::a2a::card::{Dialect, Method};
 use argus_supervisor::a2a::{A2aClient, Compatibility, Endpoint, HttpConfig, OpStatus};
 use argus_supervisor::control::*;
 use argus_supervisor::security::Secret;
@@ -68,7 +68,7 @@ async fn discovery_reads_the_card_and_enables_mutation() {
     assert!(c.mutation().enabled);
     c.probe_reads().await;
     assert_eq!(c.compatibility(), Compatibility::VerifiedCompatible);
-    assert_eq!(c.operations()[&LogicalOp::ReadControl], OpStatus::Available);
+    assert_eq!(c.operations()[&Method::ReadControl], OpStatus::Available);
     // The hash is stable across discoveries and changes with the card.
     let again = client(&sim).await;
     assert_eq!(again.card().sha256, c.card().sha256);
@@ -335,7 +335,7 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
         Some(RemoteError::Http { status: 500 })
     );
     assert_ne!(
-        c.operations()[&LogicalOp::RequestStatus],
+        c.operations()[&Method::RequestStatus],
         OpStatus::Unavailable
     );
     // Only JSON-RPC -32601 says the remote lacks it.
@@ -345,7 +345,7 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
         Some(RemoteError::MethodUnavailable)
     );
     assert_eq!(
-        c.operations()[&LogicalOp::RequestStatus],
+        c.operations()[&Method::RequestStatus],
         OpStatus::Unavailable
     );
     sim.stop().await.expect("stop");
@@ -361,7 +361,7 @@ async fn a_removed_operation_is_refused_locally() {
     });
     let c = client(&sim).await;
     assert_eq!(
-        c.operations()[&LogicalOp::RequestStatus],
+        c.operations()[&Method::RequestStatus],
         OpStatus::Unavailable
     );
     assert!(c.mutation().enabled, "claim and read remain");

@@ -57,7 +57,7 @@ async fn claim(sim: &SimHandle, campaign: &str, who: &str, request: &str) -> Val
         sim,
         "campaign/claim_control",
         json!({"campaign_id": campaign, "controller_id": who, "ttl_seconds": 60, "request_id": request,
-               "constraints": sim::constraints_envelope()}),
+               "constraints": argus_supervisor::protocol::Constraints::strict_json()}),
     )
     .await
 }
@@ -154,7 +154,7 @@ async fn an_expired_lease_cannot_write_and_unknown_campaigns_are_named() {
 #[tokio::test]
 async fn claims_need_the_full_constraints_envelope() {
     let sim = start("happy").await;
-    let mut weaker = sim::constraints_envelope();
+    let mut weaker = argus_supervisor::protocol::Constraints::strict_json();
     weaker["merge"] = json!(true);
     for constraints in [Value::Null, weaker, json!({"execution": "remote_only"})] {
         let v = rpc(&sim, "campaign/claim_control", json!({"campaign_id": "c1", "controller_id": US, "ttl_seconds": 60, "request_id": "r", "constraints": constraints})).await;

@@ -3,7 +3,8 @@
 //! request ids, never let a stale or expired epoch through. The oracle is a model built only from
 //! the answers the remote gave, independent of the sim's own checks.
 
-use argus_supervisor::sim::{constraints_envelope, Scenario, World};
+use argus_supervisor::protocol::Constraints;
+use argus_supervisor::sim::{Scenario, World};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -74,7 +75,7 @@ proptest! {
                     Some((m, p, a, None)) => (m, p, a),
                     None => continue,
                 },
-                Op::Claim(w) => ("campaign/claim_control".to_string(), json!({"campaign_id": "c1", "controller_id": WHO[w], "ttl_seconds": 60, "request_id": rid, "constraints": constraints_envelope()}), Some((w, None))),
+                Op::Claim(w) => ("campaign/claim_control".to_string(), json!({"campaign_id": "c1", "controller_id": WHO[w], "ttl_seconds": 60, "request_id": rid, "constraints": Constraints::strict_json()}), Some((w, None))),
                 Op::Renew(w, g) => ("campaign/renew_control".to_string(), json!({"campaign_id": "c1", "controller_id": WHO[w], "controller_epoch": epoch(w, g), "request_id": rid, "ttl_seconds": 60}), Some((w, Some(epoch(w, g))))),
                 Op::Release(w, g) => ("campaign/release_control".to_string(), json!({"campaign_id": "c1", "controller_id": WHO[w], "controller_epoch": epoch(w, g), "request_id": rid}), Some((w, Some(epoch(w, g))))),
                 Op::Submit(w, g) => ("message/send".to_string(), json!({"message": {"kind": "message", "role": "user", "messageId": rid, "parts": [{"kind": "text", "text": "go"}]}, "metadata": {"argus_supervisor": {"campaign_id": "c1", "controller_id": WHO[w], "controller_epoch": epoch(w, g), "request_id": rid}}}), Some((w, Some(epoch(w, g))))),
@@ -131,7 +132,7 @@ fn supervisor_side_counts_see_resent_submits_and_known_stale_writes() {
         w.call(
             "campaign/claim_control",
             &json!({"campaign_id": "c1", "controller_id": WHO[0], "ttl_seconds": 60,
-                    "request_id": rid, "constraints": constraints_envelope()}),
+                    "request_id": rid, "constraints": Constraints::strict_json()}),
             at,
         )
         .expect("claim")["lease"]["epoch"]
@@ -145,7 +146,7 @@ fn supervisor_side_counts_see_resent_submits_and_known_stale_writes() {
                                 "parts": [{"kind": "text", "text": "go"}]},
                     "metadata": {"argus_supervisor": {"campaign_id": "c1", "controller_id": WHO[0],
                         "controller_epoch": epoch, "request_id": rid,
-                        "constraints": constraints_envelope()}}}),
+                        "constraints": Constraints::strict_json()}}}),
             at,
         );
     };
@@ -153,7 +154,7 @@ fn supervisor_side_counts_see_resent_submits_and_known_stale_writes() {
         let _ = w.call(
             "campaign/release_control",
             &json!({"campaign_id": "c1", "controller_id": WHO[0], "controller_epoch": epoch,
-                    "request_id": rid, "constraints": constraints_envelope()}),
+                    "request_id": rid, "constraints": Constraints::strict_json()}),
             at,
         );
     };

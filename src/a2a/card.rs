@@ -10,61 +10,7 @@ use std::collections::BTreeMap;
 
 pub const EXTENSION_URI: &str = "urn:openoperator:campaign-control:v1";
 
-/// The two wire dialects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Dialect {
-    /// A2A v0.3: `message/send`, `tasks/get`, `kind` fields, lowercase states.
-    #[serde(rename = "0.3")]
-    V03,
-    /// A2A v1.0: `SendMessage`, `GetTask`, no `kind`, `A2A-Version: 1.0`.
-    #[serde(rename = "1.0")]
-    V1,
-}
-
-/// The logical operations of spec section 7 (plus the two reads the contract adds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LogicalOp {
-    Submit,
-    Status,
-    Evidence,
-    ClaimControl,
-    ReadControl,
-    RenewControl,
-    ReleaseControl,
-    Intervene,
-    Cancel,
-    RequestStatus,
-}
-
-impl LogicalOp {
-    pub const ALL: [LogicalOp; 10] = [
-        LogicalOp::Submit,
-        LogicalOp::Status,
-        LogicalOp::Evidence,
-        LogicalOp::ClaimControl,
-        LogicalOp::ReadControl,
-        LogicalOp::RenewControl,
-        LogicalOp::ReleaseControl,
-        LogicalOp::Intervene,
-        LogicalOp::Cancel,
-        LogicalOp::RequestStatus,
-    ];
-
-    /// The key in the extension's `params.operations`, for extension operations.
-    pub fn extension_key(self) -> Option<&'static str> {
-        Some(match self {
-            LogicalOp::ClaimControl => "claim_control",
-            LogicalOp::ReadControl => "read_control",
-            LogicalOp::RenewControl => "renew_control",
-            LogicalOp::ReleaseControl => "release_control",
-            LogicalOp::Intervene => "intervene",
-            LogicalOp::Cancel => "cancel",
-            LogicalOp::RequestStatus => "request_status",
-            _ => return None,
-        })
-    }
-}
+pub use crate::protocol::{Dialect, Method};
 
 /// What the card says about campaign control.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -72,7 +18,7 @@ pub struct ControlExtension {
     pub lease_epoch_enforced: bool,
     pub policy_enforced: bool,
     /// Logical operation → the JSON-RPC method the remote named for it.
-    pub operations: BTreeMap<LogicalOp, String>,
+    pub operations: BTreeMap<Method, String>,
 }
 
 /// A validated card.
@@ -161,7 +107,7 @@ fn extension(card: &Value) -> Option<ControlExtension> {
         .and_then(|p| p.get("operations"))
         .and_then(Value::as_object)
     {
-        for op in LogicalOp::ALL {
+        for op in Method::ALL {
             let Some(key) = op.extension_key() else {
                 continue;
             };
@@ -282,7 +228,7 @@ mod tests {
         assert_eq!(ext.operations.len(), 1);
         assert_eq!(
             ext.operations
-                .get(&LogicalOp::ClaimControl)
+                .get(&Method::ClaimControl)
                 .map(String::as_str),
             Some("campaign/claim_control")
         );

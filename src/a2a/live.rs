@@ -9,7 +9,7 @@
 //! then on no mutation leaves this process (releases still may), and one notice names the change.
 //! It must never let a write through while quarantined or before discovery.
 
-use super::{now_secs, A2aClient, Compatibility, HttpConfig, LogicalOp, OpStatus};
+use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
 use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
 use argus_machines::{Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use serde::Serialize;
@@ -37,7 +37,7 @@ pub struct RemoteView {
     pub quarantine: Option<String>,
     /// Card hashes seen after the first, with when.
     pub card_changes: Vec<(u64, String)>,
-    pub operations: std::collections::BTreeMap<LogicalOp, OpStatus>,
+    pub operations: std::collections::BTreeMap<Method, OpStatus>,
 }
 
 /// The live remote: an `A2aClient` once discovered, swapped on each refresh.

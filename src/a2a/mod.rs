@@ -13,12 +13,15 @@ pub mod http;
 pub mod live;
 pub mod wire;
 
-use crate::control::{
-    constraints_envelope, ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall,
+use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
+use crate::protocol::{
+    self, ClaimParams, Constraints, InterveneParams, Intervention, LeaseAnswer, ReadControlParams,
+    ReleaseAnswer, RenewParams, RequestState, RequestStatusAnswer, RequestStatusParams,
+    SupervisorMetadata, WireLease, WriteMeta,
 };
 use crate::time::now_secs;
 use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
-use card::{CardInfo, Dialect, LogicalOp};
+use card::{CardInfo, Dialect, Method};
 pub use http::{Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
 pub use live::{LiveRemote, RemoteView};
@@ -71,7 +74,7 @@ impl Compatibility {
 pub struct A2aClient {
     http: Http,
     card: CardInfo,
-    ops: Mutex<BTreeMap<LogicalOp, OpStatus>>,
+    ops: Mutex<BTreeMap<Method, OpStatus>>,
 }
 
 impl A2aClient {
@@ -88,7 +91,7 @@ impl A2aClient {
         let (raw, path) = found.ok_or(RemoteError::IncompatibleCard)?;
         let card = card::validate(&raw, path, now_secs())?;
         let mut ops = BTreeMap::new();
-        for op in LogicalOp::ALL {
+        for op in Method::ALL {
             let status = match op.extension_key() {
                 None => OpStatus::Tentative,
                 Some(_) => match card.extension.as_ref().and_then(|e| e.operations.get(&op)) {
@@ -114,18 +117,18 @@ impl A2aClient {
         self.card.dialect
     }
 
-    pub fn operations(&self) -> BTreeMap<LogicalOp, OpStatus> {
+    pub fn operations(&self) -> BTreeMap<Method, OpStatus> {
         self.ops.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn op_status(&self, op: LogicalOp) -> OpStatus {
+    fn op_status(&self, op: Method) -> OpStatus {
         self.operations()
             .get(&op)
             .copied()
             .unwrap_or(OpStatus::Unavailable)
     }
 
-    fn note(&self, op: LogicalOp, result: &Result<Value, RemoteError>) {
+    fn note(&self, op: Method, result: &Result<Value, RemoteError>) {
         let mut ops = self.ops.lock().unwrap_or_else(|p| p.into_inner());
         match result {
             Ok(_) => {
@@ -134,9 +137,7 @@ impl A2aClient {
             Err(RemoteError::MethodUnavailable) => {
                 ops.insert(op, OpStatus::Unavailable);
             }
-            Err(RemoteError::TaskNotFound)
-                if matches!(op, LogicalOp::Status | LogicalOp::Evidence) =>
-            {
+            Err(RemoteError::TaskNotFound) if matches!(op, Method::Status | Method::Evidence) => {
                 ops.insert(op, OpStatus::Available);
             }
             Err(_) => {}
@@ -158,7 +159,7 @@ impl A2aClient {
                 reason: "lease or policy enforcement not advertised",
             };
         }
-        for op in [LogicalOp::ClaimControl, LogicalOp::ReadControl] {
+        for op in [Method::ClaimControl, Method::ReadControl] {
             if self.op_status(op) == OpStatus::Unavailable {
                 return MutationSupport {
                     enabled: false,
@@ -184,7 +185,7 @@ impl A2aClient {
             {
                 Compatibility::VerifiedCompatible
             }
-            _ if ops.get(&LogicalOp::Status) == Some(&OpStatus::Unavailable) => {
+            _ if ops.get(&Method::Status) == Some(&OpStatus::Unavailable) => {
                 Compatibility::Incompatible
             }
             _ => Compatibility::CompatibleWithNarrowing,
@@ -192,7 +193,7 @@ impl A2aClient {
     }
 
     /// The method the card named for an extension operation; refused locally when not offered.
-    fn extension_method(&self, op: LogicalOp, what: &'static str) -> Result<String, RemoteError> {
+    fn extension_method(&self, op: Method, what: &'static str) -> Result<String, RemoteError> {
         if self.op_status(op) == OpStatus::Unavailable {
             return Err(RemoteError::CapabilityUnavailable(what));
         }
@@ -214,7 +215,7 @@ impl A2aClient {
 
     async fn call(
         &self,
-        op: LogicalOp,
+        op: Method,
         method: &str,
         params: Value,
         version: VersionHeader,
@@ -232,12 +233,8 @@ impl A2aClient {
     }
 
     /// `tasks/get` with history length zero; history is never read.
-    pub async fn get_task(
-        &self,
-        op: LogicalOp,
-        task: &TaskId,
-    ) -> Result<wire::TaskView, RemoteError> {
-        let method = wire::get_method(self.card.dialect);
+    pub async fn get_task(&self, op: Method, task: &TaskId) -> Result<wire::TaskView, RemoteError> {
+        let method = protocol::get_method(self.card.dialect);
         let result = self
             .call(
                 op,
@@ -252,103 +249,95 @@ impl A2aClient {
     /// Read-only checks for the probe: each call can only read. Unknown ids are used on purpose.
     pub async fn probe_reads(&self) {
         let _ = self
-            .get_task(LogicalOp::Status, &TaskId::new("argus-probe-no-such-task"))
+            .get_task(Method::Status, &TaskId::new("argus-probe-no-such-task"))
             .await;
-        if let Ok(m) = self.extension_method(LogicalOp::ReadControl, "read_control") {
+        if let Ok(m) = self.extension_method(Method::ReadControl, "read_control") {
             let _ = self
                 .call(
-                    LogicalOp::ReadControl,
+                    Method::ReadControl,
                     &m,
-                    json!({"campaign_id": "argus-probe"}),
+                    params(&ReadControlParams {
+                        campaign_id: "argus-probe",
+                    }),
                     VersionHeader::None,
                 )
                 .await;
         }
-        if let Ok(m) = self.extension_method(LogicalOp::RequestStatus, "request_status") {
-            let params = json!({"campaign_id": "argus-probe", "request_id": uuid::Uuid::new_v4().to_string()});
+        if let Ok(m) = self.extension_method(Method::RequestStatus, "request_status") {
+            let request_id = uuid::Uuid::new_v4().to_string();
+            let params = params(&RequestStatusParams {
+                campaign_id: "argus-probe",
+                request_id: &request_id,
+            });
             let _ = self
-                .call(LogicalOp::RequestStatus, &m, params, VersionHeader::None)
+                .call(Method::RequestStatus, &m, params, VersionHeader::None)
                 .await;
         }
     }
 
-    /// Send a plain message for a read-only observer (never used to write a campaign).
-    fn write_meta(call: &WriteCall<'_>) -> Value {
-        json!({
-            "campaign_id": call.campaign_id(),
-            "controller_id": call.controller_id().as_str(),
-            "controller_epoch": call.controller_epoch(),
-            "request_id": call.request_id().as_str(),
-            // The contract (000, line 30) wants the envelope with every mutation, not only claims.
-            "constraints": constraints_envelope(),
-        })
-    }
-}
-
-fn parse_lease(v: &Value) -> Result<Option<Lease>, RemoteError> {
-    match v {
-        Value::Null => Ok(None),
-        Value::Object(_) => {
-            let controller = v
-                .get("controller_id")
-                .and_then(Value::as_str)
-                .ok_or(RemoteError::MalformedResponse)?;
-            let epoch = v
-                .get("epoch")
-                .and_then(wire::as_u64)
-                .ok_or(RemoteError::MalformedResponse)?;
-            let expires_at = v
-                .get("expires_at")
-                .and_then(wire::as_u64)
-                .ok_or(RemoteError::MalformedResponse)?;
-            Ok(Some(Lease {
-                controller_id: ControllerId::new(controller),
-                epoch,
-                expires_at,
-            }))
+    /// The identity every lease-bound call carries: the token's own epoch, the request id, the
+    /// strict envelope.
+    fn write_meta<'a>(call: &'a WriteCall<'_>) -> WriteMeta<'a> {
+        WriteMeta {
+            campaign_id: call.campaign_id(),
+            controller_id: call.controller_id().as_str(),
+            controller_epoch: call.controller_epoch(),
+            request_id: call.request_id().as_str(),
+            constraints: Constraints::strict(),
         }
-        _ => Err(RemoteError::MalformedResponse),
     }
 }
 
-fn lease_of(result: &Value) -> Result<Lease, RemoteError> {
-    parse_lease(result.get("lease").unwrap_or(&Value::Null))?.ok_or(RemoteError::MalformedResponse)
+/// Serialise a request's params (typed in `protocol`; serialising them cannot fail).
+fn params<T: Serialize>(p: &T) -> Value {
+    serde_json::to_value(p).unwrap_or(Value::Null)
+}
+
+/// Read a typed answer; anything that does not fit the contract is a malformed response.
+fn answer<T: serde::de::DeserializeOwned>(result: Value) -> Result<T, RemoteError> {
+    serde_json::from_value(result).map_err(|_| RemoteError::MalformedResponse)
+}
+
+fn lease_of(w: WireLease) -> Lease {
+    Lease {
+        controller_id: ControllerId::new(w.controller_id),
+        epoch: w.epoch,
+        expires_at: w.expires_at,
+    }
+}
+
+/// A claim or renewal must answer with a lease.
+fn granted(result: Value) -> Result<Lease, RemoteError> {
+    answer::<LeaseAnswer>(result)?
+        .lease
+        .map(lease_of)
+        .ok_or(RemoteError::MalformedResponse)
 }
 
 impl Transport for A2aClient {
     async fn claim_control(&self, call: ClaimCall<'_>) -> Result<Lease, RemoteError> {
         self.require_mutation("claim_control")?;
-        let method = self.extension_method(LogicalOp::ClaimControl, "claim_control")?;
-        let params = json!({
-            "campaign_id": call.campaign_id,
-            "controller_id": call.controller_id.as_str(),
-            "ttl_seconds": call.ttl_seconds,
-            "request_id": call.request_id.as_str(),
-            "constraints": constraints_envelope(),
+        let method = self.extension_method(Method::ClaimControl, "claim_control")?;
+        let params = params(&ClaimParams {
+            campaign_id: call.campaign_id,
+            controller_id: call.controller_id.as_str(),
+            ttl_seconds: call.ttl_seconds,
+            request_id: call.request_id.as_str(),
+            constraints: Constraints::strict(),
         });
-        lease_of(
-            &self
-                .call(
-                    LogicalOp::ClaimControl,
-                    &method,
-                    params,
-                    VersionHeader::None,
-                )
+        granted(
+            self.call(Method::ClaimControl, &method, params, VersionHeader::None)
                 .await?,
         )
     }
 
     async fn read_control(&self, campaign_id: &str) -> Result<Option<Lease>, RemoteError> {
-        let method = self.extension_method(LogicalOp::ReadControl, "read_control")?;
+        let method = self.extension_method(Method::ReadControl, "read_control")?;
+        let params = params(&ReadControlParams { campaign_id });
         let result = self
-            .call(
-                LogicalOp::ReadControl,
-                &method,
-                json!({"campaign_id": campaign_id}),
-                VersionHeader::None,
-            )
+            .call(Method::ReadControl, &method, params, VersionHeader::None)
             .await?;
-        parse_lease(result.get("lease").unwrap_or(&Value::Null))
+        Ok(answer::<LeaseAnswer>(result)?.lease.map(lease_of))
     }
 
     async fn renew_control(
@@ -357,34 +346,26 @@ impl Transport for A2aClient {
         ttl_seconds: u64,
     ) -> Result<Lease, RemoteError> {
         self.require_mutation("renew_control")?;
-        let method = self.extension_method(LogicalOp::RenewControl, "renew_control")?;
-        let mut params = Self::write_meta(&call);
-        params["ttl_seconds"] = json!(ttl_seconds);
-        lease_of(
-            &self
-                .call(
-                    LogicalOp::RenewControl,
-                    &method,
-                    params,
-                    VersionHeader::None,
-                )
+        let method = self.extension_method(Method::RenewControl, "renew_control")?;
+        let params = params(&RenewParams {
+            meta: Self::write_meta(&call),
+            ttl_seconds,
+        });
+        granted(
+            self.call(Method::RenewControl, &method, params, VersionHeader::None)
                 .await?,
         )
     }
 
     async fn release_control(&self, call: WriteCall<'_>) -> Result<(), RemoteError> {
         self.require_mutation("release_control")?;
-        let method = self.extension_method(LogicalOp::ReleaseControl, "release_control")?;
+        let method = self.extension_method(Method::ReleaseControl, "release_control")?;
+        let params = params(&Self::write_meta(&call));
         let result = self
-            .call(
-                LogicalOp::ReleaseControl,
-                &method,
-                Self::write_meta(&call),
-                VersionHeader::None,
-            )
+            .call(Method::ReleaseControl, &method, params, VersionHeader::None)
             .await?;
-        match result.get("released").and_then(Value::as_bool) {
-            Some(true) => Ok(()),
+        match answer::<ReleaseAnswer>(result)? {
+            ReleaseAnswer { released: true } => Ok(()),
             _ => Err(RemoteError::MalformedResponse),
         }
     }
@@ -395,7 +376,7 @@ impl Transport for A2aClient {
         request: &SubmitRequest,
     ) -> Result<TaskId, RemoteError> {
         self.require_mutation("submit")?;
-        let mut meta = json!({ "argus_supervisor": Self::write_meta(&call) });
+        let mut meta = json!({ "argus_supervisor": params(&Self::write_meta(&call)) });
         if let Some(project) = &request.project {
             meta["project"] = json!(project);
         }
@@ -407,8 +388,8 @@ impl Transport for A2aClient {
         );
         let result = self
             .call(
-                LogicalOp::Submit,
-                wire::send_method(self.card.dialect),
+                Method::Submit,
+                protocol::send_method(self.card.dialect),
                 params,
                 self.core_version(),
             )
@@ -425,27 +406,33 @@ impl Transport for A2aClient {
         intervention: &str,
     ) -> Result<(), RemoteError> {
         self.require_mutation("intervene")?;
-        let method = self.extension_method(LogicalOp::Intervene, "intervene")?;
-        let mut params = Self::write_meta(&call);
-        params["task_id"] = json!(task.as_str());
-        params["intervention"] = json!({"text": intervention});
-        self.call(LogicalOp::Intervene, &method, params, VersionHeader::None)
+        let method = self.extension_method(Method::Intervene, "intervene")?;
+        let params = params(&InterveneParams {
+            meta: Self::write_meta(&call),
+            task_id: task.as_str(),
+            intervention: Intervention { text: intervention },
+        });
+        self.call(Method::Intervene, &method, params, VersionHeader::None)
             .await
             .map(|_| ())
     }
 
     async fn cancel(&self, call: WriteCall<'_>, task: &TaskId) -> Result<(), RemoteError> {
         self.require_mutation("cancel")?;
-        let method = self.extension_method(LogicalOp::Cancel, "cancel")?;
-        let params =
-            json!({"id": task.as_str(), "metadata": {"argus_supervisor": Self::write_meta(&call)}});
-        let version = if method == wire::cancel_method(Dialect::V1) {
+        let method = self.extension_method(Method::Cancel, "cancel")?;
+        let params = params(&protocol::CancelParams {
+            id: task.as_str(),
+            metadata: SupervisorMetadata {
+                argus_supervisor: Self::write_meta(&call),
+            },
+        });
+        let version = if method == protocol::cancel_method(Dialect::V1) {
             VersionHeader::V1
         } else {
             VersionHeader::None
         };
         // The reply is advisory (some servers show the pre-cancel state): completion is polled.
-        self.call(LogicalOp::Cancel, &method, params, version)
+        self.call(Method::Cancel, &method, params, version)
             .await
             .map(|_| ())
     }
@@ -455,37 +442,32 @@ impl Transport for A2aClient {
         campaign_id: &str,
         request_id: &RequestId,
     ) -> Result<ReadbackAnswer, RemoteError> {
-        let method = self.extension_method(LogicalOp::RequestStatus, "request_status")?;
-        let params = json!({"campaign_id": campaign_id, "request_id": request_id.as_str()});
+        let method = self.extension_method(Method::RequestStatus, "request_status")?;
+        let params = params(&RequestStatusParams {
+            campaign_id,
+            request_id: request_id.as_str(),
+        });
         let result = self
-            .call(
-                LogicalOp::RequestStatus,
-                &method,
-                params,
-                VersionHeader::None,
-            )
+            .call(Method::RequestStatus, &method, params, VersionHeader::None)
             .await?;
-        if result.get("request_id").and_then(Value::as_str) != Some(request_id.as_str()) {
+        let status: RequestStatusAnswer = answer(result)?;
+        if status.request_id != request_id.as_str() {
             return Err(RemoteError::MalformedResponse);
         }
-        match result.get("state").and_then(Value::as_str) {
-            Some("applied") => Ok(ReadbackAnswer::Applied {
-                task: result
-                    .get("task_id")
-                    .and_then(Value::as_str)
-                    .map(TaskId::new),
-            }),
-            Some("not_applied") => Ok(ReadbackAnswer::NotApplied),
-            _ => Err(RemoteError::MalformedResponse),
-        }
+        Ok(match status.state {
+            RequestState::Applied => ReadbackAnswer::Applied {
+                task: status.task_id.map(TaskId::new),
+            },
+            RequestState::NotApplied => ReadbackAnswer::NotApplied,
+        })
     }
 
     async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
-        Ok(self.get_task(LogicalOp::Status, task).await?.observation())
+        Ok(self.get_task(Method::Status, task).await?.observation())
     }
 
     async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
-        Ok(self.get_task(LogicalOp::Evidence, task).await?.evidence())
+        Ok(self.get_task(Method::Evidence, task).await?.evidence())
     }
 }
 
@@ -497,7 +479,7 @@ pub struct ProbeReport {
     pub dialect: Option<Dialect>,
     pub card_sha256: Option<String>,
     pub card_path: Option<&'static str>,
-    pub operations: BTreeMap<LogicalOp, OpStatus>,
+    pub operations: BTreeMap<Method, OpStatus>,
     pub mutation_enabled: bool,
     pub mutation_reason: String,
     pub error: Option<&'static str>,

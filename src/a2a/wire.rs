@@ -228,28 +228,6 @@ fn parse_artifacts(v: Option<&Value>) -> Vec<Artifact> {
     out
 }
 
-/// Method names per dialect for the core operations.
-pub fn send_method(d: Dialect) -> &'static str {
-    match d {
-        Dialect::V03 => "message/send",
-        Dialect::V1 => "SendMessage",
-    }
-}
-
-pub fn get_method(d: Dialect) -> &'static str {
-    match d {
-        Dialect::V03 => "tasks/get",
-        Dialect::V1 => "GetTask",
-    }
-}
-
-pub fn cancel_method(d: Dialect) -> &'static str {
-    match d {
-        Dialect::V03 => "tasks/cancel",
-        Dialect::V1 => "CancelTask",
-    }
-}
-
 /// `message/send` / `SendMessage` params: non-blocking, `messageId` = request id, campaign metadata.
 pub fn send_params(d: Dialect, message_id: &str, text: &str, metadata: Value) -> Value {
     match d {

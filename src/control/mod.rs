@@ -32,8 +32,7 @@ pub use argus_machines::{
 };
 pub use error::{RemoteError, TlsClass};
 pub use transport::{
-    constraints_envelope, Artifact, ClaimCall, Disconnected, Evidence, SubmitRequest, Transport,
-    WriteCall,
+    Artifact, ClaimCall, Disconnected, Evidence, SubmitRequest, Transport, WriteCall,
 };
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.

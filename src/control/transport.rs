@@ -55,19 +55,6 @@ pub struct ClaimCall<'a> {
     pub request_id: &'a RequestId,
 }
 
-/// The fixed constraints envelope sent with every claim: remote-only execution, and none of
-/// publication, destructive Git, credential change, force push or merge. Nothing can relax it.
-pub fn constraints_envelope() -> serde_json::Value {
-    serde_json::json!({
-        "execution": "remote_only",
-        "publication": false,
-        "destructive_git": false,
-        "credential_change": false,
-        "force_push": false,
-        "merge": false,
-    })
-}
-
 /// What to submit: the task text and the optional project selection (sent as metadata).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubmitRequest {

@@ -15,10 +15,9 @@ pub mod scenario;
 mod world;
 
 pub use scenario::Scenario;
-pub use world::{
-    constraints_envelope, Audit, AuditEntry, Counters, LeaseEntry, World, EXTENSION_URI,
-};
+pub use world::{Audit, AuditEntry, Counters, World, EXTENSION_URI};
 
+use crate::protocol::{ErrorCode, WireLease};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -366,7 +365,7 @@ impl SimHandle {
         self.shared.now_ms()
     }
 
-    pub fn lease(&self, campaign_id: &str) -> Option<LeaseEntry> {
+    pub fn lease(&self, campaign_id: &str) -> Option<WireLease> {
         let now = self.shared.now_ms();
         self.shared.world().lease(campaign_id, now)
     }
@@ -593,7 +592,12 @@ async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
     }
     let Ok(envelope) = serde_json::from_slice::<Value>(&body) else {
         refuse("(unparseable)", "-32700 parse error");
-        return Json(rpc_error(Value::Null, world::code::PARSE, "parse error")).into_response();
+        return Json(rpc_error(
+            Value::Null,
+            ErrorCode::Parse.code(),
+            "parse error",
+        ))
+        .into_response();
     };
     let id = envelope.get("id").cloned().unwrap_or(Value::Null);
     let method = match (
@@ -605,7 +609,7 @@ async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
             refuse("(invalid)", "-32600 invalid request");
             return Json(rpc_error(
                 id,
-                world::code::INVALID_REQUEST,
+                ErrorCode::InvalidRequest.code(),
                 "invalid request",
             ))
             .into_response();

@@ -6,6 +6,7 @@
 //! updates (heartbeat_seq, metrics, stdout) evenly until the next step, without a revision change.
 //! The state of a task at any instant is a pure function of its timeline and its age.
 
+use crate::protocol::TaskState;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -42,7 +43,7 @@ pub struct Timeline {
 pub struct Step {
     pub at_ms: u64,
     /// An A2A v0.3 state name; anything else is reported as-is (for the unknown-state fault).
-    pub state: String,
+    pub state: TaskState,
     #[serde(default)]
     pub stage: Option<String>,
     #[serde(default)]

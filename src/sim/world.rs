@@ -6,26 +6,16 @@
 
 use super::scenario::{Scenario, Timeline};
 use super::{CardChange, Fault};
+use crate::protocol::{
+    Constraints, ErrorCode, LeaseAnswer, Method, ReleaseAnswer, RequestState, RequestStatusAnswer,
+    TaskState, WireLease,
+};
+use argus_machines::RemoteState;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
 pub const EXTENSION_URI: &str = "urn:openoperator:campaign-control:v1";
-
-/// JSON-RPC error codes the sim answers with (PROTOCOL.md).
-pub mod code {
-    pub const PARSE: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    pub const TASK_NOT_FOUND: i64 = -32001;
-    pub const NOT_CANCELABLE: i64 = -32002;
-    pub const HELD_BY_OTHER: i64 = -32010;
-    pub const STALE_EPOCH: i64 = -32011;
-    pub const LEASE_EXPIRED: i64 = -32012;
-    pub const POLICY: i64 = -32013;
-    pub const UNKNOWN_CAMPAIGN: i64 = -32014;
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RpcError {
@@ -33,36 +23,23 @@ pub struct RpcError {
     pub message: &'static str,
 }
 
-fn err(code: i64, message: &'static str) -> RpcError {
-    RpcError { code, message }
+fn err(code: ErrorCode, message: &'static str) -> RpcError {
+    RpcError {
+        code: code.code(),
+        message,
+    }
 }
 
-/// The contract's constraints envelope: a claim must carry it, no less strict.
-pub use crate::control::constraints_envelope;
-
+/// A claim (and every mutation) must carry the contract's envelope, no less strict.
 fn constraints_ok(given: Option<&Value>) -> bool {
-    let Some(Value::Object(given)) = given else {
-        return false;
-    };
-    let Value::Object(required) = constraints_envelope() else {
-        return false;
-    };
-    required.iter().all(|(k, v)| given.get(k) == Some(v))
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LeaseEntry {
-    pub controller_id: String,
-    pub epoch: u64,
-    /// Unix seconds on the sim's clock.
-    pub expires_at: u64,
+    Constraints::is_strict(given)
 }
 
 #[derive(Debug, Default)]
 struct CampaignLease {
     /// The highest epoch ever granted; the next takeover gets epoch + 1.
     epoch: u64,
-    lease: Option<LeaseEntry>,
+    lease: Option<WireLease>,
 }
 
 #[derive(Debug)]
@@ -206,7 +183,7 @@ fn u64_param(p: &Value, key: &str) -> Option<u64> {
 fn require_str<'a>(p: &'a Value, key: &str) -> Result<&'a str, RpcError> {
     str_param(p, key)
         .filter(|s| !s.is_empty() && s.len() <= 256)
-        .ok_or(err(code::INVALID_PARAMS, "invalid params"))
+        .ok_or(err(ErrorCode::InvalidParams, "invalid params"))
 }
 
 /// Instructions aimed at an LLM reading the status, and markup aimed at a page showing it: both
@@ -249,9 +226,9 @@ impl World {
         for i in 0..n {
             let campaign = format!("bench-{i}");
             let granted = self.call(
-                "campaign/claim_control",
+                Method::ClaimControl.contract_name(),
                 &json!({"campaign_id": campaign, "controller_id": "bench-seeder", "ttl_seconds": 86_400,
-                        "request_id": format!("seed-claim-{i}"), "constraints": constraints_envelope()}),
+                        "request_id": format!("seed-claim-{i}"), "constraints": Constraints::strict_json()}),
                 now,
             );
             let epoch = granted
@@ -259,12 +236,12 @@ impl World {
                 .and_then(|g| g.pointer("/lease/epoch").and_then(Value::as_u64))
                 .unwrap_or(1);
             let _ = self.call(
-                "message/send",
+                Method::Submit.contract_name(),
                 &json!({"message": {"kind": "message", "role": "user", "messageId": format!("seed-send-{i}"),
                                     "parts": [{"kind": "text", "text": "bench"}]},
                         "metadata": {"argus_supervisor": {"campaign_id": campaign, "controller_id": "bench-seeder",
                             "controller_epoch": epoch, "request_id": format!("seed-send-{i}"),
-                            "constraints": constraints_envelope()}}}),
+                            "constraints": Constraints::strict_json()}}}),
                 now,
             );
         }
@@ -297,7 +274,7 @@ impl World {
     pub fn take_over(&mut self, campaign_id: &str, controller_id: &str, now_ms: u64) {
         let c = self.campaigns.entry(campaign_id.to_string()).or_default();
         c.epoch += 1;
-        c.lease = Some(LeaseEntry {
+        c.lease = Some(WireLease {
             controller_id: controller_id.to_string(),
             epoch: c.epoch,
             expires_at: now_ms / 1000 + 600,
@@ -312,7 +289,7 @@ impl World {
         }
     }
 
-    pub fn lease(&self, campaign_id: &str, now_ms: u64) -> Option<LeaseEntry> {
+    pub fn lease(&self, campaign_id: &str, now_ms: u64) -> Option<WireLease> {
         self.campaigns
             .get(campaign_id)
             .and_then(|c| c.lease.clone())
@@ -323,16 +300,10 @@ impl World {
 
     pub fn card(&self, base_url: &str, token_required: bool) -> Value {
         let mut operations = Map::new();
-        for (op, method) in [
-            ("claim_control", "campaign/claim_control"),
-            ("read_control", "campaign/read_control"),
-            ("renew_control", "campaign/renew_control"),
-            ("release_control", "campaign/release_control"),
-            ("intervene", "campaign/intervene"),
-            ("request_status", "campaign/request_status"),
-            ("cancel", "tasks/cancel"),
-        ] {
-            operations.insert(op.into(), json!(method));
+        for m in Method::ALL {
+            if let Some(op) = m.extension_key() {
+                operations.insert(op.into(), json!(m.contract_name()));
+            }
         }
         let mut enforced = true;
         let mut description =
@@ -391,14 +362,15 @@ impl World {
     /// Handle one JSON-RPC call and record it in the audit.
     pub fn call(&mut self, method: &str, params: &Value, now_ms: u64) -> Result<Value, RpcError> {
         let mut seen = Seen::default();
-        let result = self.dispatch(method, params, now_ms, &mut seen);
-        self.note_supervisor_side(method, &seen, &result, now_ms);
+        let op = Method::from_contract_name(method);
+        let result = self.dispatch(op, params, now_ms, &mut seen);
+        self.note_supervisor_side(op, &seen, &result, now_ms);
         *self
             .counters
             .requests_per_method
             .entry(method.to_string())
             .or_default() += 1;
-        if matches!(&result, Err(e) if e.code == code::STALE_EPOCH) {
+        if matches!(&result, Err(e) if e.code == ErrorCode::StaleEpoch.code()) {
             self.counters.rejected_stale_epoch += 1;
         }
         if result.is_ok() && seen.mutation {
@@ -449,12 +421,12 @@ impl World {
     /// on whether this remote accepted it.
     fn note_supervisor_side(
         &mut self,
-        method: &str,
+        method: Option<Method>,
         seen: &Seen,
         result: &Result<Value, RpcError>,
         now_ms: u64,
     ) {
-        if method == "message/send" {
+        if method == Some(Method::Submit) {
             if let Some(id) = &seen.request_id {
                 let n = self
                     .counters
@@ -471,7 +443,7 @@ impl World {
             return;
         };
         // A claim's grant, or a lease shown by read_control: the holder now knows it.
-        if matches!(method, "campaign/claim_control" | "campaign/read_control") {
+        if matches!(method, Some(Method::ClaimControl | Method::ReadControl)) {
             let lease = result.as_ref().ok().and_then(|a| a.get("lease"));
             let field = |k: &str| lease.and_then(|l| l.get(k));
             if let (Some(holder), Some(epoch), Some(expires_at)) = (
@@ -521,12 +493,12 @@ impl World {
             return;
         };
         match (method, result) {
-            ("campaign/renew_control", Ok(a)) => {
+            (Some(Method::RenewControl), Ok(a)) => {
                 if let Some(x) = a.pointer("/lease/expires_at").and_then(Value::as_u64) {
                     told.expires_at = told.expires_at.max(x);
                 }
             }
-            ("campaign/release_control", Ok(_)) => told.released = true,
+            (Some(Method::ReleaseControl), Ok(_)) => told.released = true,
             _ => {}
         }
     }
@@ -553,29 +525,32 @@ impl World {
 
     fn dispatch(
         &mut self,
-        method: &str,
+        method: Option<Method>,
         p: &Value,
         now: u64,
         seen: &mut Seen,
     ) -> Result<Value, RpcError> {
         if !p.is_object() {
-            return Err(err(code::INVALID_PARAMS, "invalid params"));
+            return Err(err(ErrorCode::InvalidParams, "invalid params"));
         }
+        let Some(method) = method else {
+            return Err(err(ErrorCode::MethodNotFound, "method not found"));
+        };
         match method {
-            "message/send" => self.send(p, now, seen),
-            "tasks/get" => self.get(p, now),
-            "tasks/cancel" => self.cancel(p, now, seen),
-            "campaign/claim_control" => self.claim(p, now, seen),
-            "campaign/read_control" => {
+            Method::Submit => self.send(p, now, seen),
+            Method::Status | Method::Evidence => self.get(p, now),
+            Method::Cancel => self.cancel(p, now, seen),
+            Method::ClaimControl => self.claim(p, now, seen),
+            Method::ReadControl => {
                 let campaign = require_str(p, "campaign_id")?;
                 seen.campaign_id = Some(campaign.to_string());
-                Ok(json!({ "lease": self.lease(campaign, now) }))
+                let lease = self.lease(campaign, now);
+                Ok(json!(LeaseAnswer { lease }))
             }
-            "campaign/renew_control" => self.renew(p, now, seen),
-            "campaign/release_control" => self.release(p, now, seen),
-            "campaign/intervene" => self.intervene(p, now, seen),
-            "campaign/request_status" => self.request_status(p, seen),
-            _ => Err(err(code::METHOD_NOT_FOUND, "method not found")),
+            Method::RenewControl => self.renew(p, now, seen),
+            Method::ReleaseControl => self.release(p, now, seen),
+            Method::Intervene => self.intervene(p, now, seen),
+            Method::RequestStatus => self.request_status(p, seen),
         }
     }
 
@@ -588,21 +563,22 @@ impl World {
         now_ms: u64,
     ) -> Result<(), RpcError> {
         let Some(c) = self.campaigns.get(campaign) else {
-            return Err(err(code::UNKNOWN_CAMPAIGN, "unknown campaign"));
+            return Err(err(ErrorCode::UnknownCampaign, "unknown campaign"));
         };
         match &c.lease {
-            Some(l) if l.controller_id != controller && l.expires_at > now_ms / 1000 => {
-                Err(err(code::HELD_BY_OTHER, "lease held by another controller"))
-            }
+            Some(l) if l.controller_id != controller && l.expires_at > now_ms / 1000 => Err(err(
+                ErrorCode::HeldByOther,
+                "lease held by another controller",
+            )),
             Some(l) if l.epoch != epoch || l.controller_id != controller => {
-                Err(err(code::STALE_EPOCH, "stale epoch"))
+                Err(err(ErrorCode::StaleEpoch, "stale epoch"))
             }
             Some(l) if l.expires_at <= now_ms / 1000 => {
-                Err(err(code::LEASE_EXPIRED, "lease expired"))
+                Err(err(ErrorCode::LeaseExpired, "lease expired"))
             }
             Some(_) => Ok(()),
-            None if epoch != c.epoch => Err(err(code::STALE_EPOCH, "stale epoch")),
-            None => Err(err(code::LEASE_EXPIRED, "lease expired")),
+            None if epoch != c.epoch => Err(err(ErrorCode::StaleEpoch, "stale epoch")),
+            None => Err(err(ErrorCode::LeaseExpired, "lease expired")),
         }
     }
 
@@ -616,15 +592,18 @@ impl World {
         seen.campaign_id = Some(campaign.to_string());
         let controller = require_str(p, "controller_id")?;
         seen.controller_id = Some(controller.to_string());
-        let epoch =
-            u64_param(p, "controller_epoch").ok_or(err(code::INVALID_PARAMS, "invalid params"))?;
+        let epoch = u64_param(p, "controller_epoch")
+            .ok_or(err(ErrorCode::InvalidParams, "invalid params"))?;
         seen.epoch = Some(epoch);
         let request = require_str(p, "request_id")?;
         seen.request_id = Some(request.to_string());
         seen.constraints = Some(constraints_ok(p.get("constraints")));
         // A relaxed envelope is refused; a missing one is recorded (the audit shows who omits it).
         if p.get("constraints").is_some() && !constraints_ok(p.get("constraints")) {
-            return Err(err(code::POLICY, "policy constraint violated"));
+            return Err(err(
+                ErrorCode::PolicyViolation,
+                "policy constraint violated",
+            ));
         }
         Ok((campaign, controller, epoch, request))
     }
@@ -640,7 +619,7 @@ impl World {
         self.counters.duplicate_request_ids += 1;
         if first.campaign_id != campaign || first.method != method {
             return Some(Err(err(
-                code::INVALID_PARAMS,
+                ErrorCode::InvalidParams,
                 "request id reused for another call",
             )));
         }
@@ -675,25 +654,31 @@ impl World {
         seen.request_id = Some(request.to_string());
         let ttl = u64_param(p, "ttl_seconds")
             .filter(|t| (1..=86_400).contains(t))
-            .ok_or(err(code::INVALID_PARAMS, "invalid params"))?;
+            .ok_or(err(ErrorCode::InvalidParams, "invalid params"))?;
         seen.constraints = Some(constraints_ok(p.get("constraints")));
         if !constraints_ok(p.get("constraints")) {
-            return Err(err(code::POLICY, "policy constraint violated"));
+            return Err(err(
+                ErrorCode::PolicyViolation,
+                "policy constraint violated",
+            ));
         }
-        if let Some(answer) = self.replay(request, campaign, "campaign/claim_control") {
+        if let Some(answer) = self.replay(request, campaign, Method::ClaimControl.contract_name()) {
             return answer;
         }
         let now_s = now / 1000;
         let c = self.campaigns.entry(campaign.to_string()).or_default();
         let lease = match &c.lease {
             Some(l) if l.expires_at > now_s && l.controller_id != controller => {
-                return Err(err(code::HELD_BY_OTHER, "lease held by another controller"));
+                return Err(err(
+                    ErrorCode::HeldByOther,
+                    "lease held by another controller",
+                ));
             }
             // The holder claiming again keeps its epoch (a claim is not a takeover).
             Some(l) if l.expires_at > now_s => l.clone(),
             _ => {
                 c.epoch += 1;
-                LeaseEntry {
+                WireLease {
                     controller_id: controller.to_string(),
                     epoch: c.epoch,
                     expires_at: now_s + ttl,
@@ -702,8 +687,14 @@ impl World {
         };
         c.lease = Some(lease.clone());
         seen.epoch = Some(lease.epoch);
-        let answer = json!({ "lease": lease });
-        self.remember(request, campaign, "campaign/claim_control", None, &answer);
+        let answer = json!(LeaseAnswer { lease: Some(lease) });
+        self.remember(
+            request,
+            campaign,
+            Method::ClaimControl.contract_name(),
+            None,
+            &answer,
+        );
         Ok(answer)
     }
 
@@ -711,36 +702,51 @@ impl World {
         let (campaign, controller, epoch, request) = self.identity(p, seen)?;
         let ttl = u64_param(p, "ttl_seconds")
             .filter(|t| (1..=86_400).contains(t))
-            .ok_or(err(code::INVALID_PARAMS, "invalid params"))?;
-        if let Some(answer) = self.replay(request, campaign, "campaign/renew_control") {
+            .ok_or(err(ErrorCode::InvalidParams, "invalid params"))?;
+        if let Some(answer) = self.replay(request, campaign, Method::RenewControl.contract_name()) {
             return answer;
         }
         self.fence(campaign, controller, epoch, now)?;
         let c = self
             .campaigns
             .get_mut(campaign)
-            .ok_or(err(code::UNKNOWN_CAMPAIGN, "unknown campaign"))?;
+            .ok_or(err(ErrorCode::UnknownCampaign, "unknown campaign"))?;
         let l = c
             .lease
             .as_mut()
-            .ok_or(err(code::LEASE_EXPIRED, "lease expired"))?;
+            .ok_or(err(ErrorCode::LeaseExpired, "lease expired"))?;
         l.expires_at = l.expires_at.max(now / 1000 + ttl);
-        let answer = json!({ "lease": l.clone() });
-        self.remember(request, campaign, "campaign/renew_control", None, &answer);
+        let answer = json!(LeaseAnswer {
+            lease: Some(l.clone()),
+        });
+        self.remember(
+            request,
+            campaign,
+            Method::RenewControl.contract_name(),
+            None,
+            &answer,
+        );
         Ok(answer)
     }
 
     fn release(&mut self, p: &Value, now: u64, seen: &mut Seen) -> Result<Value, RpcError> {
         let (campaign, controller, epoch, request) = self.identity(p, seen)?;
-        if let Some(answer) = self.replay(request, campaign, "campaign/release_control") {
+        if let Some(answer) = self.replay(request, campaign, Method::ReleaseControl.contract_name())
+        {
             return answer;
         }
         self.fence(campaign, controller, epoch, now)?;
         if let Some(c) = self.campaigns.get_mut(campaign) {
             c.lease = None;
         }
-        let answer = json!({ "released": true });
-        self.remember(request, campaign, "campaign/release_control", None, &answer);
+        let answer = json!(ReleaseAnswer { released: true });
+        self.remember(
+            request,
+            campaign,
+            Method::ReleaseControl.contract_name(),
+            None,
+            &answer,
+        );
         Ok(answer)
     }
 
@@ -748,30 +754,33 @@ impl World {
         let message = p
             .get("message")
             .filter(|m| m.is_object())
-            .ok_or(err(code::INVALID_PARAMS, "invalid params"))?;
+            .ok_or(err(ErrorCode::InvalidParams, "invalid params"))?;
         let message_id = require_str(message, "messageId")?;
         let meta = p
             .pointer("/metadata/argus_supervisor")
             .or_else(|| message.pointer("/metadata/argus_supervisor"))
             .ok_or(err(
-                code::INVALID_PARAMS,
+                ErrorCode::InvalidParams,
                 "metadata.argus_supervisor is required",
             ))?;
         let (campaign, controller, epoch, request) = self.identity(meta, seen)?;
         if request != message_id {
             return Err(err(
-                code::INVALID_PARAMS,
+                ErrorCode::InvalidParams,
                 "messageId must equal the request id",
             ));
         }
         if meta.get("constraints").is_some() && !constraints_ok(meta.get("constraints")) {
-            return Err(err(code::POLICY, "policy constraint violated"));
+            return Err(err(
+                ErrorCode::PolicyViolation,
+                "policy constraint violated",
+            ));
         }
         seen.text = text_of(message).map(|t| t.chars().take(200).collect());
         if text_of(message).is_none_or(|t| t.trim().is_empty()) {
-            return Err(err(code::INVALID_PARAMS, "message needs a text part"));
+            return Err(err(ErrorCode::InvalidParams, "message needs a text part"));
         }
-        if let Some(answer) = self.replay(request, campaign, "message/send") {
+        if let Some(answer) = self.replay(request, campaign, Method::Submit.contract_name()) {
             return answer;
         }
         self.fence(campaign, controller, epoch, now)?;
@@ -806,7 +815,13 @@ impl World {
             .entry(campaign.to_string())
             .or_default() += 1;
         let answer = self.task_json(&id, now, false, false);
-        self.remember(request, campaign, "message/send", Some(id), &answer);
+        self.remember(
+            request,
+            campaign,
+            Method::Submit.contract_name(),
+            Some(id),
+            &answer,
+        );
         Ok(answer)
     }
 
@@ -816,7 +831,7 @@ impl World {
         let task = self
             .tasks
             .get_mut(&id)
-            .ok_or(err(code::TASK_NOT_FOUND, "task not found"))?;
+            .ok_or(err(ErrorCode::TaskNotFound, "task not found"))?;
         task.reads += 1;
         let reads = task.reads;
         // Duplicated and out-of-order delivery: every second read repeats an older reading.
@@ -827,30 +842,36 @@ impl World {
     fn cancel(&mut self, p: &Value, now: u64, seen: &mut Seen) -> Result<Value, RpcError> {
         let id = require_str(p, "id")?.to_string();
         let meta = p.pointer("/metadata/argus_supervisor").ok_or(err(
-            code::INVALID_PARAMS,
+            ErrorCode::InvalidParams,
             "metadata.argus_supervisor is required",
         ))?;
         let (campaign, controller, epoch, request) = self.identity(meta, seen)?;
-        if let Some(answer) = self.replay(request, campaign, "tasks/cancel") {
+        if let Some(answer) = self.replay(request, campaign, Method::Cancel.contract_name()) {
             return answer;
         }
         self.fence(campaign, controller, epoch, now)?;
         let task = self
             .tasks
             .get(&id)
-            .ok_or(err(code::TASK_NOT_FOUND, "task not found"))?;
+            .ok_or(err(ErrorCode::TaskNotFound, "task not found"))?;
         if task.campaign_id != campaign {
-            return Err(err(code::TASK_NOT_FOUND, "task not found"));
+            return Err(err(ErrorCode::TaskNotFound, "task not found"));
         }
-        if is_terminal(&self.state_of(task, now)) {
-            return Err(err(code::NOT_CANCELABLE, "task not cancelable"));
+        if self.state_of(task, now).is_terminal() {
+            return Err(err(ErrorCode::NotCancelable, "task not cancelable"));
         }
         seen.mutation = true;
         if let Some(t) = self.tasks.get_mut(&id) {
             t.cancel_requested_ms.get_or_insert(now);
         }
         let answer = self.task_json(&id, now, false, false);
-        self.remember(request, campaign, "tasks/cancel", Some(id), &answer);
+        self.remember(
+            request,
+            campaign,
+            Method::Cancel.contract_name(),
+            Some(id),
+            &answer,
+        );
         Ok(answer)
     }
 
@@ -859,15 +880,15 @@ impl World {
         let id = require_str(p, "task_id")?.to_string();
         let intervention = p
             .get("intervention")
-            .ok_or(err(code::INVALID_PARAMS, "invalid params"))?;
+            .ok_or(err(ErrorCode::InvalidParams, "invalid params"))?;
         seen.text = intervention
             .get("text")
             .and_then(Value::as_str)
             .map(|t| t.chars().take(200).collect());
         if serde_json::to_string(intervention).map_or(true, |s| s.len() > 16 * 1024) {
-            return Err(err(code::INVALID_PARAMS, "intervention too large"));
+            return Err(err(ErrorCode::InvalidParams, "intervention too large"));
         }
-        if let Some(answer) = self.replay(request, campaign, "campaign/intervene") {
+        if let Some(answer) = self.replay(request, campaign, Method::Intervene.contract_name()) {
             return answer;
         }
         self.fence(campaign, controller, epoch, now)?;
@@ -875,14 +896,14 @@ impl World {
             .tasks
             .get(&id)
             .filter(|t| t.campaign_id == campaign)
-            .ok_or(err(code::TASK_NOT_FOUND, "task not found"))?;
+            .ok_or(err(ErrorCode::TaskNotFound, "task not found"))?;
         let state = self.state_of(task, now);
-        if is_terminal(&state) {
-            return Err(err(code::NOT_CANCELABLE, "task already finished"));
+        if state.is_terminal() {
+            return Err(err(ErrorCode::NotCancelable, "task already finished"));
         }
         seen.mutation = true;
         // Answering an input-required step resumes the timeline at the step after it.
-        if state == "input-required" {
+        if state == RemoteState::InputRequired.into() {
             let timeline = self.scenario.timeline(task.attempt).clone();
             let age = now.saturating_sub(task.created_ms) + task.offset_ms;
             let current = timeline
@@ -897,13 +918,19 @@ impl World {
             }
         }
         let answer = self.task_json(&id, now, false, false);
-        self.remember(request, campaign, "campaign/intervene", Some(id), &answer);
+        self.remember(
+            request,
+            campaign,
+            Method::Intervene.contract_name(),
+            Some(id),
+            &answer,
+        );
         Ok(answer)
     }
 
     fn request_status(&mut self, p: &Value, seen: &mut Seen) -> Result<Value, RpcError> {
         if self.has(|f| matches!(f, Fault::RequestStatusUnavailable)) {
-            return Err(err(code::METHOD_NOT_FOUND, "method not found"));
+            return Err(err(ErrorCode::MethodNotFound, "method not found"));
         }
         let campaign = require_str(p, "campaign_id")?;
         seen.campaign_id = Some(campaign.to_string());
@@ -915,14 +942,16 @@ impl World {
                 .get(request)
                 .filter(|a| a.campaign_id == campaign)
             {
-                Some(a) => {
-                    let mut v = json!({ "request_id": request, "state": "applied" });
-                    if let Some(t) = &a.task_id {
-                        v["task_id"] = json!(t);
-                    }
-                    v
-                }
-                None => json!({ "request_id": request, "state": "not_applied" }),
+                Some(a) => json!(RequestStatusAnswer {
+                    request_id: request.to_string(),
+                    state: RequestState::Applied,
+                    task_id: a.task_id.clone(),
+                }),
+                None => json!(RequestStatusAnswer {
+                    request_id: request.to_string(),
+                    state: RequestState::NotApplied,
+                    task_id: None,
+                }),
             },
         )
     }
@@ -942,12 +971,12 @@ impl World {
         let requested = task.cancel_requested_ms?;
         let at = requested + self.timeline(task).cancel_after_ms;
         let age_then = Self::age(task, requested);
-        (!is_terminal(&self.timeline(task).at(age_then).step.state)).then_some(at)
+        (!self.timeline(task).at(age_then).step.state.is_terminal()).then_some(at)
     }
 
-    fn state_of(&self, task: &SimTask, now: u64) -> String {
+    fn state_of(&self, task: &SimTask, now: u64) -> TaskState {
         if self.canceled_at(task).is_some_and(|at| now >= at) {
-            return "canceled".into();
+            return RemoteState::Canceled.into();
         }
         self.timeline(task)
             .at(Self::age(task, now))
@@ -998,7 +1027,7 @@ impl World {
             .collect();
         let mut message = r.step.message.clone();
         if canceled.is_some() && !older {
-            state = "canceled".into();
+            state = RemoteState::Canceled.into();
             revision += 1;
             heartbeat_seq += 1;
             message = Some("Canceled at the controller's request.".into());
@@ -1019,7 +1048,7 @@ impl World {
             }
         }
         if self.has(|f| matches!(f, Fault::UnknownState)) && !older {
-            state = "paused-by-operator".into();
+            state = TaskState::Other("paused-by-operator".into());
         }
         let mut campaign_id = task.campaign_id.clone();
         if self.has(|f| matches!(f, Fault::ForeignArtifact)) {
@@ -1096,10 +1125,6 @@ fn text_of(message: &Value) -> Option<String> {
         .filter_map(|p| p.get("text").and_then(Value::as_str))
         .collect();
     (!text.is_empty()).then(|| text.join("\n"))
-}
-
-fn is_terminal(state: &str) -> bool {
-    matches!(state, "completed" | "failed" | "canceled" | "rejected")
 }
 
 fn artifact_json(
