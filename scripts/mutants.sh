@@ -7,6 +7,8 @@
 #
 #   scripts/mutants.sh                               # the four files, smallest first
 #   scripts/mutants.sh machines/src/record.rs        # only the files given
+#   ARGUS_MUTANTS_ITERATE=1 scripts/mutants.sh F     # again, skipping what the last run caught
+#   ARGUS_MUTANTS_JOBS=2 scripts/mutants.sh          # two mutants at once
 #
 # Output goes to $ARGUS_MUTANTS_OUT (default /var/tmp/argus-mutants), builds to
 # $ARGUS_MUTANTS_TARGET (default /var/tmp/argus-mutants-target): both outside the clone, and
@@ -28,6 +30,9 @@ for f in "${files[@]}"; do
     echo "== $f -> $dir"
     # Exit 2 (survivors) and 3 (timeouts) are results to read, not failures of the run.
     rc=0
-    cargo mutants -p argus-machines --profile mutants --no-shuffle -j1 -f "$f" -o "$dir" || rc=$?
+    iterate=()
+    if [ -n "${ARGUS_MUTANTS_ITERATE:-}" ]; then iterate=(--iterate); fi
+    cargo mutants -p argus-machines --profile mutants --no-shuffle -j "${ARGUS_MUTANTS_JOBS:-1}" \
+        "${iterate[@]}" -f "$f" -o "$dir" || rc=$?
     case $rc in 0 | 2 | 3) ;; *) exit "$rc" ;; esac
 done

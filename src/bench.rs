@@ -283,9 +283,10 @@ fn durable_round(store: &Store, k: usize, round: usize) -> Result<(f64, f64), St
     machine.step(&Event::Operator(argus_machines::Command::Observe {
         task: Some(TaskId::new("t")),
     }));
-    let path = store.campaign_path(&id).map_err(|e| e.to_string())?;
-    let events = store.events_path(&id).map_err(|e| e.to_string())?;
-    let feed = store.messages_path(&id).map_err(|e| e.to_string())?;
+    let cid = crate::store::validate_campaign_id(&id).map_err(|e| e.to_string())?;
+    let path = store.campaign_path(&cid);
+    let events = store.events_path(&cid);
+    let feed = store.messages_path(&cid);
     let mut doc = CampaignDoc::new(&machine, &id, 0);
     let started = Instant::now();
     for i in 0..k {

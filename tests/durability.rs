@@ -488,7 +488,9 @@ async fn a_torn_event_line_does_not_take_the_next_event_with_it() {
     wait_state(&rt, "c1", StateName::Detached).await;
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
-    let path = r.store.events_path("c1").expect("path");
+    let path = r
+        .store
+        .events_path(&argus_supervisor::store::CampaignId::parse("c1").expect("id"));
     let (lines, bad): (Vec<serde_json::Value>, usize) =
         r.store.read_lines(&path).expect("readable");
     assert_eq!(bad, 0, "the torn line was cut before the next append");

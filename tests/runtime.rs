@@ -697,7 +697,9 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
     wait_state(&rt, "c1", StateName::Running).await;
     rt.kill();
     drop(rt);
-    let path = r.store.campaign_path("c1").expect("path");
+    let path = r
+        .store
+        .campaign_path(&argus_supervisor::store::CampaignId::parse("c1").expect("id"));
     std::fs::write(&path, b"{\"schema_version\": 1, \"campaign_id\": \"c1\", \"machine\": {\"state\": \"controlling.run").expect("corrupt");
     let rt = runtime(&r).await;
     assert_eq!(rt.recovery_reports.len(), 1, "{:?}", rt.recovery_reports);

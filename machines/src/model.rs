@@ -37,6 +37,64 @@ id_type!(
     /// The durable id the remote gave a task (`result.id`).
     TaskId
 );
+
+/// A campaign's id, validated once where it enters (an API path, a CLI argument, a file name):
+/// 1–128 characters of `A-Z a-z 0-9 . _ -`, not starting with a dot. Anything built from it — a
+/// store path above all — cannot fail and cannot leave the state root.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct CampaignId(String);
+
+/// A campaign id that is empty, too long, starts with a dot, or has a character outside
+/// `A-Z a-z 0-9 . _ -`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("invalid campaign id (1-128 characters of A-Z a-z 0-9 . _ -, not starting with a dot)")]
+pub struct InvalidCampaignId;
+
+impl CampaignId {
+    /// The longest id accepted.
+    pub const MAX_LEN: usize = 128;
+
+    /// Check an id once; the value is valid for good.
+    pub fn parse(id: impl Into<String>) -> Result<CampaignId, InvalidCampaignId> {
+        let id = id.into();
+        let ok = !id.is_empty()
+            && id.len() <= Self::MAX_LEN
+            && !id.starts_with('.')
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+        if ok {
+            Ok(CampaignId(id))
+        } else {
+            Err(InvalidCampaignId)
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for CampaignId {
+    type Error = InvalidCampaignId;
+    fn try_from(id: String) -> Result<Self, Self::Error> {
+        CampaignId::parse(id)
+    }
+}
+
+impl From<CampaignId> for String {
+    fn from(id: CampaignId) -> String {
+        id.0
+    }
+}
+
+impl fmt::Display for CampaignId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 id_type!(
     /// A request id: the idempotency key of one logical remote call. Never reused for a new decision.
     RequestId

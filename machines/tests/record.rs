@@ -187,3 +187,42 @@ fn every_state_belongs_to_its_drawn_superstate() {
         assert_eq!(s.superstate().map(Superstate::name), want, "{s:?}");
     }
 }
+
+/// A campaign id is checked once, where it enters; what cannot name a file under the state root
+/// never becomes one (and a stored one that does not parse is refused, not trusted).
+#[test]
+fn campaign_ids_are_checked_once_and_cannot_leave_the_state_root() {
+    use argus_machines::CampaignId;
+    for ok in [
+        "c1",
+        "training-master.v2_3",
+        &"a".repeat(CampaignId::MAX_LEN),
+    ] {
+        let id = CampaignId::parse(ok).expect(ok);
+        assert_eq!(id.as_str(), ok);
+        let json = serde_json::to_value(&id).expect("json");
+        assert_eq!(json, serde_json::json!(ok));
+        assert_eq!(
+            serde_json::from_value::<CampaignId>(json).expect("back"),
+            id
+        );
+    }
+    for bad in [
+        "",
+        ".hidden",
+        "..",
+        "a/b",
+        "../etc",
+        "a\\b",
+        "a b",
+        "é",
+        "a\0b",
+        &"a".repeat(CampaignId::MAX_LEN + 1),
+    ] {
+        assert!(CampaignId::parse(bad).is_err(), "{bad:?}");
+        assert!(
+            serde_json::from_value::<CampaignId>(serde_json::json!(bad)).is_err(),
+            "{bad:?} read from a document"
+        );
+    }
+}

@@ -12,7 +12,7 @@ pub mod reduce;
 
 use crate::control::{Clock, Evidence, Transport, WriteIntent};
 use crate::security::Untrusted;
-use crate::store::{Store, StoreError};
+use crate::store::{CampaignId, Store, StoreError};
 use crate::time::now_secs;
 use argus_machines::{
     CampaignMachine, CampaignRecord, Command, ControllerId, Observation, Policy, Significant,
@@ -442,14 +442,15 @@ impl<T: Transport + 'static> Runtime<T> {
         let id = path
             .file_stem()
             .and_then(|s| s.to_str())
-            .filter(|id| crate::store::validate_campaign_id(id).is_ok())
-            .map(str::to_string);
+            .and_then(|id| CampaignId::parse(id).ok());
         let Some(id) = id else {
             self.set_aside(path, &shown, "not a valid campaign file name");
             return;
         };
         let (machine, doc, entry) = match self.shared.store.read_doc::<CampaignDoc>(path) {
-            Ok(Some(doc)) if doc.campaign_id != id || doc.machine.campaign_id != id => {
+            Ok(Some(doc))
+                if doc.campaign_id != id.as_str() || doc.machine.campaign_id != id.as_str() =>
+            {
                 self.set_aside(
                     path,
                     &shown,
@@ -503,14 +504,16 @@ impl<T: Transport + 'static> Runtime<T> {
                 return;
             }
         };
-        if let Ok(events) = self.shared.store.events_path(&id) {
-            match self.shared.store.repair_log(&events) {
-                Ok(Some(what)) => self.report(&id, &format!("unreadable event log: {what}")),
-                Ok(None) => {}
-                Err(e) => self.report(&id, &format!("unreadable event log, not movable: {e}")),
-            }
+        let events = self.shared.store.events_path(&id);
+        match self.shared.store.repair_log(&events) {
+            Ok(Some(what)) => self.report(id.as_str(), &format!("unreadable event log: {what}")),
+            Ok(None) => {}
+            Err(e) => self.report(
+                id.as_str(),
+                &format!("unreadable event log, not movable: {e}"),
+            ),
         }
-        self.spawn(machine, doc, entry);
+        self.spawn(id, machine, doc, entry);
     }
 
     /// Move a file of `campaigns/` that cannot be driven into `quarantine/`, and say so.
@@ -527,12 +530,12 @@ impl<T: Transport + 'static> Runtime<T> {
     /// A corrupt campaign comes back as a detached observer with a question: never with authority.
     fn blank(
         &self,
-        id: &str,
+        id: &CampaignId,
         objective: &str,
         question: String,
     ) -> (CampaignMachine, CampaignDoc, Vec<argus_machines::Action>) {
         let machine = CampaignMachine::new(
-            id,
+            id.as_str(),
             self.shared.config.controller_id.clone(),
             self.shared.config.policy(),
         );
@@ -543,35 +546,35 @@ impl<T: Transport + 'static> Runtime<T> {
             question_asked_at: Some(now),
             ..CampaignDoc::new(&machine, objective, now)
         };
-        if let Ok(path) = self.shared.store.campaign_path(id) {
-            let _ = self.shared.store.write_doc(&path, &doc);
-        }
+        let _ = self
+            .shared
+            .store
+            .write_doc(&self.shared.store.campaign_path(id), &doc);
         (machine, doc, vec![])
     }
 
-    fn report(&mut self, id: &str, what: &str) {
-        tracing::error!(campaign_id = id, "{what}");
+    fn report(&mut self, id: impl std::fmt::Display, what: &str) {
+        tracing::error!(campaign_id = %id, "{what}");
         self.recovery_reports.push(format!("{id}: {what}"));
     }
 
     fn spawn(
         &self,
+        id: CampaignId,
         machine: CampaignMachine,
         doc: CampaignDoc,
         entry: Vec<argus_machines::Action>,
     ) {
-        let id = machine.campaign_id().to_string();
         // The log is read once, here: the reducer and the feed resume from it.
         let log = self
             .shared
             .store
-            .events_path(&id)
-            .ok()
-            .and_then(|p| self.shared.store.read_lines::<EventLine>(&p).ok())
+            .read_lines::<EventLine>(&self.shared.store.events_path(&id))
             .map(|(lines, _)| lines)
             .unwrap_or_default();
+        let key = id.as_str().to_string();
         #[allow(unused_mut)]
-        let (mut driver, snapshot) = Driver::new(self.shared.clone(), machine, doc, &log);
+        let (mut driver, snapshot) = Driver::new(self.shared.clone(), id, machine, doc, &log);
         #[cfg(feature = "test-hooks")]
         {
             driver.crash = *self.crash.lock().unwrap_or_else(|p| p.into_inner());
@@ -582,7 +585,7 @@ impl<T: Transport + 'static> Runtime<T> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(
-                id,
+                key,
                 CampaignHandle {
                     tx,
                     doc: snapshot,
@@ -593,7 +596,7 @@ impl<T: Transport + 'static> Runtime<T> {
 
     /// Create a campaign (observer, detached) and persist it.
     pub fn create(&self, id: &str, objective: &str) -> Result<(), RuntimeError> {
-        crate::store::validate_campaign_id(id)?;
+        let cid = crate::store::validate_campaign_id(id)?;
         if self
             .campaigns
             .lock()
@@ -619,8 +622,8 @@ impl<T: Transport + 'static> Runtime<T> {
         let doc = CampaignDoc::new(&machine, Untrusted::new(objective, 4096).as_str(), now);
         self.shared
             .store
-            .write_doc(&self.shared.store.campaign_path(id)?, &doc)?;
-        self.spawn(machine, doc, vec![]);
+            .write_doc(&self.shared.store.campaign_path(&cid), &doc)?;
+        self.spawn(cid, machine, doc, vec![]);
         Ok(())
     }
 
@@ -826,7 +829,12 @@ impl<T: Transport + 'static> Runtime<T> {
         Ok(self
             .shared
             .store
-            .read_lines(&self.shared.store.messages_path(id)?)?
+            .read_lines(
+                &self
+                    .shared
+                    .store
+                    .messages_path(&crate::store::validate_campaign_id(id)?),
+            )?
             .0)
     }
 
@@ -835,7 +843,12 @@ impl<T: Transport + 'static> Runtime<T> {
         Ok(self
             .shared
             .store
-            .read_lines(&self.shared.store.events_path(id)?)?
+            .read_lines(
+                &self
+                    .shared
+                    .store
+                    .events_path(&crate::store::validate_campaign_id(id)?),
+            )?
             .0)
     }
 

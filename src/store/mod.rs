@@ -11,6 +11,7 @@
 //! deleted) and reported, never silently replaced by defaults. It must never grant authority: the
 //! lease file is a record for operators, and nothing reads authority back from it.
 
+pub use argus_machines::CampaignId;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fs::{self, File, OpenOptions};
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub const STORE_SCHEMA_VERSION: u32 = 1;
 
 /// Longest accepted campaign id.
-pub const MAX_CAMPAIGN_ID: usize = 128;
+pub const MAX_CAMPAIGN_ID: usize = CampaignId::MAX_LEN;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -36,19 +37,9 @@ pub enum StoreError {
     Corrupt { path: PathBuf, moved_to: PathBuf },
 }
 
-/// Check a campaign id: no path separators, no traversal, bounded length.
-pub fn validate_campaign_id(id: &str) -> Result<(), StoreError> {
-    let ok = !id.is_empty()
-        && id.len() <= MAX_CAMPAIGN_ID
-        && !id.starts_with('.')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
-    if ok {
-        Ok(())
-    } else {
-        Err(StoreError::InvalidCampaignId)
-    }
+/// Check a campaign id (see [`CampaignId`]): no path separators, no traversal, bounded length.
+pub fn validate_campaign_id(id: &str) -> Result<CampaignId, StoreError> {
+    CampaignId::parse(id).map_err(|_| StoreError::InvalidCampaignId)
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
@@ -210,24 +201,20 @@ impl Store {
         &self.root
     }
 
-    pub fn campaign_path(&self, id: &str) -> Result<PathBuf, StoreError> {
-        validate_campaign_id(id)?;
-        Ok(self.root.join("campaigns").join(format!("{id}.json")))
+    pub fn campaign_path(&self, id: &CampaignId) -> PathBuf {
+        self.root.join("campaigns").join(format!("{id}.json"))
     }
 
-    pub fn events_path(&self, id: &str) -> Result<PathBuf, StoreError> {
-        validate_campaign_id(id)?;
-        Ok(self.root.join("events").join(format!("{id}.jsonl")))
+    pub fn events_path(&self, id: &CampaignId) -> PathBuf {
+        self.root.join("events").join(format!("{id}.jsonl"))
     }
 
-    pub fn messages_path(&self, id: &str) -> Result<PathBuf, StoreError> {
-        validate_campaign_id(id)?;
-        Ok(self.root.join("messages").join(format!("{id}.jsonl")))
+    pub fn messages_path(&self, id: &CampaignId) -> PathBuf {
+        self.root.join("messages").join(format!("{id}.jsonl"))
     }
 
-    pub fn lease_path(&self, id: &str) -> Result<PathBuf, StoreError> {
-        validate_campaign_id(id)?;
-        Ok(self.root.join("leases").join(format!("{id}.json")))
+    pub fn lease_path(&self, id: &CampaignId) -> PathBuf {
+        self.root.join("leases").join(format!("{id}.json"))
     }
 
     pub fn supervisor_path(&self) -> PathBuf {
@@ -488,7 +475,7 @@ mod tests {
     #[test]
     fn atomic_save_reload_and_corruption_moved_aside() {
         let s = tmp_store();
-        let p = s.campaign_path("c1").expect("path");
+        let p = s.campaign_path(&CampaignId::parse("c1").expect("id"));
         s.write_doc(&p, &serde_json::json!({"a": 1}))
             .expect("write");
         let v: serde_json::Value = s.read_doc(&p).expect("read").expect("present");
@@ -521,7 +508,7 @@ mod tests {
     #[test]
     fn a_torn_tail_is_repaired_before_the_next_append_and_kept_aside() {
         let s = tmp_store();
-        let p = s.events_path("c1").expect("path");
+        let p = s.events_path(&CampaignId::parse("c1").expect("id"));
         s.append_line(&p, &serde_json::json!({"n": 1}))
             .expect("append");
         let mut f = OpenOptions::new().append(true).open(&p).expect("open");
@@ -546,7 +533,7 @@ mod tests {
     #[test]
     fn invalid_utf8_in_a_log_skips_that_line_only() {
         let s = tmp_store();
-        let p = s.events_path("c1").expect("path");
+        let p = s.events_path(&CampaignId::parse("c1").expect("id"));
         s.append_line(&p, &serde_json::json!({"n": 1}))
             .expect("append");
         let mut f = OpenOptions::new().append(true).open(&p).expect("open");
@@ -576,7 +563,7 @@ mod tests {
     #[test]
     fn event_lines_append_and_a_torn_tail_is_skipped() {
         let s = tmp_store();
-        let p = s.events_path("c1").expect("path");
+        let p = s.events_path(&CampaignId::parse("c1").expect("id"));
         s.append_line(&p, &serde_json::json!({"n": 1}))
             .expect("append");
         s.append_line(&p, &serde_json::json!({"n": 2}))

@@ -15,7 +15,7 @@ use super::super::{
 use super::Shared;
 use crate::control::{Transport, Validated};
 use crate::security::Untrusted;
-use crate::store::{StoreError, STORE_SCHEMA_VERSION};
+use crate::store::{CampaignId, StoreError, STORE_SCHEMA_VERSION};
 use argus_machines::{CampaignMachine, Lease, Observation, Significant, Verdict};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -25,6 +25,8 @@ use tokio::sync::watch;
 pub type Snapshot = watch::Receiver<Arc<CampaignDoc>>;
 
 pub(crate) struct Journal {
+    /// The campaign, validated once where it entered: its file paths cannot fail.
+    id: CampaignId,
     /// The document as the driver knows it; shared with the snapshot until the next change, when
     /// `Arc::make_mut` copies it (one document per campaign in memory in steady state).
     doc: Arc<CampaignDoc>,
@@ -44,6 +46,7 @@ impl Journal {
     /// from it, and feed messages a crash left unwritten are written now.
     pub(crate) fn open<T: Transport>(
         sh: &Shared<T>,
+        id: CampaignId,
         machine: &CampaignMachine,
         doc: CampaignDoc,
         log: &[EventLine],
@@ -54,6 +57,7 @@ impl Journal {
         let doc = Arc::new(doc);
         let (snapshot, rx) = watch::channel(doc.clone());
         let mut j = Journal {
+            id,
             doc,
             snapshot,
             reducer: Reducer::from_log(log),
@@ -112,12 +116,10 @@ impl Journal {
         if held != self.lease_file {
             // The lease file is a record for operators, never read back for authority: a failure
             // to write it is logged, not fatal.
-            if let Ok(path) = sh.store.lease_path(&self.doc.campaign_id) {
-                let record =
-                    serde_json::json!({ "campaign_id": self.doc.campaign_id, "held": held });
-                if let Err(e) = sh.store.write_doc(&path, &record) {
-                    tracing::error!(campaign_id = %self.doc.campaign_id, error = %e, "cannot write lease record");
-                }
+            let path = sh.store.lease_path(&self.id);
+            let record = serde_json::json!({ "campaign_id": self.id, "held": held });
+            if let Err(e) = sh.store.write_doc(&path, &record) {
+                tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record");
             }
             self.lease_file = held;
         }
@@ -142,8 +144,7 @@ impl Journal {
         }
         let written = sh
             .store
-            .campaign_path(&self.doc.campaign_id)
-            .and_then(|path| sh.store.write_doc(&path, &*self.doc));
+            .write_doc(&sh.store.campaign_path(&self.id), &*self.doc);
         match written {
             Ok(()) => {
                 sh.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
@@ -198,7 +199,8 @@ impl Journal {
             identity: key,
             event: sig.clone(),
         };
-        if let Ok(path) = sh.store.events_path(&id) {
+        {
+            let path = sh.store.events_path(&self.id);
             if let Err(e) = sh.store.append_line(&path, &line) {
                 // An unusable log (a directory in its place, unreadable bytes) is moved aside,
                 // reported, and the event goes to a fresh log.
@@ -238,10 +240,7 @@ impl Journal {
 
     /// Append one message to the persisted feed file.
     fn append_message<T: Transport>(&self, sh: &Shared<T>, m: &HumanMessage) -> bool {
-        let written = sh
-            .store
-            .messages_path(&self.doc.campaign_id)
-            .and_then(|path| sh.store.append_line(&path, m));
+        let written = sh.store.append_line(&sh.store.messages_path(&self.id), m);
         if let Err(e) = &written {
             tracing::error!(campaign_id = %self.doc.campaign_id, error = %e, "cannot append message");
         }

@@ -180,15 +180,15 @@ impl<T: Transport + 'static> Driver<T> {
     /// found on disk; returns the snapshot receiver for the campaign's handle.
     pub(super) fn new(
         shared: Arc<Shared<T>>,
+        id: crate::store::CampaignId,
         machine: CampaignMachine,
         doc: CampaignDoc,
         log: &[super::reduce::EventLine],
     ) -> (Self, Snapshot) {
-        let id = machine.campaign_id();
-        let jitter_seed = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        let jitter_seed = id.as_str().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
-        let (journal, snapshot) = Journal::open(&shared, &machine, doc, log);
+        let (journal, snapshot) = Journal::open(&shared, id, &machine, doc, log);
         let driver = Driver {
             token: Some(Token::restore(&machine)),
             intents: WriteIntent::queued(&machine).into_iter().collect(),
