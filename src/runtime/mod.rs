@@ -821,7 +821,7 @@ impl<T: Transport + 'static> Runtime<T> {
     /// The campaign's document as its driver last persisted it (its snapshot: never read from
     /// disk, so a read cannot fail, block on the disk, or move a file).
     pub fn document(&self, id: &str) -> Option<Arc<CampaignDoc>> {
-        self.handle(id).ok().map(|h| h.doc.borrow().clone())
+        self.handle(id).ok().map(|h| h.doc.get())
     }
 
     /// The campaign's persisted human-facing feed, oldest first.
@@ -863,7 +863,7 @@ impl<T: Transport + 'static> Runtime<T> {
 
     /// The campaign's state as last persisted (from its snapshot).
     pub fn state(&self, id: &str) -> Option<StateName> {
-        self.handle(id).ok().map(|h| h.doc.borrow().machine.state)
+        self.handle(id).ok().map(|h| h.doc.get().machine.state)
     }
 
     /// True when the campaign's driver has stopped (crash injection or panic).
