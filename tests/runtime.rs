@@ -416,6 +416,21 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     drop(rt);
     let before = r.sim.audit().entries.len();
     let rt = runtime(&r).await;
+    // What the API shows from the moment the runtime is up is the restored state, never the
+    // pre-restart `controlling.running` read back from the file: the restore is persisted and
+    // published before the driver runs, so the next state on the path is Confirming.
+    let shown = rt.document("c1").expect("present");
+    let running_at = shown
+        .path
+        .iter()
+        .position(|s| *s == StateName::Running)
+        .expect("the path holds the run before the restart");
+    assert_eq!(
+        shown.path.get(running_at + 1),
+        Some(&StateName::Confirming),
+        "restored before shown: {:?}",
+        shown.path
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     while !r.sim.audit().entries[before..]
         .iter()
@@ -873,4 +888,42 @@ async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
         );
     }
     assert!(feed.len() <= 14, "a handful of lines, no chatter: {feed:?}");
+}
+
+/// Reads are served from the driver's snapshot: a campaign file damaged on disk behind the
+/// driver's back neither breaks a read nor gets moved aside by one (the driver's next write puts
+/// the file right).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_never_touches_the_disk_and_never_moves_a_file() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    rt.command("c1", OperatorCommand::Claim)
+        .await
+        .expect("claim");
+    wait_state(&rt, "c1", StateName::Ready).await;
+    let id = argus_supervisor::store::CampaignId::parse("c1").expect("id");
+    let file = r.store.campaign_path(&id);
+    std::fs::write(&file, b"{ not json").expect("damage the file");
+    for _ in 0..20 {
+        let doc = rt.document("c1").expect("the snapshot answers");
+        assert_eq!(doc.machine.state, StateName::Ready);
+        assert_eq!(rt.state("c1"), Some(StateName::Ready));
+    }
+    assert_eq!(
+        std::fs::read(&file).expect("still there"),
+        b"{ not json",
+        "a read neither repaired nor moved the file"
+    );
+    let quarantined = std::fs::read_dir(r.store.root().join("quarantine"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(quarantined, 0, "nothing was quarantined by a read");
+    rt.command("c1", OperatorCommand::Release)
+        .await
+        .expect("release");
+    wait_state(&rt, "c1", StateName::Detached).await;
+    let on_disk: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).expect("read"))
+        .expect("the driver rewrote it");
+    assert_eq!(on_disk["machine"]["state"], "observing.detached");
 }
