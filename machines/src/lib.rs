@@ -24,7 +24,7 @@ pub mod render;
 pub mod views;
 
 pub use campaign::Memory;
-pub use machine::{allowed_actions, CampaignMachine, Deadline, Step};
+pub use machine::{allowed_actions, CampaignMachine, Deadline, Step, Undo};
 pub use model::*;
 pub use names::{StateName, Superstate};
 pub use record::{CampaignRecord, RecordError, SCHEMA_VERSION};

@@ -50,6 +50,14 @@ impl State {
     }
 }
 
+/// What a changed step replaced (see [`CampaignMachine::step_undoable`]). Opaque: it is made only
+/// by a step and given back only to [`CampaignMachine::undo`].
+#[derive(Debug)]
+pub struct Undo {
+    state: State,
+    memory: Memory,
+}
+
 /// When a campaign next needs time; see [`CampaignMachine::next_deadline`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deadline {
@@ -213,6 +221,14 @@ impl CampaignMachine {
 
     /// Feed one event; get the actions to perform once the new record is persisted.
     pub fn step(&mut self, event: &Event) -> Step {
+        self.step_undoable(event).0
+    }
+
+    /// [`CampaignMachine::step`], and for a step that changed the machine, what it replaced: the
+    /// shell that cannot persist the step puts it back with [`CampaignMachine::undo`] (the step was
+    /// never acted on). It costs nothing extra: `step` copies the previous state anyway to tell
+    /// whether anything changed.
+    pub fn step_undoable(&mut self, event: &Event) -> (Step, Option<Undo>) {
         let from = self.state_name();
         // A reading that names another campaign is never applied, whatever the state.
         if let Event::Observed(o) = event {
@@ -220,7 +236,7 @@ impl CampaignMachine {
                 .as_ref()
                 .is_some_and(|c| *c != self.campaign_id)
             {
-                return Step {
+                let step = Step {
                     from,
                     to: from,
                     actions: vec![Action::Quarantine {
@@ -229,6 +245,7 @@ impl CampaignMachine {
                     }],
                     changed: false,
                 };
+                return (step, None);
             }
         }
         let before_state = self.sm.state().clone();
@@ -236,12 +253,25 @@ impl CampaignMachine {
         let mut fx = Effects::default();
         self.sm.handle_with_context(event, &mut fx);
         let changed = *self.sm.state() != before_state || self.sm.inner().memory != before_memory;
-        Step {
+        let step = Step {
             from,
             to: self.state_name(),
             actions: fx.actions,
             changed,
-        }
+        };
+        let undo = changed.then_some(Undo {
+            state: before_state,
+            memory: before_memory,
+        });
+        (step, undo)
+    }
+
+    /// Put back what a changed step replaced. Only this machine's own [`Undo`] exists to give (it
+    /// has no constructor), so this can return to the state of one step ago and nowhere else.
+    pub fn undo(&mut self, undo: Undo) {
+        let mut campaign = self.sm.inner().clone();
+        campaign.memory = undo.memory;
+        *self = Self::at(self.campaign_id.clone(), campaign, undo.state).0;
     }
 
     /// The persisted form: stable names, explicit fields, a schema version.

@@ -226,3 +226,26 @@ fn campaign_ids_are_checked_once_and_cannot_leave_the_state_root() {
         );
     }
 }
+
+/// A changed step can be undone to exactly the machine of one step ago (the shell does it when
+/// the step cannot be persisted); an unchanged step has nothing to undo.
+#[test]
+fn a_changed_step_undoes_to_exactly_the_previous_machine() {
+    use argus_machines::{Command, ControllerId, Event, RequestId, TaskId};
+    let policy = common::policy();
+    let mut m = CampaignMachine::new("c1", ControllerId::new(common::US), policy);
+    m.step(&Event::Operator(Command::Observe {
+        task: Some(TaskId::new("t1")),
+    }));
+    let before = m.clone();
+    let (step, undo) = m.step_undoable(&Event::Operator(Command::Claim {
+        request_id: RequestId::new("r1"),
+    }));
+    assert!(step.changed);
+    assert_ne!(m, before);
+    m.undo(undo.expect("a changed step can be undone"));
+    assert_eq!(m, before);
+    assert_eq!(m.record(), before.record());
+    let (step, undo) = m.step_undoable(&Event::Tick { now: common::NOW });
+    assert_eq!(step.changed, undo.is_some());
+}

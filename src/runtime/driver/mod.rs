@@ -513,8 +513,7 @@ impl<T: Transport + 'static> Driver<T> {
         let mut queue = VecDeque::from([event]);
         let mut first = None;
         while let Some(e) = queue.pop_front() {
-            let before = self.machine.clone();
-            let step = self.machine.step(&e);
+            let (step, undo) = self.machine.step_undoable(&e);
             first.get_or_insert(!step.is_noop());
             sh.stats.steps.fetch_add(1, Ordering::Relaxed);
             if step.is_noop() {
@@ -534,7 +533,9 @@ impl<T: Transport + 'static> Driver<T> {
                 // Write-ahead: nothing this step decided is done unless it is on disk. On failure
                 // the campaign stays as it was on disk (memory included) and the step is dropped.
                 if let Err(err) = self.journal.persist(&sh, &self.machine) {
-                    self.machine = before;
+                    if let Some(undo) = undo {
+                        self.machine.undo(undo);
+                    }
                     self.journal.restore(checkpoint);
                     self.align_token();
                     self.storage_failed = true;
