@@ -11,6 +11,7 @@
 
 use crate::a2a::{A2aClient, HttpConfig};
 use crate::control::SystemClock;
+use crate::protocol::Dialect;
 use crate::runtime::reduce::CountingWake;
 use crate::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
 use crate::store::{write_atomic, Store};
@@ -129,23 +130,111 @@ fn scenario_file(n: usize) -> Result<std::path::PathBuf, String> {
     Ok(path)
 }
 
-async fn measure(n: usize, seconds: u64) -> Result<Row, String> {
+/// The remote a measurement polls.
+struct Polled {
+    /// The bench's own simulated remote, stopped when the measurement ends.
+    _sim: Option<SimProcess>,
+    /// How the runtime and the floor reach it.
+    http: HttpConfig,
+    /// The tasks the campaigns observe, one each.
+    tasks: Vec<String>,
+}
+
+async fn polled(n: usize, remote: Option<&HttpConfig>) -> Result<(Polled, A2aClient), String> {
+    let Some(remote) = remote else {
+        let scenario = scenario_file(n)?;
+        let sim = start_sim(&scenario);
+        let _ = std::fs::remove_file(&scenario);
+        let sim = sim?;
+        let mut http = HttpConfig::new(&sim.url);
+        http.allow_insecure_loopback = true;
+        let client = A2aClient::discover(&http)
+            .await
+            .map_err(|e| e.to_string())?;
+        let tasks = (1..=n).map(|i| format!("task-{i:04}")).collect();
+        let polled = Polled {
+            _sim: Some(sim),
+            http,
+            tasks,
+        };
+        return Ok((polled, client));
+    };
+    let client = A2aClient::discover(remote)
+        .await
+        .map_err(|e| format!("{}: {e}", remote.endpoint))?;
+    let tasks = create_tasks(remote, client.dialect(), n).await?;
+    let polled = Polled {
+        _sim: None,
+        http: remote.clone(),
+        tasks,
+    };
+    Ok((polled, client))
+}
+
+/// A request to the remote as the floor and the task creation send it: bearer token when one is
+/// configured, and the v1.0 version header for a v1.0 peer.
+fn rpc(
+    http: &reqwest::Client,
+    config: &HttpConfig,
+    dialect: Dialect,
+    body: &serde_json::Value,
+) -> reqwest::RequestBuilder {
+    let mut req = http.post(&config.endpoint).json(body);
+    if let Some(t) = &config.token {
+        req = req.bearer_auth(t.expose());
+    }
+    if dialect == Dialect::V1 {
+        req = req.header("A2A-Version", "1.0");
+    }
+    req
+}
+
+/// `--remote`: `n` tasks created on a remote the bench did not write (plain non-blocking
+/// `message/send`, no campaign metadata: nothing there is controlled), to be polled read-only.
+async fn create_tasks(
+    config: &HttpConfig,
+    dialect: Dialect,
+    n: usize,
+) -> Result<Vec<String>, String> {
+    let http = reqwest::Client::new();
+    let mut tasks = Vec::with_capacity(n);
+    for i in 0..n {
+        let message_id = uuid::Uuid::new_v4().to_string();
+        let text = format!("argus-supervisor bench task {i}");
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": crate::protocol::send_method(dialect),
+                          "params": crate::a2a::wire::send_params(dialect, &message_id, &text, json!({}))});
+        let v: serde_json::Value = rpc(&http, config, dialect, &body)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?
+            .json()
+            .await
+            .map_err(|e| e.to_string())?;
+        let task = v
+            .get("result")
+            .ok_or_else(|| format!("the remote refused to create a task: {v}"))
+            .and_then(|r| {
+                crate::a2a::wire::parse_task(r).map_err(|e| {
+                    format!(
+                        "the remote answered without a task to poll ({}): {v}",
+                        e.class()
+                    )
+                })
+            })?;
+        tasks.push(task.id.as_str().to_string());
+    }
+    Ok(tasks)
+}
+
+async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<Row, String> {
     // The baseline comes first: nothing of the measurement is allocated yet.
     let rss0 = rss_kib();
-    let scenario = scenario_file(n)?;
-    let sim = start_sim(&scenario);
-    let _ = std::fs::remove_file(&scenario);
-    let sim = sim?;
-    let tasks: Vec<String> = (1..=n).map(|i| format!("task-{i:04}")).collect();
+    let (polled, client) = polled(n, remote).await?;
+    let dialect = client.dialect();
+    let tasks = polled.tasks.clone();
     let root = std::env::temp_dir().join(format!("argus-bench-{}", uuid::Uuid::new_v4()));
     let store = Store::open(&root).map_err(|e| e.to_string())?;
-    let mut http = HttpConfig::new(&sim.url);
-    http.allow_insecure_loopback = true;
-    let client = Arc::new(
-        A2aClient::discover(&http)
-            .await
-            .map_err(|e| e.to_string())?,
-    );
+    let client = Arc::new(client);
     let heartbeat = Duration::from_secs_f64((n as f64 / 2000.0).max(1.0));
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
     config.heartbeat = heartbeat;
@@ -195,7 +284,8 @@ async fn measure(n: usize, seconds: u64) -> Result<Row, String> {
     drop(rt);
     let ticks = t1 - t0;
     let floor = floor_cpu_per_poll(
-        &sim.url,
+        &polled.http,
+        dialect,
         &tasks,
         ticks.max(1000),
         config.max_concurrent_calls,
@@ -228,7 +318,8 @@ async fn measure(n: usize, seconds: u64) -> Result<Row, String> {
 /// spread over `concurrency` workers on one keep-alive client, each answer parsed to a
 /// `serde_json::Value` and dropped. Returns CPU seconds of this process per poll.
 async fn floor_cpu_per_poll(
-    url: &str,
+    config: &HttpConfig,
+    dialect: Dialect,
     tasks: &[String],
     polls: u64,
     concurrency: usize,
@@ -239,16 +330,14 @@ async fn floor_cpu_per_poll(
     let c0 = cpu_seconds();
     let mut handles = vec![];
     for w in 0..workers {
-        let (http, url, tasks) = (http.clone(), url.to_string(), tasks.clone());
+        let (http, config, tasks) = (http.clone(), config.clone(), tasks.clone());
         let share = polls / workers + u64::from(w < polls % workers);
         handles.push(tokio::spawn(async move {
             for i in 0..share {
                 let task = &tasks[((w + i * workers) as usize) % tasks.len().max(1)];
-                let body = json!({"jsonrpc": "2.0", "id": i, "method": crate::protocol::get_method(crate::protocol::Dialect::V03),
+                let body = json!({"jsonrpc": "2.0", "id": i, "method": crate::protocol::get_method(dialect),
                                   "params": crate::a2a::wire::get_params(task)});
-                let bytes = http
-                    .post(&url)
-                    .json(&body)
+                let bytes = rpc(&http, &config, dialect, &body)
                     .send()
                     .await
                     .map_err(|e| e.to_string())?
@@ -431,12 +520,22 @@ fn missed(row: &Row) -> Vec<String> {
 }
 
 /// Run the benchmark and print the figures; with `check`, fail when a target is missed.
-pub async fn run(counts: &[usize], seconds: u64, check: bool) -> Result<(), String> {
+/// `remote`: poll tasks the bench creates on that A2A remote instead of its own simulated one.
+pub async fn run(
+    counts: &[usize],
+    seconds: u64,
+    check: bool,
+    remote: Option<HttpConfig>,
+) -> Result<(), String> {
     let counts_arg: Vec<String> = counts.iter().map(usize::to_string).collect();
     println!(
-        "command: argus-supervisor bench --campaigns {} --seconds {seconds}{} (version {}, {} CPUs, durable step: 5 rounds x 200)",
+        "command: argus-supervisor bench --campaigns {} --seconds {seconds}{}{} (version {}, {} CPUs, durable step: 5 rounds x 200)",
         counts_arg.join(","),
         if check { " --check" } else { "" },
+        remote
+            .as_ref()
+            .map(|r| format!(" --remote {}", r.endpoint))
+            .unwrap_or_default(),
         env!("CARGO_PKG_VERSION"),
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     );
@@ -469,7 +568,7 @@ pub async fn run(counts: &[usize], seconds: u64, check: bool) -> Result<(), Stri
         "ratio"
     );
     for &n in counts {
-        let row = measure(n, seconds).await?;
+        let row = measure(n, seconds, remote.as_ref()).await?;
         println!(
             "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>7} {:>6} {:>12.3} {:>13.4} {:>5.1}x",
             row.campaigns,

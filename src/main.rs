@@ -70,6 +70,13 @@ enum Command {
         /// Compare every figure with its target; exit 1 when one is missed.
         #[arg(long)]
         check: bool,
+        /// Poll tasks created on this A2A remote (plain non-blocking sends, read-only polls) instead
+        /// of the bench's own simulated remote; the token comes from OPENTRAINING_A2A_TOKEN.
+        #[arg(long)]
+        remote: Option<String>,
+        /// With --remote: allow plain http:// to a loopback address.
+        #[arg(long)]
+        allow_insecure_loopback: bool,
     },
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
@@ -218,7 +225,24 @@ fn main() -> ExitCode {
             campaigns,
             seconds,
             check,
+            remote,
+            allow_insecure_loopback,
         } => {
+            let remote = match remote
+                .map(|url| argus_supervisor::a2a::HttpConfig::new(url).with_trust_from_env())
+            {
+                None => None,
+                Some(Ok(mut c)) => {
+                    c.token =
+                        argus_supervisor::security::Secret::from_env("OPENTRAINING_A2A_TOKEN");
+                    c.allow_insecure_loopback = allow_insecure_loopback;
+                    Some(c)
+                }
+                Some(Err(e)) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(r) => r,
                 Err(e) => {
@@ -226,7 +250,9 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(argus_supervisor::bench::run(&campaigns, seconds, check)) {
+            match runtime.block_on(argus_supervisor::bench::run(
+                &campaigns, seconds, check, remote,
+            )) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("bench failed: {e}");

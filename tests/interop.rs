@@ -314,3 +314,49 @@ async fn a2a_sdk_1_3_0_as_1_0_with_extension() {
     )
     .await;
 }
+
+/// `bench --remote`: the figures measured against a remote we did not write, in either dialect.
+/// The bench creates its tasks there with plain sends, polls them read-only, measures the bare
+/// reqwest floor against the same server, and never prints the token it was given.
+#[rstest::rstest]
+#[case("fasta2a-0.5.0", Dialect::V03)]
+#[case("fasta2a-2.1.1", Dialect::V1)]
+#[tokio::test]
+async fn bench_measures_against_a_remote_it_did_not_write(
+    #[case] venv: &str,
+    #[case] dialect: Dialect,
+) {
+    let server = start(venv, "fasta2a_echo.py", &[]).await;
+    assert_eq!(discover(&server).await.dialect(), dialect);
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_argus-supervisor"))
+        .args(["bench", "--campaigns", "20", "--seconds", "2", "--remote"])
+        .arg(&server.url)
+        .arg("--allow-insecure-loopback")
+        .env("OPENTRAINING_A2A_TOKEN", "bench-token-never-printed")
+        .output()
+        .await
+        .expect("run bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains("bench-token-never-printed") && !stderr.contains("bench-token-never-printed"),
+        "the token was printed"
+    );
+    assert!(
+        stdout.contains(&format!("--remote {}", server.url)),
+        "the command line names the remote: {stdout}"
+    );
+    let row: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("20"))
+        .expect("a row for 20 campaigns")
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = row[2].parse().expect("ticks");
+    let writes: u64 = row[8].parse().expect("writes");
+    let floor: f64 = row[11].parse().expect("floor");
+    assert!(ticks >= 20, "the campaigns polled the remote: {row:?}");
+    assert_eq!(writes, 0, "unchanged readings write nothing: {row:?}");
+    assert!(floor > 0.0, "the floor was measured against the same remote: {row:?}");
+}
