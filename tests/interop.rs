@@ -340,7 +340,8 @@ async fn bench_measures_against_a_remote_it_did_not_write(
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(
-        !stdout.contains("bench-token-never-printed") && !stderr.contains("bench-token-never-printed"),
+        !stdout.contains("bench-token-never-printed")
+            && !stderr.contains("bench-token-never-printed"),
         "the token was printed"
     );
     assert!(
@@ -358,5 +359,8 @@ async fn bench_measures_against_a_remote_it_did_not_write(
     let floor: f64 = row[11].parse().expect("floor");
     assert!(ticks >= 20, "the campaigns polled the remote: {row:?}");
     assert_eq!(writes, 0, "unchanged readings write nothing: {row:?}");
-    assert!(floor > 0.0, "the floor was measured against the same remote: {row:?}");
+    assert!(
+        floor > 0.0,
+        "the floor was measured against the same remote: {row:?}"
+    );
 }
