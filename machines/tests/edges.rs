@@ -440,3 +440,40 @@ fn the_next_deadline_backs_off_on_failed_reads_and_never_past_a_held_lease() {
     assert_eq!(d.wait(renew_at - 10, beat, cap), Duration::from_secs(10));
     assert_eq!(d.wait(renew_at + 10, beat, cap), beat);
 }
+
+/// The expiry margin is strict: a grant that expires exactly `expiry_margin` seconds from now is
+/// already unusable (refused, nothing written), one second more is a grant; a held lease is lost
+/// on the tick that reaches the margin, not a second later.
+#[test]
+fn a_grant_exactly_at_the_expiry_margin_is_not_usable() {
+    let margin = policy().expiry_margin;
+    let claim = |expires_at: u64| {
+        let mut m = new_machine();
+        m.step(&op(Command::Claim {
+            request_id: req("c1"),
+        }));
+        let s = m.step(&Event::LeaseGranted {
+            lease: lease(US, 1, expires_at),
+            now: NOW,
+        });
+        (m, s)
+    };
+    let (m, s) = claim(NOW + margin);
+    assert!(!m.state_name().is_controlling(), "{:?}", s.to);
+    assert!(m.held_lease().is_none());
+    let (m, _) = claim(NOW + margin + 1);
+    assert_eq!(m.state_name(), StateName::Ready);
+    let expires = m.held_lease().expect("held").expires_at;
+    let mut m = m;
+    m.step(&Event::Tick {
+        now: expires - margin - 1,
+    });
+    assert!(
+        m.state_name().is_controlling(),
+        "one second before the margin"
+    );
+    m.step(&Event::Tick {
+        now: expires - margin,
+    });
+    assert_eq!(m.state_name(), StateName::ControlLost, "at the margin");
+}
