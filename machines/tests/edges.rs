@@ -477,3 +477,28 @@ fn a_grant_exactly_at_the_expiry_margin_is_not_usable() {
     });
     assert_eq!(m.state_name(), StateName::ControlLost, "at the margin");
 }
+
+/// A cancel in flight when control is lost is read back; its answer may name the task it
+/// cancelled (the contract lets `request_status` carry the task id), which is the campaign's own
+/// task, not a new attempt: nothing is counted, nothing more is read for it.
+#[test]
+fn a_lost_cancel_read_back_as_applied_is_not_a_new_attempt() {
+    let mut m = at("cancelling");
+    let attempts = m.memory().attempts;
+    let expires = m.held_lease().expect("held").expires_at;
+    m.step(&Event::Tick {
+        now: expires - policy().expiry_margin,
+    });
+    assert_eq!(m.state_name(), StateName::ControlLost);
+    assert!(m.record().intent.is_some(), "the cancel is unresolved");
+    let s = m.step(&readback(
+        "cancel-1",
+        ReadbackAnswer::Applied {
+            task: Some(task(1)),
+        },
+    ));
+    assert!(s.actions.is_empty(), "{:?}", labels(&s.actions));
+    assert_eq!(m.memory().attempts, attempts, "a cancel is not an attempt");
+    assert!(m.record().intent.is_none(), "resolved");
+    assert_eq!(m.record().task, Some(task(1)));
+}
