@@ -826,30 +826,23 @@ impl<T: Transport + 'static> Runtime<T> {
 
     /// The campaign's persisted human-facing feed, oldest first.
     pub fn messages(&self, id: &str) -> Result<Vec<serde_json::Value>, RuntimeError> {
-        Ok(self
-            .shared
-            .store
-            .read_lines(
-                &self
-                    .shared
-                    .store
-                    .messages_path(&crate::store::validate_campaign_id(id)?),
-            )?
-            .0)
+        self.read_log(id, Store::messages_path)
     }
 
     /// The campaign's significant events, oldest first.
     pub fn events(&self, id: &str) -> Result<Vec<EventLine>, RuntimeError> {
-        Ok(self
-            .shared
-            .store
-            .read_lines(
-                &self
-                    .shared
-                    .store
-                    .events_path(&crate::store::validate_campaign_id(id)?),
-            )?
-            .0)
+        self.read_log(id, Store::events_path)
+    }
+
+    /// The lines of one of a campaign's logs (`path` names which), oldest first.
+    fn read_log<L: serde::de::DeserializeOwned>(
+        &self,
+        id: &str,
+        path: fn(&Store, &CampaignId) -> std::path::PathBuf,
+    ) -> Result<Vec<L>, RuntimeError> {
+        let store = &self.shared.store;
+        let id = crate::store::validate_campaign_id(id)?;
+        Ok(store.read_lines(&path(store, &id))?.0)
     }
 
     pub fn campaign_ids(&self) -> Vec<String> {

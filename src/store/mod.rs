@@ -21,9 +21,6 @@ use std::path::{Path, PathBuf};
 /// Version of every document this module writes.
 pub const STORE_SCHEMA_VERSION: u32 = 1;
 
-/// Longest accepted campaign id.
-pub const MAX_CAMPAIGN_ID: usize = CampaignId::MAX_LEN;
-
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(

@@ -177,7 +177,7 @@ impl Journal {
                 if moved {
                     self.doc_mut().path.pop();
                 }
-                tracing::error!(campaign_id = %self.doc.campaign_id, error = %e, "cannot persist campaign");
+                tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
                 Err(e)
             }
         }
@@ -197,22 +197,25 @@ impl Journal {
             .as_ref()
             .map(|r| (Some(r.task.clone()), r.revision))
             .unwrap_or((None, None));
-        let id = &self.doc.campaign_id;
-        let key = identity(id, sig, task.as_ref(), revision);
+        let id = self.id.as_str().to_string();
+        let key = identity(&id, sig, task.as_ref(), revision);
         if let Significant::AttemptCompleted { task, outcome, .. } = sig {
-            if let Some(a) = self
-                .doc_mut()
-                .attempt_history
-                .iter_mut()
-                .find(|a| a.task_id == *task)
-            {
-                a.outcome = Some(*outcome);
+            // The document is copied (it is shared with the snapshot) only when this changes it.
+            let settled = |a: &AttemptRecord| a.task_id == *task && a.outcome != Some(*outcome);
+            if self.doc.attempt_history.iter().any(settled) {
+                if let Some(a) = self
+                    .doc_mut()
+                    .attempt_history
+                    .iter_mut()
+                    .find(|a| a.task_id == *task)
+                {
+                    a.outcome = Some(*outcome);
+                }
             }
         }
         if !self.reducer.accept(&key) {
             return false;
         }
-        let id = self.doc.campaign_id.clone();
         let line = EventLine {
             schema_version: STORE_SCHEMA_VERSION,
             at: sh.clock.now(),
@@ -263,7 +266,7 @@ impl Journal {
     fn append_message<T: Transport>(&self, sh: &Shared<T>, m: &HumanMessage) -> bool {
         let written = sh.store.append_line(&sh.store.messages_path(&self.id), m);
         if let Err(e) = &written {
-            tracing::error!(campaign_id = %self.doc.campaign_id, error = %e, "cannot append message");
+            tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
         }
         written.is_ok()
     }
