@@ -341,13 +341,21 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let doc = r.rt.document("c1").expect("present");
+        // The question and the reviewer's verdict reach the campaign as two inputs of one Argus
+        // boundary: wait for both rather than assume which the reader sees first.
         if doc.pending_question.as_deref()
             == Some("Needs you (from Argus): Which dataset should attempt 2 use?")
+            && doc.reviewer_verdict.is_some()
         {
             assert_eq!(doc.reviewer_verdict.as_deref(), Some("blocked"));
             break;
         }
-        assert!(Instant::now() < deadline, "{:?}", doc.pending_question);
+        assert!(
+            Instant::now() < deadline,
+            "{:?} / {:?}",
+            doc.pending_question,
+            doc.reviewer_verdict
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(
