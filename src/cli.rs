@@ -38,7 +38,8 @@ pub enum CampaignsCommand {
         #[arg(long)]
         message: String,
     },
-    /// Answer the campaign's pending question (the remote's, by intervention; or for Argus).
+    /// Answer the campaign's pending question: the remote's by intervention (needs the lease);
+    /// any other is kept for Argus, or recorded in the feed when no Argus is attached.
     Answer {
         id: String,
         #[arg(long)]

@@ -9,7 +9,7 @@ use crate::a2a::{HttpConfig, LiveRemote};
 use crate::api::{self, ApiState, HealthInfo};
 use crate::bridges::argus::ArgusConfig;
 use crate::bridges::foreman::Foreman;
-use crate::bridges::link::{set_status, ArgusWake, Link, LinkConfig};
+use crate::bridges::link::{set_status, ArgusBoard, ArgusWake, Link, LinkConfig};
 use crate::control::SystemClock;
 use crate::runtime::reduce::CountingWake;
 use crate::runtime::{Runtime, RuntimeConfig};
@@ -313,14 +313,17 @@ async fn on_quarantine<T: crate::control::Transport + 'static>(
 /// Argus and Foreman as `serve` runs them, verified at start (a real MCP handshake, a dry run).
 async fn bridges(
     cfg: &ServeConfig,
-    root: &std::path::Path,
+    store: &Store,
 ) -> Option<(
     Arc<ArgusWake>,
     LinkConfig,
     tokio::sync::mpsc::UnboundedReceiver<crate::bridges::link::LinkRequest>,
 )> {
     let bin = cfg.argus_bin.clone()?;
-    let (wake, rx) = ArgusWake::new();
+    let root = store.root();
+    // The link's own state (`argus/<campaign-id>.json`), reloaded before any campaign runs.
+    let board = ArgusBoard::open(store.clone());
+    let (wake, rx) = ArgusWake::new(board);
     let argus = ArgusConfig {
         bin,
         args: vec![],
@@ -372,7 +375,6 @@ async fn bridges(
         max_attempts: cfg.max_attempts,
         poll: Duration::from_secs(cfg.argus_poll_secs),
         foreman,
-        bindings: Some(root.join("argus")),
     };
     Some((wake, link, rx))
 }
@@ -397,9 +399,17 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     config.supervise = cfg.enabled;
     // Startup (spec section 17): persisted state loaded, Argus and Foreman verified, bindings
     // recovered; controllers confirm with the remote as soon as it is discovered.
-    let root = store.root().to_path_buf();
+    // Before the link loads its records: an upgrade moves fields into them.
+    match crate::runtime::upgrade_state_root(&store) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            documents = n,
+            "state root upgraded to this version's layout"
+        ),
+        Err(e) => return Err(format!("cannot upgrade the state root: {e}")),
+    }
     let bridges = if cfg.enabled {
-        bridges(&cfg, &root).await
+        bridges(&cfg, &store).await
     } else {
         None
     };
@@ -418,8 +428,9 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
             .map_err(|e| e.to_string())?,
     );
     let argus = link.as_ref().map(|(w, _, _)| w.clone());
+    let argus_board = argus.as_ref().map(|w| w.board.clone());
     if let Some((wake, link, rx)) = link {
-        tokio::spawn(Link::new(runtime.clone(), link, Some(wake)).run(rx));
+        tokio::spawn(Link::new(runtime.clone(), link, wake).run(rx));
     }
     if cfg.enabled {
         let (qtx, qrx) = tokio::sync::mpsc::unbounded_channel();
@@ -473,6 +484,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
         runtime: runtime.clone(),
         token: cfg.api_token.clone(),
         health,
+        argus: argus_board,
     });
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");

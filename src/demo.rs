@@ -356,6 +356,7 @@ async fn serve_panel(
             api_token_present: true,
             ..HealthInfo::default()
         },
+        argus: None,
     });
     println!();
     println!("panel:     http://{addr}{}/ui/", api::PREFIX);

@@ -49,6 +49,7 @@ async fn rig() -> Rig {
             api_token_present: true,
             ..Default::default()
         },
+        argus: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

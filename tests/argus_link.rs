@@ -6,9 +6,10 @@ mod rig;
 use argus_machines::{ControllerId, StateName};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::bridges::argus::ArgusConfig;
-use argus_supervisor::bridges::link::{ArgusWake, Link, LinkConfig};
+use argus_supervisor::bridges::link::{ArgusBoard, ArgusWake, Link, LinkConfig};
 use argus_supervisor::control::SystemClock;
 use argus_supervisor::runtime::driver::AnswerReply;
+use argus_supervisor::runtime::reduce::AnswerTo;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor::store::Store;
 use std::path::PathBuf;
@@ -60,7 +61,7 @@ async fn rig_with(
     let root = std::env::temp_dir().join(format!("argus-link-{}", uuid::Uuid::new_v4()));
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
     config.heartbeat = Duration::from_millis(100);
-    let (wake, rx) = ArgusWake::new();
+    let (wake, rx) = ArgusWake::new(ArgusBoard::in_memory());
     let rt = Arc::new(
         Runtime::start(
             Store::open(root.join("state")).expect("store"),
@@ -81,9 +82,8 @@ async fn rig_with(
             max_attempts: 3,
             poll: Duration::from_millis(200),
             foreman,
-            bindings: None,
         },
-        Some(wake.clone()),
+        wake.clone(),
     );
     tokio::spawn(link.run(rx));
     Rig {
@@ -318,9 +318,10 @@ async fn foreman_continue_wakes_nobody_and_start_verifier_wakes_argus() {
     })
     .await;
     eventually("the Argus binding to be persisted", 30, || {
-        loud.rt
-            .document("c1")
-            .is_some_and(|doc| doc.argus_project_id.is_some())
+        loud.wake
+            .board
+            .get("c1")
+            .is_some_and(|r| r.project_id.is_some())
     })
     .await;
     assert_eq!(
@@ -341,20 +342,21 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let doc = r.rt.document("c1").expect("present");
-        // The question and the reviewer's verdict reach the campaign as two inputs of one Argus
+        // The question reaches the campaign and the verdict the link's record in one Argus
         // boundary: wait for both rather than assume which the reader sees first.
+        let verdict = r.wake.board.get("c1").and_then(|a| a.reviewer_verdict);
         if doc.pending_question.as_deref()
             == Some("Needs you (from Argus): Which dataset should attempt 2 use?")
-            && doc.reviewer_verdict.is_some()
+            && verdict.is_some()
         {
-            assert_eq!(doc.reviewer_verdict.as_deref(), Some("blocked"));
+            assert_eq!(verdict.as_deref(), Some("blocked"));
             break;
         }
         assert!(
             Instant::now() < deadline,
             "{:?} / {:?}",
             doc.pending_question,
-            doc.reviewer_verdict
+            verdict
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -371,7 +373,16 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
         r.rt.answer("c1", "Use dataset A.".into())
             .await
             .expect("answer"),
-        AnswerReply::Kept
+        AnswerReply::Kept(AnswerTo::Argus)
+    );
+    assert_eq!(
+        r.wake
+            .board
+            .get("c1")
+            .and_then(|a| a.pending_answer)
+            .as_deref(),
+        Some("Use dataset A."),
+        "kept by the link until Argus has it"
     );
     assert_eq!(
         r.rt.answer("c1", "again".into()).await.expect("answer"),
@@ -406,11 +417,10 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
     }
     let deadline = Instant::now() + Duration::from_secs(5);
     while r
-        .rt
-        .document("c1")
-        .expect("present")
-        .pending_answer
-        .is_some()
+        .wake
+        .board
+        .get("c1")
+        .is_some_and(|a| a.pending_answer.is_some())
     {
         assert!(Instant::now() < deadline, "delivered answer not cleared");
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -711,3 +711,51 @@ fn a_heartbeat_too_large_to_compute_with_is_refused() {
     config.lease_ttl_secs = u64::MAX;
     assert!(config.validate().is_err());
 }
+
+// An answer for Argus is kept on disk before its question is cleared --------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
+    use argus_supervisor::bridges::link::{ArgusBoard, ArgusWake};
+    use argus_supervisor::runtime::driver::AnswerReply;
+    use argus_supervisor::runtime::reduce::AnswerTo;
+    let r = rig("long-noisy").await;
+    let (wake, _rx) = ArgusWake::new(ArgusBoard::open(r.store.clone()));
+    let rt = Runtime::start(
+        r.store.clone(),
+        Arc::new(rig::client(&r.sim).await),
+        rig::config(),
+        Arc::new(SystemSecs),
+        wake.clone(),
+    )
+    .expect("runtime");
+    rt.create("c1", "train").expect("create");
+    let question = "Needs you (from Argus): which dataset?";
+    rt.notice("c1", true, question.into())
+        .await
+        .expect("notice");
+    r.store.faults().fail_writes.store(true, Ordering::SeqCst);
+    assert_eq!(
+        rt.answer("c1", "dataset A".into()).await.expect("answer"),
+        AnswerReply::NotKept
+    );
+    r.store.faults().fail_writes.store(false, Ordering::SeqCst);
+    let doc = rt.document("c1").expect("doc");
+    assert_eq!(
+        doc.pending_question.as_deref(),
+        Some(question),
+        "still asked"
+    );
+    assert!(wake.board.get("c1").is_none(), "nothing half-kept");
+    assert_eq!(
+        rt.answer("c1", "dataset A".into()).await.expect("answer"),
+        AnswerReply::Kept(AnswerTo::Argus)
+    );
+    assert!(rt.document("c1").expect("doc").pending_question.is_none());
+    // Kept where a restart finds it: the link's record on disk.
+    let reloaded = ArgusBoard::open(r.store.clone());
+    assert_eq!(
+        reloaded.get("c1").and_then(|a| a.pending_answer).as_deref(),
+        Some("dataset A")
+    );
+}

@@ -1082,6 +1082,15 @@ fn a_claim_refused_by_another_holder_says_so_and_exits_non_zero() {
         "r3",
         "Needs you: the submit whose answer was lost was read back as not applied",
     );
+    // Answering a supervisor's question with no Argus attached says where the answer went.
+    let (ok, out) = cli(port, &["answer", "r3", "--message", "understood; leave it"]);
+    assert!(
+        ok && out.contains("recorded in the campaign's feed"),
+        "{out}"
+    );
+    wait_for_line(port, "r3", "Operator answered: understood; leave it");
+    let (ok, out) = cli(port, &["answer", "r3", "--message", "again"]);
+    assert!(!ok && out.contains("nothing_pending"), "{out}");
     let audit = assert_clean_sends(&url);
     assert!(audit["counters"]["tasks_per_campaign"]["r3"].is_null());
 }

@@ -596,3 +596,209 @@ fn refused_credentials_at_discovery_are_said_once_and_shown_in_health() {
             .any(|l| l.starts_with("OpenTraining refused our credentials: authentication required"))
     });
 }
+
+/// Every message the fake Argus received, oldest first (its state file is rewritten in place: a
+/// half-written read counts as none yet).
+fn argus_messages(argus_home: &Path) -> Vec<String> {
+    std::fs::read_to_string(argus_home.join("fake-argus.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| {
+            v["messages"].as_array().map(|m| {
+                m.iter()
+                    .filter_map(|m| m["text"].as_str().map(str::to_string))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_answer_for_argus_is_kept_by_its_link_across_a_kill_and_reaches_argus_once() {
+    let dir = tmp("answer");
+    let (argus, _) = bridges(&dir);
+    let argus_home = dir.join("argus-home");
+    std::fs::create_dir_all(&argus_home).expect("home");
+    std::fs::write(
+        argus_home.join("status.json"),
+        json!({"pending_questions": ["Which dataset should attempt 2 use?"], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "blocked"}}]}).to_string(),
+    )
+    .expect("status");
+    let (_sim, url) = sim("repair", "127.0.0.1:0");
+    let env = [
+        ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
+        (
+            "ARGUS_SUPERVISOR_ARGUS_HOME",
+            argus_home.display().to_string(),
+        ),
+    ];
+    let home = dir.join("state");
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["status"] == "ok" && h["argus"] == "running");
+    d.observe_and_claim("c1", "make the evaluation pass");
+    assert_eq!(
+        d.act("c1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_state("c1", "remote_terminal_local_pending");
+    let question = "Needs you (from Argus): Which dataset should attempt 2 use?";
+    let mut view = Value::Null;
+    wait_for(
+        "Argus's question and its reviewer's verdict in the view",
+        || {
+            view = d.get("/campaigns/c1").map(|(_, v)| v).unwrap_or_default();
+            view["pending_question"]["text"] == question && view["reviewer_verdict"] == "blocked"
+        },
+    );
+    assert_eq!(view["pending_question"]["source"], "argus", "{view}");
+    assert!(view["argus_project_id"].is_string(), "{view}");
+    assert_eq!(view["argus_status"], "reviewer verdict: blocked", "{view}");
+
+    // Argus goes away; the operator's answer is kept by the link, on disk, before it is done.
+    std::fs::write(argus_home.join("die"), b"").expect("die");
+    d.wait_health(|h| {
+        h["argus"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("unavailable since"))
+    });
+    let (status, body) = d.act("c1", "answer", json!({"message": "Use dataset A."}));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["delivered_to"], "argus", "{body}");
+    let record = || -> Value {
+        std::fs::read_to_string(home.join("argus").join("c1.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    };
+    assert_eq!(record()["pending_answer"], "Use dataset A.", "{}", record());
+    let (status, body) = d.act("c1", "answer", json!({"message": "again"}));
+    assert_eq!(status, 409, "nothing pending any more: {body}");
+
+    // Killed before Argus had it; restarted with Argus back: given to Argus once, then cleared.
+    drop(d);
+    let _ = std::fs::remove_file(argus_home.join("die"));
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["status"] == "ok" && h["argus"] == "running");
+    let answered = |m: &String| m.contains("Operator answer") && m.contains("Use dataset A.");
+    wait_for("the kept answer to reach Argus", || {
+        argus_messages(&argus_home).iter().any(answered)
+    });
+    wait_for("the delivered answer to be cleared", || {
+        record()["pending_answer"].is_null()
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let messages = argus_messages(&argus_home);
+    assert_eq!(
+        messages.iter().filter(|m| answered(m)).count(),
+        1,
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .filter(|m| answered(m))
+            .all(|m| m.contains("<untrusted-remote-data>")),
+        "operator text reaches Argus fenced as data"
+    );
+    let feed = d.feed("c1");
+    assert_eq!(
+        feed.iter().filter(|l| l.as_str() == question).count(),
+        1,
+        "asked once, not again after the restart: {feed:?}"
+    );
+    assert_eq!(
+        feed.iter()
+            .filter(|l| l.starts_with("Operator answered: Use dataset A."))
+            .count(),
+        1,
+        "{feed:?}"
+    );
+    let (_, v) = d.get("/campaigns/c1").expect("view");
+    assert!(v["pending_question"].is_null(), "{v}");
+    assert_eq!(v["reviewer_verdict"], "blocked", "{v}");
+    assert_eq!(
+        clean_sends(&url, "c1"),
+        1,
+        "answering sends nothing to the remote"
+    );
+}
+
+#[test]
+fn a_state_root_written_by_version_1_is_upgraded_without_losing_the_argus_links_state() {
+    let dir = tmp("upgrade");
+    let (argus, _) = bridges(&dir);
+    let argus_home = dir.join("argus-home");
+    let home = dir.join("state");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store-v1");
+    for sub in ["campaigns", "argus"] {
+        std::fs::create_dir_all(home.join(sub)).expect("dir");
+        std::fs::copy(
+            fixture.join(sub).join("c1.json"),
+            home.join(sub).join("c1.json"),
+        )
+        .expect("fixture");
+    }
+    // Argus still has the project version 1 created.
+    std::fs::create_dir_all(&argus_home).expect("home");
+    std::fs::write(
+        argus_home.join("fake-argus.json"),
+        json!({"projects": [{"project_id": "p-1", "name": "c1", "workdir": "w"}], "messages": []})
+            .to_string(),
+    )
+    .expect("argus state");
+    let (_sim, url) = sim("repair", "127.0.0.1:0");
+    let env = [
+        ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
+        (
+            "ARGUS_SUPERVISOR_ARGUS_HOME",
+            argus_home.display().to_string(),
+        ),
+    ];
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["status"] == "ok" && h["argus"] == "running");
+    let read = |p: PathBuf| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_default()).unwrap_or_default()
+    };
+    // The campaign document is version 2 on disk at once, without the link's fields.
+    let doc = read(home.join("campaigns/c1.json"));
+    assert_eq!(doc["schema_version"], 2, "{doc}");
+    for gone in [
+        "argus_project_id",
+        "reviewer_verdict",
+        "pending_answer",
+        "argus_status",
+    ] {
+        assert!(doc.get(gone).is_none(), "{gone} still in {doc}");
+    }
+    // The link's record holds them, its binding kept (no second project, no question asked again).
+    let record = read(home.join("argus/c1.json"));
+    assert_eq!(record["schema_version"], 2, "{record}");
+    assert_eq!(record["project_id"], "p-1", "{record}");
+    assert_eq!(record["reviewer_verdict"], "continue", "{record}");
+    assert_eq!(
+        record["asked"][0],
+        "Needs you (from Argus): Which dataset should attempt 2 use?"
+    );
+    let (_, v) = d.get("/campaigns/c1").expect("view");
+    assert_eq!(v["argus_project_id"], "p-1", "{v}");
+    assert_eq!(v["reviewer_verdict"], "continue", "{v}");
+    // A lease restored from disk is never trusted: the campaign confirms it with the remote.
+    assert!(
+        v["state"]
+            .as_str()
+            .is_some_and(|s| !s.starts_with("controlling.")),
+        "{v}"
+    );
+    // The answer that version 1 kept for Argus reaches it.
+    wait_for("the answer kept by version 1 to reach Argus", || {
+        argus_messages(&argus_home)
+            .iter()
+            .any(|m| m.contains("Operator answer") && m.contains("Use dataset A."))
+    });
+    let quarantined: Vec<_> = std::fs::read_dir(home.join("quarantine"))
+        .map(|r| r.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(quarantined.is_empty(), "nothing set aside: {quarantined:?}");
+    assert_eq!(argus_projects(&argus_home), 1, "no second Argus project");
+    assert_eq!(clean_sends(&url, "c1"), 0, "nothing sent to the remote");
+}

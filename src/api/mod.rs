@@ -7,6 +7,7 @@
 
 use crate::control::Transport;
 use crate::runtime::driver::{AnswerReply, CommandReply};
+use crate::runtime::reduce::AnswerTo;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
 use axum::body::Bytes;
@@ -62,6 +63,9 @@ pub struct ApiState<T: Transport + 'static> {
     /// `None` only with `--insecure-no-auth` on loopback.
     pub token: Option<Secret>,
     pub health: HealthInfo,
+    /// The Argus link's per-campaign state (project, reviewer verdict, status), which the link
+    /// owns and publishes; `None` when no Argus is attached.
+    pub argus: Option<Arc<crate::bridges::link::ArgusBoard>>,
 }
 
 fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
@@ -298,7 +302,10 @@ async fn campaign<T: Transport + 'static>(
     Path(id): Path<String>,
 ) -> Response {
     match s.runtime.document(&id) {
-        Some(d) => Json(view(&d, s.runtime.policy())).into_response(),
+        Some(d) => {
+            let argus = s.argus.as_ref().and_then(|b| b.get(&d.campaign_id));
+            Json(view(&d, s.runtime.policy(), argus.as_ref())).into_response()
+        }
         None => runtime_error(RuntimeError::UnknownCampaign),
     }
 }
@@ -326,7 +333,11 @@ fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
 /// The campaign as the spec models it (section 9), composed from the parts each writer owns: the
 /// machine's record, the last reading of the remote, the link's Argus annotations. Times are
 /// RFC 3339; values that came from the remote are listed in `untrusted_fields`.
-pub fn view(d: &crate::runtime::CampaignDoc, policy: argus_machines::Policy) -> Value {
+pub fn view(
+    d: &crate::runtime::CampaignDoc,
+    policy: argus_machines::Policy,
+    argus: Option<&crate::bridges::link::ArgusRecord>,
+) -> Value {
     let r = d.remote.as_ref();
     let held = d
         .machine
@@ -359,9 +370,9 @@ pub fn view(d: &crate::runtime::CampaignDoc, policy: argus_machines::Policy) -> 
             "source": d.question_source.as_deref().unwrap_or("supervisor"),
             "asked_at": rfc3339(d.question_asked_at.unwrap_or(d.updated_at)),
         })),
-        "argus_project_id": d.argus_project_id,
-        "argus_status": d.argus_status,
-        "reviewer_verdict": d.reviewer_verdict,
+        "argus_project_id": argus.and_then(|a| a.project_id.as_ref()),
+        "argus_status": argus.and_then(|a| a.status.as_ref()),
+        "reviewer_verdict": argus.and_then(|a| a.reviewer_verdict.as_ref()),
         "created_at": rfc3339(d.created_at),
         "updated_at": rfc3339(d.updated_at),
         "state": d.machine.state.persisted(),
@@ -623,12 +634,21 @@ async fn act<T: Transport + 'static>(
             };
             return match tokio::time::timeout(ACTION_WAIT, s.runtime.answer(&id, text)).await {
                 Ok(Ok(AnswerReply::Intervened(reply))) => answer(name, Ok(Ok(reply))),
-                Ok(Ok(AnswerReply::Kept)) => Json(json!({
+                Ok(Ok(AnswerReply::Kept(to))) => Json(json!({
                     "outcome": "done",
                     "accepted": true,
-                    "delivered_to": "argus",
+                    "delivered_to": to.name(),
+                    "message": match to {
+                        AnswerTo::Argus => "answer: done; kept for Argus, which gets it at its next decision boundary",
+                        AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
+                    },
                 }))
                 .into_response(),
+                Ok(Ok(AnswerReply::NotKept)) => error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "storage_failed",
+                    "the answer could not be kept (the state root cannot be written); the question stays pending",
+                ),
                 Ok(Ok(AnswerReply::NothingPending)) => error(
                     StatusCode::CONFLICT,
                     "nothing_pending",

@@ -14,8 +14,9 @@ use super::argus::{mission_text, ArgusClient, ArgusConfig, ArgusError, ReviewSta
 use super::decisions::{take_new, MissionBudget, Ruling};
 use super::foreman::{hint, Foreman, ForemanObservation, Hint};
 use crate::control::Transport;
-use crate::runtime::reduce::WakeSink;
+use crate::runtime::reduce::{AnswerTo, WakeSink};
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
+use crate::store::{CampaignId, Document, Store};
 use argus_machines::{Significant, StateName, Verdict, WakeReason};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -63,6 +64,8 @@ pub struct ArgusWake {
     pub argus_status: std::sync::Mutex<String>,
     /// The same for Foreman (`not configured` when off).
     pub foreman_status: std::sync::Mutex<String>,
+    /// Each campaign's Argus state, which the link owns (read by the API's campaign view).
+    pub board: Arc<ArgusBoard>,
 }
 
 /// A bridge's health line: `running`, or `unavailable since <unix seconds>` (kept from the first
@@ -77,7 +80,8 @@ pub fn set_status(slot: &std::sync::Mutex<String>, ok: bool) {
 }
 
 impl ArgusWake {
-    pub fn new() -> (Arc<ArgusWake>, mpsc::UnboundedReceiver<LinkRequest>) {
+    /// The link's handles around `board` (see [`ArgusBoard::open`] and [`ArgusBoard::in_memory`]).
+    pub fn new(board: ArgusBoard) -> (Arc<ArgusWake>, mpsc::UnboundedReceiver<LinkRequest>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let wake = ArgusWake {
             tx,
@@ -86,6 +90,7 @@ impl ArgusWake {
             foreman_calls: AtomicU64::new(0),
             argus_status: std::sync::Mutex::new("starting".into()),
             foreman_status: std::sync::Mutex::new("not configured".into()),
+            board: Arc::new(board),
         };
         (Arc::new(wake), rx)
     }
@@ -99,6 +104,13 @@ impl WakeSink for ArgusWake {
             cause: WakeCause::Boundary(reason),
             latest: latest.cloned(),
         }));
+    }
+
+    fn keep_answer(&self, campaign_id: &str, text: &str) -> std::io::Result<AnswerTo> {
+        self.board
+            .update(campaign_id, |r| r.pending_answer = Some(text.to_string()))
+            .map_err(std::io::Error::other)?;
+        Ok(AnswerTo::Argus)
     }
 
     fn significant(&self, campaign_id: &str, event: &Significant) {
@@ -126,116 +138,184 @@ pub struct LinkConfig {
     pub poll: Duration,
     /// Foreman, when `ARGUS_SUPERVISOR_FOREMAN_ENABLED=1`.
     pub foreman: Option<Foreman>,
-    /// Where the link keeps each campaign's binding (`<dir>/<campaign-id>.json`: the Argus project
-    /// and the questions already surfaced), so a restart neither creates a second project nor asks
-    /// again. `None`: kept in memory only.
-    pub bindings: Option<PathBuf>,
 }
 
-/// One campaign's Argus binding, owned and persisted by the link.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+/// One campaign's Argus state, owned by the link: written by it to `argus/<campaign-id>.json`
+/// (so a restart neither creates a second project nor asks a question again, and an answer kept
+/// for Argus survives) and published from memory to readers (the API's campaign view).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Binding {
-    campaign_id: String,
-    project_id: String,
+pub struct ArgusRecord {
+    pub campaign_id: CampaignId,
+    /// The campaign's Argus project, once created.
+    #[serde(default)]
+    pub project_id: Option<String>,
     /// Argus questions already surfaced as Needs you.
-    asked: Vec<String>,
+    #[serde(default)]
+    pub asked: Vec<String>,
+    /// The Argus reviewer's latest verdict (`done`, `continue`, `blocked`, `replan_requested`).
+    #[serde(default)]
+    pub reviewer_verdict: Option<String>,
+    /// Argus's latest status for this campaign, summarised (`active`, `done`, ...).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// An operator's answer to a pending question, kept until Argus has been given it.
+    #[serde(default)]
+    pub pending_answer: Option<String>,
+}
+
+/// Version 1 (a binding: `campaign_id`, `project_id`, `asked`) reads as it is: what version 2
+/// added is optional.
+impl Document for ArgusRecord {
+    fn upgrade(
+        _: &Store,
+        from: u32,
+        _: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), String> {
+        match from {
+            1 => Ok(()),
+            v => Err(format!(
+                "Argus record schema version {v} is not read by this build"
+            )),
+        }
+    }
+}
+
+/// Every campaign's [`ArgusRecord`]: the link's published state. A change is persisted before it
+/// is published, so a reader never sees what a restart would lose.
+pub struct ArgusBoard {
+    /// The store that persists the records atomically (`None`: kept in memory only, for tests).
+    store: Option<Store>,
+    records: std::sync::RwLock<BTreeMap<String, ArgusRecord>>,
+}
+
+impl ArgusBoard {
+    /// A board kept in memory only.
+    pub fn in_memory() -> ArgusBoard {
+        ArgusBoard {
+            store: None,
+            records: Default::default(),
+        }
+    }
+
+    /// A board persisted under the state root's `argus/`, with every record found there reloaded
+    /// (one that cannot be read is moved aside by the store and reported).
+    pub fn open(store: Store) -> ArgusBoard {
+        let dir = store.root().join("argus");
+        let mut records = BTreeMap::new();
+        let _ = std::fs::create_dir_all(&dir);
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.extension().and_then(|x| x.to_str()) != Some("json") {
+                continue;
+            }
+            match store.read_doc::<ArgusRecord>(&path) {
+                // Only `argus/<id>.json` for its own id: a copy under another name is not adopted.
+                Ok(Some(r)) if path == store.argus_path(&r.campaign_id) => {
+                    records.insert(r.campaign_id.to_string(), r);
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    tracing::error!(record = %path.display(), error = %err, "an Argus record could not be read; moved aside")
+                }
+            }
+        }
+        ArgusBoard {
+            store: Some(store),
+            records: std::sync::RwLock::new(records),
+        }
+    }
+
+    /// The campaign's record, as last persisted.
+    pub fn get(&self, campaign_id: &str) -> Option<ArgusRecord> {
+        self.records
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(campaign_id)
+            .cloned()
+    }
+
+    /// The campaigns bound to an Argus project.
+    pub fn projects(&self) -> Vec<(String, String)> {
+        self.records
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter_map(|r| Some((r.campaign_id.to_string(), r.project_id.clone()?)))
+            .collect()
+    }
+
+    /// Change a campaign's record: persisted first, then published. `Ok(false)` when nothing
+    /// changed (nothing is written); an error leaves the published record as it was.
+    pub fn update(
+        &self,
+        campaign_id: &str,
+        change: impl FnOnce(&mut ArgusRecord),
+    ) -> Result<bool, crate::store::StoreError> {
+        // One writer at a time, so two changes cannot race to the file.
+        let mut records = self.records.write().unwrap_or_else(|p| p.into_inner());
+        let id = crate::store::validate_campaign_id(campaign_id)?;
+        let mut record = records.get(campaign_id).cloned().unwrap_or(ArgusRecord {
+            campaign_id: id.clone(),
+            project_id: None,
+            asked: vec![],
+            reviewer_verdict: None,
+            status: None,
+            pending_answer: None,
+        });
+        let before = record.clone();
+        change(&mut record);
+        if record == before && records.contains_key(campaign_id) {
+            return Ok(false);
+        }
+        if let Some(store) = &self.store {
+            // A blocking write on the link's task: the link waits on Argus far longer than this.
+            store.write_doc(&store.argus_path(&id), &record)?;
+        }
+        records.insert(campaign_id.to_string(), record);
+        Ok(true)
+    }
 }
 
 /// The link task's state.
 pub struct Link<T: Transport + 'static> {
     runtime: Arc<Runtime<T>>,
-    counters: Option<Arc<ArgusWake>>,
+    /// The runtime's wake sink on the link's side: counters, bridge health and the board.
+    wake: Arc<ArgusWake>,
     cfg: LinkConfig,
     client: Option<ArgusClient>,
-    projects: BTreeMap<String, String>,
-    asked: std::collections::HashSet<(String, String)>,
     down_noticed: bool,
     retry_after: Option<tokio::time::Instant>,
     backoff: Duration,
 }
 
 impl<T: Transport + 'static> Link<T> {
-    pub fn new(
-        runtime: Arc<Runtime<T>>,
-        cfg: LinkConfig,
-        counters: Option<Arc<ArgusWake>>,
-    ) -> Self {
-        let mut link = Link {
+    pub fn new(runtime: Arc<Runtime<T>>, cfg: LinkConfig, wake: Arc<ArgusWake>) -> Self {
+        Link {
             runtime,
-            counters,
+            wake,
             cfg,
             client: None,
-            projects: BTreeMap::new(),
-            asked: Default::default(),
             down_noticed: false,
             retry_after: None,
             backoff: Duration::from_millis(500),
-        };
-        link.load_bindings();
-        link
-    }
-
-    /// Reload every persisted binding (after a restart): projects are re-used, questions are not
-    /// asked twice, and decisions waiting in a project's directory are still read on the tick.
-    fn load_bindings(&mut self) {
-        let Some(dir) = self.cfg.bindings.clone() else {
-            return;
-        };
-        let _ = std::fs::create_dir_all(&dir);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let path = e.path();
-            if path.extension().and_then(|x| x.to_str()) != Some("json") {
-                continue;
-            }
-            match self.runtime.store().read_doc::<Binding>(&path) {
-                Ok(Some(b)) => {
-                    for q in &b.asked {
-                        self.asked.insert((b.campaign_id.clone(), q.clone()));
-                    }
-                    self.projects.insert(b.campaign_id, b.project_id);
-                }
-                Ok(None) => {}
-                Err(err) => {
-                    tracing::error!(binding = %path.display(), error = %err, "an Argus binding could not be read; moved aside")
-                }
-            }
         }
     }
 
-    fn save_binding(&self, id: &str) {
-        let (Some(dir), Some(project)) = (&self.cfg.bindings, self.projects.get(id)) else {
-            return;
-        };
-        if crate::store::validate_campaign_id(id).is_err() {
-            return;
-        }
-        let binding = Binding {
-            campaign_id: id.to_string(),
-            project_id: project.clone(),
-            asked: self
-                .asked
-                .iter()
-                .filter(|(c, _)| c == id)
-                .map(|(_, q)| q.clone())
-                .collect(),
-        };
-        if let Err(e) = self
-            .runtime
-            .store()
-            .write_doc(&dir.join(format!("{id}.json")), &binding)
-        {
-            tracing::error!(campaign_id = id, error = %e, "cannot persist the Argus binding");
+    /// Change the campaign's Argus record (persisted, then published); a failure is logged and
+    /// the change is retried by the next boundary that needs it.
+    fn record(&self, id: &str, change: impl FnOnce(&mut ArgusRecord)) -> bool {
+        match self.wake.board.update(id, change) {
+            Ok(changed) => changed,
+            Err(e) => {
+                tracing::error!(campaign_id = id, error = %e, "cannot persist the campaign's Argus record");
+                false
+            }
         }
     }
 
     fn argus_ok(&self, ok: bool) {
-        if let Some(c) = &self.counters {
-            set_status(&c.argus_status, ok);
-        }
+        set_status(&self.wake.argus_status, ok);
     }
 
     /// Run until the wake channel closes.
@@ -249,8 +329,7 @@ impl<T: Transport + 'static> Link<T> {
                     None => break,
                 },
                 _ = tick.tick() => {
-                    let ids: Vec<String> = self.projects.keys().cloned().collect();
-                    for id in ids {
+                    for (id, _) in self.wake.board.projects() {
                         self.boundary(&id).await;
                     }
                 }
@@ -296,31 +375,25 @@ impl<T: Transport + 'static> Link<T> {
             return;
         };
         let Some(doc) = self.doc(id) else { return };
-        if let Some(c) = &self.counters {
-            c.foreman_calls.fetch_add(1, Ordering::Relaxed);
-        }
-        let observation = projection(&doc, &self.runtime.events(id).unwrap_or_default(), &event);
+        self.wake.foreman_calls.fetch_add(1, Ordering::Relaxed);
+        let verdict = self.wake.board.get(id).and_then(|r| r.reviewer_verdict);
+        let events = self.runtime.events(id).unwrap_or_default();
+        let observation = projection(&doc, verdict, &events, &event);
         let directive = match foreman.assess(&observation).await {
             Ok(d) => {
-                if let Some(c) = &self.counters {
-                    set_status(&c.foreman_status, true);
-                }
+                set_status(&self.wake.foreman_status, true);
                 d
             }
             Err(e) => {
                 // Foreman is advisory: Argus continues without it.
                 tracing::warn!(campaign_id = id, error = %e, "Foreman unavailable; continuing without it");
-                if let Some(c) = &self.counters {
-                    set_status(&c.foreman_status, false);
-                }
+                set_status(&self.wake.foreman_status, false);
                 return;
             }
         };
         let h = hint(&directive);
         if h.wakes_argus() {
-            if let Some(c) = &self.counters {
-                c.foreman_wakes.fetch_add(1, Ordering::Relaxed);
-            }
+            self.wake.foreman_wakes.fetch_add(1, Ordering::Relaxed);
             self.on_wake(WakeRequest {
                 campaign_id: id.to_string(),
                 cause: WakeCause::Foreman(h),
@@ -369,7 +442,12 @@ impl<T: Transport + 'static> Link<T> {
         let _ = std::fs::create_dir_all(workdir.join("decisions"));
         let mission = mission_text(&w.campaign_id, &doc.objective, self.cfg.max_attempts);
         let text = event_text(&doc, &w);
-        let project = match self.projects.get(&w.campaign_id).cloned() {
+        let bound = self
+            .wake
+            .board
+            .get(&w.campaign_id)
+            .and_then(|r| r.project_id);
+        let project = match bound {
             Some(p) => Some(p),
             None => {
                 let Some(c) = self.client(&w.campaign_id).await else {
@@ -380,13 +458,13 @@ impl<T: Transport + 'static> Link<T> {
                     .await
                 {
                     Ok(p) => {
-                        self.projects.insert(w.campaign_id.clone(), p.clone());
-                        self.save_binding(&w.campaign_id);
-                        if doc.argus_project_id.as_deref() != Some(p.as_str()) {
-                            let _ = self
-                                .runtime
-                                .annotate(&w.campaign_id, Some(p.clone()), None)
-                                .await;
+                        // Kept only once persisted: an unrecorded project would be created again.
+                        let kept = self.wake.board.update(&w.campaign_id, |r| {
+                            r.project_id = Some(p.clone());
+                        });
+                        if let Err(e) = kept {
+                            tracing::error!(campaign_id = %w.campaign_id, error = %e, "cannot persist the campaign's Argus project");
+                            return;
                         }
                         Some(p)
                     }
@@ -409,7 +487,7 @@ impl<T: Transport + 'static> Link<T> {
 
     /// A decision boundary: read Argus's status and decisions, and act on what is authorised.
     async fn boundary(&mut self, id: &str) {
-        let Some(project) = self.projects.get(id).cloned() else {
+        let Some(project) = self.wake.board.get(id).and_then(|r| r.project_id) else {
             return;
         };
         let Some(c) = self.client(id).await else {
@@ -424,7 +502,13 @@ impl<T: Transport + 'static> Link<T> {
         };
         self.back();
         let Some(doc) = self.doc(id) else { return };
-        if let Some(answer) = &doc.pending_answer {
+        let record = self.wake.board.get(id);
+        let record = record.as_ref();
+        let pending_answer = record.and_then(|r| r.pending_answer.clone());
+        let asked = |text: &String| record.is_some_and(|r| r.asked.contains(text));
+        let verdict_known =
+            |v: &String| record.is_some_and(|r| r.reviewer_verdict.as_deref() == Some(v.as_str()));
+        if let Some(answer) = &pending_answer {
             let text = format!(
                 "Operator answer to your question:\n{}",
                 crate::security::Untrusted::new(answer, 4096).fenced()
@@ -433,8 +517,10 @@ impl<T: Transport + 'static> Link<T> {
                 return;
             };
             match c.message(&project, &text).await {
+                // Cleared only once sent: a crash in between gives Argus the answer twice, never
+                // loses it.
                 Ok(()) => {
-                    let _ = self.runtime.answer_delivered(id).await;
+                    self.record(id, |r| r.pending_answer = None);
                 }
                 Err(e) => {
                     self.lost(id, &e).await;
@@ -444,12 +530,11 @@ impl<T: Transport + 'static> Link<T> {
         }
         for q in &status.pending_questions {
             let text = format!("Needs you (from Argus): {q}");
-            // Each question is surfaced once (and not again after a restart if it is still pending).
-            if doc.pending_question.as_deref() != Some(text.as_str())
-                && self.asked.insert((id.to_string(), text.clone()))
-            {
-                self.save_binding(id);
-                let _ = self.runtime.notice(id, true, text).await;
+            // Each question is surfaced once, and not again after a restart: surfaced first, then
+            // remembered (a crash in between asks twice rather than never).
+            if doc.pending_question.as_deref() != Some(text.as_str()) && !asked(&text) {
+                let _ = self.runtime.notice(id, true, text.clone()).await;
+                self.record(id, |r| r.asked.push(text));
             }
         }
         let name = status.verdicts.last().and_then(|v| {
@@ -457,20 +542,23 @@ impl<T: Transport + 'static> Link<T> {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
         });
-        // Argus's status, summarised for the campaign view (`argus_status`).
+        // Argus's status, summarised for the campaign view.
         let summary = match (&status.done_reason, &name) {
             (Some(_), _) => "done".to_string(),
             (None, Some(v)) => format!("reviewer verdict: {v}"),
             (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
             (None, None) => "active".into(),
         };
-        let verdict = name.filter(|n| doc.reviewer_verdict.as_deref() != Some(n.as_str()));
-        if verdict.is_some() || doc.argus_status.as_deref() != Some(summary.as_str()) {
-            let _ = self
-                .runtime
-                .annotate_status(id, None, verdict, Some(summary))
-                .await;
+        if let Some(v) = name.filter(|n| !verdict_known(n)) {
+            // The reviewer's verdict is news for a person when it arrives.
+            let line = format!(
+                "Reviewer verdict: {}.",
+                crate::security::Untrusted::new(&v, 64).as_str()
+            );
+            let _ = self.runtime.decision(id, line).await;
+            self.record(id, |r| r.reviewer_verdict = Some(v));
         }
+        self.record(id, |r| r.status = Some(summary));
         let reviewer_done =
             status.verdicts.contains(&ReviewStatus::Done) || status.done_reason.is_some();
         if reviewer_done && doc.machine.state == StateName::RemoteTerminalLocalPending {
@@ -581,6 +669,7 @@ pub fn event_text(doc: &CampaignDoc, w: &WakeRequest) -> String {
 /// Foreman's observation, projected from the campaign's reduced state (no transcripts, no secrets).
 pub fn projection(
     doc: &CampaignDoc,
+    reviewer_verdict: Option<String>,
     events: &[crate::runtime::reduce::EventLine],
     event: &Significant,
 ) -> ForemanObservation {
@@ -619,7 +708,7 @@ pub fn projection(
             .flat_map(|e| e.artifacts.iter())
             .filter_map(|a| a.untrusted_excerpt.clone())
             .collect(),
-        verification_results: doc.reviewer_verdict.iter().cloned().collect(),
+        verification_results: reviewer_verdict.into_iter().collect(),
         recent_events: events
             .iter()
             .rev()

@@ -12,13 +12,14 @@ pub mod reduce;
 
 use crate::control::{Clock, Evidence, Transport, WriteIntent};
 use crate::security::Untrusted;
-use crate::store::{CampaignId, Store, StoreError};
+use crate::store::{CampaignId, Document, Store, StoreError};
 use crate::time::now_secs;
 use argus_machines::{
     CampaignMachine, CampaignRecord, Command, ControllerId, Observation, Policy, Significant,
     StateName, TaskId,
 };
 use driver::{CommandReply, Driver, Input, Shared, Snapshot};
+use messages::MessageKind;
 use reduce::{EventLine, WakeSink};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -199,15 +200,6 @@ pub struct CampaignDoc {
     /// How many event-derived messages the persisted human feed already holds.
     #[serde(default)]
     pub feed_written: u32,
-    /// The campaign's Argus project, once created (re-attached after a restart).
-    #[serde(default)]
-    pub argus_project_id: Option<String>,
-    /// The Argus reviewer's latest verdict (`done`, `continue`, `blocked`, `replan_requested`).
-    #[serde(default)]
-    pub reviewer_verdict: Option<String>,
-    /// An operator's answer to the pending question, waiting to be delivered to Argus.
-    #[serde(default)]
-    pub pending_answer: Option<String>,
     /// Unix seconds since which the write (or claim) in flight has been of unknown outcome. The
     /// readback grace counts from here, across restarts.
     #[serde(default)]
@@ -218,9 +210,6 @@ pub struct CampaignDoc {
     /// Unix seconds the pending question was asked.
     #[serde(default)]
     pub question_asked_at: Option<u64>,
-    /// Argus's latest status for this campaign, as its link summarised it.
-    #[serde(default)]
-    pub argus_status: Option<String>,
     /// The attempts, newest last (at most [`MAX_ATTEMPT_RECORDS`]; older ones are counted in
     /// `older_attempts`): which task, run and source each one was, how it ended, the verdict.
     #[serde(default)]
@@ -280,6 +269,110 @@ pub(crate) fn resolving(machine: &CampaignMachine) -> bool {
     }
 }
 
+/// Bring every campaign document an older version wrote up to the current store version, before
+/// anything else reads the state root: the Argus link's records gain what the documents carried,
+/// so the link loads after this. Skipped when `state/supervisor.json` says this version last ran
+/// here (a large root is not read twice on every start). A document that is current, unreadable
+/// or not upgradable is left for recovery, which moves it aside and reports it. Returns how many
+/// were upgraded.
+pub fn upgrade_state_root(store: &Store) -> Result<usize, StoreError> {
+    let version = |path: &std::path::Path| {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v.get("schema_version").and_then(|v| v.as_u64()))
+    };
+    let current = u64::from(crate::store::STORE_SCHEMA_VERSION);
+    if version(&store.supervisor_path()) == Some(current) {
+        return Ok(0);
+    }
+    let mut upgraded = 0;
+    for path in store.campaign_files()? {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let Ok(serde_json::Value::Object(mut body)) = serde_json::from_slice(&bytes) else {
+            continue;
+        };
+        let from = body.remove("schema_version").and_then(|v| v.as_u64());
+        let Some(from) = from.filter(|v| *v < current) else {
+            continue;
+        };
+        if CampaignDoc::upgrade(store, from as u32, &mut body).is_err() {
+            continue;
+        }
+        if let Ok(doc) = serde_json::from_value::<CampaignDoc>(serde_json::Value::Object(body)) {
+            store.write_doc(&path, &doc)?;
+            upgraded += 1;
+        }
+    }
+    Ok(upgraded)
+}
+
+/// Store version 1 carried the Argus link's fields in the campaign document (`argus_project_id`,
+/// `reviewer_verdict`, `pending_answer`, `argus_status`). They move to the link's record
+/// (`argus/<campaign-id>.json`), written before the document is read, so an answer kept for Argus
+/// or a project already created is not lost on the upgrade; what the link's record already holds
+/// wins.
+impl Document for CampaignDoc {
+    fn upgrade(
+        store: &Store,
+        from: u32,
+        body: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), String> {
+        if from != 1 {
+            return Err(format!(
+                "campaign document schema version {from} is not read by this build"
+            ));
+        }
+        let mut moved = serde_json::Map::new();
+        for (old, new) in [
+            ("argus_project_id", "project_id"),
+            ("reviewer_verdict", "reviewer_verdict"),
+            ("pending_answer", "pending_answer"),
+            ("argus_status", "status"),
+        ] {
+            if let Some(v) = body.remove(old).filter(|v| !v.is_null()) {
+                moved.insert(new.into(), v);
+            }
+        }
+        if moved.is_empty() {
+            return Ok(());
+        }
+        let id = body
+            .get("campaign_id")
+            .and_then(|v| v.as_str())
+            .ok_or("a campaign document without its campaign_id")
+            .and_then(|id| CampaignId::parse(id).map_err(|_| "an invalid campaign_id"))?;
+        let path = store.argus_path(&id);
+        let mut record = match std::fs::read(&path) {
+            Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Ok(serde_json::Value::Object(m)) => m,
+                _ => {
+                    // Kept for a person, never overwritten.
+                    store.move_aside(&path).map_err(|e| e.to_string())?;
+                    serde_json::Map::new()
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::Map::new(),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        record.remove("schema_version");
+        record.insert("campaign_id".into(), id.as_str().into());
+        for (k, v) in moved {
+            if record.get(&k).is_none_or(|old| old.is_null()) {
+                record.insert(k, v);
+            }
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        store
+            .write_doc(&path, &serde_json::Value::Object(record))
+            .map_err(|e| e.to_string())
+    }
+}
+
 impl CampaignDoc {
     /// A fresh document around a machine's record.
     pub fn new(machine: &CampaignMachine, objective: &str, now: u64) -> CampaignDoc {
@@ -295,13 +388,9 @@ impl CampaignDoc {
             pending_question: None,
             quarantined: 0,
             feed_written: 0,
-            argus_project_id: None,
-            reviewer_verdict: None,
-            pending_answer: None,
             ambiguous_since: None,
             question_source: None,
             question_asked_at: None,
-            argus_status: None,
             attempt_history: vec![],
             older_attempts: 0,
             latest_significant_at: None,
@@ -447,7 +536,17 @@ impl<T: Transport + 'static> Runtime<T> {
             self.set_aside(path, &shown, "not a valid campaign file name");
             return;
         };
-        let (machine, doc, entry) = match self.shared.store.read_doc::<CampaignDoc>(path) {
+        let read = self.shared.store.read_doc_upgrading::<CampaignDoc>(path);
+        if let Ok(Some((doc, true))) = &read {
+            // Written back at once, so an upgrade (which moves fields to other files) runs once.
+            if let Err(e) = self.shared.store.write_doc(path, doc) {
+                self.report(
+                    &id,
+                    &format!("the upgraded document could not be written back: {e}"),
+                );
+            }
+        }
+        let (machine, doc, entry) = match read.map(|d| d.map(|(doc, _)| doc)) {
             Ok(Some(doc))
                 if doc.campaign_id != id.as_str() || doc.machine.campaign_id != id.as_str() =>
             {
@@ -762,8 +861,20 @@ impl<T: Transport + 'static> Runtime<T> {
         needs_you: bool,
         text: String,
     ) -> Result<(), RuntimeError> {
+        let kind = if needs_you {
+            MessageKind::NeedsYou
+        } else {
+            MessageKind::CriticalFailure
+        };
+        self.ask(id, |done| Input::Notice { kind, text, done })
+            .await
+    }
+
+    /// A decision someone else made about the campaign (the Argus reviewer's verdict), for its
+    /// feed.
+    pub async fn decision(&self, id: &str, text: String) -> Result<(), RuntimeError> {
         self.ask(id, |done| Input::Notice {
-            needs_you,
+            kind: MessageKind::Decision,
             text,
             done,
         })
@@ -771,7 +882,8 @@ impl<T: Transport + 'static> Runtime<T> {
     }
 
     /// Answer the campaign's pending question (Needs you). Refused when nothing is pending. The
-    /// answer is operator text, delivered to Argus as data at its next decision boundary.
+    /// answer is operator text: for a remote question an intervention, otherwise kept for Argus
+    /// (data at its next decision boundary) or, with no Argus attached, recorded in the feed.
     pub async fn answer(
         &self,
         id: &str,
@@ -780,39 +892,6 @@ impl<T: Transport + 'static> Runtime<T> {
         self.ask(id, |done| Input::Answer {
             text,
             intent: WriteIntent::fresh(),
-            done,
-        })
-        .await
-    }
-
-    /// The answer was delivered to Argus: clear it.
-    pub async fn answer_delivered(&self, id: &str) -> Result<(), RuntimeError> {
-        self.ask(id, |done| Input::AnswerDelivered { done }).await
-    }
-
-    /// Record the campaign's Argus binding and/or the reviewer's latest verdict.
-    pub async fn annotate(
-        &self,
-        id: &str,
-        argus_project_id: Option<String>,
-        reviewer_verdict: Option<String>,
-    ) -> Result<(), RuntimeError> {
-        self.annotate_status(id, argus_project_id, reviewer_verdict, None)
-            .await
-    }
-
-    /// Record the campaign's Argus binding, the reviewer's verdict and Argus's status summary.
-    pub async fn annotate_status(
-        &self,
-        id: &str,
-        argus_project_id: Option<String>,
-        reviewer_verdict: Option<String>,
-        argus_status: Option<String>,
-    ) -> Result<(), RuntimeError> {
-        self.ask(id, |done| Input::Annotate {
-            argus_project_id,
-            reviewer_verdict,
-            argus_status,
             done,
         })
         .await

@@ -13,9 +13,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// How many identities are remembered (the newest win).
 const REMEMBERED: usize = 4096;
 
+/// The shape of an event line (apart from the documents' [`crate::store::STORE_SCHEMA_VERSION`]:
+/// lines are appended, never rewritten, so their version moves on its own).
+pub const EVENT_LINE_VERSION: u32 = 1;
+
 /// One line of `events/<campaign-id>.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventLine {
+    /// [`EVENT_LINE_VERSION`] when written.
     pub schema_version: u32,
     /// Unix seconds.
     pub at: u64,
@@ -141,6 +146,32 @@ pub trait WakeSink: Send + Sync {
 
     /// Every new significant event, for advisors that may ask for a wake (Foreman). Default: none.
     fn significant(&self, _campaign_id: &str, _event: &Significant) {}
+
+    /// Keep an operator's answer to a pending question for whoever asked, durably, before the
+    /// question is cleared. Default (no Argus): the answer has no one to reach and stays only in
+    /// the campaign's feed.
+    fn keep_answer(&self, _campaign_id: &str, _text: &str) -> std::io::Result<AnswerTo> {
+        Ok(AnswerTo::Feed)
+    }
+}
+
+/// Where an operator's answer to a pending question went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerTo {
+    /// Kept for Argus (persisted by its link) and given to it at its next boundary.
+    Argus,
+    /// Recorded in the campaign's feed only (no Argus is attached).
+    Feed,
+}
+
+impl AnswerTo {
+    /// The name the API answers with (`delivered_to`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AnswerTo::Argus => "argus",
+            AnswerTo::Feed => "feed",
+        }
+    }
 }
 
 /// A sink that only counts, for runs without an Argus runtime and for tests.

@@ -2,8 +2,10 @@
 //!
 //! ```text
 //! campaigns/<campaign-id>.json   events/<campaign-id>.jsonl   messages/<campaign-id>.jsonl
-//! leases/<campaign-id>.json      state/supervisor.json
+//! leases/<campaign-id>.json      state/supervisor.json        argus/<campaign-id>.json
 //! ```
+//!
+//! (`argus/` belongs to the Argus link, which writes it through this module.)
 //!
 //! This module owns the bytes on disk: every document carries a schema version and is written
 //! atomically (temp file in the same directory, fsync, rename, fsync the directory); event lines are
@@ -18,8 +20,27 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// Version of every document this module writes.
-pub const STORE_SCHEMA_VERSION: u32 = 1;
+/// Version of every document this module writes. 2: a campaign document no longer carries the
+/// Argus link's fields (they live in `argus/<campaign-id>.json`, which the link owns) and its
+/// machine record is a state tagged by its dotted name (record schema 2). A version-1 document is
+/// read through its type's [`Document::upgrade`].
+pub const STORE_SCHEMA_VERSION: u32 = 2;
+
+/// A document type the store reads, and how it reads what an older version wrote.
+pub trait Document: DeserializeOwned {
+    /// Rewrite `body` (the document's fields, written at store version `from`, older than
+    /// [`STORE_SCHEMA_VERSION`]) into the current shape. An `Err` (the default: no older version
+    /// is read) makes the document unreadable, and it is moved aside like a corrupt one.
+    fn upgrade(
+        _store: &Store,
+        from: u32,
+        _body: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), String> {
+        Err(format!("schema version {from} is not read by this build"))
+    }
+}
+
+impl Document for serde_json::Value {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -214,6 +235,11 @@ impl Store {
         self.root.join("leases").join(format!("{id}.json"))
     }
 
+    /// The Argus link's record for a campaign (written and read by the link).
+    pub fn argus_path(&self, id: &CampaignId) -> PathBuf {
+        self.root.join("argus").join(format!("{id}.json"))
+    }
+
     pub fn supervisor_path(&self) -> PathBuf {
         self.root.join("state").join("supervisor.json")
     }
@@ -234,7 +260,16 @@ impl Store {
 
     /// Read a document. `Ok(None)` when absent; a document that is not a valid record of this
     /// version is moved aside and reported as `Corrupt`.
-    pub fn read_doc<T: DeserializeOwned>(&self, path: &Path) -> Result<Option<T>, StoreError> {
+    pub fn read_doc<T: Document>(&self, path: &Path) -> Result<Option<T>, StoreError> {
+        Ok(self.read_doc_upgrading(path)?.map(|(doc, _)| doc))
+    }
+
+    /// [`Store::read_doc`], saying whether the document was written by an older version (and
+    /// upgraded on the way in): its reader should write it back now, so the upgrade runs once.
+    pub fn read_doc_upgrading<T: Document>(
+        &self,
+        path: &Path,
+    ) -> Result<Option<(T, bool)>, StoreError> {
         let bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -243,10 +278,25 @@ impl Store {
         // Parsed without `flatten`, so a document type that refuses unknown fields really does.
         let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
             Ok(serde_json::Value::Object(mut fields)) => {
-                let version = fields.remove("schema_version");
-                (version == Some(serde_json::Value::from(STORE_SCHEMA_VERSION)))
-                    .then(|| serde_json::from_value::<T>(serde_json::Value::Object(fields)).ok())
-                    .flatten()
+                let version = fields.remove("schema_version").and_then(|v| v.as_u64());
+                let readable = match version {
+                    Some(v) if v == u64::from(STORE_SCHEMA_VERSION) => Some(false),
+                    Some(v) if v < u64::from(STORE_SCHEMA_VERSION) => {
+                        match T::upgrade(self, v as u32, &mut fields) {
+                            Ok(()) => Some(true),
+                            Err(why) => {
+                                tracing::error!(document = %path.display(), why, "an older document could not be upgraded");
+                                None
+                            }
+                        }
+                    }
+                    _ => None,
+                };
+                readable.and_then(|upgraded| {
+                    serde_json::from_value::<T>(serde_json::Value::Object(fields))
+                        .ok()
+                        .map(|doc| (doc, upgraded))
+                })
             }
             _ => None,
         };

@@ -15,7 +15,7 @@ use super::super::{
 use super::Shared;
 use crate::control::{Transport, Validated};
 use crate::security::Untrusted;
-use crate::store::{CampaignId, StoreError, STORE_SCHEMA_VERSION};
+use crate::store::{CampaignId, StoreError};
 use argus_machines::{CampaignMachine, Lease, Observation, Significant, Verdict};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -217,7 +217,7 @@ impl Journal {
             return false;
         }
         let line = EventLine {
-            schema_version: STORE_SCHEMA_VERSION,
+            schema_version: crate::runtime::reduce::EVENT_LINE_VERSION,
             at: sh.clock.now(),
             campaign_id: id.clone(),
             identity: key,
@@ -231,7 +231,7 @@ impl Journal {
                 tracing::error!(campaign_id = %id, error = %e, "cannot append event");
                 if let Ok(Some(what)) = sh.store.repair_log(&path) {
                     tracing::error!(campaign_id = %id, "unusable event log: {what}");
-                    self.notice(sh, machine, false, "The event log could not be read and was moved aside; a new one was started.".into());
+                    self.notice(sh, machine, MessageKind::CriticalFailure, "The event log could not be read and was moved aside; a new one was started.".into());
                     if let Err(e) = sh.store.append_line(&path, &line) {
                         tracing::error!(campaign_id = %id, error = %e, "cannot append event");
                     }
@@ -287,17 +287,12 @@ impl Journal {
         &mut self,
         sh: &Shared<T>,
         machine: &CampaignMachine,
-        needs_you: bool,
+        kind: MessageKind,
         text: String,
     ) {
         let text = Untrusted::new(&text, 2048).as_str().to_string();
-        let kind = if needs_you {
-            MessageKind::NeedsYou
-        } else {
-            MessageKind::CriticalFailure
-        };
         self.feed_line(sh, kind, text.clone());
-        if needs_you {
+        if kind == MessageKind::NeedsYou {
             self.ask(sh, text, "argus");
         }
         let _ = self.write(sh, machine);

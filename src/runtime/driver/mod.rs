@@ -18,6 +18,7 @@ mod remote;
 pub use journal::Snapshot;
 
 use super::messages::MessageKind;
+use super::reduce::AnswerTo;
 use super::{Actor, CampaignDoc, CrashPoint, RuntimeConfig, Stats};
 use crate::control::{Clock, Token, TokenKind, Transport, WriteIntent};
 use crate::store::Store;
@@ -69,29 +70,20 @@ pub enum Input {
         actor: Actor,
         reply: oneshot::Sender<CommandReply>,
     },
-    /// A message for a person that no significant event carries (an advisor's question or an
-    /// advisor outage). `needs_you` also sets the campaign's pending question.
+    /// A message for a person that no significant event carries (an advisor's question, an
+    /// advisor outage, a reviewer's verdict). `NeedsYou` also sets the campaign's pending question.
     Notice {
-        needs_you: bool,
+        kind: MessageKind,
         text: String,
         done: oneshot::Sender<()>,
     },
     /// An operator's answer to the pending question. A remote `input-required` question is
-    /// answered with an intervention (under `intent`); a supervisor or Argus question is kept
-    /// for Argus.
+    /// answered with an intervention (under `intent`); a supervisor or Argus question is
+    /// answered by keeping the text for Argus (through the wake sink) and clearing the question.
     Answer {
         text: String,
         intent: WriteIntent,
         done: oneshot::Sender<AnswerReply>,
-    },
-    /// The pending answer reached Argus.
-    AnswerDelivered { done: oneshot::Sender<()> },
-    /// Record the campaign's Argus binding and the reviewer's latest verdict.
-    Annotate {
-        argus_project_id: Option<String>,
-        reviewer_verdict: Option<String>,
-        argus_status: Option<String>,
-        done: oneshot::Sender<()>,
     },
     /// Stop after the current step; `release` gives a held lease back first.
     Shutdown {
@@ -105,8 +97,11 @@ pub enum Input {
 pub enum AnswerReply {
     /// Sent to the remote as an intervention; its outcome.
     Intervened(CommandReply),
-    /// Kept for Argus (delivered as data at its next boundary).
-    Kept,
+    /// The question is answered: the text was kept for Argus (given to it as data at its next
+    /// boundary) or, with no Argus attached, recorded in the feed.
+    Kept(AnswerTo),
+    /// The answer could not be kept (the disk refused it): the question stays pending.
+    NotKept,
     /// No question is pending.
     NothingPending,
 }
@@ -288,39 +283,6 @@ impl<T: Transport + 'static> Driver<T> {
                 self.action_line(action, &r, &actor);
                 let _ = reply.send(r);
             }
-            Input::Annotate {
-                argus_project_id,
-                reviewer_verdict,
-                argus_status,
-                done,
-            } => {
-                let doc = self.journal.doc_mut();
-                if argus_project_id.is_some() {
-                    doc.argus_project_id = argus_project_id;
-                }
-                let new_verdict =
-                    reviewer_verdict.is_some() && reviewer_verdict != doc.reviewer_verdict;
-                if new_verdict {
-                    doc.reviewer_verdict = reviewer_verdict.clone();
-                }
-                if argus_status.is_some() {
-                    doc.argus_status = argus_status;
-                }
-                if new_verdict {
-                    // The reviewer's verdict is news for a person when it arrives.
-                    let v = reviewer_verdict.unwrap_or_default();
-                    self.journal.feed_line(
-                        &sh,
-                        MessageKind::Decision,
-                        format!(
-                            "Reviewer verdict: {}.",
-                            crate::security::Untrusted::new(&v, 64).as_str()
-                        ),
-                    );
-                }
-                let _ = self.journal.write(&sh, &self.machine);
-                let _ = done.send(());
-            }
             Input::Answer { text, intent, done } => {
                 let reply = if self.machine.state_name() == StateName::AwaitingInput {
                     // The remote asked: the answer goes to it as an intervention.
@@ -331,33 +293,34 @@ impl<T: Transport + 'static> Driver<T> {
                     self.action_line("answer", &r, &Actor::Operator);
                     AnswerReply::Intervened(r)
                 } else if self.journal.doc().pending_question.is_some() {
-                    let doc = self.journal.doc_mut();
-                    doc.pending_question = None;
-                    doc.pending_answer = Some(
-                        crate::security::Untrusted::new(&text, 4096)
-                            .as_str()
-                            .to_string(),
-                    );
-                    let _ = self.journal.write(&sh, &self.machine);
-                    AnswerReply::Kept
+                    let text = crate::security::Untrusted::new(&text, 4096)
+                        .as_str()
+                        .to_string();
+                    // Kept before the question is cleared: a crash in between leaves the
+                    // question pending with its answer kept, never answered with nothing kept.
+                    match sh.wake.keep_answer(self.id(), &text) {
+                        Ok(to) => {
+                            self.journal.doc_mut().pending_question = None;
+                            self.journal.feed_line(
+                                &sh,
+                                MessageKind::OperatorAction,
+                                format!("Operator answered: {text}"),
+                            );
+                            let _ = self.journal.write(&sh, &self.machine);
+                            AnswerReply::Kept(to)
+                        }
+                        Err(e) => {
+                            tracing::error!(campaign_id = %self.id(), error = %e, "cannot keep the operator's answer");
+                            AnswerReply::NotKept
+                        }
+                    }
                 } else {
                     AnswerReply::NothingPending
                 };
                 let _ = done.send(reply);
             }
-            Input::AnswerDelivered { done } => {
-                if self.journal.doc().pending_answer.is_some() {
-                    self.journal.doc_mut().pending_answer = None;
-                    let _ = self.journal.write(&sh, &self.machine);
-                }
-                let _ = done.send(());
-            }
-            Input::Notice {
-                needs_you,
-                text,
-                done,
-            } => {
-                self.journal.notice(&sh, &self.machine, needs_you, text);
+            Input::Notice { kind, text, done } => {
+                self.journal.notice(&sh, &self.machine, kind, text);
                 let _ = done.send(());
             }
         }
