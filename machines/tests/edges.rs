@@ -246,7 +246,8 @@ fn reads_that_fail_while_controlling_are_surfaced_once_and_counted() {
     }
     assert_eq!(surfaced, 1);
     assert_eq!(m.state_name(), StateName::Running, "the lease is kept");
-    assert!(m.memory().read_failures > 0);
+    // Counted up to a cap (the record never grows; the backoff is capped long before).
+    assert_eq!(m.memory().read_failures, 8);
     m.step(&Event::Observed(obs(1, RemoteState::Working, 5)));
     assert_eq!(m.memory().read_failures, 0, "an answer ends the outage");
 }
@@ -263,10 +264,30 @@ fn an_ambiguous_cancel_keeps_reading_its_task() {
         ..obs(1, RemoteState::Working, 4)
     }));
     assert_eq!(labels(&s.actions), ["Surface(STATE_CHANGED)"]);
-    // A terminal reading waits until the write is resolved (it is not recorded as seen).
+    // A terminal reading waits until the write is resolved (it is not recorded as seen), but it
+    // is an answer: an outage counted meanwhile is over.
+    m.step(&Event::PollFailed(RemoteCondition::Unreachable));
+    assert_eq!(m.memory().read_failures, 1);
     let s = m.step(&Event::Observed(obs(1, RemoteState::Canceled, 5)));
     assert!(s.actions.is_empty());
     assert_eq!(m.state_name(), StateName::AmbiguousWrite);
+    assert_eq!(m.memory().read_failures, 0, "the remote answered");
+}
+
+#[test]
+fn evidence_revision_zero_is_no_evidence() {
+    let mut m = at("running");
+    let s = m.step(&Event::Observed(Observation {
+        evidence_revision: Some(0),
+        ..obs(1, RemoteState::Working, 2)
+    }));
+    assert!(
+        !labels(&s.actions)
+            .iter()
+            .any(|a| a.contains("EVIDENCE_READY") || a.contains("FetchEvidence")),
+        "{:?}",
+        labels(&s.actions)
+    );
 }
 
 #[test]
