@@ -50,15 +50,15 @@ impl Demo {
         }
         self.shown = messages.len();
         if let Some(doc) = self.rt.document(CAMPAIGN) {
-            let state = doc.machine.state;
+            let state = doc.machine.state.name();
             if self.path.last() != Some(&state) {
                 self.path.push(state);
             }
             if self.tty {
                 let epoch = doc
                     .machine
-                    .lease
-                    .as_ref()
+                    .state
+                    .lease()
                     .filter(|_| state.is_controlling())
                     .map(|l| l.epoch.to_string());
                 print!(
@@ -193,7 +193,7 @@ pub async fn run(
         let deadline = Instant::now() + Duration::from_secs(5);
         let doc = loop {
             let doc = d.rt.document(CAMPAIGN).ok_or("campaign vanished")?;
-            let fetched = match (&doc.latest_evidence, &doc.machine.task, &doc.remote) {
+            let fetched = match (&doc.latest_evidence, doc.machine.state.task(), &doc.remote) {
                 (Some(e), Some(t), Some(r)) => {
                     e.task == *t && e.evidence_revision == r.evidence_revision
                 }

@@ -376,15 +376,6 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
         AnswerReply::Kept(AnswerTo::Argus)
     );
     assert_eq!(
-        r.wake
-            .board
-            .get("c1")
-            .and_then(|a| a.pending_answer)
-            .as_deref(),
-        Some("Use dataset A."),
-        "kept by the link until Argus has it"
-    );
-    assert_eq!(
         r.rt.answer("c1", "again".into()).await.expect("answer"),
         AnswerReply::NothingPending,
         "nothing pending any more"

@@ -248,7 +248,8 @@ async fn the_token_is_the_typestate_of_every_explored_state() {
     let clock = ManualClock::at(T0);
     for t in &exploration.transitions {
         for record in [&t.from, &t.to] {
-            let kind = TokenKind::of_state(record.state);
+            let name = record.state.name();
+            let kind = TokenKind::of_state(name);
             assert_eq!(
                 kind == TokenKind::Controller,
                 record.state.is_controlling(),
@@ -257,7 +258,7 @@ async fn the_token_is_the_typestate_of_every_explored_state() {
             );
             assert_eq!(
                 kind == TokenKind::Controller,
-                record.lease.is_some() && record.state.is_controlling(),
+                record.state.lease().is_some() && record.state.is_controlling(),
                 "a Controller exactly where a lease is held: {:?}",
                 record.state
             );
@@ -265,10 +266,10 @@ async fn the_token_is_the_typestate_of_every_explored_state() {
             let Ok((machine, _)) = CampaignMachine::restore(record, exploration.policy) else {
                 continue;
             };
-            if record.state.is_controlling() || machine.state_name() != record.state {
+            if record.state.is_controlling() || machine.state_name() != name {
                 continue;
             }
-            seen.insert(record.state);
+            seen.insert(name);
             // From every kind of token the machine could leave behind, align lands on this
             // state's kind; a Controller (from a real grant) is given up.
             let remote = FakeRemote::new(clock.clone());
@@ -306,12 +307,13 @@ async fn the_token_is_the_typestate_of_every_explored_state() {
 /// no authority back.
 #[test]
 fn a_verdict_comes_only_from_the_pending_token() {
-    use argus_machines::{CampaignMachine, CampaignRecord, RemoteOutcome, StateName};
+    use argus_machines::{CampaignMachine, CampaignRecord, RemoteOutcome, StateRecord};
     let machine = CampaignMachine::new("c1", us(), Policy::default());
     let mut record: CampaignRecord = machine.record();
-    record.state = StateName::RemoteTerminalLocalPending;
-    record.task = Some(TaskId::new("task-9"));
-    record.outcome = Some(RemoteOutcome::Completed);
+    record.state = StateRecord::RemoteTerminalLocalPending {
+        task: TaskId::new("task-9"),
+        outcome: RemoteOutcome::Completed,
+    };
     let (pending, _) = CampaignMachine::restore(&record, Policy::default()).expect("valid record");
     let Token::RemoteTerminalLocalPending(p) = Token::restore(&pending) else {
         panic!("not the pending token");

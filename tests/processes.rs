@@ -382,9 +382,9 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
     let raw = std::fs::read_to_string(home.join("campaigns/c1.json")).expect("persisted");
     assert!(!raw.contains(SIM_TOKEN));
     let doc: Value = serde_json::from_str(&raw).expect("campaign json");
-    assert_eq!(doc["machine"]["state"], "controlling.running");
+    assert_eq!(doc["machine"]["state"]["name"], "controlling.running");
     assert_eq!(
-        doc["machine"]["intent"],
+        doc["machine"]["state"]["intent"],
         Value::Null,
         "no write left in flight"
     );
@@ -395,7 +395,7 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
         .flatten()
         .find_map(|e| e["task_id"].as_str().map(str::to_string))
         .expect("the remote created a task");
-    assert_eq!(doc["machine"]["task"], created.as_str());
+    assert_eq!(doc["machine"]["state"]["task"], created.as_str());
     let granted = a["entries"]
         .as_array()
         .into_iter()
@@ -404,7 +404,10 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
         .filter_map(|e| e["epoch"].as_u64())
         .max()
         .expect("a grant");
-    assert_eq!(doc["machine"]["lease"]["epoch"], granted, "the lease kept");
+    assert_eq!(
+        doc["machine"]["state"]["lease"]["epoch"], granted,
+        "the lease kept"
+    );
     assert!(
         !a["entries"]
             .as_array()
@@ -559,7 +562,7 @@ fn sigkill_during_a_submit_never_duplicates_or_reacquires() {
         match created {
             Some(task) => {
                 assert_eq!(end, "controlling.running", "round {round}");
-                assert_eq!(bound["machine"]["task"], task, "round {round}");
+                assert_eq!(bound["machine"]["state"]["task"], task, "round {round}");
                 assert!(
                     after.first() == Some(&"campaign/request_status")
                         || after.first() == Some(&"campaign/read_control"),

@@ -411,7 +411,13 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     rt.create("c1", "train").expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
-    let task = rt.document("c1").expect("present").machine.task.clone();
+    let task = rt
+        .document("c1")
+        .expect("present")
+        .machine
+        .state
+        .task()
+        .cloned();
     rt.kill();
     drop(rt);
     let before = r.sim.audit().entries.len();
@@ -444,8 +450,8 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     }
     wait_state(&rt, "c1", StateName::Running).await;
     assert_eq!(
-        rt.document("c1").expect("present").machine.task,
-        task,
+        rt.document("c1").expect("present").machine.state.task(),
+        task.as_ref(),
         "same remote task"
     );
     let audit = r.sim.audit();
@@ -613,7 +619,7 @@ async fn crash_at(point: Option<CrashPoint>) {
     loop {
         let doc = rt.document("c1").expect("present");
         let restored = restores(&doc.path) > restores_before;
-        let s = doc.machine.state;
+        let s = doc.machine.state.name();
         if restored && matches!(s, StateName::Running | StateName::Ready) {
             break;
         }
@@ -720,7 +726,7 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
     assert_eq!(rt.recovery_reports.len(), 1, "{:?}", rt.recovery_reports);
     let doc = rt.document("c1").expect("present");
     assert_eq!(doc.machine.state, StateName::Detached);
-    assert!(doc.machine.lease.is_none());
+    assert!(doc.machine.state.lease().is_none());
     assert!(doc.pending_question.is_some());
     let quarantined = std::fs::read_dir(r.store.root().join("quarantine"))
         .expect("dir")
@@ -925,5 +931,5 @@ async fn a_read_never_touches_the_disk_and_never_moves_a_file() {
     wait_state(&rt, "c1", StateName::Detached).await;
     let on_disk: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).expect("read"))
         .expect("the driver rewrote it");
-    assert_eq!(on_disk["machine"]["state"], "observing.detached");
+    assert_eq!(on_disk["machine"]["state"]["name"], "observing.detached");
 }

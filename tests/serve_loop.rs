@@ -762,6 +762,10 @@ fn a_state_root_written_by_version_1_is_upgraded_without_losing_the_argus_links_
     // The campaign document is version 2 on disk at once, without the link's fields.
     let doc = read(home.join("campaigns/c1.json"));
     assert_eq!(doc["schema_version"], 2, "{doc}");
+    // Its machine record is the tagged state of record schema 2.
+    assert_eq!(doc["machine"]["schema_version"], 2, "{doc}");
+    assert!(doc["machine"]["state"]["name"].is_string(), "{doc}");
+    assert!(doc["machine"].get("claim_unresolved").is_none(), "{doc}");
     for gone in [
         "argus_project_id",
         "reviewer_verdict",

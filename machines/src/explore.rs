@@ -14,7 +14,7 @@ use crate::invariants::{check_graph, check_restore, check_transition, Violation,
 use crate::machine::CampaignMachine;
 use crate::model::*;
 use crate::names::StateName;
-use crate::record::CampaignRecord;
+use crate::record::{CampaignRecord, StateRecord};
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 pub use crate::graph::{Edge, Graph, Transition};
@@ -548,7 +548,9 @@ fn key(m: &CampaignMachine, seen: &Witnessed) -> (CampaignRecord, Witnessed) {
     r.memory.attempts = r.memory.attempts.min(1);
     r.memory.last_seen = None;
     r.memory.finished.sort();
-    r.failures = r.failures.min(policy().unavailable_threshold + 1);
+    if let StateRecord::RemoteUnavailable { failures, .. } = &mut r.state {
+        *failures = (*failures).min(policy().unavailable_threshold + 1);
+    }
     (r, seen.clone())
 }
 
@@ -626,7 +628,12 @@ pub fn explore_with(regression: Option<Regression>) -> Exploration {
 
 fn abstract_key(t: &Transition) -> (StateName, StateName, String, Vec<String>) {
     let actions = t.actions.iter().map(Action::label).collect();
-    (t.from.state, t.to.state, t.event.label(), actions)
+    (
+        t.from.state.name(),
+        t.to.state.name(),
+        t.event.label(),
+        actions,
+    )
 }
 
 /// Abstract the concrete transitions into the drawn graph.
@@ -638,7 +645,7 @@ pub fn graph_of(transitions: &[Transition]) -> Graph {
             continue;
         }
         let entry = merged
-            .entry((t.from.state, t.to.state, t.event.label()))
+            .entry((t.from.state.name(), t.to.state.name(), t.event.label()))
             .or_default();
         for a in &t.actions {
             entry.0.insert(a.label());

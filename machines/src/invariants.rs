@@ -7,7 +7,7 @@
 use crate::graph::{Graph, Transition};
 use crate::model::*;
 use crate::names::StateName;
-use crate::record::CampaignRecord;
+use crate::record::{CampaignRecord, StateRecord};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
@@ -33,9 +33,9 @@ fn v(invariant: u8, t: &Transition, what: &str) -> Violation {
         invariant,
         message: format!(
             "{} --{}--> {}: {what}",
-            t.from.state.name(),
+            t.from.state.name().name(),
             t.event.label(),
-            t.to.state.name()
+            t.to.state.name().name()
         ),
         witness: Some(Box::new(t.clone())),
     }
@@ -64,12 +64,12 @@ impl Witnessed {
     /// Learn from a transition that has been checked.
     pub fn learn(&mut self, t: &Transition) {
         if t.to.state.is_controlling() {
-            if let Some(l) = &t.to.lease {
+            if let Some(l) = t.to.state.lease() {
                 self.highest_granted = self.highest_granted.max(l.epoch);
             }
         }
         if t.to.state == StateName::RemoteTerminalLocalPending {
-            if let Some(task) = &t.to.task {
+            if let Some(task) = t.to.state.task() {
                 self.finished.insert(task.clone());
             }
         }
@@ -78,7 +78,7 @@ impl Witnessed {
 
 /// Lease trouble that must end control from every `Controlling` substate (invariant 6).
 pub fn is_lease_trouble(from: &CampaignRecord, event: &Event, policy: &Policy) -> bool {
-    let Some(held) = from.lease.as_ref().filter(|_| from.state.is_controlling()) else {
+    let Some(held) = from.state.lease().filter(|_| from.state.is_controlling()) else {
         return false;
     };
     match event {
@@ -110,7 +110,7 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
     // The one exception: a claim granted with a submit queued (`next-attempt`) sends it on the
     // grant's own transition, under the granted epoch (rule 2 checks the grant itself).
     let granted_now = from.state == StateName::Claiming
-        && from.claim_then_submit.is_some()
+        && from.state.claim_then_submit().is_some()
         && to.state.is_controlling()
         && matches!(
             t.event,
@@ -118,12 +118,12 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
         );
     for a in &t.actions {
         if let Some(epoch) = a.needs_lease() {
-            match (&from.lease, &to.lease) {
+            match (from.state.lease(), to.state.lease()) {
                 (Some(l), _) if from.state.is_controlling() && l.epoch == epoch => {}
                 (_, Some(l))
                     if granted_now
                         && l.epoch == epoch
-                        && matches!(a, Action::Submit { request_id, .. } if Some(request_id) == from.claim_then_submit.as_ref()) =>
+                        && matches!(a, Action::Submit { request_id, .. } if Some(request_id) == from.state.claim_then_submit()) =>
                     {}
                 _ => out.push(v(
                     1,
@@ -144,14 +144,16 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
             Event::ControlRead {
                 lease: Some(lease),
                 now,
-            } if from.state == StateName::Claiming && from.claim_unresolved => Some((lease, *now)),
+            } if from.state == StateName::Claiming && from.state.claim_unresolved() => {
+                Some((lease, *now))
+            }
             Event::ControlRead {
                 lease: Some(lease),
                 now,
             } if from.state == StateName::Confirming
                 && from
-                    .lease
-                    .as_ref()
+                    .state
+                    .lease()
                     .is_some_and(|held| held.epoch == lease.epoch) =>
             {
                 Some((lease, *now))
@@ -163,7 +165,7 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
                 if l.controller_id == from.controller_id
                     && l.epoch >= seen.highest_granted
                     && l.expires_at > now.saturating_add(policy.expiry_margin)
-                    && to.lease.as_ref() == Some(l) => {}
+                    && to.state.lease() == Some(l) => {}
             _ => out.push(v(2, t, "entered Controlling without a valid grant for us")),
         }
     }
@@ -182,7 +184,7 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
             out.push(v(4, t, "AmbiguousWrite emitted a write or claim"));
         }
         if to.state != StateName::AmbiguousWrite {
-            let rid = from.intent.as_ref().map(|i| &i.request_id);
+            let rid = from.state.intent().map(|i| &i.request_id);
             let ok = match &t.event {
                 Event::ReadBack {
                     request_id,
@@ -190,7 +192,13 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
                 } => Some(request_id) == rid,
                 Event::Operator(Command::Abandon) => to.state == StateName::ClosedAbandoned,
                 // The operator's confirmation, accepted only once readback proved impossible.
-                Event::Operator(Command::Resolve { .. }) => from.escalated,
+                Event::Operator(Command::Resolve { .. }) => matches!(
+                    from.state,
+                    StateRecord::AmbiguousWrite {
+                        escalated: true,
+                        ..
+                    }
+                ),
                 _ => false,
             };
             if !ok {
@@ -206,7 +214,7 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
     } = &t.event
     {
         let in_flight = from.state.has_write_in_flight()
-            && from.intent.as_ref().map(|i| &i.request_id) == Some(request_id);
+            && from.state.intent().map(|i| &i.request_id) == Some(request_id);
         if in_flight && to.state != StateName::AmbiguousWrite {
             out.push(v(5, t, "a timed-out write did not become AmbiguousWrite"));
         }
@@ -260,9 +268,9 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
         }
     }
     // 7c. A finished attempt never becomes active again.
-    if let Some(task) = &to.task {
+    if let Some(task) = to.state.task() {
         let active = matches!(
-            to.state,
+            to.state.name(),
             StateName::Running
                 | StateName::AwaitingInput
                 | StateName::Cancelling
@@ -295,8 +303,8 @@ pub fn check_restore(
             invariant: 8,
             message: format!(
                 "restore {} -> {}: {m}",
-                before.state.name(),
-                after.state.name()
+                before.state.name().name(),
+                after.state.name().name()
             ),
             witness: None,
         })
@@ -315,7 +323,7 @@ pub fn check_restore(
     }
     if before.state == StateName::Claiming
         && (after.state != StateName::Claiming
-            || !after.claim_unresolved
+            || !after.state.claim_unresolved()
             || !entry.iter().any(|a| matches!(a, Action::Readback { .. })))
     {
         bad("a pending claim did not come back resolving by readback".into());

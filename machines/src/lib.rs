@@ -27,4 +27,4 @@ pub use campaign::Memory;
 pub use machine::{allowed_actions, CampaignMachine, Deadline, Step, Undo};
 pub use model::*;
 pub use names::{StateName, Superstate};
-pub use record::{CampaignRecord, RecordError, SCHEMA_VERSION};
+pub use record::{CampaignRecord, RecordError, RecordV1, StateRecord, SCHEMA_VERSION};

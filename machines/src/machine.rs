@@ -276,97 +276,13 @@ impl CampaignMachine {
 
     /// The persisted form: stable names, explicit fields, a schema version.
     pub fn record(&self) -> CampaignRecord {
-        let mut r = CampaignRecord {
+        CampaignRecord {
             schema_version: SCHEMA_VERSION,
             campaign_id: self.campaign_id.clone(),
             controller_id: self.controller_id().clone(),
-            state: self.state_name(),
-            task: None,
-            lease: None,
-            intent: None,
-            claim_request: None,
-            outcome: None,
-            failures: 0,
-            escalated: false,
-            claim_unresolved: false,
-            claim_then_submit: None,
+            state: self.sm.state().clone().into(),
             memory: self.memory().clone(),
-        };
-        match self.sm.state().clone() {
-            State::Detached {}
-            | State::ClosedAccepted {}
-            | State::ClosedRejected {}
-            | State::ClosedAbandoned {} => {}
-            State::Watching { task } => r.task = Some(task),
-            State::RemoteUnavailable { task, failures } => {
-                r.task = Some(task);
-                r.failures = failures;
-            }
-            State::Claiming {
-                task,
-                request_id,
-                resolving,
-                then_submit,
-            } => {
-                r.task = task;
-                r.claim_request = Some(request_id);
-                r.claim_unresolved = resolving;
-                r.claim_then_submit = then_submit;
-            }
-            State::Confirming { task, last_lease } => {
-                r.task = task;
-                r.lease = Some(last_lease);
-            }
-            State::Ready { lease } => r.lease = Some(lease),
-            State::Submitting { lease, intent } => {
-                r.lease = Some(lease);
-                r.intent = Some(intent);
-            }
-            State::Running { lease, task } | State::AwaitingInput { lease, task } => {
-                r.lease = Some(lease);
-                r.task = Some(task);
-            }
-            State::Cancelling {
-                lease,
-                task,
-                intent,
-            }
-            | State::Intervening {
-                lease,
-                task,
-                intent,
-            } => {
-                r.lease = Some(lease);
-                r.task = Some(task);
-                r.intent = Some(intent);
-            }
-            State::AmbiguousWrite {
-                task,
-                intent,
-                last_lease,
-                escalated,
-            } => {
-                r.task = task;
-                r.intent = Some(intent);
-                r.lease = Some(last_lease);
-                r.escalated = escalated;
-            }
-            State::ControlLost {
-                task,
-                last_lease,
-                unresolved,
-            } => {
-                r.task = task;
-                r.lease = Some(last_lease);
-                r.intent = unresolved;
-            }
-            State::RemoteTerminalLocalPending { task, outcome } => {
-                r.task = Some(task);
-                r.outcome = Some(outcome);
-            }
-            State::Incompatible { task } | State::Paused { task } => r.task = task,
         }
-        r
     }
 
     /// Restore after a restart, applying DESIGN.md invariant 8: a persisted controller comes back as

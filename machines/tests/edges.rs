@@ -172,7 +172,7 @@ fn a_claim_in_flight_at_a_crash_comes_back_resolving_by_readback() {
     let m = at("claiming");
     let (m, entry) = CampaignMachine::restore(&m.record(), policy()).expect("restore");
     assert_eq!(m.state_name(), StateName::Claiming);
-    assert!(m.record().claim_unresolved);
+    assert!(m.record().state.claim_unresolved());
     assert_eq!(labels(&entry), ["Readback"]);
     let mut m = m;
     let s = m.step(&readback("claim-1", ReadbackAnswer::NotApplied));
@@ -365,7 +365,7 @@ fn an_unresolvable_ambiguous_write_is_resolved_only_by_the_operator_once_readbac
     m.step(&readback("submit-1", ReadbackAnswer::Unavailable));
     let s = m.step(&resolve);
     assert_eq!(s.to, StateName::Confirming);
-    assert_eq!(m.record().task, Some(task(7)));
+    assert_eq!(m.record().state.task(), Some(&task(7)));
     let mut m = at("ambiguous");
     m.step(&readback("submit-1", ReadbackAnswer::Unavailable));
     let s = m.step(&op(Command::Resolve {
@@ -373,7 +373,7 @@ fn an_unresolvable_ambiguous_write_is_resolved_only_by_the_operator_once_readbac
         not_applied: true,
     }));
     assert_eq!(s.to, StateName::Confirming);
-    assert_eq!(m.record().task, None);
+    assert_eq!(m.record().state.task(), None);
 }
 
 // ----- Issue 18: the allowed actions come from the machine ---------------------------------------
@@ -511,7 +511,10 @@ fn a_lost_cancel_read_back_as_applied_is_not_a_new_attempt() {
         now: expires - policy().expiry_margin,
     });
     assert_eq!(m.state_name(), StateName::ControlLost);
-    assert!(m.record().intent.is_some(), "the cancel is unresolved");
+    assert!(
+        m.record().state.intent().is_some(),
+        "the cancel is unresolved"
+    );
     let s = m.step(&readback(
         "cancel-1",
         ReadbackAnswer::Applied {
@@ -520,6 +523,6 @@ fn a_lost_cancel_read_back_as_applied_is_not_a_new_attempt() {
     ));
     assert!(s.actions.is_empty(), "{:?}", labels(&s.actions));
     assert_eq!(m.memory().attempts, attempts, "a cancel is not an attempt");
-    assert!(m.record().intent.is_none(), "resolved");
-    assert_eq!(m.record().task, Some(task(1)));
+    assert!(m.record().state.intent().is_none(), "resolved");
+    assert_eq!(m.record().state.task(), Some(&task(1)));
 }

@@ -279,7 +279,7 @@ fn a_machine_that_forgets_finished_attempts_is_caught_by_exploration() {
 fn mutant_3_control_lost_to_controlling_is_caught() {
     let mut t = witness("control_lost", op(Command::Observe { task: None }));
     assert!(!caught(&t, 3));
-    t.to.state = StateName::Running;
+    t.to.state = retag(&t.to.state, StateName::Running);
     assert!(caught(&t, 3));
     // Over paths: a graph where ControlLost reaches Ready through Watching.
     let mut g = x().graph.clone();
@@ -304,7 +304,7 @@ fn mutant_4_ambiguous_write_resending_or_leaving_is_caught() {
     });
     assert!(caught(&t, 4));
     let mut t = witness("ambiguous", Event::Tick { now: NOW });
-    t.to.state = StateName::Detached;
+    t.to.state = retag(&t.to.state, StateName::Detached);
     assert!(caught(&t, 4));
 }
 
@@ -316,7 +316,7 @@ fn mutant_5_timeout_treated_as_failure_is_caught() {
     };
     let mut t = witness("submitting", ev);
     assert!(!caught(&t, 5));
-    t.to.state = StateName::Ready;
+    t.to.state = retag(&t.to.state, StateName::Ready);
     assert!(caught(&t, 5));
     let ev = Event::Written {
         request_id: req("submit-1"),
@@ -343,7 +343,7 @@ fn mutant_6_lease_trouble_ignored_is_caught() {
     assert!(caught(&t, 6));
     let mut t = witness("cancelling", Event::Tick { now: NOW + 590 });
     assert_eq!(t.to.state, StateName::ControlLost);
-    t.to.state = StateName::Cancelling;
+    t.to.state = retag(&t.to.state, StateName::Cancelling);
     assert!(caught(&t, 6));
 }
 
@@ -357,16 +357,15 @@ fn mutant_7_closed_leaving_or_stale_applied_is_caught() {
     );
     assert_eq!(t.to.state, StateName::ClosedRejected);
     t.from = t.to.clone();
-    t.to.state = StateName::Watching;
+    t.to.state = retag(&t.to.state, StateName::Watching);
     assert!(caught(&t, 7));
     let mut t = witness("running", Event::Observed(obs(1, RemoteState::Working, 0)));
     assert!(!caught(&t, 7), "a stale reading must be a no-op");
-    t.to.state = StateName::AwaitingInput;
+    t.to.state = retag(&t.to.state, StateName::AwaitingInput);
     assert!(caught(&t, 7));
     let mut t = witness("rtlp", Event::Observed(obs(1, RemoteState::Working, 9)));
     assert!(!caught(&t, 7));
-    t.to.state = StateName::Running;
-    t.to.lease = t.from.lease.clone();
+    t.to.state = retag(&t.to.state, StateName::Running);
     assert!(caught(&t, 7));
 }
 
@@ -378,7 +377,7 @@ fn mutant_8_restore_into_controlling_is_caught() {
     assert!(!check_restore(&running, &running, &entry).is_empty());
     let submitting = at("submitting").record();
     let mut wrong = submitting.clone();
-    wrong.state = StateName::Confirming;
+    wrong.state = retag(&wrong.state, StateName::Confirming);
     assert!(!check_restore(&submitting, &wrong, &[Action::ReadControl]).is_empty());
     assert!(!check_restore(
         &running,
@@ -502,10 +501,10 @@ fn the_queued_submit_exemption_is_that_narrow() {
         "the queued submit under the fresh grant"
     );
     let mut t = legit.clone();
-    t.to.state = StateName::ControlLost;
+    t.to.state = retag(&t.to.state, StateName::ControlLost);
     assert!(caught(&t, 1), "not into Controlling");
     let mut t = legit.clone();
-    t.from.state = StateName::Confirming;
+    t.from.state = retag(&t.from.state, StateName::Confirming);
     assert!(caught(&t, 1), "not from Claiming");
     let mut t = legit.clone();
     t.event = Event::Tick { now: NOW };
@@ -537,7 +536,7 @@ fn controlling_is_entered_only_from_the_state_each_grant_belongs_to() {
     let ours = lease(US, 5, NOW + 600);
     let into_running = |from: CampaignRecord, event: Event| {
         let mut to = at("running").record();
-        to.lease = Some(ours.clone());
+        set_lease(&mut to.state, ours.clone());
         Transition {
             from,
             event,
@@ -567,7 +566,7 @@ fn controlling_is_entered_only_from_the_state_each_grant_belongs_to() {
         "a lease read outside Claiming/Confirming"
     );
     let claiming = at("claiming").record();
-    assert!(!claiming.claim_unresolved);
+    assert!(!claiming.state.claim_unresolved());
     let t = into_running(
         claiming,
         Event::ControlRead {
@@ -590,7 +589,7 @@ fn controlling_is_entered_only_from_the_state_each_grant_belongs_to() {
             now: NOW,
         },
     );
-    t.to.lease = Some(higher);
+    set_lease(&mut t.to.state, higher);
     assert!(
         caught_after(&t, 2, &seen),
         "a confirmation under another epoch"
@@ -601,7 +600,7 @@ fn controlling_is_entered_only_from_the_state_each_grant_belongs_to() {
 #[test]
 fn a_write_from_a_state_that_only_remembers_a_lease_is_caught() {
     let mut t = witness("control_lost", Event::Tick { now: NOW });
-    assert_eq!(t.from.lease.as_ref().map(|l| l.epoch), Some(5));
+    assert_eq!(t.from.state.lease().map(|l| l.epoch), Some(5));
     assert!(!caught(&t, 1));
     t.actions.push(Action::Submit {
         request_id: req("r"),
@@ -623,7 +622,7 @@ fn a_stale_heartbeat_within_one_revision_may_change_nothing() {
     older.heartbeat_seq = seen.heartbeat_seq.map(|h| h.saturating_sub(1));
     let mut t = witness("running", Event::Observed(older));
     assert!(!caught(&t, 7), "ignored, as it must be");
-    t.to.state = StateName::RemoteTerminalLocalPending;
+    t.to.state = retag(&t.to.state, StateName::RemoteTerminalLocalPending);
     assert!(caught(&t, 7), "a stale heartbeat that ended the attempt");
 }
 
@@ -636,7 +635,9 @@ fn a_pending_claim_restored_without_resolving_is_caught() {
     let after = restored.record();
     assert!(check_restore(&before, &after, &entry).is_empty());
     let mut not_resolving = after.clone();
-    not_resolving.claim_unresolved = false;
+    if let StateRecord::Claiming { resolving, .. } = &mut not_resolving.state {
+        *resolving = false;
+    }
     assert!(check_restore(&before, &not_resolving, &entry)
         .iter()
         .any(|v| v.invariant == 8));

@@ -79,53 +79,31 @@ fn invalid_records_are_refused_not_defaulted() {
         CampaignMachine::restore(&r, policy()).err(),
         Some(RecordError::UnsupportedVersion(99))
     );
-    let mut r = good.clone();
-    r.lease = None;
-    assert!(matches!(
-        CampaignMachine::restore(&r, policy()),
-        Err(RecordError::Missing { field: "lease", .. })
-    ));
-    let mut r = at("watching").record();
-    r.lease = Some(lease(US, 5, NOW + 600));
-    assert!(matches!(
-        CampaignMachine::restore(&r, policy()),
-        Err(RecordError::Unexpected { field: "lease", .. })
-    ));
-    let mut r = at("submitting").record();
-    if let Some(i) = r.intent.as_mut() {
-        i.epoch = 4;
-    }
-    assert!(matches!(
-        CampaignMachine::restore(&r, policy()),
-        Err(RecordError::IntentMismatch(_))
-    ));
-    // Claim bookkeeping belongs to Claiming alone, each flag on its own.
-    let mut r = at("watching").record();
-    r.claim_unresolved = true;
-    assert!(matches!(
-        CampaignMachine::restore(&r, policy()),
-        Err(RecordError::Unexpected { .. })
-    ));
-    let mut r = at("watching").record();
-    r.claim_then_submit = Some(req("s"));
-    assert!(matches!(
-        CampaignMachine::restore(&r, policy()),
-        Err(RecordError::Unexpected { .. })
-    ));
-    // An intent of another operation than the state's (a submit recorded as a cancel) is refused:
-    // restoring it would read back, and resolve, the wrong write.
-    let mut r = at("cancelling").record();
-    if let Some(i) = r.intent.as_mut() {
-        i.operation = Operation::Submit;
-    }
-    assert!(matches!(
-        CampaignMachine::restore(&r, policy()),
-        Err(RecordError::IntentMismatch(_))
-    ));
-    let json = serde_json::to_string(&good)
-        .expect("serialise")
-        .replace("controlling.running", "controlling.owning");
-    assert!(serde_json::from_str::<CampaignRecord>(&json).is_err());
+    // The shape carries the rules: a state lacking a field it needs, or holding one it cannot
+    // have, does not even parse.
+    let parse = |state: serde_json::Value| {
+        let mut v = serde_json::to_value(&good).expect("serialise");
+        v["state"] = state;
+        serde_json::from_value::<CampaignRecord>(v)
+    };
+    let running = serde_json::to_value(&good.state).expect("state");
+    assert!(parse(running.clone()).is_ok());
+    let mut no_lease = running.clone();
+    no_lease.as_object_mut().expect("object").remove("lease");
+    assert!(parse(no_lease).is_err(), "a controller without its lease");
+    let watching = serde_json::to_value(&at("watching").record().state).expect("state");
+    let mut leased = watching.clone();
+    leased["lease"] = serde_json::to_value(lease(US, 5, NOW + 600)).expect("lease");
+    assert!(parse(leased).is_err(), "an observer holding a lease");
+    let mut resolving = watching.clone();
+    resolving["resolving"] = true.into();
+    assert!(
+        parse(resolving).is_err(),
+        "claim bookkeeping outside Claiming"
+    );
+    let mut renamed = running.clone();
+    renamed["name"] = "controlling.owning".into();
+    assert!(parse(renamed).is_err(), "an unknown state name");
     let json =
         serde_json::to_string(&good)
             .expect("serialise")
@@ -133,6 +111,244 @@ fn invalid_records_are_refused_not_defaulted() {
     assert!(
         serde_json::from_str::<CampaignRecord>(&json).is_err(),
         "unknown fields are refused"
+    );
+    // What the shape cannot say is checked: the intent's epoch is the lease's...
+    let mut r = at("submitting").record();
+    if let StateRecord::Submitting { intent, .. } = &mut r.state {
+        intent.epoch = 4;
+    }
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::IntentMismatch(_))
+    ));
+    // ...and its operation the state's (a submit recorded as a cancel would be read back, and
+    // resolved, as the wrong write).
+    for place in ["cancelling", "intervening"] {
+        let mut r = at(place).record();
+        match &mut r.state {
+            StateRecord::Cancelling { intent, .. } | StateRecord::Intervening { intent, .. } => {
+                intent.operation = Operation::Submit
+            }
+            other => panic!("{place}: {other:?}"),
+        }
+        assert!(matches!(
+            CampaignMachine::restore(&r, policy()),
+            Err(RecordError::IntentMismatch(_))
+        ));
+    }
+    let mut r = at("submitting").record();
+    if let StateRecord::Submitting { intent, .. } = &mut r.state {
+        intent.operation = Operation::Cancel;
+    }
+    assert!(matches!(
+        CampaignMachine::restore(&r, policy()),
+        Err(RecordError::IntentMismatch(_))
+    ));
+}
+
+/// Version 1 (one flat struct) as version 1 of the supervisor wrote it.
+fn v1(state: &str, fields: serde_json::Value) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "schema_version": 1,
+        "campaign_id": "c1",
+        "controller_id": US,
+        "state": state,
+        "task": null, "lease": null, "intent": null, "claim_request": null, "outcome": null,
+        "failures": 0, "escalated": false, "claim_unresolved": false, "claim_then_submit": null,
+        "memory": serde_json::to_value(at("detached").record().memory).expect("memory"),
+    });
+    for (k, f) in fields.as_object().expect("object") {
+        v[k] = f.clone();
+    }
+    v
+}
+
+fn upgrade(v: serde_json::Value) -> Result<CampaignRecord, RecordError> {
+    serde_json::from_value::<RecordV1>(v)
+        .expect("a version-1 record")
+        .upgrade()
+}
+
+#[test]
+fn a_version_1_record_is_upgraded_with_the_checks_it_always_had() {
+    let l = serde_json::to_value(lease(US, 5, NOW + 600)).expect("lease");
+    let t = serde_json::to_value(task(1)).expect("task");
+    let intent = |op: &str, epoch: u64| serde_json::json!({"request_id": "w1", "operation": op, "epoch": epoch});
+    // Every state, with its fields, comes back as the same state.
+    let ok = [
+        ("observing.detached", serde_json::json!({})),
+        ("observing.watching", serde_json::json!({"task": t})),
+        (
+            "observing.remote_unavailable",
+            serde_json::json!({"task": t, "failures": 3}),
+        ),
+        (
+            "observing.claiming",
+            serde_json::json!({"claim_request": "c1", "claim_unresolved": true, "claim_then_submit": "s1"}),
+        ),
+        ("observing.confirming", serde_json::json!({"lease": l})),
+        ("controlling.ready", serde_json::json!({"lease": l})),
+        (
+            "controlling.submitting",
+            serde_json::json!({"lease": l, "intent": intent("submit", 5)}),
+        ),
+        (
+            "controlling.running",
+            serde_json::json!({"lease": l, "task": t}),
+        ),
+        (
+            "controlling.awaiting_input",
+            serde_json::json!({"lease": l, "task": t}),
+        ),
+        (
+            "controlling.cancelling",
+            serde_json::json!({"lease": l, "task": t, "intent": intent("cancel", 5)}),
+        ),
+        (
+            "controlling.intervening",
+            serde_json::json!({"lease": l, "task": t, "intent": intent("intervene", 5)}),
+        ),
+        (
+            "ambiguous_write",
+            serde_json::json!({"lease": l, "intent": intent("submit", 5), "escalated": true}),
+        ),
+        (
+            "control_lost",
+            serde_json::json!({"lease": l, "intent": intent("cancel", 5)}),
+        ),
+        (
+            "remote_terminal_local_pending",
+            serde_json::json!({"task": t, "outcome": "failed"}),
+        ),
+        ("incompatible", serde_json::json!({"task": t})),
+        ("paused", serde_json::json!({})),
+        ("closed.accepted", serde_json::json!({})),
+        ("closed.rejected", serde_json::json!({})),
+        ("closed.abandoned", serde_json::json!({})),
+    ];
+    for (state, fields) in &ok {
+        let r = upgrade(v1(state, fields.clone())).unwrap_or_else(|e| panic!("{state}: {e}"));
+        assert_eq!(r.schema_version, SCHEMA_VERSION);
+        assert_eq!(r.state.persisted(), *state);
+        assert_eq!(
+            r.state.lease().is_some(),
+            fields.get("lease").is_some(),
+            "{state}"
+        );
+        assert_eq!(
+            r.state.task().is_some(),
+            fields.get("task").is_some(),
+            "{state}"
+        );
+        assert_eq!(
+            r.state.intent().is_some(),
+            fields.get("intent").is_some(),
+            "{state}"
+        );
+        assert!(CampaignMachine::restore(&r, policy()).is_ok(), "{state}");
+    }
+    let claiming = upgrade(v1(ok[3].0, ok[3].1.clone())).expect("claiming");
+    assert!(claiming.state.claim_unresolved());
+    assert_eq!(claiming.state.claim_then_submit(), Some(&req("s1")));
+    let failing = upgrade(v1(ok[2].0, ok[2].1.clone())).expect("unavailable");
+    assert!(matches!(
+        failing.state,
+        StateRecord::RemoteUnavailable { failures: 3, .. }
+    ));
+    let escalated = upgrade(v1(ok[11].0, ok[11].1.clone())).expect("ambiguous");
+    assert!(matches!(
+        escalated.state,
+        StateRecord::AmbiguousWrite {
+            escalated: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        upgrade(v1(ok[13].0, ok[13].1.clone()))
+            .expect("rtlp")
+            .state
+            .outcome(),
+        Some(RemoteOutcome::Failed)
+    );
+    // What version 1 refused, it still refuses: a field missing, one the state cannot have, an
+    // intent for another operation or under another epoch, claim bookkeeping outside Claiming.
+    let missing = |state: &str, fields: serde_json::Value, field: &str| {
+        assert!(
+            matches!(upgrade(v1(state, fields)), Err(RecordError::Missing { field: f, .. }) if f == field),
+            "{state} without {field}"
+        );
+    };
+    missing(
+        "controlling.running",
+        serde_json::json!({"task": t}),
+        "lease",
+    );
+    missing(
+        "controlling.running",
+        serde_json::json!({"lease": l}),
+        "task",
+    );
+    missing("observing.watching", serde_json::json!({}), "task");
+    missing("observing.claiming", serde_json::json!({}), "claim_request");
+    missing(
+        "controlling.submitting",
+        serde_json::json!({"lease": l}),
+        "intent",
+    );
+    missing("ambiguous_write", serde_json::json!({"lease": l}), "intent");
+    missing(
+        "remote_terminal_local_pending",
+        serde_json::json!({"task": t}),
+        "outcome",
+    );
+    let unexpected = |state: &str, fields: serde_json::Value| {
+        assert!(
+            matches!(
+                upgrade(v1(state, fields)),
+                Err(RecordError::Unexpected { .. })
+            ),
+            "{state}"
+        );
+    };
+    unexpected(
+        "observing.watching",
+        serde_json::json!({"task": t, "lease": l}),
+    );
+    unexpected(
+        "controlling.running",
+        serde_json::json!({"task": t, "lease": l, "intent": intent("submit", 5)}),
+    );
+    unexpected(
+        "observing.watching",
+        serde_json::json!({"task": t, "claim_unresolved": true}),
+    );
+    unexpected(
+        "observing.watching",
+        serde_json::json!({"task": t, "claim_then_submit": "s"}),
+    );
+    let mismatch = |state: &str, fields: serde_json::Value| {
+        assert!(
+            matches!(
+                upgrade(v1(state, fields)),
+                Err(RecordError::IntentMismatch(_))
+            ),
+            "{state}"
+        );
+    };
+    mismatch(
+        "controlling.cancelling",
+        serde_json::json!({"lease": l, "task": t, "intent": intent("submit", 5)}),
+    );
+    mismatch(
+        "controlling.submitting",
+        serde_json::json!({"lease": l, "intent": intent("submit", 4)}),
+    );
+    let mut future = v1("observing.detached", serde_json::json!({}));
+    future["schema_version"] = 2.into();
+    assert_eq!(
+        upgrade(future).err(),
+        Some(RecordError::UnsupportedVersion(2)),
+        "a version-1 reader reads version 1 only"
     );
 }
 

@@ -282,8 +282,8 @@ async fn campaigns<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) ->
                 "campaign_id": d.campaign_id,
                 "state": d.machine.state.persisted(),
                 "objective": d.objective,
-                "remote_task_id": d.machine.task,
-                "controller_epoch": d.machine.lease.as_ref().filter(|_| d.machine.state.is_controlling()).map(|l| l.epoch),
+                "remote_task_id": d.machine.state.task(),
+                "controller_epoch": d.machine.state.lease().filter(|_| d.machine.state.is_controlling()).map(|l| l.epoch),
                 "lease": lease_view(&d),
                 "attempts": d.machine.memory.attempts,
                 "pending_question": d.pending_question,
@@ -316,7 +316,8 @@ use crate::time::{now_secs, rfc3339};
 fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
     match d
         .machine
-        .lease
+        .state
+        .lease()
         .as_ref()
         .filter(|_| d.machine.state.is_controlling())
     {
@@ -341,8 +342,8 @@ pub fn view(
     let r = d.remote.as_ref();
     let held = d
         .machine
-        .lease
-        .as_ref()
+        .state
+        .lease()
         .filter(|_| d.machine.state.is_controlling());
     let mut allowed = argus_machines::allowed_actions(&d.machine, policy);
     if d.pending_question.is_some() || d.machine.state == argus_machines::StateName::AwaitingInput {
@@ -351,7 +352,7 @@ pub fn view(
     json!({
         "campaign_id": d.campaign_id,
         "objective": d.objective,
-        "remote_task_id": d.machine.task,
+        "remote_task_id": d.machine.state.task(),
         "run_id": r.and_then(|r| r.run_id.clone()),
         "attempt_id": r.and_then(|r| r.attempt_id.clone()),
         "source_sha": r.and_then(|r| r.source_sha.clone()),
@@ -391,7 +392,7 @@ pub fn view(
         "actions": ACTIONS,
         "lease": lease_view(d),
         "latest_significant_at": d.latest_significant_at.map(rfc3339),
-        "diagram_state": d.machine.state.name(),
+        "diagram_state": d.machine.state.name().name(),
         "path": d.path.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "quarantined": d.quarantined,
         "latest_evidence": d.latest_evidence,
@@ -565,7 +566,7 @@ async fn act<T: Transport + 'static>(
                 // Observing again with the same objective and task changes nothing.
                 Err(RuntimeError::Same) => {
                     let doc = s.runtime.document(&id);
-                    let bound = doc.as_ref().and_then(|d| d.machine.task.clone());
+                    let bound = doc.as_ref().and_then(|d| d.machine.state.task().cloned());
                     if task.is_none() || task == bound {
                         return Json(json!({
                             "outcome": "done",

@@ -71,12 +71,12 @@ impl WriteIntent {
     /// back, never sent again.
     pub fn queued(machine: &CampaignMachine) -> Option<Self> {
         let record = machine.record();
-        match record.state {
-            StateName::Claiming => record
-                .claim_then_submit
-                .map(|request_id| WriteIntent { request_id }),
-            _ => None,
-        }
+        record
+            .state
+            .claim_then_submit()
+            .map(|request_id| WriteIntent {
+                request_id: request_id.clone(),
+            })
     }
 
     pub fn request_id(&self) -> &RequestId {
@@ -633,7 +633,7 @@ impl Token {
         let record = || machine.record();
         match want {
             TokenKind::Observer | TokenKind::Controller => Token::Observer(observer),
-            TokenKind::AmbiguousWrite => match record().intent {
+            TokenKind::AmbiguousWrite => match record().state.intent().cloned() {
                 Some(i) => Token::AmbiguousWrite(AmbiguousWrite {
                     floor: observer.epoch_floor.max(i.epoch),
                     who: observer.who,
@@ -643,7 +643,7 @@ impl Token {
                 None => Token::Observer(observer),
             },
             TokenKind::ControlLost => Token::ControlLost(ControlLost { observer }),
-            TokenKind::RemoteTerminalLocalPending => match record().task {
+            TokenKind::RemoteTerminalLocalPending => match record().state.task().cloned() {
                 Some(task) => {
                     Token::RemoteTerminalLocalPending(RemoteTerminalLocalPending { observer, task })
                 }

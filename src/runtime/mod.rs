@@ -261,10 +261,10 @@ type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
 /// True in the states where a write or a claim of unknown outcome waits for readback.
 pub(crate) fn resolving(machine: &CampaignMachine) -> bool {
     let r = machine.record();
-    match r.state {
+    match r.state.name() {
         StateName::AmbiguousWrite => true,
-        StateName::Claiming => r.claim_unresolved,
-        StateName::ControlLost => r.intent.is_some(),
+        StateName::Claiming => r.state.claim_unresolved(),
+        StateName::ControlLost => r.state.intent().is_some(),
         _ => false,
     }
 }
@@ -309,8 +309,9 @@ pub fn upgrade_state_root(store: &Store) -> Result<usize, StoreError> {
     Ok(upgraded)
 }
 
-/// Store version 1 carried the Argus link's fields in the campaign document (`argus_project_id`,
-/// `reviewer_verdict`, `pending_answer`, `argus_status`). They move to the link's record
+/// Store version 1 kept the machine record as one flat struct (it becomes the tagged state of
+/// record schema 2) and carried the Argus link's fields in the campaign document
+/// (`argus_project_id`, `reviewer_verdict`, `pending_answer`, `argus_status`). They move to the link's record
 /// (`argus/<campaign-id>.json`), written before the document is read, so an answer kept for Argus
 /// or a project already created is not lost on the upgrade; what the link's record already holds
 /// wins.
@@ -325,6 +326,19 @@ impl Document for CampaignDoc {
                 "campaign document schema version {from} is not read by this build"
             ));
         }
+        // The machine record: version 1's flat struct becomes the tagged state, validated as
+        // version 1 always was.
+        let machine = body
+            .remove("machine")
+            .ok_or("a campaign document without its machine record")?;
+        let record = serde_json::from_value::<argus_machines::RecordV1>(machine)
+            .map_err(|e| format!("version-1 machine record: {e}"))?
+            .upgrade()
+            .map_err(|e| format!("version-1 machine record: {e}"))?;
+        body.insert(
+            "machine".into(),
+            serde_json::to_value(record).map_err(|e| e.to_string())?,
+        );
         let mut moved = serde_json::Map::new();
         for (old, new) in [
             ("argus_project_id", "project_id"),
@@ -935,7 +949,9 @@ impl<T: Transport + 'static> Runtime<T> {
 
     /// The campaign's state as last persisted (from its snapshot).
     pub fn state(&self, id: &str) -> Option<StateName> {
-        self.handle(id).ok().map(|h| h.doc.get().machine.state)
+        self.handle(id)
+            .ok()
+            .map(|h| h.doc.get().machine.state.name())
     }
 
     /// True when the campaign's driver has stopped (crash injection or panic).

@@ -130,3 +130,92 @@ pub fn at(place: &str) -> CampaignMachine {
 pub fn labels(actions: &[Action]) -> Vec<String> {
     actions.iter().map(Action::label).collect()
 }
+
+/// A planted corruption: the record's state re-tagged as `name`, keeping what it holds (task,
+/// lease, intent) and filling what it lacks with plausible values (our lease, task 1, a submit).
+#[allow(dead_code)] // not every test binary plants corruptions
+pub fn retag(state: &StateRecord, name: StateName) -> StateRecord {
+    let lease = state
+        .lease()
+        .cloned()
+        .unwrap_or_else(|| lease(US, 5, NOW + 600));
+    let task_opt = state.task().cloned();
+    let task = task_opt.clone().unwrap_or_else(|| task(1));
+    let intent = state.intent().cloned().unwrap_or(Intent {
+        request_id: req("planted"),
+        operation: Operation::Submit,
+        epoch: lease.epoch,
+    });
+    match name {
+        StateName::Detached => StateRecord::Detached {},
+        StateName::Watching => StateRecord::Watching { task },
+        StateName::RemoteUnavailable => StateRecord::RemoteUnavailable { task, failures: 1 },
+        StateName::Claiming => StateRecord::Claiming {
+            task: task_opt,
+            request_id: req("planted-claim"),
+            resolving: false,
+            then_submit: None,
+        },
+        StateName::Confirming => StateRecord::Confirming {
+            task: task_opt,
+            last_lease: lease,
+        },
+        StateName::Ready => StateRecord::Ready { lease },
+        StateName::Submitting => StateRecord::Submitting { lease, intent },
+        StateName::Running => StateRecord::Running { lease, task },
+        StateName::AwaitingInput => StateRecord::AwaitingInput { lease, task },
+        StateName::Cancelling => StateRecord::Cancelling {
+            lease,
+            task,
+            intent,
+        },
+        StateName::Intervening => StateRecord::Intervening {
+            lease,
+            task,
+            intent,
+        },
+        StateName::AmbiguousWrite => StateRecord::AmbiguousWrite {
+            task: task_opt,
+            intent,
+            last_lease: lease,
+            escalated: false,
+        },
+        StateName::ControlLost => StateRecord::ControlLost {
+            task: task_opt,
+            last_lease: lease,
+            unresolved: None,
+        },
+        StateName::RemoteTerminalLocalPending => StateRecord::RemoteTerminalLocalPending {
+            task,
+            outcome: RemoteOutcome::Failed,
+        },
+        StateName::Incompatible => StateRecord::Incompatible { task: task_opt },
+        StateName::Paused => StateRecord::Paused { task: task_opt },
+        StateName::ClosedAccepted => StateRecord::ClosedAccepted {},
+        StateName::ClosedRejected => StateRecord::ClosedRejected {},
+        StateName::ClosedAbandoned => StateRecord::ClosedAbandoned {},
+    }
+}
+
+/// A planted corruption: the state's (last) lease replaced.
+#[allow(dead_code)]
+pub fn set_lease(state: &mut StateRecord, to: Lease) {
+    match state {
+        StateRecord::Ready { lease }
+        | StateRecord::Submitting { lease, .. }
+        | StateRecord::Running { lease, .. }
+        | StateRecord::AwaitingInput { lease, .. }
+        | StateRecord::Cancelling { lease, .. }
+        | StateRecord::Intervening { lease, .. }
+        | StateRecord::Confirming {
+            last_lease: lease, ..
+        }
+        | StateRecord::AmbiguousWrite {
+            last_lease: lease, ..
+        }
+        | StateRecord::ControlLost {
+            last_lease: lease, ..
+        } => *lease = to,
+        other => panic!("{} holds no lease", other.persisted()),
+    }
+}

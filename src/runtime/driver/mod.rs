@@ -377,9 +377,9 @@ impl<T: Transport + 'static> Driver<T> {
         self.text = None;
         // Intents the machine did not send now are never sent later: a command's request id
         // belongs to that command alone (the queued submit of a claim being resolved stays).
-        let queued = self.machine.record().claim_then_submit;
-        self.intents
-            .retain(|i| queued.as_ref() == Some(i.request_id()));
+        let record = self.machine.record();
+        let queued = record.state.claim_then_submit();
+        self.intents.retain(|i| queued == Some(i.request_id()));
         if accepted
             && self.machine.state_name() != StateName::AwaitingInput
             && self.journal.doc().question_source.as_deref() == Some("remote")

@@ -79,7 +79,7 @@ impl<T: Transport + 'static> Driver<T> {
                 let Token::Observer(observer) = self.take_token() else {
                     return Ok(None);
                 };
-                let last = self.machine.record().lease;
+                let last = self.machine.record().state.lease().cloned();
                 let _permit = permit(&sh).await;
                 let now = clock.now();
                 // With a last lease: confirm it (restart, resolved ambiguity). Without one: a claim
