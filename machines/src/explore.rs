@@ -641,7 +641,7 @@ pub fn graph_of(transitions: &[Transition]) -> Graph {
     let mut merged: BTreeMap<(StateName, StateName, String), (BTreeSet<String>, bool)> =
         BTreeMap::new();
     for t in transitions {
-        if t.from.state == t.to.state {
+        if t.from.state.name() == t.to.state.name() {
             continue;
         }
         let entry = merged

@@ -233,7 +233,7 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
 
     // 7a. Closed has no outgoing edge and acts only to quarantine.
     if from.state.is_closed() {
-        if to.state != from.state {
+        if to.state.name() != from.state.name() {
             out.push(v(7, t, "an edge left Closed"));
         }
         // Reading a finished task for late artifacts is allowed; nothing else.

@@ -93,3 +93,12 @@ fn the_explored_behaviour_is_what_was_reviewed() {
         want_set.len()
     );
 }
+
+/// The drawn graph abstracts states to their names: a step that only changes what a state holds
+/// (a failure counted, a lease renewed) is a self-loop, and self-loops are not drawn.
+#[test]
+fn the_drawn_graph_has_no_self_loops() {
+    let x = explore();
+    let loops: Vec<_> = x.graph.edges.iter().filter(|e| e.from == e.to).collect();
+    assert!(loops.is_empty(), "{loops:?}");
+}
