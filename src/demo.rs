@@ -50,7 +50,7 @@ impl Demo {
         }
         self.shown = messages.len();
         if let Some(doc) = self.rt.document(CAMPAIGN) {
-            let state = doc.machine.state.name();
+            let state = doc.machine.state.state_name();
             if self.path.last() != Some(&state) {
                 self.path.push(state);
             }

@@ -248,7 +248,7 @@ async fn the_token_is_the_typestate_of_every_explored_state() {
     let clock = ManualClock::at(T0);
     for t in &exploration.transitions {
         for record in [&t.from, &t.to] {
-            let name = record.state.name();
+            let name = record.state.state_name();
             let kind = TokenKind::of_state(name);
             assert_eq!(
                 kind == TokenKind::Controller,

@@ -619,7 +619,7 @@ async fn crash_at(point: Option<CrashPoint>) {
     loop {
         let doc = rt.document("c1").expect("present");
         let restored = restores(&doc.path) > restores_before;
-        let s = doc.machine.state.name();
+        let s = doc.machine.state.state_name();
         if restored && matches!(s, StateName::Running | StateName::Ready) {
             break;
         }

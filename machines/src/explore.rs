@@ -629,8 +629,8 @@ pub fn explore_with(regression: Option<Regression>) -> Exploration {
 fn abstract_key(t: &Transition) -> (StateName, StateName, String, Vec<String>) {
     let actions = t.actions.iter().map(Action::label).collect();
     (
-        t.from.state.name(),
-        t.to.state.name(),
+        t.from.state.state_name(),
+        t.to.state.state_name(),
         t.event.label(),
         actions,
     )
@@ -641,11 +641,15 @@ pub fn graph_of(transitions: &[Transition]) -> Graph {
     let mut merged: BTreeMap<(StateName, StateName, String), (BTreeSet<String>, bool)> =
         BTreeMap::new();
     for t in transitions {
-        if t.from.state.name() == t.to.state.name() {
+        if t.from.state.state_name() == t.to.state.state_name() {
             continue;
         }
         let entry = merged
-            .entry((t.from.state.name(), t.to.state.name(), t.event.label()))
+            .entry((
+                t.from.state.state_name(),
+                t.to.state.state_name(),
+                t.event.label(),
+            ))
             .or_default();
         for a in &t.actions {
             entry.0.insert(a.label());

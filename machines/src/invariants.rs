@@ -33,9 +33,9 @@ fn v(invariant: u8, t: &Transition, what: &str) -> Violation {
         invariant,
         message: format!(
             "{} --{}--> {}: {what}",
-            t.from.state.name().name(),
+            t.from.state.state_name().name(),
             t.event.label(),
-            t.to.state.name().name()
+            t.to.state.state_name().name()
         ),
         witness: Some(Box::new(t.clone())),
     }
@@ -233,7 +233,7 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
 
     // 7a. Closed has no outgoing edge and acts only to quarantine.
     if from.state.is_closed() {
-        if to.state.name() != from.state.name() {
+        if to.state.state_name() != from.state.state_name() {
             out.push(v(7, t, "an edge left Closed"));
         }
         // Reading a finished task for late artifacts is allowed; nothing else.
@@ -270,7 +270,7 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
     // 7c. A finished attempt never becomes active again.
     if let Some(task) = to.state.task() {
         let active = matches!(
-            to.state.name(),
+            to.state.state_name(),
             StateName::Running
                 | StateName::AwaitingInput
                 | StateName::Cancelling
@@ -303,8 +303,8 @@ pub fn check_restore(
             invariant: 8,
             message: format!(
                 "restore {} -> {}: {m}",
-                before.state.name().name(),
-                after.state.name().name()
+                before.state.state_name().name(),
+                after.state.state_name().name()
             ),
             witness: None,
         })

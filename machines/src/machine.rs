@@ -12,7 +12,7 @@ use statig::blocking::{InitializedStateMachine, IntoStateMachineExt};
 use std::time::Duration;
 
 impl State {
-    pub(crate) fn name(&self) -> StateName {
+    pub(crate) fn state_name(&self) -> StateName {
         match self {
             State::Detached {} => StateName::Detached,
             State::Watching { .. } => StateName::Watching,
@@ -178,7 +178,7 @@ impl CampaignMachine {
 
     /// The stable name of the current state.
     pub fn state_name(&self) -> StateName {
-        self.sm.state().name()
+        self.sm.state().state_name()
     }
 
     /// What the machine remembers across states (fencing floor, last reading, failures).

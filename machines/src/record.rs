@@ -113,7 +113,7 @@ pub enum StateRecord {
 
 impl StateRecord {
     /// The state's stable name.
-    pub fn name(&self) -> StateName {
+    pub fn state_name(&self) -> StateName {
         match self {
             StateRecord::Detached {} => StateName::Detached,
             StateRecord::Watching { .. } => StateName::Watching,
@@ -139,22 +139,22 @@ impl StateRecord {
 
     /// The persisted name (`controlling.running`, ...).
     pub fn persisted(&self) -> String {
-        self.name().persisted()
+        self.state_name().persisted()
     }
 
     /// Holds the lease (`controlling.*`).
     pub fn is_controlling(&self) -> bool {
-        self.name().is_controlling()
+        self.state_name().is_controlling()
     }
 
     /// The mission ended (`closed.*`).
     pub fn is_closed(&self) -> bool {
-        self.name().is_closed()
+        self.state_name().is_closed()
     }
 
     /// A write in flight (a persisted intent).
     pub fn has_write_in_flight(&self) -> bool {
-        self.name().has_write_in_flight()
+        self.state_name().has_write_in_flight()
     }
 
     /// The bound remote task, where the state has one.
@@ -242,7 +242,7 @@ impl StateRecord {
 
 impl PartialEq<StateName> for StateRecord {
     fn eq(&self, other: &StateName) -> bool {
-        self.name() == *other
+        self.state_name() == *other
     }
 }
 
@@ -395,7 +395,7 @@ impl CampaignRecord {
         if self.schema_version != SCHEMA_VERSION {
             return Err(RecordError::UnsupportedVersion(self.schema_version));
         }
-        let name = self.state.name().name();
+        let name = self.state.state_name().name();
         let own = |intent: &Intent, op: Operation| {
             if intent.operation == op {
                 Ok(())

@@ -392,7 +392,7 @@ pub fn view(
         "actions": ACTIONS,
         "lease": lease_view(d),
         "latest_significant_at": d.latest_significant_at.map(rfc3339),
-        "diagram_state": d.machine.state.name().name(),
+        "diagram_state": d.machine.state.state_name().name(),
         "path": d.path.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "quarantined": d.quarantined,
         "latest_evidence": d.latest_evidence,

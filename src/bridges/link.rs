@@ -593,7 +593,7 @@ impl<T: Transport + 'static> Link<T> {
         let rt = &self.runtime;
         match ruling {
             Ruling::Submit { text, retry } => {
-                let state = self.doc(id).map(|d| d.machine.state.name());
+                let state = self.doc(id).map(|d| d.machine.state.state_name());
                 // The same operation an operator uses: settle, claim and submit as one step.
                 let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
                     rt.command_as(id, OperatorCommand::NextAttempt { text: Some(text) }, by)

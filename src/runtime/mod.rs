@@ -261,7 +261,7 @@ type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
 /// True in the states where a write or a claim of unknown outcome waits for readback.
 pub(crate) fn resolving(machine: &CampaignMachine) -> bool {
     let r = machine.record();
-    match r.state.name() {
+    match r.state.state_name() {
         StateName::AmbiguousWrite => true,
         StateName::Claiming => r.state.claim_unresolved(),
         StateName::ControlLost => r.state.intent().is_some(),
@@ -951,7 +951,7 @@ impl<T: Transport + 'static> Runtime<T> {
     pub fn state(&self, id: &str) -> Option<StateName> {
         self.handle(id)
             .ok()
-            .map(|h| h.doc.get().machine.state.name())
+            .map(|h| h.doc.get().machine.state.state_name())
     }
 
     /// True when the campaign's driver has stopped (crash injection or panic).
