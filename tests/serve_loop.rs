@@ -172,6 +172,17 @@ fn clean_sends(sim_url: &str, id: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `serve`'s environment for the fake Argus at `argus`, working in `argus_home`.
+fn argus_env(argus: &Path, argus_home: &Path) -> [(&'static str, String); 2] {
+    [
+        ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
+        (
+            "ARGUS_SUPERVISOR_ARGUS_HOME",
+            argus_home.display().to_string(),
+        ),
+    ]
+}
+
 fn argus_projects(argus_home: &Path) -> usize {
     std::fs::read_to_string(argus_home.join("fake-argus.json"))
         .ok()
@@ -339,13 +350,7 @@ fn argus_killed_mid_run_and_a_restart_between_decision_and_execution_start_one_a
     let (argus, _) = bridges(&dir);
     let argus_home = dir.join("argus-home");
     let (_sim, url) = sim("repair", "127.0.0.1:0");
-    let env = [
-        ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
-        (
-            "ARGUS_SUPERVISOR_ARGUS_HOME",
-            argus_home.display().to_string(),
-        ),
-    ];
+    let env = argus_env(&argus, &argus_home);
     let home = dir.join("state");
     let d = serve(&url, &home, &env);
     d.wait_health(|h| h["status"] == "ok");
@@ -625,13 +630,7 @@ fn an_answer_for_argus_is_kept_by_its_link_across_a_kill_and_reaches_argus_once(
     )
     .expect("status");
     let (_sim, url) = sim("repair", "127.0.0.1:0");
-    let env = [
-        ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
-        (
-            "ARGUS_SUPERVISOR_ARGUS_HOME",
-            argus_home.display().to_string(),
-        ),
-    ];
+    let env = argus_env(&argus, &argus_home);
     let home = dir.join("state");
     let d = serve(&url, &home, &env);
     d.wait_health(|h| h["status"] == "ok" && h["argus"] == "running");
@@ -747,13 +746,7 @@ fn a_state_root_written_by_version_1_is_upgraded_without_losing_the_argus_links_
     )
     .expect("argus state");
     let (_sim, url) = sim("repair", "127.0.0.1:0");
-    let env = [
-        ("ARGUS_SUPERVISOR_ARGUS_BIN", argus.display().to_string()),
-        (
-            "ARGUS_SUPERVISOR_ARGUS_HOME",
-            argus_home.display().to_string(),
-        ),
-    ];
+    let env = argus_env(&argus, &argus_home);
     let d = serve(&url, &home, &env);
     d.wait_health(|h| h["status"] == "ok" && h["argus"] == "running");
     let read = |p: PathBuf| -> Value {
