@@ -5,7 +5,7 @@ mod rig;
 
 use argus_machines::{ControllerId, StateName};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::bridges::argus::ArgusConfig;
+use argus_supervisor::bridges::argus::{ArgusConfig, ReviewStatus};
 use argus_supervisor::bridges::link::{ArgusBoard, ArgusWake, Link, LinkConfig};
 use argus_supervisor::control::SystemClock;
 use argus_supervisor::runtime::driver::AnswerReply;
@@ -349,7 +349,7 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
             == Some("Needs you (from Argus): Which dataset should attempt 2 use?")
             && verdict.is_some()
         {
-            assert_eq!(verdict.as_deref(), Some("blocked"));
+            assert_eq!(verdict, Some(ReviewStatus::Blocked));
             break;
         }
         assert!(

@@ -44,13 +44,25 @@ pub enum ArgusError {
 }
 
 /// A reviewer verdict from Argus's backlog (`outcome.review_status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewStatus {
     Done,
     Continue,
     Blocked,
     ReplanRequested,
+}
+
+impl ReviewStatus {
+    /// The name Argus uses (`done`, `continue`, `blocked`, `replan_requested`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewStatus::Done => "done",
+            ReviewStatus::Continue => "continue",
+            ReviewStatus::Blocked => "blocked",
+            ReviewStatus::ReplanRequested => "replan_requested",
+        }
+    }
 }
 
 /// What `argus_status` means for the supervisor.

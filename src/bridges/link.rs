@@ -155,7 +155,7 @@ pub struct ArgusRecord {
     pub asked: Vec<String>,
     /// The Argus reviewer's latest verdict (`done`, `continue`, `blocked`, `replan_requested`).
     #[serde(default)]
-    pub reviewer_verdict: Option<String>,
+    pub reviewer_verdict: Option<ReviewStatus>,
     /// Argus's latest status for this campaign, summarised (`active`, `done`, ...).
     #[serde(default)]
     pub status: Option<String>,
@@ -506,8 +506,7 @@ impl<T: Transport + 'static> Link<T> {
         let record = record.as_ref();
         let pending_answer = record.and_then(|r| r.pending_answer.clone());
         let asked = |text: &String| record.is_some_and(|r| r.asked.contains(text));
-        let verdict_known =
-            |v: &String| record.is_some_and(|r| r.reviewer_verdict.as_deref() == Some(v.as_str()));
+        let verdict_known = |v: ReviewStatus| record.is_some_and(|r| r.reviewer_verdict == Some(v));
         if let Some(answer) = &pending_answer {
             let text = format!(
                 "Operator answer to your question:\n{}",
@@ -537,24 +536,17 @@ impl<T: Transport + 'static> Link<T> {
                 self.record(id, |r| r.asked.push(text));
             }
         }
-        let name = status.verdicts.last().and_then(|v| {
-            serde_json::to_value(v)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-        });
+        let latest = status.verdicts.last().copied();
         // Argus's status, summarised for the campaign view.
-        let summary = match (&status.done_reason, &name) {
+        let summary = match (&status.done_reason, latest) {
             (Some(_), _) => "done".to_string(),
-            (None, Some(v)) => format!("reviewer verdict: {v}"),
+            (None, Some(v)) => format!("reviewer verdict: {}", v.as_str()),
             (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
             (None, None) => "active".into(),
         };
-        if let Some(v) = name.filter(|n| !verdict_known(n)) {
+        if let Some(v) = latest.filter(|v| !verdict_known(*v)) {
             // The reviewer's verdict is news for a person when it arrives.
-            let line = format!(
-                "Reviewer verdict: {}.",
-                crate::security::Untrusted::new(&v, 64).as_str()
-            );
+            let line = format!("Reviewer verdict: {}.", v.as_str());
             let _ = self.runtime.decision(id, line).await;
             self.record(id, |r| r.reviewer_verdict = Some(v));
         }
@@ -669,7 +661,7 @@ pub fn event_text(doc: &CampaignDoc, w: &WakeRequest) -> String {
 /// Foreman's observation, projected from the campaign's reduced state (no transcripts, no secrets).
 pub fn projection(
     doc: &CampaignDoc,
-    reviewer_verdict: Option<String>,
+    reviewer_verdict: Option<ReviewStatus>,
     events: &[crate::runtime::reduce::EventLine],
     event: &Significant,
 ) -> ForemanObservation {
@@ -708,7 +700,10 @@ pub fn projection(
             .flat_map(|e| e.artifacts.iter())
             .filter_map(|a| a.untrusted_excerpt.clone())
             .collect(),
-        verification_results: reviewer_verdict.into_iter().collect(),
+        verification_results: reviewer_verdict
+            .iter()
+            .map(|v| v.as_str().to_string())
+            .collect(),
         recent_events: events
             .iter()
             .rev()
