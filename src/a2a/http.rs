@@ -270,7 +270,9 @@ impl Http {
         let status = resp.status();
         check_status(status)?;
         let bytes = read_capped(resp).await?;
-        let Ok(envelope) = serde_json::from_slice::<Value>(&bytes) else {
+        // Only `error` and `result` are kept (`jsonrpc`, `id` and anything else are skipped while
+        // parsing), and the result is moved out rather than copied: a poll's answer is parsed once.
+        let Ok(envelope) = serde_json::from_slice::<Envelope>(&bytes) else {
             // A plain 404/500 may come from a proxy in between: a transient failure, never proof
             // that the remote lacks the operation (only JSON-RPC -32601 says that).
             return Err(match status.as_u16() {
@@ -278,7 +280,7 @@ impl Http {
                 _ => RemoteError::MalformedResponse,
             });
         };
-        if let Some(error) = envelope.get("error") {
+        if let Some(error) = envelope.error {
             let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
             return Err(map_code(code));
         }
@@ -287,11 +289,18 @@ impl Http {
                 status: status.as_u16(),
             });
         }
-        envelope
-            .get("result")
-            .cloned()
-            .ok_or(RemoteError::MalformedResponse)
+        envelope.result.ok_or(RemoteError::MalformedResponse)
     }
+}
+
+/// A JSON-RPC answer: an object with a `result` or an `error` (a present `"error": null` counts
+/// as no error, as JSON-RPC's own "MUST NOT exist on success" allows a lenient reader).
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    result: Option<Value>,
 }
 
 /// JSON-RPC error codes to safe classes. The remote's message text is never kept.

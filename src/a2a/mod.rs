@@ -234,16 +234,19 @@ impl A2aClient {
 
     /// `tasks/get` with history length zero; history is never read.
     pub async fn get_task(&self, op: Method, task: &TaskId) -> Result<wire::TaskView, RemoteError> {
-        let method = protocol::get_method(self.card.dialect);
-        let result = self
-            .call(
-                op,
-                method,
-                wire::get_params(task.as_str()),
-                self.core_version(),
-            )
-            .await?;
+        let result = self.get_task_raw(op, task).await?;
         wire::parse_task(&result)
+    }
+
+    async fn get_task_raw(&self, op: Method, task: &TaskId) -> Result<Value, RemoteError> {
+        let method = protocol::get_method(self.card.dialect);
+        self.call(
+            op,
+            method,
+            wire::get_params(task.as_str()),
+            self.core_version(),
+        )
+        .await
     }
 
     /// Read-only checks for the probe: each call can only read. Unknown ids are used on purpose.
@@ -463,7 +466,8 @@ impl Transport for A2aClient {
     }
 
     async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
-        Ok(self.get_task(Method::Status, task).await?.observation())
+        let result = self.get_task_raw(Method::Status, task).await?;
+        Ok(wire::parse_status(&result)?.observation())
     }
 
     async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {

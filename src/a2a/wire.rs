@@ -111,6 +111,16 @@ fn unwrap_task(result: &Value) -> &Value {
 }
 
 pub fn parse_task(result: &Value) -> Result<TaskView, RemoteError> {
+    parse_task_view(result, true)
+}
+
+/// A task's status without its artifacts: what a poll needs (artifacts are read, bounded and
+/// sanitised only when evidence is fetched).
+pub fn parse_status(result: &Value) -> Result<TaskView, RemoteError> {
+    parse_task_view(result, false)
+}
+
+fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, RemoteError> {
     let task = unwrap_task(result);
     let id = task
         .get("id")
@@ -146,7 +156,11 @@ pub fn parse_task(result: &Value) -> Result<TaskView, RemoteError> {
         state: parse_state(state),
         meta,
         status_message,
-        artifacts: parse_artifacts(task.get("artifacts")),
+        artifacts: if with_artifacts {
+            parse_artifacts(task.get("artifacts"))
+        } else {
+            vec![]
+        },
     })
 }
 
@@ -288,6 +302,18 @@ mod tests {
             parse_task(&json!({"id": "t", "status": {}})).err(),
             Some(RemoteError::MalformedResponse)
         );
+    }
+
+    #[test]
+    fn a_status_poll_reads_everything_but_the_artifacts() {
+        let task = json!({"id": "t", "status": {"state": "working", "message": {"parts": [{"text": "ok"}]}},
+            "metadata": {"argus_supervisor": {"revision": 3, "heartbeat_seq": 9, "stage": "train"}},
+            "artifacts": [{"parts": [{"text": "a log line"}]}]});
+        let full = parse_task(&task).expect("task");
+        let status = parse_status(&task).expect("status");
+        assert_eq!(full.artifacts.len(), 1);
+        assert!(status.artifacts.is_empty());
+        assert_eq!(status.observation(), full.observation());
     }
 
     #[test]
