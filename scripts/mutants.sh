@@ -11,6 +11,7 @@
 #   ARGUS_MUTANTS_JOBS=2 scripts/mutants.sh          # two mutants at once (each in its own
 #                                                    # target dir: slower first builds)
 #   ARGUS_MUTANTS_RE='REGEX' scripts/mutants.sh F    # only the mutants whose names match
+#   ARGUS_MUTANTS_SINCE=REV scripts/mutants.sh F     # only the mutants on lines changed since REV
 #
 # Output goes to $ARGUS_MUTANTS_OUT (default /var/tmp/argus-mutants), builds to
 # $ARGUS_MUTANTS_TARGET (default /var/tmp/argus-mutants-target): both outside the clone, and
@@ -43,6 +44,10 @@ for f in "${files[@]}"; do
     extra=()
     if [ -n "${ARGUS_MUTANTS_ITERATE:-}" ]; then extra+=(--iterate); fi
     if [ -n "${ARGUS_MUTANTS_RE:-}" ]; then extra+=(--re "$ARGUS_MUTANTS_RE"); fi
+    if [ -n "${ARGUS_MUTANTS_SINCE:-}" ]; then
+        git diff "$ARGUS_MUTANTS_SINCE" -- "$f" > "$dir.diff"
+        extra+=(--in-diff "$dir.diff")
+    fi
     cargo mutants -p argus-machines --profile mutants --no-shuffle -j "$jobs" \
         "${extra[@]}" -f "$f" -o "$dir" || rc=$?
     case $rc in 0 | 2 | 3) ;; *) exit "$rc" ;; esac
