@@ -759,3 +759,72 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
         Some("dataset A")
     );
 }
+
+// A restart spreads its reads over the first heartbeat ------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_spreads_its_confirmations_over_the_first_heartbeat() {
+    let r = rig("long-noisy").await;
+    let beat = Duration::from_secs(2);
+    let start = || async {
+        let mut config = rig::config();
+        config.heartbeat = beat;
+        config.validate().expect("valid config");
+        Runtime::start(
+            r.store.clone(),
+            Arc::new(rig::client(&r.sim).await),
+            config,
+            Arc::new(SystemSecs),
+            Arc::new(CountingWake::default()),
+        )
+        .expect("runtime")
+    };
+    let ids: Vec<String> = (0..16).map(|i| format!("s{i}")).collect();
+    let rt = start().await;
+    for id in &ids {
+        rt.create(id, "train").expect("create");
+        claim(&rt, id).await;
+    }
+    for id in &ids {
+        wait_state(&rt, id, StateName::Ready).await;
+    }
+    rt.kill();
+    let before = r.sim.audit().entries.len();
+    let rt = start().await;
+    // Every restored controller confirms its lease (a read of the lease, never a write)...
+    let first_reads = || {
+        let audit = r.sim.audit();
+        let mut first = BTreeMap::<String, u64>::new();
+        for e in &audit.entries[before..] {
+            if e.method == "campaign/read_control" {
+                if let Some(c) = &e.campaign_id {
+                    first.entry(c.clone()).or_insert(e.t_ms);
+                }
+            }
+        }
+        first
+    };
+    wait_for("every campaign to confirm its lease", || {
+        first_reads().len() == ids.len()
+    })
+    .await;
+    // ...each at its own point of the first heartbeat, not all at once.
+    let times: Vec<u64> = first_reads().into_values().collect();
+    let (lo, hi) = (
+        times.iter().min().copied().unwrap_or(0),
+        times.iter().max().copied().unwrap_or(0),
+    );
+    assert!(
+        hi - lo >= beat.as_millis() as u64 / 4,
+        "16 confirmations within {} ms of each other: {times:?}",
+        hi - lo
+    );
+    assert!(
+        hi - lo <= beat.as_millis() as u64 + 500,
+        "spread past the first heartbeat: {times:?}"
+    );
+    for id in &ids {
+        wait_state(&rt, id, StateName::Ready).await;
+    }
+    assert_sent_cleanly(&r.sim.audit());
+}

@@ -211,12 +211,15 @@ impl<T: Transport + 'static> Driver<T> {
         mut rx: mpsc::Receiver<Box<Input>>,
     ) -> Result<(), Crashed> {
         let supervise = self.shared.config.supervise;
-        if supervise {
-            self.perform(entry).await?;
-        }
         // Supervision off: no heartbeat at all (a far deadline that is never reached).
         let never = Instant::now() + std::time::Duration::from_secs(100 * 365 * 86_400);
-        let mut next = if supervise {
+        // The entry's reads (a restored lease to confirm, a write to read back, a task to poll)
+        // are spread over the first heartbeat, each campaign at its own offset: a restart of many
+        // campaigns does not send them all at once. Inputs are served meanwhile.
+        let mut entry = Some(entry).filter(|e| supervise && !e.is_empty());
+        let mut next = if entry.is_some() {
+            Instant::now() + self.entry_delay()
+        } else if supervise {
             Instant::now() + self.next_delay()
         } else {
             never
@@ -232,6 +235,11 @@ impl<T: Transport + 'static> Driver<T> {
                     }
                 },
                 _ = tokio::time::sleep_until(next) => {
+                    if let Some(entry) = entry.take() {
+                        self.perform(entry).await?;
+                        next = Instant::now() + self.next_delay();
+                        continue;
+                    }
                     let now = self.shared.clock.now();
                     self.shared.stats.ticks.fetch_add(1, Ordering::Relaxed);
                     self.shared.stats.last_tick_at.store(now, Ordering::Relaxed);
@@ -325,6 +333,14 @@ impl<T: Transport + 'static> Driver<T> {
             }
         }
         Ok(true)
+    }
+
+    /// When a started driver performs its entry's reads: a fixed offset into the first heartbeat,
+    /// from the campaign's id (the same campaign at the same point of every restart; campaigns
+    /// spread evenly).
+    fn entry_delay(&self) -> std::time::Duration {
+        let share = (self.jitter_seed >> 11) as f64 / (1u64 << 53) as f64;
+        self.shared.config.heartbeat.mul_f64(share)
     }
 
     /// The wait until the next tick: the machine's `next_deadline` on the heartbeat with ±10%
