@@ -526,3 +526,21 @@ fn a_lost_cancel_read_back_as_applied_is_not_a_new_attempt() {
     assert!(m.record().state.intent().is_none(), "resolved");
     assert_eq!(m.record().state.task(), Some(&task(1)));
 }
+
+#[test]
+fn a_renewal_point_reached_now_waits_a_heartbeat_not_zero() {
+    let beat = std::time::Duration::from_secs(5);
+    let max = std::time::Duration::from_secs(60);
+    let at = |renew_at| Deadline {
+        backoff: 0,
+        renew_at: Some(renew_at),
+    };
+    // Ahead: the wait shortens to reach it.
+    assert_eq!(
+        at(NOW + 2).wait(NOW, beat, max),
+        std::time::Duration::from_secs(2)
+    );
+    // Reached or passed: the heartbeat, never a zero wait (a refused renewal would spin).
+    assert_eq!(at(NOW).wait(NOW, beat, max), beat);
+    assert_eq!(at(NOW - 1).wait(NOW, beat, max), beat);
+}
