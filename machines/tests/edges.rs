@@ -544,3 +544,18 @@ fn a_renewal_point_reached_now_waits_a_heartbeat_not_zero() {
     assert_eq!(at(NOW).wait(NOW, beat, max), beat);
     assert_eq!(at(NOW - 1).wait(NOW, beat, max), beat);
 }
+
+/// Outside `RemoteUnavailable` and without a lease (an unresolved write, control lost), the failed
+/// reads the campaign remembers stretch the wait too.
+#[test]
+fn remembered_failed_reads_back_off_a_campaign_without_a_lease() {
+    let mut m = at("control_lost");
+    assert_eq!(m.next_deadline().backoff, 0);
+    for _ in 0..3 {
+        m.step(&Event::PollFailed(RemoteCondition::Unreachable));
+    }
+    assert_eq!(m.state_name(), StateName::ControlLost);
+    assert_eq!(m.memory().read_failures, 3);
+    assert_eq!(m.next_deadline().backoff, 3);
+    assert_eq!(m.next_deadline().renew_at, None, "no lease to renew");
+}
