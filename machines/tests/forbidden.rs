@@ -222,13 +222,25 @@ fn mutant_2_controlling_without_grant_is_caught() {
     // The grant is below the floor the checker itself saw granted (whatever the machine remembers).
     let t = witness("claiming", grant(5));
     assert!(caught_after(&t, 2, &Witnessed::assumed(7, [])));
-    // A grant that is already inside the safety margin.
+    // A grant that is already inside the safety margin (exactly at it), even entered with that
+    // very lease: only the expiry is wrong.
     let mut t = witness("claiming", grant(5));
+    let at_margin = lease(US, 5, NOW + policy().expiry_margin);
     t.event = Event::LeaseGranted {
-        lease: lease(US, 5, NOW + policy().expiry_margin),
+        lease: at_margin.clone(),
         now: NOW,
     };
+    set_lease(&mut t.to.state, at_margin.clone());
     assert!(caught(&t, 2));
+    // One second more is a valid grant.
+    let mut t = witness("claiming", grant(5));
+    let past_margin = lease(US, 5, NOW + policy().expiry_margin + 1);
+    t.event = Event::LeaseGranted {
+        lease: past_margin.clone(),
+        now: NOW,
+    };
+    set_lease(&mut t.to.state, past_margin);
+    assert!(!caught(&t, 2));
     // A confirmation that carries another epoch than the one held.
     let (confirming, _) =
         CampaignMachine::restore(&at("running").record(), policy()).expect("restores");
