@@ -273,36 +273,15 @@ pub(crate) fn resolving(machine: &CampaignMachine) -> bool {
 /// anything else reads the state root: the Argus link's records gain what the documents carried,
 /// so the link loads after this. Skipped when `state/supervisor.json` says this version last ran
 /// here (a large root is not read twice on every start). A document that is current, unreadable
-/// or not upgradable is left for recovery, which moves it aside and reports it. Returns how many
-/// were upgraded.
+/// or not upgradable is left for recovery, which moves it aside and reports it. `Runtime::start`
+/// calls it too (after `serve`'s call it rewrites nothing). Returns how many were upgraded.
 pub fn upgrade_state_root(store: &Store) -> Result<usize, StoreError> {
-    let version = |path: &std::path::Path| {
-        std::fs::read(path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| v.get("schema_version").and_then(|v| v.as_u64()))
-    };
-    let current = u64::from(crate::store::STORE_SCHEMA_VERSION);
-    if version(&store.supervisor_path()) == Some(current) {
+    if store.version_of(&store.supervisor_path()) == Some(crate::store::STORE_SCHEMA_VERSION) {
         return Ok(0);
     }
     let mut upgraded = 0;
     for path in store.campaign_files()? {
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        let Ok(serde_json::Value::Object(mut body)) = serde_json::from_slice(&bytes) else {
-            continue;
-        };
-        let from = body.remove("schema_version").and_then(|v| v.as_u64());
-        let Some(from) = from.filter(|v| *v < current) else {
-            continue;
-        };
-        if CampaignDoc::upgrade(store, from as u32, &mut body).is_err() {
-            continue;
-        }
-        if let Ok(doc) = serde_json::from_value::<CampaignDoc>(serde_json::Value::Object(body)) {
-            store.write_doc(&path, &doc)?;
+        if store.upgrade_doc::<CampaignDoc>(&path)? {
             upgraded += 1;
         }
     }
@@ -506,6 +485,9 @@ impl<T: Transport + 'static> Runtime<T> {
             "controller_id": rt.shared.config.controller_id.as_str(),
             "started_at": now_secs(),
         });
+        // Older documents are rewritten once, before anything reads them (`serve` has already
+        // done it before the Argus link loaded; then this finds nothing to do).
+        upgrade_state_root(&rt.shared.store)?;
         rt.shared
             .store
             .write_doc(&rt.shared.store.supervisor_path(), &supervisor)?;
@@ -550,17 +532,7 @@ impl<T: Transport + 'static> Runtime<T> {
             self.set_aside(path, &shown, "not a valid campaign file name");
             return;
         };
-        let read = self.shared.store.read_doc_upgrading::<CampaignDoc>(path);
-        if let Ok(Some((doc, true))) = &read {
-            // Written back at once, so an upgrade (which moves fields to other files) runs once.
-            if let Err(e) = self.shared.store.write_doc(path, doc) {
-                self.report(
-                    &id,
-                    &format!("the upgraded document could not be written back: {e}"),
-                );
-            }
-        }
-        let (machine, doc, entry) = match read.map(|d| d.map(|(doc, _)| doc)) {
+        let (machine, doc, entry) = match self.shared.store.read_doc::<CampaignDoc>(path) {
             Ok(Some(doc))
                 if doc.campaign_id != id.as_str() || doc.machine.campaign_id != id.as_str() =>
             {

@@ -261,48 +261,49 @@ impl Store {
     /// Read a document. `Ok(None)` when absent; a document that is not a valid record of this
     /// version is moved aside and reported as `Corrupt`.
     pub fn read_doc<T: Document>(&self, path: &Path) -> Result<Option<T>, StoreError> {
-        Ok(self.read_doc_upgrading(path)?.map(|(doc, _)| doc))
-    }
-
-    /// [`Store::read_doc`], saying whether the document was written by an older version (and
-    /// upgraded on the way in): its reader should write it back now, so the upgrade runs once.
-    pub fn read_doc_upgrading<T: Document>(
-        &self,
-        path: &Path,
-    ) -> Result<Option<(T, bool)>, StoreError> {
         let bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(path)(e)),
         };
-        // Parsed without `flatten`, so a document type that refuses unknown fields really does.
-        let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
-            Ok(serde_json::Value::Object(mut fields)) => {
-                let version = fields.remove("schema_version").and_then(|v| v.as_u64());
-                let readable = match version {
-                    Some(v) if v == u64::from(STORE_SCHEMA_VERSION) => Some(false),
-                    Some(v) if v < u64::from(STORE_SCHEMA_VERSION) => {
-                        match T::upgrade(self, v as u32, &mut fields) {
-                            Ok(()) => Some(true),
-                            Err(why) => {
-                                tracing::error!(document = %path.display(), why, "an older document could not be upgraded");
-                                None
-                            }
-                        }
-                    }
-                    _ => None,
-                };
-                readable.and_then(|upgraded| {
-                    serde_json::from_value::<T>(serde_json::Value::Object(fields))
-                        .ok()
-                        .map(|doc| (doc, upgraded))
-                })
+        let body = versioned(&bytes).and_then(|(version, mut fields)| {
+            if version < STORE_SCHEMA_VERSION {
+                if let Err(why) = T::upgrade(self, version, &mut fields) {
+                    tracing::error!(document = %path.display(), why, "an older document could not be upgraded");
+                    return None;
+                }
+            } else if version > STORE_SCHEMA_VERSION {
+                return None;
             }
-            _ => None,
-        };
+            serde_json::from_value::<T>(serde_json::Value::Object(fields)).ok()
+        });
         match body {
             Some(b) => Ok(Some(b)),
             None => Err(self.move_aside(path)?),
+        }
+    }
+
+    /// The schema version a document says it has (`None`: absent, unreadable, no version).
+    pub fn version_of(&self, path: &Path) -> Option<u32> {
+        fs::read(path)
+            .ok()
+            .and_then(|b| versioned(&b))
+            .map(|(v, _)| v)
+    }
+
+    /// Rewrite a document an older version wrote in the current shape, in place. `Ok(false)` for
+    /// anything else — current, newer, unreadable, or not upgradable — which is left as it is for
+    /// [`Store::read_doc`] to read, or to move aside and report.
+    pub fn upgrade_doc<T: Document + Serialize>(&self, path: &Path) -> Result<bool, StoreError> {
+        let Some((version, mut fields)) = fs::read(path).ok().and_then(|b| versioned(&b)) else {
+            return Ok(false);
+        };
+        if version >= STORE_SCHEMA_VERSION || T::upgrade(self, version, &mut fields).is_err() {
+            return Ok(false);
+        }
+        match serde_json::from_value::<T>(serde_json::Value::Object(fields)) {
+            Ok(doc) => self.write_doc(path, &doc).map(|()| true),
+            Err(_) => Ok(false),
         }
     }
 
@@ -454,6 +455,18 @@ impl Store {
         }
         files.sort();
         Ok(files)
+    }
+}
+
+/// A document's version and its other fields, when it is a JSON object with a version. Parsed
+/// without `flatten`, so a document type that refuses unknown fields really does.
+fn versioned(bytes: &[u8]) -> Option<(u32, serde_json::Map<String, serde_json::Value>)> {
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(serde_json::Value::Object(mut fields)) => {
+            let version = fields.remove("schema_version")?.as_u64()?;
+            Some((u32::try_from(version).ok()?, fields))
+        }
+        _ => None,
     }
 }
 
