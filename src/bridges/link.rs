@@ -236,12 +236,13 @@ impl ArgusBoard {
     }
 
     /// The campaigns bound to an Argus project.
-    pub fn projects(&self) -> Vec<(String, String)> {
+    pub fn bound(&self) -> Vec<String> {
         self.records
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .values()
-            .filter_map(|r| Some((r.campaign_id.to_string(), r.project_id.clone()?)))
+            .filter(|r| r.project_id.is_some())
+            .map(|r| r.campaign_id.to_string())
             .collect()
     }
 
@@ -329,7 +330,7 @@ impl<T: Transport + 'static> Link<T> {
                     None => break,
                 },
                 _ = tick.tick() => {
-                    for (id, _) in self.wake.board.projects() {
+                    for id in self.wake.board.bound() {
                         self.boundary(&id).await;
                     }
                 }
