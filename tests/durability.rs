@@ -9,7 +9,7 @@ mod rig;
 use argus_machines::{BlockReason, Significant, StateName};
 use argus_supervisor::a2a::A2aClient;
 use argus_supervisor::control::Clock;
-use argus_supervisor::runtime::reduce::CountingWake;
+use argus_supervisor::runtime::reduce::{CountingWake, WakeSink};
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor::sim::{Audit, Fault};
 use argus_supervisor::store::Store;
@@ -40,16 +40,28 @@ async fn rig(scenario: &str) -> Rig {
 }
 
 async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime<A2aClient> {
+    let tune = |config: &mut RuntimeConfig| {
+        config.readback_grace = grace;
+        config.max_backoff = Duration::from_millis(400);
+    };
+    runtime_tuned(rig, Arc::new(CountingWake::default()), tune).await
+}
+
+/// A runtime on the rig's store and sim with `wake`, its configuration `tune`d from the rig's.
+async fn runtime_tuned(
+    rig: &Rig,
+    wake: Arc<dyn WakeSink>,
+    tune: impl FnOnce(&mut RuntimeConfig),
+) -> Runtime<A2aClient> {
     let mut config = rig::config();
-    config.readback_grace = grace;
-    config.max_backoff = Duration::from_millis(400);
+    tune(&mut config);
     config.validate().expect("valid config");
     Runtime::start(
         rig.store.clone(),
         Arc::new(rig::client(&rig.sim).await),
         config,
         Arc::new(SystemSecs),
-        Arc::new(CountingWake::default()),
+        wake,
     )
     .expect("runtime")
 }
@@ -721,14 +733,7 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
     use argus_supervisor::runtime::reduce::AnswerTo;
     let r = rig("long-noisy").await;
     let (wake, _rx) = ArgusWake::new(ArgusBoard::open(r.store.clone()));
-    let rt = Runtime::start(
-        r.store.clone(),
-        Arc::new(rig::client(&r.sim).await),
-        rig::config(),
-        Arc::new(SystemSecs),
-        wake.clone(),
-    )
-    .expect("runtime");
+    let rt = runtime_tuned(&r, wake.clone(), |_| {}).await;
     rt.create("c1", "train").expect("create");
     let question = "Needs you (from Argus): which dataset?";
     rt.notice("c1", true, question.into())
@@ -766,18 +771,10 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
 async fn a_restart_spreads_its_confirmations_over_the_first_heartbeat() {
     let r = rig("long-noisy").await;
     let beat = Duration::from_secs(2);
-    let start = || async {
-        let mut config = rig::config();
-        config.heartbeat = beat;
-        config.validate().expect("valid config");
-        Runtime::start(
-            r.store.clone(),
-            Arc::new(rig::client(&r.sim).await),
-            config,
-            Arc::new(SystemSecs),
-            Arc::new(CountingWake::default()),
-        )
-        .expect("runtime")
+    let start = || {
+        runtime_tuned(&r, Arc::new(CountingWake::default()), |c| {
+            c.heartbeat = beat
+        })
     };
     let ids: Vec<String> = (0..16).map(|i| format!("s{i}")).collect();
     let rt = start().await;
