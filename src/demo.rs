@@ -55,12 +55,7 @@ impl Demo {
                 self.path.push(state);
             }
             if self.tty {
-                let epoch = doc
-                    .machine
-                    .state
-                    .lease()
-                    .filter(|_| state.is_controlling())
-                    .map(|l| l.epoch.to_string());
+                let epoch = doc.machine.state.held_lease().map(|l| l.epoch.to_string());
                 print!(
                     "\r\x1b[2K  state {:<34} attempt {}  lease epoch {}",
                     state.persisted(),

@@ -199,6 +199,11 @@ impl StateRecord {
         }
     }
 
+    /// The lease held: only in `controlling.*` (the last lease other states remember is not one).
+    pub fn held_lease(&self) -> Option<&Lease> {
+        self.lease().filter(|_| self.is_controlling())
+    }
+
     /// The write in flight (`Submitting`, `Cancelling`, `Intervening`, `AmbiguousWrite`), or the
     /// unresolved one (`ControlLost`).
     pub fn intent(&self) -> Option<&Intent> {

@@ -465,3 +465,19 @@ fn a_changed_step_undoes_to_exactly_the_previous_machine() {
     let (step, undo) = m.step_undoable(&Event::Tick { now: common::NOW });
     assert_eq!(step.changed, undo.is_some());
 }
+
+/// A record's held lease is the lease of a `controlling.*` state only; the last lease a state
+/// like `ControlLost` remembers is not held.
+#[test]
+fn a_record_holds_a_lease_only_while_controlling() {
+    for place in ["running", "ready", "cancelling"] {
+        let r = at(place).record();
+        assert!(r.state.held_lease().is_some(), "{place}");
+        assert_eq!(r.state.held_lease(), r.state.lease(), "{place}");
+    }
+    for place in ["control_lost", "ambiguous", "watching"] {
+        let r = at(place).record();
+        assert_eq!(r.state.held_lease(), None, "{place}");
+    }
+    assert!(at("control_lost").record().state.lease().is_some());
+}

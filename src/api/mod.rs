@@ -283,7 +283,7 @@ async fn campaigns<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) ->
                 "state": d.machine.state.persisted(),
                 "objective": d.objective,
                 "remote_task_id": d.machine.state.task(),
-                "controller_epoch": d.machine.state.lease().filter(|_| d.machine.state.is_controlling()).map(|l| l.epoch),
+                "controller_epoch": d.machine.state.held_lease().map(|l| l.epoch),
                 "lease": lease_view(&d),
                 "attempts": d.machine.memory.attempts,
                 "pending_question": d.pending_question,
@@ -314,13 +314,7 @@ use crate::time::{now_secs, rfc3339};
 
 /// The lease a campaign holds (only in `controlling.*`): holder, epoch, expiry and time left.
 fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
-    match d
-        .machine
-        .state
-        .lease()
-        .as_ref()
-        .filter(|_| d.machine.state.is_controlling())
-    {
+    match d.machine.state.held_lease() {
         Some(l) => json!({
             "holder": l.controller_id,
             "epoch": l.epoch,
@@ -332,7 +326,7 @@ fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
 }
 
 /// The campaign as the spec models it (section 9), composed from the parts each writer owns: the
-/// machine's record, the last reading of the remote, the link's Argus annotations. Times are
+/// machine's record, the last reading of the remote, the Argus link's record. Times are
 /// RFC 3339; values that came from the remote are listed in `untrusted_fields`.
 pub fn view(
     d: &crate::runtime::CampaignDoc,
@@ -340,11 +334,7 @@ pub fn view(
     argus: Option<&crate::bridges::link::ArgusRecord>,
 ) -> Value {
     let r = d.remote.as_ref();
-    let held = d
-        .machine
-        .state
-        .lease()
-        .filter(|_| d.machine.state.is_controlling());
+    let held = d.machine.state.held_lease();
     let mut allowed = argus_machines::allowed_actions(&d.machine, policy);
     if d.pending_question.is_some() || d.machine.state == argus_machines::StateName::AwaitingInput {
         allowed.push("answer");
