@@ -85,6 +85,10 @@ impl Untrusted {
     /// bidirectional overrides are dropped, and the result is cut at `max_bytes` on a character
     /// boundary with a visible marker.
     pub fn new(text: &str, max_bytes: usize) -> Self {
+        // Most remote text is short and clean: kept as it is, in one copy.
+        if text.len() <= max_bytes && !text.chars().any(is_unsafe_char) {
+            return Untrusted(text.to_string());
+        }
         let mut out = String::with_capacity(text.len().min(max_bytes));
         let mut truncated = false;
         for c in text.chars() {
@@ -106,6 +110,11 @@ impl Untrusted {
     /// The sanitised text, for code that must inspect it (never for instructions).
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The sanitised text, owned.
+    pub fn into_string(self) -> String {
+        self.0
     }
 
     /// The text fenced and labelled as untrusted data, for a model or a human.

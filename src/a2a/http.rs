@@ -8,8 +8,11 @@
 use crate::control::RemoteError;
 use crate::security::Secret;
 use reqwest::{StatusCode, Url};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use std::net::IpAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Largest response body read from the remote.
@@ -156,6 +159,8 @@ pub struct Http {
     client: reqwest::Client,
     endpoint: Endpoint,
     token: Option<Secret>,
+    /// The next JSON-RPC id, shared by the clones of this transport.
+    next_id: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Http {
@@ -201,6 +206,7 @@ impl Http {
             client,
             endpoint,
             token: config.token.clone(),
+            next_id: Arc::new(AtomicU64::new(1)),
         })
     }
 
@@ -241,14 +247,35 @@ impl Http {
     }
 
     /// One JSON-RPC call. Returns `result`, or the mapped error class.
-    pub async fn call(
+    pub async fn call<P: Serialize + ?Sized>(
         &self,
         method: &str,
-        params: Value,
+        params: &P,
         version: VersionHeader,
     ) -> Result<Value, RemoteError> {
-        let id = uuid::Uuid::new_v4().to_string();
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.call_raw(method, params, version).await?.result()
+    }
+
+    /// One JSON-RPC call, its answer's bytes kept for the caller to read (a status poll reads
+    /// them straight into what it keeps, [`super::wire::read_status_answer`]); a redirect, an
+    /// auth refusal or an oversized body is already an error here.
+    pub async fn call_raw<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+        version: VersionHeader,
+    ) -> Result<Answer, RemoteError> {
+        // The JSON-RPC id only pairs a request with its answer on one HTTP exchange: a counter
+        // serves (a random id cost a `getrandom` call per poll).
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let body = Request {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        };
         let mut req = self
             .client
             .post(self.endpoint.url().clone())
@@ -258,21 +285,53 @@ impl Http {
             req = req.header("A2A-Version", "1.0");
         }
         let outcome = self.exchange(self.authorize(req)).await;
-        match &outcome {
-            Ok(_) => tracing::debug!(method, "remote call answered"),
-            Err(e) => tracing::debug!(method, class = e.class(), "remote call failed"),
+        if let Err(e) = &outcome {
+            tracing::debug!(method, class = e.class(), "remote call failed");
         }
         outcome
     }
 
-    async fn exchange(&self, req: reqwest::RequestBuilder) -> Result<Value, RemoteError> {
+    async fn exchange(&self, req: reqwest::RequestBuilder) -> Result<Answer, RemoteError> {
         let resp = req.send().await.map_err(classify_send)?;
         let status = resp.status();
         check_status(status)?;
         let bytes = read_capped(resp).await?;
-        // Only `error` and `result` are kept (`jsonrpc`, `id` and anything else are skipped while
-        // parsing), and the result is moved out rather than copied: a poll's answer is parsed once.
-        let Ok(envelope) = serde_json::from_slice::<Envelope>(&bytes) else {
+        Ok(Answer { status, bytes })
+    }
+}
+
+/// A JSON-RPC request, serialised straight into the body.
+#[derive(Serialize)]
+struct Request<'a, P: ?Sized> {
+    jsonrpc: &'static str,
+    id: u64,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// A JSON-RPC answer as it arrived (its HTTP status and bounded body), not yet read.
+pub struct Answer {
+    status: StatusCode,
+    bytes: Vec<u8>,
+}
+
+impl Answer {
+    /// The body, for a reader that knows the shape it expects.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Whether the HTTP status was a success (a reader of the bytes must not take a result
+    /// from a failed exchange).
+    pub fn is_success(&self) -> bool {
+        self.status.is_success()
+    }
+
+    /// `result`, or the mapped error class. Only `error` and `result` are kept (`jsonrpc`, `id`
+    /// and anything else are skipped while parsing), and the result is moved out, not copied.
+    pub fn result(self) -> Result<Value, RemoteError> {
+        let status = self.status;
+        let Ok(envelope) = serde_json::from_slice::<Envelope>(&self.bytes) else {
             // A plain 404/500 may come from a proxy in between: a transient failure, never proof
             // that the remote lacks the operation (only JSON-RPC -32601 says that).
             return Err(match status.as_u16() {

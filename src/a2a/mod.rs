@@ -128,7 +128,7 @@ impl A2aClient {
             .unwrap_or(OpStatus::Unavailable)
     }
 
-    fn note(&self, op: Method, result: &Result<Value, RemoteError>) {
+    fn note<T>(&self, op: Method, result: &Result<T, RemoteError>) {
         let mut ops = self.ops.lock().unwrap_or_else(|p| p.into_inner());
         match result {
             Ok(_) => {
@@ -213,11 +213,11 @@ impl A2aClient {
         }
     }
 
-    async fn call(
+    async fn call<P: Serialize + ?Sized>(
         &self,
         op: Method,
         method: &str,
-        params: Value,
+        params: &P,
         version: VersionHeader,
     ) -> Result<Value, RemoteError> {
         let result = self.http.call(method, params, version).await;
@@ -243,7 +243,7 @@ impl A2aClient {
         self.call(
             op,
             method,
-            wire::get_params(task.as_str()),
+            &wire::get_params(task.as_str()),
             self.core_version(),
         )
         .await
@@ -259,7 +259,7 @@ impl A2aClient {
                 .call(
                     Method::ReadControl,
                     &m,
-                    params(&ReadControlParams {
+                    &params(&ReadControlParams {
                         campaign_id: "argus-probe",
                     }),
                     VersionHeader::None,
@@ -273,7 +273,7 @@ impl A2aClient {
                 request_id: &request_id,
             });
             let _ = self
-                .call(Method::RequestStatus, &m, params, VersionHeader::None)
+                .call(Method::RequestStatus, &m, &params, VersionHeader::None)
                 .await;
         }
     }
@@ -329,7 +329,7 @@ impl Transport for A2aClient {
             constraints: Constraints::strict(),
         });
         granted(
-            self.call(Method::ClaimControl, &method, params, VersionHeader::None)
+            self.call(Method::ClaimControl, &method, &params, VersionHeader::None)
                 .await?,
         )
     }
@@ -338,7 +338,7 @@ impl Transport for A2aClient {
         let method = self.extension_method(Method::ReadControl, "read_control")?;
         let params = params(&ReadControlParams { campaign_id });
         let result = self
-            .call(Method::ReadControl, &method, params, VersionHeader::None)
+            .call(Method::ReadControl, &method, &params, VersionHeader::None)
             .await?;
         Ok(answer::<LeaseAnswer>(result)?.lease.map(lease_of))
     }
@@ -355,7 +355,7 @@ impl Transport for A2aClient {
             ttl_seconds,
         });
         granted(
-            self.call(Method::RenewControl, &method, params, VersionHeader::None)
+            self.call(Method::RenewControl, &method, &params, VersionHeader::None)
                 .await?,
         )
     }
@@ -365,7 +365,12 @@ impl Transport for A2aClient {
         let method = self.extension_method(Method::ReleaseControl, "release_control")?;
         let params = params(&Self::write_meta(&call));
         let result = self
-            .call(Method::ReleaseControl, &method, params, VersionHeader::None)
+            .call(
+                Method::ReleaseControl,
+                &method,
+                &params,
+                VersionHeader::None,
+            )
             .await?;
         match answer::<ReleaseAnswer>(result)? {
             ReleaseAnswer { released: true } => Ok(()),
@@ -393,7 +398,7 @@ impl Transport for A2aClient {
             .call(
                 Method::Submit,
                 protocol::send_method(self.card.dialect),
-                params,
+                &params,
                 self.core_version(),
             )
             .await?;
@@ -415,7 +420,7 @@ impl Transport for A2aClient {
             task_id: task.as_str(),
             intervention: Intervention { text: intervention },
         });
-        self.call(Method::Intervene, &method, params, VersionHeader::None)
+        self.call(Method::Intervene, &method, &params, VersionHeader::None)
             .await
             .map(|_| ())
     }
@@ -435,7 +440,7 @@ impl Transport for A2aClient {
             VersionHeader::None
         };
         // The reply is advisory (some servers show the pre-cancel state): completion is polled.
-        self.call(Method::Cancel, &method, params, version)
+        self.call(Method::Cancel, &method, &params, version)
             .await
             .map(|_| ())
     }
@@ -451,7 +456,7 @@ impl Transport for A2aClient {
             request_id: request_id.as_str(),
         });
         let result = self
-            .call(Method::RequestStatus, &method, params, VersionHeader::None)
+            .call(Method::RequestStatus, &method, &params, VersionHeader::None)
             .await?;
         let status: RequestStatusAnswer = answer(result)?;
         if status.request_id != request_id.as_str() {
@@ -465,9 +470,29 @@ impl Transport for A2aClient {
         })
     }
 
+    /// A poll: the answer is read straight from its bytes into what a poll keeps when it has
+    /// the common shape, and the lenient way (a `Value`) otherwise; the two agree.
     async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
-        let result = self.get_task_raw(Method::Status, task).await?;
-        Ok(wire::parse_status(&result)?.observation())
+        let method = protocol::get_method(self.card.dialect);
+        let params = wire::get_params(task.as_str());
+        let answered = match self
+            .http
+            .call_raw(method, &params, self.core_version())
+            .await
+        {
+            Ok(answer) => match answer
+                .is_success()
+                .then(|| wire::read_status_answer(answer.bytes()))
+                .flatten()
+            {
+                Some(view) => Ok(view),
+                None => answer.result().map(|result| wire::parse_status(&result)),
+            },
+            Err(e) => Err(e),
+        };
+        // The operation answered (available) even when the task in the answer is malformed.
+        self.note(Method::Status, &answered);
+        Ok(answered??.into_observation())
     }
 
     async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
