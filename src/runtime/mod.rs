@@ -473,6 +473,7 @@ impl<T: Transport + 'static> Runtime<T> {
                 clock,
                 wake,
                 stats: Arc::new(Stats::default()),
+                slots_from: tokio::time::Instant::now(),
             }),
             campaigns: Mutex::new(BTreeMap::new()),
             #[cfg(feature = "test-hooks")]

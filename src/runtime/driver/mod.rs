@@ -49,6 +49,8 @@ pub struct Shared<T> {
     pub(crate) wake: Arc<dyn super::reduce::WakeSink>,
     /// Counters for `status`, `health` and the benchmark.
     pub(crate) stats: Arc<Stats>,
+    /// Where tick slots are counted from ([`Driver::due`]).
+    pub(crate) slots_from: Instant,
 }
 
 /// What a driver is fed: intents, never raw machine events.
@@ -218,9 +220,10 @@ impl<T: Transport + 'static> Driver<T> {
         // campaigns does not send them all at once. Inputs are served meanwhile.
         let mut entry = Some(entry).filter(|e| supervise && !e.is_empty());
         let mut next = if entry.is_some() {
-            Instant::now() + self.entry_delay()
+            self.due(self.entry_delay())
         } else if supervise {
-            Instant::now() + self.next_delay()
+            let delay = self.next_delay();
+            self.due(delay)
         } else {
             never
         };
@@ -237,14 +240,20 @@ impl<T: Transport + 'static> Driver<T> {
                 _ = tokio::time::sleep_until(next) => {
                     if let Some(entry) = entry.take() {
                         self.perform(entry).await?;
-                        next = Instant::now() + self.next_delay();
+                        let delay = self.next_delay();
+                        next = self.due(delay);
                         continue;
                     }
                     let now = self.shared.clock.now();
                     self.shared.stats.ticks.fetch_add(1, Ordering::Relaxed);
                     self.shared.stats.last_tick_at.store(now, Ordering::Relaxed);
                     self.step_all(Event::Tick { now }).await?;
-                    next = if supervise { Instant::now() + self.next_delay() } else { never };
+                    next = if supervise {
+                        let delay = self.next_delay();
+                        self.due(delay)
+                    } else {
+                        never
+                    };
                 }
             }
         }
@@ -341,6 +350,21 @@ impl<T: Transport + 'static> Driver<T> {
     fn entry_delay(&self) -> std::time::Duration {
         let share = (self.jitter_seed >> 11) as f64 / (1u64 << 53) as f64;
         self.shared.config.heartbeat.mul_f64(share)
+    }
+
+    /// The instant `delay` from now, rounded up to the next tick slot (a 64th of the heartbeat,
+    /// at most 250 ms): the ticks that fall due within one slot wake the runtime once, together.
+    /// A wake-up of its own per tick cost the runtime about as much as the poll itself; a tick
+    /// up to one slot late costs nothing (deadlines keep far larger margins than a slot).
+    fn due(&self, delay: std::time::Duration) -> Instant {
+        let slot = (self.shared.config.heartbeat / 16).clamp(
+            std::time::Duration::from_millis(1),
+            std::time::Duration::from_millis(1000),
+        );
+        let from = self.shared.slots_from;
+        let since = (Instant::now() + delay).saturating_duration_since(from);
+        let rounded = since.as_nanos().div_ceil(slot.as_nanos()) * slot.as_nanos();
+        from + u64::try_from(rounded).map_or(since, std::time::Duration::from_nanos)
     }
 
     /// The wait until the next tick: the machine's `next_deadline` on the heartbeat with ±10%
