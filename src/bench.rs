@@ -32,14 +32,14 @@ description = "Working forever; only routine updates (heartbeat_seq, metrics, st
 steps = [{ at_ms = 0, state = "working", stage = "training", noise = 4000000000 }]
 "#;
 
-/// CPU seconds (user + system) used by this process so far, from /proc.
-fn cpu_seconds() -> f64 {
+/// CPU seconds used by this process so far, from /proc: (user, system).
+fn cpu_split() -> (f64, f64) {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN);
     };
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
     let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN);
     };
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| {
@@ -48,7 +48,7 @@ fn cpu_seconds() -> f64 {
             .unwrap_or(f64::NAN)
     };
     // clock ticks per second on Linux is 100 unless the kernel says otherwise.
-    (ticks(11) + ticks(12)) / 100.0
+    (ticks(11) / 100.0, ticks(12) / 100.0)
 }
 
 /// Resident set size in KiB, from /proc.
@@ -117,6 +117,9 @@ pub struct Row {
     /// The floor: a bare `reqwest` + `serde_json` loop polling the same tasks of the same sim
     /// process at the runtime's concurrency, CPU seconds per 1,000 polls.
     pub floor_cpu_per_1000_polls: f64,
+    /// The share of the runtime's CPU spent in the kernel (system time), and the floor's.
+    pub system_share: f64,
+    pub floor_system_share: f64,
 }
 
 /// The steady scenario with `n` campaigns seeded by the sim itself (`seed_campaigns`), so the
@@ -271,19 +274,19 @@ async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<
         stats.ticks.load(Ordering::Relaxed),
         stats.disk_writes.load(Ordering::Relaxed),
         wake.wakes.load(Ordering::Relaxed),
-        cpu_seconds(),
+        cpu_split(),
     );
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let (t1, w1, k1, c1) = (
         stats.ticks.load(Ordering::Relaxed),
         stats.disk_writes.load(Ordering::Relaxed),
         wake.wakes.load(Ordering::Relaxed),
-        cpu_seconds(),
+        cpu_split(),
     );
     rt.shutdown().await;
     drop(rt);
     let ticks = t1 - t0;
-    let floor = floor_cpu_per_poll(
+    let (floor, floor_system) = floor_cpu_per_poll(
         &polled.http,
         dialect,
         &tasks,
@@ -291,7 +294,8 @@ async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<
         config.max_concurrent_calls,
     )
     .await?;
-    let cpu_per_tick = (c1 - c0) / ticks.max(1) as f64;
+    let cpu = (c1.0 - c0.0) + (c1.1 - c0.1);
+    let cpu_per_tick = cpu / ticks.max(1) as f64;
     let started = Instant::now();
     let recovered = Runtime::start(store, client, config, Arc::new(SystemClock), wake)
         .map_err(|e| e.to_string())?;
@@ -311,23 +315,26 @@ async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<
         wakes_during_unchanged: k1 - k0,
         recovery_secs,
         floor_cpu_per_1000_polls: floor * 1000.0,
+        system_share: (c1.1 - c0.1) / cpu.max(1e-9),
+        floor_system_share: floor_system,
     })
 }
 
 /// The floor of a poll: `polls` `tasks/get` calls (history length 0, as the client sends them)
 /// spread over `concurrency` workers on one keep-alive client, each answer parsed to a
-/// `serde_json::Value` and dropped. Returns CPU seconds of this process per poll.
+/// `serde_json::Value` and dropped. Returns CPU seconds of this process per poll, and the share of
+/// it spent in the kernel.
 async fn floor_cpu_per_poll(
     config: &HttpConfig,
     dialect: Dialect,
     tasks: &[String],
     polls: u64,
     concurrency: usize,
-) -> Result<f64, String> {
+) -> Result<(f64, f64), String> {
     let http = reqwest::Client::new();
     let tasks = Arc::new(tasks.to_vec());
     let workers = concurrency.max(1) as u64;
-    let c0 = cpu_seconds();
+    let c0 = cpu_split();
     let mut handles = vec![];
     for w in 0..workers {
         let (http, config, tasks) = (http.clone(), config.clone(), tasks.clone());
@@ -356,7 +363,9 @@ async fn floor_cpu_per_poll(
     for h in handles {
         h.await.map_err(|e| e.to_string())??;
     }
-    Ok((cpu_seconds() - c0) / polls.max(1) as f64)
+    let c1 = cpu_split();
+    let cpu = (c1.0 - c0.0) + (c1.1 - c0.1);
+    Ok((cpu / polls.max(1) as f64, (c1.1 - c0.1) / cpu.max(1e-9)))
 }
 
 /// The durable step against its floor, one round: `k` real steps (machine step, campaign document
@@ -552,7 +561,7 @@ pub async fn run(
         ));
     }
     println!(
-        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>7} {:>6} {:>12} {:>13} {:>6}",
+        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>7} {:>6} {:>12} {:>13} {:>6} {:>9}",
         "campaigns",
         "heartbeat",
         "ticks",
@@ -565,12 +574,13 @@ pub async fn run(
         "wakes",
         "recovery_s",
         "floor_s/1000",
-        "ratio"
+        "ratio",
+        "kernel"
     );
     for &n in counts {
         let row = measure(n, seconds, remote.as_ref()).await?;
         println!(
-            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>7} {:>6} {:>12.3} {:>13.4} {:>5.1}x",
+            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>7} {:>6} {:>12.3} {:>13.4} {:>5.1}x {:>3.0}%/{:.0}%",
             row.campaigns,
             row.heartbeat_secs,
             row.ticks,
@@ -583,7 +593,9 @@ pub async fn run(
             row.wakes_during_unchanged,
             row.recovery_secs,
             row.floor_cpu_per_1000_polls,
-            row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9)
+            row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9),
+            row.system_share * 100.0,
+            row.floor_system_share * 100.0
         );
         misses.extend(missed(&row));
     }
