@@ -134,6 +134,8 @@ pub struct Stats {
     pub significant: AtomicU64,
     pub wakes: AtomicU64,
     pub remote_calls: AtomicU64,
+    /// Leases renewed (each writes the campaign document and its lease document).
+    pub renewals: AtomicU64,
     /// Steps that could not be persisted (and so were not acted on): a critical condition.
     pub storage_failures: AtomicU64,
     /// Evidence dropped because it named another campaign, or arrived late.
@@ -267,6 +269,76 @@ pub(crate) fn resolving(machine: &CampaignMachine) -> bool {
         StateName::ControlLost => r.state.intent().is_some(),
         _ => false,
     }
+}
+
+/// What recovery read of one file of `campaigns/`, before anything is decided about it.
+enum Loaded {
+    /// Not named `<campaign-id>.json`.
+    BadName,
+    Campaign {
+        id: CampaignId,
+        doc: Result<Option<Box<CampaignDoc>>, StoreError>,
+        /// The event log's lines; `None` when it cannot be read as a file.
+        log: Option<Vec<EventLine>>,
+    },
+}
+
+/// Read every campaign file and its event log on a few threads: a cold start of many campaigns
+/// waits on the disk, one small file after another, far more than on the CPU. What is read is
+/// then decided on in order, on one thread ([`Runtime::recover`]). A corrupt document is moved
+/// aside by its read, as it would be read one at a time. `files` come with their inode numbers:
+/// they are read in that order, which is roughly the order of their blocks on the disk.
+fn load_all(store: &Store, files: &[(std::path::PathBuf, u64)]) -> Vec<Loaded> {
+    let load = |path: &std::path::Path| {
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|id| CampaignId::parse(id).ok());
+        match id {
+            None => Loaded::BadName,
+            Some(id) => Loaded::Campaign {
+                doc: store.read_doc::<CampaignDoc>(path).map(|d| d.map(Box::new)),
+                log: store.load_log(&store.events_path(&id)),
+                id,
+            },
+        }
+    };
+    // Enough reads in flight to keep a disk's queue busy; a few files need no threads at all.
+    let threads = (files.len() / 256).clamp(1, 16);
+    if threads == 1 {
+        return files.iter().map(|(p, _)| load(p)).collect();
+    }
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| files[i].1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<Loaded>> = (0..files.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = vec![];
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&i) = order.get(at) else {
+                            return done;
+                        };
+                        done.push((i, load(&files[i].0)));
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            // A worker that panicked leaves its files unread: they are read again below.
+            for (i, loaded) in worker.join().unwrap_or_default() {
+                slots[i] = Some(loaded);
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .zip(files)
+        .map(|(slot, (path, _))| slot.unwrap_or_else(|| load(path)))
+        .collect()
 }
 
 /// Bring every campaign document an older version wrote up to the current store version, before
@@ -492,8 +564,9 @@ impl<T: Transport + 'static> Runtime<T> {
         rt.shared
             .store
             .write_doc(&rt.shared.store.supervisor_path(), &supervisor)?;
-        for path in rt.shared.store.campaign_files()? {
-            rt.recover(&path);
+        let files = rt.shared.store.campaign_entries()?;
+        for ((path, _), loaded) in files.iter().zip(load_all(&rt.shared.store, &files)) {
+            rt.recover(path, loaded);
         }
         Ok(rt)
     }
@@ -520,20 +593,16 @@ impl<T: Transport + 'static> Runtime<T> {
     /// Recover one file of `campaigns/`. Its name is the campaign's identity: a document that names
     /// another campaign (a `.bak` copy, a renamed file) or is not a file at all is quarantined and
     /// reported, never driven, and never stops the daemon.
-    fn recover(&mut self, path: &std::path::Path) {
+    fn recover(&mut self, path: &std::path::Path, loaded: Loaded) {
         let shown = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let id = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .and_then(|id| CampaignId::parse(id).ok());
-        let Some(id) = id else {
+        let Loaded::Campaign { id, doc, log } = loaded else {
             self.set_aside(path, &shown, "not a valid campaign file name");
             return;
         };
-        let (machine, doc, entry) = match self.shared.store.read_doc::<CampaignDoc>(path) {
+        let (machine, doc, entry) = match doc {
             Ok(Some(doc))
                 if doc.campaign_id != id.as_str() || doc.machine.campaign_id != id.as_str() =>
             {
@@ -552,7 +621,7 @@ impl<T: Transport + 'static> Runtime<T> {
                         if resolving(&machine) && doc.ambiguous_since.is_none() {
                             doc.ambiguous_since = Some(doc.updated_at);
                         }
-                        (machine, doc, entry)
+                        (machine, *doc, entry)
                     }
                     Err(e) => {
                         match self.shared.store.move_aside(path) {
@@ -590,16 +659,24 @@ impl<T: Transport + 'static> Runtime<T> {
                 return;
             }
         };
-        let events = self.shared.store.events_path(&id);
-        match self.shared.store.repair_log(&events) {
-            Ok(Some(what)) => self.report(id.as_str(), &format!("unreadable event log: {what}")),
-            Ok(None) => {}
-            Err(e) => self.report(
-                id.as_str(),
-                &format!("unreadable event log, not movable: {e}"),
-            ),
-        }
-        self.spawn(id, machine, doc, entry);
+        let log = match log {
+            Some(lines) => lines,
+            None => {
+                let events = self.shared.store.events_path(&id);
+                match self.shared.store.repair_log(&events) {
+                    Ok(Some(what)) => {
+                        self.report(id.as_str(), &format!("unreadable event log: {what}"))
+                    }
+                    Ok(None) => {}
+                    Err(e) => self.report(
+                        id.as_str(),
+                        &format!("unreadable event log, not movable: {e}"),
+                    ),
+                }
+                vec![]
+            }
+        };
+        self.spawn(id, machine, doc, entry, &log);
     }
 
     /// Move a file of `campaigns/` that cannot be driven into `quarantine/`, and say so.
@@ -650,17 +727,11 @@ impl<T: Transport + 'static> Runtime<T> {
         machine: CampaignMachine,
         doc: CampaignDoc,
         entry: Vec<argus_machines::Action>,
+        log: &[EventLine],
     ) {
-        // The log is read once, here: the reducer and the feed resume from it.
-        let log = self
-            .shared
-            .store
-            .read_lines::<EventLine>(&self.shared.store.events_path(&id))
-            .map(|(lines, _)| lines)
-            .unwrap_or_default();
         let key = id.as_str().to_string();
         #[allow(unused_mut)]
-        let (mut driver, snapshot) = Driver::new(self.shared.clone(), id, machine, doc, &log);
+        let (mut driver, snapshot) = Driver::new(self.shared.clone(), id, machine, doc, log);
         #[cfg(feature = "test-hooks")]
         {
             driver.crash = *self.crash.lock().unwrap_or_else(|p| p.into_inner());
@@ -709,7 +780,14 @@ impl<T: Transport + 'static> Runtime<T> {
         self.shared
             .store
             .write_doc(&self.shared.store.campaign_path(&cid), &doc)?;
-        self.spawn(cid, machine, doc, vec![]);
+        // A log left by an earlier campaign of this id is resumed from, as at a restart.
+        let log = self
+            .shared
+            .store
+            .read_lines::<EventLine>(&self.shared.store.events_path(&cid))
+            .map(|(lines, _)| lines)
+            .unwrap_or_default();
+        self.spawn(cid, machine, doc, vec![], &log);
         Ok(())
     }
 

@@ -90,11 +90,18 @@ impl Journal {
             .iter()
             .take_while(|m| j.append_message(sh, m))
             .count();
-        // The restored state (never authority) is on disk, and published, before anything else
-        // happens; a record the restore did not change is not rewritten.
-        if appended > 0 || machine.record() != j.doc.machine {
+        if appended > 0 {
             j.doc_mut().feed_written = (written + appended) as u32;
             let _ = j.write(sh, machine);
+        } else if machine.record() != j.doc.machine {
+            // The restored state (never authority) is published before anything else happens,
+            // and reaches the disk with the campaign's next change: a restore only ever takes
+            // authority away (a lease to confirm, a write to read back), and the record on disk
+            // is restored the same way at every start, so a crash before that write loses
+            // nothing. A cold start of many controlling campaigns does not write (and fsync)
+            // each of them before the first driver runs.
+            j.record(machine);
+            j.snapshot.publish(j.doc.clone());
         }
         (j, rx)
     }
@@ -139,12 +146,32 @@ impl Journal {
             // to write it is logged, not fatal.
             let path = sh.store.lease_path(&self.id);
             let record = serde_json::json!({ "campaign_id": self.id, "held": held });
-            if let Err(e) = sh.store.write_doc(&path, &record) {
-                tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record");
+            match sh.store.write_doc(&path, &record) {
+                Ok(()) => {
+                    sh.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record")
+                }
             }
             self.lease_file = held;
         }
         Ok(())
+    }
+
+    /// Put the machine's record in the document (in memory), and its state on the path when it
+    /// moved there. Returns whether it moved.
+    fn record(&mut self, machine: &CampaignMachine) -> bool {
+        let state = machine.state_name();
+        let doc = self.doc_mut();
+        doc.machine = machine.record();
+        let moved = doc.path.last() != Some(&state);
+        if moved {
+            doc.path.push(state);
+            let excess = doc.path.len().saturating_sub(MAX_PATH);
+            doc.path.drain(..excess);
+        }
+        moved
     }
 
     /// Write the document with the machine's record, then publish it.
@@ -153,16 +180,7 @@ impl Journal {
         sh: &Shared<T>,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
-        let state = machine.state_name();
-        let record = machine.record();
-        let doc = self.doc_mut();
-        doc.machine = record;
-        let moved = doc.path.last() != Some(&state);
-        if moved {
-            doc.path.push(state);
-            let excess = doc.path.len().saturating_sub(MAX_PATH);
-            doc.path.drain(..excess);
-        }
+        let moved = self.record(machine);
         let written = sh
             .store
             .write_doc(&sh.store.campaign_path(&self.id), &*self.doc);
