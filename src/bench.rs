@@ -100,6 +100,10 @@ fn start_sim(scenario_path: &std::path::Path) -> Result<SimProcess, String> {
 #[derive(Debug)]
 pub struct Row {
     pub campaigns: usize,
+    /// Campaigns that held a lease through the measurement (renewing it).
+    pub controlling: usize,
+    /// Leases renewed during the measurement (each writes two documents).
+    pub renewals: u64,
     pub heartbeat_secs: f64,
     pub ticks: u64,
     /// Ticks the heartbeat should have produced in the measured window (campaigns × seconds /
@@ -107,6 +111,8 @@ pub struct Row {
     pub expected_ticks: u64,
     pub cpu_per_1000_ticks: f64,
     pub cpu_share_at_120s: f64,
+    /// The CPU share measured over the window (one core = 1.0), at the heartbeat used.
+    pub cpu_share_measured: f64,
     /// RSS added per supervised campaign, after the runtime started.
     pub rss_kib_per_campaign: f64,
     /// RSS the runtime itself added before any campaign (baseline taken before anything else).
@@ -114,6 +120,8 @@ pub struct Row {
     pub writes_during_unchanged: u64,
     pub wakes_during_unchanged: u64,
     pub recovery_secs: f64,
+    /// Whether the page cache was dropped before the recovery was timed (`--cold`, as root).
+    pub recovery_cold: bool,
     /// The floor: a bare `reqwest` + `serde_json` loop polling the same tasks of the same sim
     /// process at the runtime's concurrency, CPU seconds per 1,000 polls.
     pub floor_cpu_per_1000_polls: f64,
@@ -229,7 +237,64 @@ async fn create_tasks(
     Ok(tasks)
 }
 
-async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<Row, String> {
+/// What to measure, as given on the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Campaign counts, one row each.
+    pub counts: Vec<usize>,
+    /// Seconds of steady heartbeats measured per row.
+    pub seconds: u64,
+    /// Compare every figure with its target; fail when one is missed.
+    pub check: bool,
+    /// Poll tasks created on this A2A remote instead of the bench's own simulated one.
+    pub remote: Option<HttpConfig>,
+    /// The heartbeat in seconds; `None`: max(1, N / 2000), so the simulated remote keeps up.
+    pub heartbeat: Option<u64>,
+    /// The share of the campaigns (0 to 1) that claim control before the measurement and keep
+    /// renewing their leases through it (a lease lasting 4 heartbeats + 60 s, renewed 2
+    /// heartbeats + 45 s before it ends, as `serve` paces it).
+    pub controlling: f64,
+    /// Drop the page cache before timing the recovery (needs root; said in the row either way).
+    pub cold: bool,
+}
+
+impl Options {
+    /// The command line that reproduces this report.
+    fn command(&self) -> String {
+        let counts: Vec<String> = self.counts.iter().map(usize::to_string).collect();
+        let mut out = format!(
+            "argus-supervisor bench --campaigns {} --seconds {}",
+            counts.join(","),
+            self.seconds
+        );
+        if let Some(h) = self.heartbeat {
+            out.push_str(&format!(" --heartbeat {h}"));
+        }
+        if self.controlling > 0.0 {
+            out.push_str(&format!(" --controlling {}", self.controlling));
+        }
+        if self.cold {
+            out.push_str(" --cold");
+        }
+        if let Some(r) = &self.remote {
+            out.push_str(&format!(" --remote {}", r.endpoint));
+        }
+        if self.check {
+            out.push_str(" --check");
+        }
+        out
+    }
+}
+
+/// Write everything out and drop the page cache, so the recovery reads from the disk. False when
+/// the kernel refuses (not root, or a container without the knob).
+fn drop_page_cache() -> bool {
+    let synced = Command::new("sync").status().is_ok_and(|s| s.success());
+    synced && std::fs::write("/proc/sys/vm/drop_caches", "3\n").is_ok()
+}
+
+async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
+    let (seconds, remote) = (opts.seconds, opts.remote.as_ref());
     // The baseline comes first: nothing of the measurement is allocated yet.
     let rss0 = rss_kib();
     let (polled, client) = polled(n, remote).await?;
@@ -238,10 +303,14 @@ async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<
     let root = std::env::temp_dir().join(format!("argus-bench-{}", uuid::Uuid::new_v4()));
     let store = Store::open(&root).map_err(|e| e.to_string())?;
     let client = Arc::new(client);
-    let heartbeat = Duration::from_secs_f64((n as f64 / 2000.0).max(1.0));
+    let heartbeat = match opts.heartbeat {
+        Some(secs) => Duration::from_secs(secs.max(1)),
+        None => Duration::from_secs_f64((n as f64 / 2000.0).max(1.0)),
+    };
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
     config.heartbeat = heartbeat;
-    config.lease_ttl_secs = 3600;
+    // As short a lease as the runtime accepts for this heartbeat, so renewals happen in the run.
+    config.lease_ttl_secs = (4 * heartbeat.as_secs() + 60).min(86_400);
     let wake = Arc::new(CountingWake::default());
     let rt = Runtime::start(
         store.clone(),
@@ -266,10 +335,27 @@ async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<
         .await
         .map_err(|e| e.to_string())?;
     }
-    // Let every campaign see its task once (the first reading is material), then measure.
-    tokio::time::sleep(heartbeat.mul_f64(2.5)).await;
+    let controlling = (n as f64 * opts.controlling.clamp(0.0, 1.0)).round() as usize;
+    for i in 0..controlling {
+        let id = format!("bench-{i}");
+        let reply = rt
+            .command(&id, OperatorCommand::Claim)
+            .await
+            .map_err(|e| e.to_string())?;
+        if !reply.accepted || reply.lease.is_none() {
+            return Err(format!(
+                "{id} could not claim control ({}): {:?}",
+                reply.refusal.unwrap_or("refused"),
+                reply.state
+            ));
+        }
+    }
+    // Let every campaign see its task once (the first reading is material) and tick once after
+    // it (the latest at 1.1 heartbeats: the jitter is ±10%), then measure.
+    tokio::time::sleep(heartbeat.mul_f64(1.5)).await;
     let rss1 = rss_kib();
     let stats = rt.stats().clone();
+    let r0 = stats.renewals.load(Ordering::Relaxed);
     let (t0, w0, k0, c0) = (
         stats.ticks.load(Ordering::Relaxed),
         stats.disk_writes.load(Ordering::Relaxed),
@@ -283,19 +369,29 @@ async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<
         wake.wakes.load(Ordering::Relaxed),
         cpu_split(),
     );
+    let renewals = stats.renewals.load(Ordering::Relaxed) - r0;
     rt.shutdown().await;
     drop(rt);
     let ticks = t1 - t0;
-    let (floor, floor_system) = floor_cpu_per_poll(
-        &polled.http,
-        dialect,
-        &tasks,
-        ticks.max(1000),
-        config.max_concurrent_calls,
-    )
-    .await?;
+    // The floor is short and this machine is shared: the median of three runs.
+    let mut floors = vec![];
+    for _ in 0..FLOOR_RUNS {
+        floors.push(
+            floor_cpu_per_poll(
+                &polled.http,
+                dialect,
+                &tasks,
+                ticks.max(1000),
+                config.max_concurrent_calls,
+            )
+            .await?,
+        );
+    }
+    floors.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (floor, floor_system) = floors[FLOOR_RUNS / 2];
     let cpu = (c1.0 - c0.0) + (c1.1 - c0.1);
     let cpu_per_tick = cpu / ticks.max(1) as f64;
+    let recovery_cold = opts.cold && drop_page_cache();
     let started = Instant::now();
     let recovered = Runtime::start(store, client, config, Arc::new(SystemClock), wake)
         .map_err(|e| e.to_string())?;
@@ -304,16 +400,20 @@ async fn measure(n: usize, seconds: u64, remote: Option<&HttpConfig>) -> Result<
     let _ = std::fs::remove_dir_all(&root);
     Ok(Row {
         campaigns: n,
+        controlling,
+        renewals,
         heartbeat_secs: heartbeat.as_secs_f64(),
         ticks,
         expected_ticks: (n as f64 * seconds as f64 / heartbeat.as_secs_f64()) as u64,
         cpu_per_1000_ticks: cpu_per_tick * 1000.0,
         cpu_share_at_120s: cpu_per_tick * n as f64 / 120.0,
+        cpu_share_measured: cpu / seconds.max(1) as f64,
         rss_kib_per_campaign: (rss1 - rss_started) / n as f64,
         rss_fixed_mib: (rss_started - rss0) / 1024.0,
         writes_during_unchanged: w1 - w0,
         wakes_during_unchanged: k1 - k0,
         recovery_secs,
+        recovery_cold,
         floor_cpu_per_1000_polls: floor * 1000.0,
         system_share: (c1.1 - c0.1) / cpu.max(1e-9),
         floor_system_share: floor_system,
@@ -487,6 +587,16 @@ pub const MAX_CPU_PER_1000_TICKS: f64 = 0.6;
 pub const MAX_RSS_KIB_PER_CAMPAIGN: f64 = 16.0;
 pub const MAX_RECOVERY_SECS_PER_10K: f64 = 2.0;
 pub const MAX_DURABLE_RATIO: f64 = 1.5;
+/// CPU per poll against the floor's: the target, asserted from 10,000 campaigns up (the size the
+/// target is stated for), and a guard against sliding back, asserted at every size (the smoke
+/// size in CI included; before the tick slots it stood at 3.7x there).
+pub const MAX_FLOOR_RATIO: f64 = 1.5;
+pub const MAX_FLOOR_RATIO_ANY: f64 = 2.0;
+pub const FLOOR_RATIO_FROM: usize = 10_000;
+/// The floor is measured this many times; the median counts.
+const FLOOR_RUNS: usize = 3;
+/// A lease renewal writes the campaign document and the lease document.
+pub const WRITES_PER_RENEWAL: u64 = 2;
 /// Below this share of the expected ticks the heartbeat cadence was not kept.
 pub const MIN_TICK_SHARE: f64 = 0.8;
 
@@ -513,10 +623,24 @@ fn missed(row: &Row) -> Vec<String> {
             row.recovery_secs
         ));
     }
-    if row.writes_during_unchanged != 0 || row.wakes_during_unchanged != 0 {
+    // A renewal writes the campaign document and its lease document; nothing else may write.
+    if row.writes_during_unchanged > WRITES_PER_RENEWAL * row.renewals
+        || row.wakes_during_unchanged != 0
+    {
         out.push(format!(
-            "{n} campaigns: {} writes and {} wakes on unchanged ticks (must be 0)",
-            row.writes_during_unchanged, row.wakes_during_unchanged
+            "{n} campaigns: {} writes ({} renewals) and {} wakes on unchanged ticks (must be 0 but for the renewals' writes)",
+            row.writes_during_unchanged, row.renewals, row.wakes_during_unchanged
+        ));
+    }
+    let ratio = row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9);
+    let bound = if n >= FLOOR_RATIO_FROM {
+        MAX_FLOOR_RATIO
+    } else {
+        MAX_FLOOR_RATIO_ANY
+    };
+    if ratio > bound {
+        out.push(format!(
+            "{n} campaigns: {ratio:.2}x the floor's CPU per poll > {bound}x"
         ));
     }
     if (row.ticks as f64) < row.expected_ticks as f64 * MIN_TICK_SHARE {
@@ -530,23 +654,20 @@ fn missed(row: &Row) -> Vec<String> {
 
 /// Run the benchmark and print the figures; with `check`, fail when a target is missed.
 /// `remote`: poll tasks the bench creates on that A2A remote instead of its own simulated one.
-pub async fn run(
-    counts: &[usize],
-    seconds: u64,
-    check: bool,
-    remote: Option<HttpConfig>,
-) -> Result<(), String> {
-    let counts_arg: Vec<String> = counts.iter().map(usize::to_string).collect();
+pub async fn run(opts: Options) -> Result<(), String> {
+    if opts.controlling > 0.0 && opts.remote.is_some() {
+        return Err("--controlling needs the bench's own simulated remote: a foreign remote's tasks carry no campaign to claim".into());
+    }
+    if !(0.0..=1.0).contains(&opts.controlling) {
+        return Err("--controlling is a share of the campaigns, from 0 to 1".into());
+    }
     println!(
-        "command: argus-supervisor bench --campaigns {} --seconds {seconds}{}{} (version {}, {} CPUs, durable step: 5 rounds x 200)",
-        counts_arg.join(","),
-        if check { " --check" } else { "" },
-        remote
-            .as_ref()
-            .map(|r| format!(" --remote {}", r.endpoint))
-            .unwrap_or_default(),
+        "command: {} (version {}, {} CPUs, durable step: 5 rounds x 200)",
+        opts.command(),
         env!("CARGO_PKG_VERSION"),
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
     );
     let mut misses = vec![];
     let d = durable(5, 200)?;
@@ -561,7 +682,7 @@ pub async fn run(
         ));
     }
     println!(
-        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>7} {:>6} {:>12} {:>13} {:>6} {:>9}",
+        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>6} {:>8} {:>10} {:>7} {:>6} {:>12} {:>13} {:>6} {:>9}",
         "campaigns",
         "heartbeat",
         "ticks",
@@ -570,6 +691,9 @@ pub async fn run(
         "cpu_share@120s",
         "rss_KiB/camp",
         "fixed_MiB",
+        "ctl",
+        "renewals",
+        "cpu_share",
         "writes",
         "wakes",
         "recovery_s",
@@ -577,10 +701,10 @@ pub async fn run(
         "ratio",
         "kernel"
     );
-    for &n in counts {
-        let row = measure(n, seconds, remote.as_ref()).await?;
+    for &n in &opts.counts {
+        let row = measure(n, &opts).await?;
         println!(
-            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>7} {:>6} {:>12.3} {:>13.4} {:>5.1}x {:>3.0}%/{:.0}%",
+            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>6} {:>8} {:>9.3}% {:>7} {:>6} {:>12} {:>13.4} {:>5.1}x {:>3.0}%/{:.0}%",
             row.campaigns,
             row.heartbeat_secs,
             row.ticks,
@@ -589,9 +713,16 @@ pub async fn run(
             row.cpu_share_at_120s * 100.0,
             row.rss_kib_per_campaign,
             row.rss_fixed_mib,
+            row.controlling,
+            row.renewals,
+            row.cpu_share_measured * 100.0,
             row.writes_during_unchanged,
             row.wakes_during_unchanged,
-            row.recovery_secs,
+            format!(
+                "{:.3}{}",
+                row.recovery_secs,
+                if row.recovery_cold { " cold" } else { "" }
+            ),
             row.floor_cpu_per_1000_polls,
             row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9),
             row.system_share * 100.0,
@@ -599,8 +730,8 @@ pub async fn run(
         );
         misses.extend(missed(&row));
     }
-    println!("targets: <= {MAX_CPU_PER_1000_TICKS} CPU s per 1,000 unchanged ticks (5% of one core for 10,000 campaigns at 120 s); <= {MAX_RSS_KIB_PER_CAMPAIGN} KiB RSS per campaign; recovery <= {MAX_RECOVERY_SECS_PER_10K} s per 10,000 campaigns; >= {:.0}% of the expected ticks; 0 writes and 0 wakes on unchanged ticks; durable step <= {MAX_DURABLE_RATIO}x its floor", MIN_TICK_SHARE * 100.0);
-    if check {
+    println!("targets: <= {MAX_CPU_PER_1000_TICKS} CPU s per 1,000 unchanged ticks (5% of one core for 10,000 campaigns at 120 s); <= {MAX_RSS_KIB_PER_CAMPAIGN} KiB RSS per campaign; recovery <= {MAX_RECOVERY_SECS_PER_10K} s per 10,000 campaigns; >= {:.0}% of the expected ticks; 0 writes (but the renewals') and 0 wakes on unchanged ticks; CPU per poll <= {MAX_FLOOR_RATIO}x the floor's from {FLOOR_RATIO_FROM} campaigns, <= {MAX_FLOOR_RATIO_ANY}x below; durable step <= {MAX_DURABLE_RATIO}x its floor", MIN_TICK_SHARE * 100.0);
+    if opts.check {
         if misses.is_empty() {
             println!("check: every target met");
         } else {

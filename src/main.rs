@@ -77,6 +77,17 @@ enum Command {
         /// With --remote: allow plain http:// to a loopback address.
         #[arg(long)]
         allow_insecure_loopback: bool,
+        /// Heartbeat in seconds during the measurement (default: max(1, campaigns / 2000), so the
+        /// simulated remote keeps up); 120 measures the real cadence.
+        #[arg(long)]
+        heartbeat: Option<u64>,
+        /// Share of the campaigns (0 to 1) that claim control and keep renewing their leases
+        /// through the measurement (the bench's own simulated remote only).
+        #[arg(long, default_value_t = 0.0)]
+        controlling: f64,
+        /// Drop the page cache before timing the recovery (needs root), so it reads from disk.
+        #[arg(long)]
+        cold: bool,
     },
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
@@ -227,6 +238,9 @@ fn main() -> ExitCode {
             check,
             remote,
             allow_insecure_loopback,
+            heartbeat,
+            controlling,
+            cold,
         } => {
             let remote = match remote
                 .map(|url| argus_supervisor::a2a::HttpConfig::new(url).with_trust_from_env())
@@ -250,9 +264,16 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(argus_supervisor::bench::run(
-                &campaigns, seconds, check, remote,
-            )) {
+            let options = argus_supervisor::bench::Options {
+                counts: campaigns,
+                seconds,
+                check,
+                remote,
+                heartbeat,
+                controlling,
+                cold,
+            };
+            match runtime.block_on(argus_supervisor::bench::run(options)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("bench failed: {e}");

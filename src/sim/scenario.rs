@@ -22,9 +22,9 @@ pub struct Scenario {
     #[serde(default)]
     pub faults: Vec<super::Fault>,
     /// Campaigns created before serving, for benchmarks: `bench-0` … `bench-<N-1>`, each claimed by
-    /// the controller `bench-seeder` and given one task, `bench-<i>` getting `task-<i+1>` (four
-    /// digits at least). The supervisor under test then only observes them, so seeding costs it
-    /// nothing.
+    /// the controller `bench-seeder`, given one task (`bench-<i>` getting `task-<i+1>`, four digits
+    /// at least) and released again, so the supervisor under test can observe them or claim them
+    /// without spending anything on setup.
     #[serde(default)]
     pub seed_campaigns: usize,
 }

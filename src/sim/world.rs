@@ -244,6 +244,12 @@ impl World {
                             "constraints": Constraints::strict_json()}}}),
                 now,
             );
+            let _ = self.call(
+                Method::ReleaseControl.contract_name(),
+                &json!({"campaign_id": campaign, "controller_id": "bench-seeder", "controller_epoch": epoch,
+                        "request_id": format!("seed-release-{i}"), "constraints": Constraints::strict_json()}),
+                now,
+            );
         }
     }
 
