@@ -10,7 +10,7 @@ use argus_machines::{BlockReason, Significant, StateName};
 use argus_supervisor::a2a::A2aClient;
 use argus_supervisor::control::Clock;
 use argus_supervisor::runtime::reduce::{CountingWake, WakeSink};
-use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor::sim::{Audit, Fault};
 use argus_supervisor::store::Store;
 use std::collections::BTreeMap;
@@ -766,6 +766,53 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
 }
 
 // A restart spreads its reads over the first heartbeat ------------------------------------------
+
+/// A restart does not rewrite each restored controller before the first driver runs: the
+/// restored state (never authority) is published at once and reaches the disk with the
+/// campaign's next change. A crash before that change restores the same state again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_state_is_published_at_once_and_written_with_the_next_change() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").expect("create");
+    claim(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Ready).await;
+    rt.kill();
+    let path = r
+        .store
+        .campaign_path(&argus_supervisor::store::validate_campaign_id("c1").expect("id"));
+    let on_disk =
+        || -> CampaignDoc { r.store.read_doc(&path).expect("readable").expect("present") };
+    assert_eq!(on_disk().machine.state, StateName::Ready);
+    // Supervision off: nothing happens after the restore, so nothing is written.
+    let rt = runtime_tuned(&r, Arc::new(CountingWake::default()), |c| {
+        c.supervise = false
+    })
+    .await;
+    let shown = rt.document("c1").expect("present");
+    assert_eq!(
+        shown.machine.state,
+        StateName::Confirming,
+        "the restored state is shown"
+    );
+    assert_eq!(shown.path.last(), Some(&StateName::Confirming));
+    assert_eq!(on_disk().machine.state, StateName::Ready, "and not written");
+    assert_eq!(rt.stats().disk_writes.load(Ordering::Relaxed), 0);
+    rt.kill();
+    // Supervised: the confirmation is the next change, and the file then has the whole path.
+    let rt = runtime(&r).await;
+    wait_state(&rt, "c1", StateName::Ready).await;
+    let doc = on_disk();
+    assert_eq!(doc.machine.state, StateName::Ready);
+    let n = doc.path.len();
+    assert_eq!(
+        doc.path[n.saturating_sub(2)..],
+        [StateName::Confirming, StateName::Ready],
+        "{:?}",
+        doc.path
+    );
+    assert_sent_cleanly(&r.sim.audit());
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_spreads_its_confirmations_over_the_first_heartbeat() {

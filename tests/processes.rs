@@ -114,6 +114,31 @@ fn http() -> Http {
     }
 }
 
+/// `GET` an API path with the token; the body.
+fn api_get(port: u16, path: &str) -> String {
+    http()
+        .call(
+            false,
+            &format!("{}{path}", base(port)),
+            Some(API_TOKEN),
+            None,
+        )
+        .expect("GET")
+        .1
+}
+
+/// The campaign ids `GET /campaigns` lists.
+fn listed(port: u16) -> Vec<String> {
+    let body = api_get(port, "/campaigns");
+    let list: Value = serde_json::from_str(&body).expect("json");
+    list["campaigns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["campaign_id"].as_str().map(str::to_string))
+        .collect()
+}
+
 fn wait_healthy(port: u16) {
     let c = http();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -824,32 +849,10 @@ fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
     let _serve = serve(&url, &home, port);
     wait_healthy(port);
     wait_state(port, "c1", &["controlling.ready"]);
-    let (_, body) = http()
-        .call(
-            false,
-            &format!("{}/campaigns", base(port)),
-            Some(API_TOKEN),
-            None,
-        )
-        .expect("list");
-    let list: Value = serde_json::from_str(&body).expect("json");
-    let ids: Vec<&str> = list["campaigns"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["campaign_id"].as_str())
-        .collect();
-    assert_eq!(ids, ["c1"], "{body}");
+    assert_eq!(listed(port), ["c1"]);
     assert!(!campaigns.join("c1.bak.json").exists());
     assert!(!campaigns.join("x.json").exists());
-    let (_, status) = http()
-        .call(
-            false,
-            &format!("{}/status", base(port)),
-            Some(API_TOKEN),
-            None,
-        )
-        .expect("status");
+    let status = api_get(port, "/status");
     assert!(
         status.contains("c1.bak.json") && status.contains("x.json"),
         "{status}"
@@ -860,6 +863,72 @@ fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
     assert_eq!(audit["counters"]["tasks_per_campaign"]["c1"], 1);
     assert!(sends(&audit).values().all(|n| *n == 1));
     assert_eq!(audit["counters"]["rejected_stale_epoch"], 0);
+}
+
+/// Recovery reads a large state root on several threads (from 512 files up) and decides on what
+/// it read in name order: every campaign is driven, and the odd files are set aside and reported
+/// as they are when read one at a time.
+#[test]
+fn serve_recovers_hundreds_of_campaigns_read_in_parallel_and_sets_aside_the_odd_ones() {
+    let (_sim, url) = start_sim();
+    let home = std::env::temp_dir().join(format!("argus-many-{}", uuid::Uuid::new_v4()));
+    let port = free_port();
+    {
+        let _serve = serve(&url, &home, port);
+        wait_healthy(port);
+        assert!(cli(port, &["observe", "c1", "--objective", "train"]).0);
+        assert!(cli(port, &["claim", "c1"]).0);
+        assert!(cli(port, &["observe", "c2", "--objective", "watch"]).0);
+        wait_state(port, "c1", &["controlling.ready"]);
+    }
+    let campaigns = home.join("campaigns");
+    let observer: Value =
+        serde_json::from_slice(&std::fs::read(campaigns.join("c2.json")).expect("c2"))
+            .expect("json");
+    let planted = 600;
+    for i in 0..planted {
+        let id = format!("p{i:03}");
+        let mut doc = observer.clone();
+        doc["campaign_id"] = json!(id);
+        doc["machine"]["campaign_id"] = json!(id);
+        std::fs::write(
+            campaigns.join(format!("{id}.json")),
+            serde_json::to_vec(&doc).expect("bytes"),
+        )
+        .expect("plant");
+    }
+    std::fs::copy(campaigns.join("c1.json"), campaigns.join("c1.bak.json")).expect("copy");
+    std::fs::write(
+        campaigns.join("garbled.json"),
+        b"{\"schema_version\": 2, \"campaign",
+    )
+    .expect("corrupt");
+    std::fs::create_dir_all(campaigns.join("x.json")).expect("dir");
+    let _serve = serve(&url, &home, port);
+    wait_healthy(port);
+    wait_state(port, "c1", &["controlling.ready"]);
+    let ids = listed(port);
+    assert_eq!(
+        ids.len(),
+        planted + 3,
+        "c1, c2, the corrupt one, and every planted copy"
+    );
+    for id in ["c1", "c2", "garbled", "p000", "p599"] {
+        assert!(ids.iter().any(|i| i == id), "{id} is driven");
+    }
+    let view = api_get(port, "/campaigns/p321");
+    let view: Value = serde_json::from_str(&view).expect("json");
+    assert_eq!(view["objective"], "watch", "{view}");
+    assert!(!campaigns.join("c1.bak.json").exists());
+    assert!(!campaigns.join("x.json").exists());
+    let status = api_get(port, "/status");
+    assert!(
+        status.contains("c1.bak.json") && status.contains("x.json") && status.contains("corrupt"),
+        "{status}"
+    );
+    // The corrupt campaign comes back without authority, asking for a review.
+    let garbled = api_get(port, "/campaigns/garbled");
+    assert!(garbled.contains("observing"), "{garbled}");
 }
 
 #[test]
