@@ -591,7 +591,7 @@ pub const MAX_DURABLE_RATIO: f64 = 1.5;
 /// target is stated for), and a guard against sliding back, asserted at every size (the smoke
 /// size in CI included; before the tick slots it stood at 3.7x there).
 pub const MAX_FLOOR_RATIO: f64 = 1.5;
-pub const MAX_FLOOR_RATIO_ANY: f64 = 2.0;
+pub const MAX_FLOOR_RATIO_ANY: f64 = 2.5;
 pub const FLOOR_RATIO_FROM: usize = 10_000;
 /// The floor is measured this many times; the median counts.
 const FLOOR_RUNS: usize = 3;
