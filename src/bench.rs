@@ -350,9 +350,10 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
             ));
         }
     }
-    // Let every campaign see its task once (the first reading is material) and tick once after
-    // it (the latest at 1.1 heartbeats: the jitter is ±10%), then measure.
-    tokio::time::sleep(heartbeat.mul_f64(1.5)).await;
+    // Let every campaign see its task once (the first reading is material) and settle: a remote
+    // we did not write may still move its fresh task along (1.5 heartbeats were too few for
+    // fasta2a's echo tasks: a write fell in the window). Then measure.
+    tokio::time::sleep(heartbeat.mul_f64(2.5)).await;
     let rss1 = rss_kib();
     let stats = rt.stats().clone();
     let r0 = stats.renewals.load(Ordering::Relaxed);
@@ -682,7 +683,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         ));
     }
     println!(
-        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>6} {:>8} {:>10} {:>7} {:>6} {:>12} {:>13} {:>6} {:>9}",
+        "{:>9} {:>9} {:>8} {:>9} {:>16} {:>18} {:>14} {:>10} {:>6} {:>8} {:>10} {:>7} {:>6} {:>12} {:>5} {:>13} {:>6} {:>9}",
         "campaigns",
         "heartbeat",
         "ticks",
@@ -697,6 +698,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         "writes",
         "wakes",
         "recovery_s",
+        "cache",
         "floor_s/1000",
         "ratio",
         "kernel"
@@ -704,7 +706,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
     for &n in &opts.counts {
         let row = measure(n, &opts).await?;
         println!(
-            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>6} {:>8} {:>9.3}% {:>7} {:>6} {:>12} {:>13.4} {:>5.1}x {:>3.0}%/{:.0}%",
+            "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>6} {:>8} {:>9.3}% {:>7} {:>6} {:>12.3} {:>5} {:>13.4} {:>5.1}x {:>3.0}%/{:.0}%",
             row.campaigns,
             row.heartbeat_secs,
             row.ticks,
@@ -718,11 +720,8 @@ pub async fn run(opts: Options) -> Result<(), String> {
             row.cpu_share_measured * 100.0,
             row.writes_during_unchanged,
             row.wakes_during_unchanged,
-            format!(
-                "{:.3}{}",
-                row.recovery_secs,
-                if row.recovery_cold { " cold" } else { "" }
-            ),
+            row.recovery_secs,
+            if row.recovery_cold { "cold" } else { "warm" },
             row.floor_cpu_per_1000_polls,
             row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9),
             row.system_share * 100.0,

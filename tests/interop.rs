@@ -8,6 +8,8 @@
 //! The venvs come from `scripts/test.sh` (`ARGUS_INTEROP_VENVS`). Without them these tests fail with
 //! a message saying so, rather than passing without having run.
 
+mod procs;
+
 use argus_machines::RemoteState;
 use argus_supervisor::a2a::card::Dialect;
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
@@ -348,15 +350,10 @@ async fn bench_measures_against_a_remote_it_did_not_write(
         stdout.contains(&format!("--remote {}", server.url)),
         "the command line names the remote: {stdout}"
     );
-    let row: Vec<&str> = stdout
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some("20"))
-        .expect("a row for 20 campaigns")
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = row[2].parse().expect("ticks");
-    let writes: u64 = row[8].parse().expect("writes");
-    let floor: f64 = row[11].parse().expect("floor");
+    let row = procs::bench_row(&stdout, 20);
+    let ticks: u64 = row["ticks"].parse().expect("ticks");
+    let writes: u64 = row["writes"].parse().expect("writes");
+    let floor: f64 = row["floor_s/1000"].parse().expect("floor");
     assert!(ticks >= 20, "the campaigns polled the remote: {row:?}");
     assert_eq!(writes, 0, "unchanged readings write nothing: {row:?}");
     assert!(

@@ -931,6 +931,69 @@ fn serve_recovers_hundreds_of_campaigns_read_in_parallel_and_sets_aside_the_odd_
     assert!(garbled.contains("observing"), "{garbled}");
 }
 
+/// `bench` with a share of controlling campaigns at a given heartbeat: they claim control on the
+/// bench's own sim and renew through the window; a renewal writes two documents and nothing else
+/// is written or woken. A foreign remote has nothing to claim, so `--controlling` is refused there.
+#[test]
+fn bench_controlling_campaigns_claim_and_renew_and_only_the_renewals_write() {
+    let out = Command::new(BIN)
+        .args([
+            "bench",
+            "--campaigns",
+            "40",
+            "--seconds",
+            "20",
+            "--heartbeat",
+            "1",
+        ])
+        .args(["--controlling", "0.25"])
+        .output()
+        .expect("bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("--heartbeat 1 --controlling 0.25"),
+        "the command line reproduces the run: {stdout}"
+    );
+    let row = procs::bench_row(&stdout, 40);
+    let number = |name: &str| -> u64 { row[name].parse().expect(name) };
+    assert_eq!(row["heartbeat"], "1.0s");
+    assert_eq!(number("ctl"), 10, "a quarter of 40 hold control");
+    // Leases of 64 s are renewed 47 s before they end: each controller renews once in the window.
+    assert!(number("renewals") >= 10, "{row:?}");
+    assert_eq!(number("writes"), 2 * number("renewals"), "{row:?}");
+    assert_eq!(number("wakes"), 0, "{row:?}");
+    assert!(number("ticks") >= 40 * 15, "the cadence was kept: {row:?}");
+    let refused = Command::new(BIN)
+        .args([
+            "bench",
+            "--campaigns",
+            "5",
+            "--seconds",
+            "1",
+            "--controlling",
+            "0.5",
+        ])
+        .args([
+            "--remote",
+            "http://127.0.0.1:9/",
+            "--allow-insecure-loopback",
+        ])
+        .output()
+        .expect("bench");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("--controlling needs the bench's own simulated remote"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
+
 #[test]
 fn a_failing_disk_during_a_submit_sends_nothing_even_across_sigkill() {
     let (_sim, url) = start_sim();

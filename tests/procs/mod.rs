@@ -181,3 +181,19 @@ pub fn feed_texts(messages: &serde_json::Value) -> Vec<String> {
         .filter_map(|m| m["text"].as_str().map(str::to_string))
         .collect()
 }
+
+/// One row of `bench`'s report, by the header's column names (each one word, as every value is).
+pub fn bench_row(stdout: &str, campaigns: usize) -> std::collections::BTreeMap<String, String> {
+    let words = |first: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(first))
+            .unwrap_or_else(|| panic!("no line starting {first}: {stdout}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let (header, row) = (words("campaigns"), words(&campaigns.to_string()));
+    assert_eq!(header.len(), row.len(), "{header:?}\n{row:?}");
+    header.into_iter().zip(row).collect()
+}
