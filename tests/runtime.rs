@@ -340,15 +340,18 @@ async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
     // Move the supervisor's clock into the renewal window: the renewal meets the new holder.
     r.clock.0.store(80, Ordering::SeqCst);
     wait_state(&rt, "c1", StateName::ControlLost).await;
-    let lost = rt.events("c1").expect("events").into_iter().any(|l| {
-        matches!(
-            l.event,
-            Significant::ControlChanged {
-                change: ControlChange::Lost(LossReason::Refused(_))
-            }
-        )
-    });
-    assert!(lost, "CONTROL_LOST surfaced");
+    // The state is published when the step is persisted; its event line follows.
+    eventually("CONTROL_LOST surfaced", || {
+        rt.events("c1").expect("events").into_iter().any(|l| {
+            matches!(
+                l.event,
+                Significant::ControlChanged {
+                    change: ControlChange::Lost(LossReason::Refused(_))
+                }
+            )
+        })
+    })
+    .await;
     assert!(
         !rt.command("c1", OperatorCommand::Cancel)
             .await
@@ -754,15 +757,17 @@ async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
     r.sim.arm(Fault::Unreachable { ms: 5_000 });
     r.clock.0.store(80 + 200, Ordering::SeqCst);
     wait_state(&rt, "c1", StateName::ControlLost).await;
-    let expired = rt.events("c1").expect("events").into_iter().any(|l| {
-        matches!(
-            l.event,
-            Significant::ControlChanged {
-                change: ControlChange::Lost(LossReason::Expired)
-            }
-        )
-    });
-    assert!(expired, "CONTROL_LOST (expired)");
+    eventually("CONTROL_LOST (expired)", || {
+        rt.events("c1").expect("events").into_iter().any(|l| {
+            matches!(
+                l.event,
+                Significant::ControlChanged {
+                    change: ControlChange::Lost(LossReason::Expired)
+                }
+            )
+        })
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,9 @@
 //!
 //! Owns the campaign document while the driver runs. After every persisted write it publishes the
 //! document as a [`Snapshot`]: the API, the demo, the status route and the Argus link read that
-//! snapshot, never the file. Must never publish what is not on disk, never re-read its own files
+//! snapshot, never the file. Must never publish what is not on disk — the one exception is the
+//! restored state at start, which is exactly what the record on disk restores to at every start
+//! ([`Journal::open`]) — never re-read its own files
 //! to learn what it already knows (the feed is folded one event at a time), and never decide
 //! anything: it records what the machine decided and what the remote said.
 
