@@ -234,19 +234,16 @@ impl A2aClient {
 
     /// `tasks/get` with history length zero; history is never read.
     pub async fn get_task(&self, op: Method, task: &TaskId) -> Result<wire::TaskView, RemoteError> {
-        let result = self.get_task_raw(op, task).await?;
-        wire::parse_task(&result)
-    }
-
-    async fn get_task_raw(&self, op: Method, task: &TaskId) -> Result<Value, RemoteError> {
         let method = protocol::get_method(self.card.dialect);
-        self.call(
-            op,
-            method,
-            &wire::get_params(task.as_str()),
-            self.core_version(),
-        )
-        .await
+        let result = self
+            .call(
+                op,
+                method,
+                &wire::get_params(task.as_str()),
+                self.core_version(),
+            )
+            .await?;
+        wire::parse_task(&result)
     }
 
     /// Read-only checks for the probe: each call can only read. Unknown ids are used on purpose.
@@ -475,21 +472,20 @@ impl Transport for A2aClient {
     async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
         let method = protocol::get_method(self.card.dialect);
         let params = wire::get_params(task.as_str());
-        let answered = match self
+        let answered = self
             .http
             .call_raw(method, &params, self.core_version())
             .await
-        {
-            Ok(answer) => match answer
-                .is_success()
-                .then(|| wire::read_status_answer(answer.bytes()))
-                .flatten()
-            {
-                Some(view) => Ok(view),
-                None => answer.result().map(|result| wire::parse_status(&result)),
-            },
-            Err(e) => Err(e),
-        };
+            .and_then(|answer| {
+                let fast = answer
+                    .is_success()
+                    .then(|| wire::read_status_answer(answer.bytes()))
+                    .flatten();
+                match fast {
+                    Some(view) => Ok(view),
+                    None => answer.result().map(|result| wire::parse_status(&result)),
+                }
+            });
         // The operation answered (available) even when the task in the answer is malformed.
         self.note(Method::Status, &answered);
         Ok(answered??.into_observation())

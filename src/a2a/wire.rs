@@ -41,10 +41,6 @@ pub struct TaskView {
 }
 
 impl TaskView {
-    pub fn observation(&self) -> Observation {
-        self.clone().into_observation()
-    }
-
     /// The observation, moving what it keeps out of the view (a poll's view is not kept).
     pub fn into_observation(self) -> Observation {
         Observation {
@@ -621,7 +617,7 @@ mod tests {
         let status = parse_status(&task).expect("status");
         assert_eq!(full.artifacts.len(), 1);
         assert!(status.artifacts.is_empty());
-        assert_eq!(status.observation(), full.observation());
+        assert_eq!(status.into_observation(), full.into_observation());
     }
 
     #[test]
