@@ -32,23 +32,55 @@ description = "Working forever; only routine updates (heartbeat_seq, metrics, st
 steps = [{ at_ms = 0, state = "working", stage = "training", noise = 4000000000 }]
 "#;
 
-/// CPU seconds used by this process so far, from /proc: (user, system).
-fn cpu_split() -> (f64, f64) {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return (f64::NAN, f64::NAN);
-    };
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
-    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-        return (f64::NAN, f64::NAN);
-    };
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        f.get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(f64::NAN)
-    };
-    // clock ticks per second on Linux is 100 unless the kernel says otherwise.
-    (ticks(11) / 100.0, ticks(12) / 100.0)
+/// CPU seconds used by this process so far, from /proc, or between two such readings.
+#[derive(Debug, Clone, Copy)]
+struct Cpu {
+    user: f64,
+    system: f64,
+}
+
+impl Cpu {
+    fn now() -> Cpu {
+        let unknown = Cpu {
+            user: f64::NAN,
+            system: f64::NAN,
+        };
+        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+            return unknown;
+        };
+        // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            return unknown;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| {
+            f.get(i)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(f64::NAN)
+        };
+        // clock ticks per second on Linux is 100 unless the kernel says otherwise.
+        Cpu {
+            user: ticks(11) / 100.0,
+            system: ticks(12) / 100.0,
+        }
+    }
+
+    /// What was used from `earlier` to this reading.
+    fn since(self, earlier: Cpu) -> Cpu {
+        Cpu {
+            user: self.user - earlier.user,
+            system: self.system - earlier.system,
+        }
+    }
+
+    fn total(self) -> f64 {
+        self.user + self.system
+    }
+
+    /// The share of it spent in the kernel.
+    fn kernel_share(self) -> f64 {
+        self.system / self.total().max(1e-9)
+    }
 }
 
 /// Resident set size in KiB, from /proc.
@@ -128,6 +160,13 @@ pub struct Row {
     /// The share of the runtime's CPU spent in the kernel (system time), and the floor's.
     pub system_share: f64,
     pub floor_system_share: f64,
+}
+
+impl Row {
+    /// Our CPU per tick against the floor's per poll.
+    fn floor_ratio(&self) -> f64 {
+        self.cpu_per_1000_ticks / self.floor_cpu_per_1000_polls.max(1e-9)
+    }
 }
 
 /// The steady scenario with `n` campaigns seeded by the sim itself (`seed_campaigns`), so the
@@ -309,7 +348,8 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     };
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
     config.heartbeat = heartbeat;
-    // As short a lease as the runtime accepts for this heartbeat, so renewals happen in the run.
+    // A short lease (4 heartbeats + 60 s, the runtime accepts 2 + 60), so renewals happen in the
+    // run: every 2 heartbeats + 15 s.
     config.lease_ttl_secs = (4 * heartbeat.as_secs() + 60).min(86_400);
     let wake = Arc::new(CountingWake::default());
     let rt = Runtime::start(
@@ -361,14 +401,14 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         stats.ticks.load(Ordering::Relaxed),
         stats.disk_writes.load(Ordering::Relaxed),
         wake.wakes.load(Ordering::Relaxed),
-        cpu_split(),
+        Cpu::now(),
     );
     tokio::time::sleep(Duration::from_secs(seconds)).await;
-    let (t1, w1, k1, c1) = (
+    let (t1, w1, k1, used) = (
         stats.ticks.load(Ordering::Relaxed),
         stats.disk_writes.load(Ordering::Relaxed),
         wake.wakes.load(Ordering::Relaxed),
-        cpu_split(),
+        Cpu::now().since(c0),
     );
     let renewals = stats.renewals.load(Ordering::Relaxed) - r0;
     rt.shutdown().await;
@@ -390,7 +430,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     }
     floors.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (floor, floor_system) = floors[FLOOR_RUNS / 2];
-    let cpu = (c1.0 - c0.0) + (c1.1 - c0.1);
+    let cpu = used.total();
     let cpu_per_tick = cpu / ticks.max(1) as f64;
     let recovery_cold = opts.cold && drop_page_cache();
     let started = Instant::now();
@@ -416,7 +456,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         recovery_secs,
         recovery_cold,
         floor_cpu_per_1000_polls: floor * 1000.0,
-        system_share: (c1.1 - c0.1) / cpu.max(1e-9),
+        system_share: used.kernel_share(),
         floor_system_share: floor_system,
     })
 }
@@ -435,7 +475,7 @@ async fn floor_cpu_per_poll(
     let http = reqwest::Client::new();
     let tasks = Arc::new(tasks.to_vec());
     let workers = concurrency.max(1) as u64;
-    let c0 = cpu_split();
+    let c0 = Cpu::now();
     let mut handles = vec![];
     for w in 0..workers {
         let (http, config, tasks) = (http.clone(), config.clone(), tasks.clone());
@@ -464,9 +504,8 @@ async fn floor_cpu_per_poll(
     for h in handles {
         h.await.map_err(|e| e.to_string())??;
     }
-    let c1 = cpu_split();
-    let cpu = (c1.0 - c0.0) + (c1.1 - c0.1);
-    Ok((cpu / polls.max(1) as f64, (c1.1 - c0.1) / cpu.max(1e-9)))
+    let used = Cpu::now().since(c0);
+    Ok((used.total() / polls.max(1) as f64, used.kernel_share()))
 }
 
 /// The durable step against its floor, one round: `k` real steps (machine step, campaign document
@@ -633,7 +672,7 @@ fn missed(row: &Row) -> Vec<String> {
             row.writes_during_unchanged, row.renewals, row.wakes_during_unchanged
         ));
     }
-    let ratio = row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9);
+    let ratio = row.floor_ratio();
     let bound = if n >= FLOOR_RATIO_FROM {
         MAX_FLOOR_RATIO
     } else {
@@ -723,7 +762,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
             row.recovery_secs,
             if row.recovery_cold { "cold" } else { "warm" },
             row.floor_cpu_per_1000_polls,
-            row.cpu_per_1000_ticks / row.floor_cpu_per_1000_polls.max(1e-9),
+            row.floor_ratio(),
             row.system_share * 100.0,
             row.floor_system_share * 100.0
         );
