@@ -422,23 +422,15 @@ impl Store {
     /// `None` when it cannot (a directory in its place, unreadable bytes): [`Store::repair_log`]
     /// then moves it aside. An absent log has no lines. One read, for recovery.
     pub fn load_log<T: DeserializeOwned>(&self, path: &Path) -> Option<Vec<T>> {
-        match fs::metadata(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Some(vec![]),
-            Ok(m) if m.is_file() => fs::read(path).ok().map(|bytes| parse_lines(&bytes).0),
-            _ => None,
-        }
+        log_bytes(path).map(|bytes| parse_lines(&bytes).0)
     }
 
     /// Make a log usable again: a log that cannot be read as a file (a directory in its place,
     /// unreadable bytes) is moved into `quarantine/`. Returns what was done, for the operator.
     pub fn repair_log(&self, path: &Path) -> Result<Option<String>, StoreError> {
-        match fs::metadata(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Ok(m) if m.is_file() => match fs::read(path) {
-                Ok(_) => Ok(None),
-                Err(_) => self.move_aside(path).map(|e| Some(e.to_string())),
-            },
-            _ => self.move_aside(path).map(|e| Some(e.to_string())),
+        match log_bytes(path) {
+            Some(_) => Ok(None),
+            None => self.move_aside(path).map(|e| Some(e.to_string())),
         }
     }
 
@@ -538,6 +530,17 @@ fn current<T: DeserializeOwned>(bytes: &[u8]) -> Option<T> {
     let (doc, version, twice) = (&mut de).deserialize_map(Doc::<T>(PhantomData)).ok()?;
     de.end().ok()?;
     (version == Some(u64::from(STORE_SCHEMA_VERSION)) && !twice).then_some(doc)
+}
+
+/// A log's bytes when it can be read as a file (an absent log is empty); `None` when it cannot (a
+/// directory or a pipe in its place, unreadable bytes). The type is checked before the read, so
+/// a pipe is never opened.
+fn log_bytes(path: &Path) -> Option<Vec<u8>> {
+    match fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(vec![]),
+        Ok(m) if m.is_file() => fs::read(path).ok(),
+        _ => None,
+    }
 }
 
 /// The well-formed lines of a JSONL log, and how many were not.
