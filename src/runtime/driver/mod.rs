@@ -49,7 +49,7 @@ pub struct Shared<T> {
     pub(crate) wake: Arc<dyn super::reduce::WakeSink>,
     /// Counters for `status`, `health` and the benchmark.
     pub(crate) stats: Arc<Stats>,
-    /// Where tick slots are counted from ([`Driver::due`]).
+    /// Where tick slots are counted from ([`on_slot`]).
     pub(crate) slots_from: Instant,
 }
 
@@ -237,8 +237,7 @@ impl<T: Transport + 'static> Driver<T> {
         let mut next = if entry.is_some() {
             self.due(self.entry_delay())
         } else if supervise {
-            let delay = self.next_delay();
-            self.due(delay)
+            self.next_tick()
         } else {
             never
         };
@@ -255,20 +254,14 @@ impl<T: Transport + 'static> Driver<T> {
                 _ = tokio::time::sleep_until(next) => {
                     if let Some(entry) = entry.take() {
                         self.perform(entry).await?;
-                        let delay = self.next_delay();
-                        next = self.due(delay);
+                        next = self.next_tick();
                         continue;
                     }
                     let now = self.shared.clock.now();
                     self.shared.stats.ticks.fetch_add(1, Ordering::Relaxed);
                     self.shared.stats.last_tick_at.store(now, Ordering::Relaxed);
                     self.step_all(Event::Tick { now }).await?;
-                    next = if supervise {
-                        let delay = self.next_delay();
-                        self.due(delay)
-                    } else {
-                        never
-                    };
+                    next = if supervise { self.next_tick() } else { never };
                 }
             }
         }
@@ -365,6 +358,12 @@ impl<T: Transport + 'static> Driver<T> {
     fn entry_delay(&self) -> std::time::Duration {
         let share = (self.jitter_seed >> 11) as f64 / (1u64 << 53) as f64;
         self.shared.config.heartbeat.mul_f64(share)
+    }
+
+    /// When the next tick falls due: [`Driver::next_delay`] from now, on its slot.
+    fn next_tick(&mut self) -> Instant {
+        let delay = self.next_delay();
+        self.due(delay)
     }
 
     /// The instant `delay` from now, on its tick slot ([`on_slot`]).
