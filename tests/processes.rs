@@ -831,18 +831,26 @@ fn probe_help_never_prints_the_remote_url() {
     assert!(!text.contains("pathsecret77"), "{text}");
 }
 
+/// A state root `serve` left behind (and stopped): `c1` claimed and `controlling.ready`, and
+/// `observers` observing without a task (objective "watch").
+fn stopped_with_a_controller(url: &str, tag: &str, observers: &[&str]) -> (PathBuf, u16) {
+    let home = std::env::temp_dir().join(format!("argus-{tag}-{}", uuid::Uuid::new_v4()));
+    let port = free_port();
+    let _serve = serve(url, &home, port);
+    wait_healthy(port);
+    assert!(cli(port, &["observe", "c1", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "c1"]).0);
+    for id in observers {
+        assert!(cli(port, &["observe", id, "--objective", "watch"]).0);
+    }
+    wait_state(port, "c1", &["controlling.ready"]);
+    (home, port)
+}
+
 #[test]
 fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
     let (_sim, url) = start_sim();
-    let home = std::env::temp_dir().join(format!("argus-copy-{}", uuid::Uuid::new_v4()));
-    let port = free_port();
-    {
-        let _serve = serve(&url, &home, port);
-        wait_healthy(port);
-        assert!(cli(port, &["observe", "c1", "--objective", "train"]).0);
-        assert!(cli(port, &["claim", "c1"]).0);
-        wait_state(port, "c1", &["controlling.ready"]);
-    }
+    let (home, port) = stopped_with_a_controller(&url, "copy", &[]);
     let campaigns = home.join("campaigns");
     std::fs::copy(campaigns.join("c1.json"), campaigns.join("c1.bak.json")).expect("copy");
     std::fs::create_dir_all(campaigns.join("x.json")).expect("dir");
@@ -871,16 +879,7 @@ fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
 #[test]
 fn serve_recovers_hundreds_of_campaigns_read_in_parallel_and_sets_aside_the_odd_ones() {
     let (_sim, url) = start_sim();
-    let home = std::env::temp_dir().join(format!("argus-many-{}", uuid::Uuid::new_v4()));
-    let port = free_port();
-    {
-        let _serve = serve(&url, &home, port);
-        wait_healthy(port);
-        assert!(cli(port, &["observe", "c1", "--objective", "train"]).0);
-        assert!(cli(port, &["claim", "c1"]).0);
-        assert!(cli(port, &["observe", "c2", "--objective", "watch"]).0);
-        wait_state(port, "c1", &["controlling.ready"]);
-    }
+    let (home, port) = stopped_with_a_controller(&url, "many", &["c2"]);
     let campaigns = home.join("campaigns");
     let observer: Value =
         serde_json::from_slice(&std::fs::read(campaigns.join("c2.json")).expect("c2"))
