@@ -481,3 +481,41 @@ fn a_record_holds_a_lease_only_while_controlling() {
     }
     assert!(at("control_lost").record().state.lease().is_some());
 }
+
+#[test]
+fn a_renewal_is_the_record_before_with_only_a_later_expiry_and_restores_alike() {
+    for place in ["running", "ready", "submitting"] {
+        let mut m = at(place);
+        let before = m.record();
+        let held = m.held_lease().cloned().expect("held");
+        let renewed = lease(US, held.epoch, held.expires_at + 600);
+        m.step(&Event::LeaseGranted {
+            lease: renewed,
+            now: NOW,
+        });
+        let after = m.record();
+        assert!(after.is_renewal_of(&before), "{place}: {after:?}");
+        assert!(!before.is_renewal_of(&after), "{place}: an earlier expiry");
+        assert!(!after.is_renewal_of(&after), "{place}: the same record");
+        // Losing the renewal costs nothing: both records restore to the same state with the same
+        // entry actions (a restored controller confirms with the remote, whose answer carries
+        // the expiry).
+        let (a, entry_a) = CampaignMachine::restore(&before, policy()).expect("restore");
+        let (b, entry_b) = CampaignMachine::restore(&after, policy()).expect("restore");
+        assert_eq!(a.state_name(), b.state_name(), "{place}");
+        assert_eq!(entry_a, entry_b, "{place}");
+    }
+    // Anything more than the expiry is not a renewal: another epoch, another state, no lease.
+    let before = at("running").record();
+    let mut other_epoch = before.clone();
+    if let StateRecord::Running { lease, .. } = &mut other_epoch.state {
+        lease.epoch += 1;
+        lease.expires_at += 600;
+    }
+    assert!(!other_epoch.is_renewal_of(&before));
+    assert!(!at("ready").record().is_renewal_of(&before));
+    assert!(!before.is_renewal_of(&at("watching").record()));
+    assert!(!at("watching")
+        .record()
+        .is_renewal_of(&at("watching").record()));
+}

@@ -131,6 +131,11 @@ pub struct Stats {
     pub steps: AtomicU64,
     pub noop_steps: AtomicU64,
     pub disk_writes: AtomicU64,
+    /// Of `disk_writes`, those that waited for the directory too ([`Durability::Durable`]): every
+    /// campaign-document write but a renewal's.
+    ///
+    /// [`Durability::Durable`]: crate::store::Durability::Durable
+    pub durable_writes: AtomicU64,
     pub significant: AtomicU64,
     pub wakes: AtomicU64,
     pub remote_calls: AtomicU64,
