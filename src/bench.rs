@@ -630,7 +630,7 @@ fn durable(rounds: usize, k: usize) -> Result<Durable, String> {
 /// 10,000-campaign row: 5% of one core at 10,000 campaigns and a 120 s heartbeat is 83.3 ticks/s,
 /// so 0.6 CPU seconds per 1,000 ticks; recovery of 10,000 in 2 s is 0.2 ms per campaign.
 pub const MAX_CPU_PER_1000_TICKS: f64 = 0.6;
-pub const MAX_RSS_KIB_PER_CAMPAIGN: f64 = 16.0;
+pub const MAX_RSS_KIB_PER_CAMPAIGN: f64 = 12.0;
 pub const MAX_RECOVERY_SECS_PER_10K: f64 = 2.0;
 pub const MAX_DURABLE_RATIO: f64 = 1.5;
 /// CPU per poll against the floor's: the target, asserted from 10,000 campaigns up (the size the
