@@ -8,7 +8,8 @@
 //! (`argus/` belongs to the Argus link, which writes it through this module.)
 //!
 //! This module owns the bytes on disk: every document carries a schema version and is written
-//! atomically (temp file in the same directory, fsync, rename, fsync the directory; two lighter
+//! atomically (temp file in the same directory, fsync, swapped in by an exchange of names — the
+//! previous version left as the next write's temp file — or a rename, fsync the directory; two lighter
 //! [`Durability`] levels for a lease renewal and the lease record, each saying what a power loss may
 //! take back); event lines are appended and fsynced. A corrupt, truncated or unknown-version document is moved aside (kept, never
 //! deleted) and reported, never silently replaced by defaults. It must never grant authority: the
@@ -633,8 +634,17 @@ pub fn write_atomic_with(
     // the next write truncates.
     let tmp = dir.join(format!(".{name}.tmp"));
     {
-        let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
+        // Overwritten from the start and cut to length, not truncated first: a document keeps
+        // the blocks it had (truncating freed them, and on a filesystem mounted with `discard`
+        // each free waited for the device).
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&tmp)
+            .map_err(io_err(&tmp))?;
         f.write_all(bytes).map_err(io_err(&tmp))?;
+        f.set_len(bytes.len() as u64).map_err(io_err(&tmp))?;
         if durability != Durability::Unsynced {
             f.sync_all().map_err(io_err(&tmp))?;
         }
@@ -651,7 +661,9 @@ pub fn write_atomic_with(
 /// next write's scratch file and a document rewritten again and again allocates no new inode and
 /// frees none. (Measured with `bench --controlling` on ext4 without a journal: every allocation
 /// scanned past each inode freed in the last minutes, a third of a controlling campaign's CPU.)
-/// Without a target yet, or on a filesystem that cannot exchange, a plain rename.
+/// Without a target yet, or on a filesystem that cannot exchange, a plain rename. The price: a
+/// reader that keeps the old file open across the next write too sees that write overwrite it
+/// (the supervisor reads documents only at start, before any driver writes).
 fn swap_in(tmp: &Path, path: &Path) -> Result<(), StoreError> {
     use rustix::fs::{renameat_with, RenameFlags, CWD};
     if renameat_with(CWD, tmp, CWD, path, RenameFlags::EXCHANGE).is_ok() {
