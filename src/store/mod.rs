@@ -778,6 +778,18 @@ mod tests {
             }
         }
         assert_eq!(inodes.len(), 2, "exchanged, never a new inode: {inodes:?}");
+        // The scratch is overwritten in place and cut to length: a short document written over a
+        // long one's blocks carries nothing of it.
+        let long = serde_json::json!({ "n": "x".repeat(10_000) });
+        for doc in [
+            &long,
+            &serde_json::json!({ "n": 1 }),
+            &serde_json::json!({ "n": 2 }),
+        ] {
+            s.write_doc(&p, doc).expect("write");
+            let v: serde_json::Value = s.read_doc(&p).expect("read").expect("present");
+            assert_eq!(v["n"], doc["n"]);
+        }
         // Nothing lists the scratch as a campaign.
         let listed = s.campaign_entries().expect("list");
         assert_eq!(listed.len(), 1, "{listed:?}");
