@@ -150,8 +150,8 @@ pub struct Row {
     /// RSS the runtime itself added before any campaign (baseline taken before anything else).
     pub rss_fixed_mib: f64,
     pub writes_during_unchanged: u64,
-    /// Of those, the writes that waited for the directory: none should (a renewal's campaign
-    /// document is written whole, its lease record unsynced; see `store::Durability`).
+    /// Of those, the writes that waited for the disk: a renewal's campaign document does, its
+    /// lease record does not (see `store::Durability`), so at most one per renewal.
     pub durable_writes_during_unchanged: u64,
     pub wakes_during_unchanged: u64,
     pub recovery_secs: f64,
@@ -669,14 +669,14 @@ fn missed(row: &Row) -> Vec<String> {
             row.recovery_secs
         ));
     }
-    // A renewal writes the campaign document and its lease document, neither of them waiting for
-    // the directory; nothing else may write.
+    // A renewal writes the campaign document (durably) and its lease document (not); nothing else
+    // may write.
     if row.writes_during_unchanged > WRITES_PER_RENEWAL * row.renewals
-        || row.durable_writes_during_unchanged != 0
+        || row.durable_writes_during_unchanged > row.renewals
         || row.wakes_during_unchanged != 0
     {
         out.push(format!(
-            "{n} campaigns: {} writes ({} durable; {} renewals) and {} wakes on unchanged ticks (must be 0 but for the renewals' writes, none of them durable)",
+            "{n} campaigns: {} writes ({} durable; {} renewals) and {} wakes on unchanged ticks (must be 0 but for the renewals' writes, one of each two durable)",
             row.writes_during_unchanged,
             row.durable_writes_during_unchanged,
             row.renewals,
@@ -781,7 +781,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         );
         misses.extend(missed(&row));
     }
-    println!("targets: <= {MAX_CPU_PER_1000_TICKS} CPU s per 1,000 unchanged ticks (5% of one core for 10,000 campaigns at 120 s); <= {MAX_RSS_KIB_PER_CAMPAIGN} KiB RSS per campaign; recovery <= {MAX_RECOVERY_SECS_PER_10K} s per 10,000 campaigns; >= {:.0}% of the expected ticks; 0 writes (but the renewals', none durable) and 0 wakes on unchanged ticks; CPU per poll <= {MAX_FLOOR_RATIO}x the floor's from {FLOOR_RATIO_FROM} campaigns, <= {MAX_FLOOR_RATIO_ANY}x below; durable step <= {MAX_DURABLE_RATIO}x its floor", MIN_TICK_SHARE * 100.0);
+    println!("targets: <= {MAX_CPU_PER_1000_TICKS} CPU s per 1,000 unchanged ticks (5% of one core for 10,000 campaigns at 120 s); <= {MAX_RSS_KIB_PER_CAMPAIGN} KiB RSS per campaign; recovery <= {MAX_RECOVERY_SECS_PER_10K} s per 10,000 campaigns; >= {:.0}% of the expected ticks; 0 writes (but the renewals', one of each two durable) and 0 wakes on unchanged ticks; CPU per poll <= {MAX_FLOOR_RATIO}x the floor's from {FLOOR_RATIO_FROM} campaigns, <= {MAX_FLOOR_RATIO_ANY}x below; durable step <= {MAX_DURABLE_RATIO}x its floor", MIN_TICK_SHARE * 100.0);
     if opts.check {
         if misses.is_empty() {
             println!("check: every target met");

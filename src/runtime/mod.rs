@@ -131,8 +131,8 @@ pub struct Stats {
     pub steps: AtomicU64,
     pub noop_steps: AtomicU64,
     pub disk_writes: AtomicU64,
-    /// Of `disk_writes`, those that waited for the directory too ([`Durability::Durable`]): every
-    /// campaign-document write but a renewal's.
+    /// Of `disk_writes`, those that waited for the disk ([`Durability::Durable`]): every
+    /// campaign-document write; the lease record does not.
     ///
     /// [`Durability::Durable`]: crate::store::Durability::Durable
     pub durable_writes: AtomicU64,

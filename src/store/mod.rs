@@ -9,9 +9,8 @@
 //!
 //! This module owns the bytes on disk: every document carries a schema version and is written
 //! atomically (temp file in the same directory, fsync, swapped in by an exchange of names — the
-//! previous version left as the next write's temp file — or a rename, fsync the directory; two lighter
-//! [`Durability`] levels for a lease renewal and the lease record, each saying what a power loss may
-//! take back); event lines are appended and fsynced. A corrupt, truncated or unknown-version document is moved aside (kept, never
+//! previous version left as the next write's temp file — or a rename, fsync the directory; the
+//! operator's lease record is not fsynced, see [`Durability`]); event lines are appended and fsynced. A corrupt, truncated or unknown-version document is moved aside (kept, never
 //! deleted) and reported, never silently replaced by defaults. It must never grant authority: the
 //! lease file is a record for operators, and nothing reads authority back from it.
 
@@ -246,7 +245,7 @@ impl Store {
         self.root.join("state").join("supervisor.json")
     }
 
-    /// Write a document atomically and durably: temp file, fsync, rename, fsync the directory.
+    /// Write a document atomically and durably: temp file, fsync, swap in, fsync the directory.
     pub fn write_doc<T: Serialize>(&self, path: &Path, doc: &T) -> Result<(), StoreError> {
         self.write_doc_with(path, doc, Durability::Durable)
     }
@@ -594,22 +593,22 @@ fn unique_stamp() -> String {
     format!("{nanos}-{}", N.fetch_add(1, Ordering::Relaxed))
 }
 
-/// How far a document write waits for the disk. Every level writes a temp file in the same
-/// directory and renames it over the target, so a reader (or a crash of the process) never meets a
-/// torn document; the levels differ only in what a power loss may take back. Measured with
-/// `bench --controlling`: a renewal's two documents were half of a controlling campaign's CPU,
-/// most of it in the fsyncs and the directory sync.
+/// How far a document write waits for the disk. Both levels write the scratch file and swap it in
+/// ([`swap_in`]), so neither a reader reading in one go nor a crash of the process meets a torn
+/// document; they differ in what a power loss may take back. Measured with `bench --controlling`:
+/// a renewal's two documents were the larger part of a controlling campaign's CPU, most of it in
+/// inode allocation and the fsyncs.
+///
+/// (There is deliberately no level that fsyncs the file but not the directory: the next write
+/// overwrites the scratch in place, and until the directory is synced that scratch may still be
+/// the document's name on the disk, so a power loss during that write could leave it torn.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
-    /// Fsync the temp file, rename, fsync the directory: once the write returns, the new document
-    /// survives a power loss. Every step that may precede a remote action.
+    /// Fsync the file, swap it in, fsync the directory: once the write returns, the new document
+    /// survives a power loss whole. Every campaign document.
     Durable,
-    /// Fsync the temp file, rename, but not the directory: after a power loss the name holds the
-    /// new document or the one before it, each whole. Only for a write whose loss restores exactly
-    /// as the one before it does (a lease renewal, see `CampaignRecord::is_renewal_of`).
-    Whole,
-    /// Rename without any fsync: for records nothing reads back (the operator's lease record),
-    /// rewritten at their next change. A power loss may leave the previous version.
+    /// No fsync at all: for records nothing reads back (the operator's lease record), rewritten at
+    /// their next change. After a power loss such a record may be the previous version or torn.
     Unsynced,
 }
 
@@ -631,7 +630,7 @@ pub fn write_atomic_with(
     })?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("doc");
     // The scratch file: after an exchange it holds the previous version, which nothing reads and
-    // the next write truncates.
+    // the next write overwrites.
     let tmp = dir.join(format!(".{name}.tmp"));
     {
         // Overwritten from the start and cut to length, not truncated first: a document keeps
@@ -652,7 +651,7 @@ pub fn write_atomic_with(
     swap_in(&tmp, path)?;
     match durability {
         Durability::Durable => sync_dir(dir),
-        Durability::Whole | Durability::Unsynced => Ok(()),
+        Durability::Unsynced => Ok(()),
     }
 }
 
@@ -763,7 +762,7 @@ mod tests {
         let scratch = p.with_file_name(".c1.json.tmp");
         let mut inodes = std::collections::BTreeSet::new();
         for n in 0..6 {
-            let durability = [Durability::Durable, Durability::Whole, Durability::Unsynced][n % 3];
+            let durability = [Durability::Durable, Durability::Unsynced][n % 2];
             s.write_doc_with(&p, &serde_json::json!({ "n": n }), durability)
                 .expect("write");
             let v: serde_json::Value = s.read_doc(&p).expect("read").expect("present");

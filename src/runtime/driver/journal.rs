@@ -133,7 +133,6 @@ impl Journal {
         sh: &Shared<T>,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
-        let durability = self.durability(machine);
         let now = sh.clock.now();
         let doc = self.doc_mut();
         doc.updated_at = now;
@@ -142,21 +141,17 @@ impl Journal {
         } else {
             doc.ambiguous_since = None;
         }
-        self.write_with(sh, machine, durability)?;
+        self.write(sh, machine)?;
         let held = machine.held_lease().cloned();
         if held != self.lease_file {
             // The lease file is a record for operators, never read back for authority: a failure
-            // to write it is logged, not fatal, and it is not fsynced (a power loss may leave the
-            // previous version; the campaign document holds the lease that counts).
+            // to write it is logged, not fatal, and it is not fsynced (see `Durability::Unsynced`;
+            // the campaign document, written durably above, holds the lease that counts).
             let path = sh.store.lease_path(&self.id);
             let record = serde_json::json!({ "campaign_id": self.id, "held": held });
-            match sh
-                .store
-                .write_doc_with(&path, &record, Durability::Unsynced)
-            {
-                Ok(()) => {
-                    sh.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
-                }
+            let durability = Durability::Unsynced;
+            match sh.store.write_doc_with(&path, &record, durability) {
+                Ok(()) => wrote(sh, durability),
                 Err(e) => {
                     tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record")
                 }
@@ -181,58 +176,20 @@ impl Journal {
         moved
     }
 
-    /// How durably this step's document must reach the disk: fully, unless the step is a lease
-    /// renewal and nothing else (the record [a renewal of](argus_machines::CampaignRecord::is_renewal_of)
-    /// the one before, no other change to the document pending).
-    /// Losing a renewal to a power loss restores exactly as the record before it does, so it
-    /// need not wait for the directory; anything else may precede a remote action and must.
-    fn durability(&self, machine: &CampaignMachine) -> Durability {
-        if machine.record().is_renewal_of(&self.doc.machine) && self.only_news_pending() {
-            Durability::Whole
-        } else {
-            Durability::Durable
-        }
-    }
-
-    /// Whether the document differs from the one last written in nothing but the latest
-    /// significant event, which [`Journal::surface`] records in memory (the event itself is in the
-    /// fsynced event log) and leaves for the next write to carry.
-    fn only_news_pending(&self) -> bool {
-        let written = self.snapshot.get();
-        if Arc::ptr_eq(&self.doc, &written) {
-            return true;
-        }
-        let mut doc = (*self.doc).clone();
-        doc.latest_significant_event = written.latest_significant_event.clone();
-        doc.latest_significant_at = written.latest_significant_at;
-        doc == *written
-    }
-
     /// Write the document with the machine's record, then publish it.
     pub(crate) fn write<T: Transport>(
         &mut self,
         sh: &Shared<T>,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
-        self.write_with(sh, machine, Durability::Durable)
-    }
-
-    fn write_with<T: Transport>(
-        &mut self,
-        sh: &Shared<T>,
-        machine: &CampaignMachine,
-        durability: Durability,
-    ) -> Result<(), StoreError> {
         let moved = self.record(machine);
+        let durability = Durability::Durable;
         let written =
             sh.store
                 .write_doc_with(&sh.store.campaign_path(&self.id), &*self.doc, durability);
         match written {
             Ok(()) => {
-                sh.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
-                if durability == Durability::Durable {
-                    sh.stats.durable_writes.fetch_add(1, Ordering::Relaxed);
-                }
+                wrote(sh, durability);
                 self.snapshot.publish(self.doc.clone());
                 Ok(())
             }
@@ -463,5 +420,13 @@ impl Journal {
     ) {
         self.doc_mut().latest_evidence = Some(summary);
         let _ = self.write(sh, machine);
+    }
+}
+
+/// Count a document written, and whether it waited for the disk, in the runtime's counters.
+fn wrote<T: Transport>(sh: &Shared<T>, durability: Durability) {
+    sh.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
+    if durability == Durability::Durable {
+        sh.stats.durable_writes.fetch_add(1, Ordering::Relaxed);
     }
 }
