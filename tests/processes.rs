@@ -329,15 +329,7 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
         "/campaigns/c1/events",
         "/campaigns/c1/messages",
     ] {
-        let (_, body) = c
-            .call(
-                false,
-                &format!("{}{path}", base(port)),
-                Some(API_TOKEN),
-                None,
-            )
-            .expect("answer");
-        everything.push_str(&body);
+        everything.push_str(&api_get(port, path));
     }
     let health: Value = serde_json::from_str(
         &c.call(false, &format!("{}/health", base(port)), None, None)
@@ -573,17 +565,8 @@ fn sigkill_during_a_submit_never_duplicates_or_reacquires() {
         // Bound to the one task the remote created, compared by id; ready again only if the
         // remote created nothing.
         let created = sends.iter().find_map(|e| e["task_id"].as_str());
-        let bound: Value = serde_json::from_str(
-            &c.call(
-                false,
-                &format!("{}/campaigns/{id}", base(port)),
-                Some(API_TOKEN),
-                None,
-            )
-            .expect("doc")
-            .1,
-        )
-        .expect("json");
+        let bound: Value =
+            serde_json::from_str(&api_get(port, &format!("/campaigns/{id}"))).expect("json");
         match created {
             Some(task) => {
                 assert_eq!(end, "controlling.running", "round {round}");
@@ -1037,14 +1020,7 @@ fn a_failing_disk_during_a_submit_sends_nothing_even_across_sigkill() {
 // ----- Issue 13: an operator carries every campaign to its end, and every answer tells the truth --
 
 fn feed(port: u16, id: &str) -> Vec<String> {
-    let (_, body) = http()
-        .call(
-            false,
-            &format!("{}/campaigns/{id}/messages", base(port)),
-            Some(API_TOKEN),
-            None,
-        )
-        .expect("messages");
+    let body = api_get(port, &format!("/campaigns/{id}/messages"));
     procs::feed_texts(&serde_json::from_str(&body).expect("json"))
 }
 
@@ -1284,14 +1260,7 @@ fn an_unresolvable_ambiguous_write_is_resolved_by_the_operator() {
 fn wait_for_question(port: u16, id: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let (_, body) = http()
-            .call(
-                false,
-                &format!("{}/campaigns/{id}", base(port)),
-                Some(API_TOKEN),
-                None,
-            )
-            .expect("doc");
+        let body = api_get(port, &format!("/campaigns/{id}"));
         let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
         if v["pending_question"]["text"]
             .as_str()
