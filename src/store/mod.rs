@@ -619,11 +619,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 }
 
 /// [`write_atomic`], waiting for the disk as far as `durability` says.
-pub fn write_atomic_with(
-    path: &Path,
-    bytes: &[u8],
-    durability: Durability,
-) -> Result<(), StoreError> {
+fn write_atomic_with(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), StoreError> {
     let dir = path.parent().ok_or_else(|| StoreError::Io {
         path: path.to_path_buf(),
         source: io::Error::other("no parent directory"),
