@@ -5,7 +5,9 @@
 //! share that implies at a 120 s heartbeat; RSS per supervised campaign (baseline taken before
 //! anything is seeded); disk writes and wakes during unchanged ticks (must be 0); startup recovery
 //! time; and, once, the durable step (campaign document + event line + feed line, each fsynced)
-//! against the same bytes written raw, interleaved over several rounds with the spread printed.
+//! against the same bytes written raw, interleaved over several rounds with the spread printed;
+//! per row, the floor (a bare polling loop on its own thread), interleaved with the runtime's
+//! window in rounds, each round's ratio printed and the median one asserted.
 //! Every report starts with the command and settings that reproduce it. With `--check` each figure
 //! is compared with its target and the process exits 1 when one is missed (CI runs a smoke size).
 
@@ -32,20 +34,39 @@ description = "Working forever; only routine updates (heartbeat_seq, metrics, st
 steps = [{ at_ms = 0, state = "working", stage = "training", noise = 4000000000 }]
 "#;
 
-/// CPU seconds used by this process so far, from /proc, or between two such readings.
+/// CPU seconds used so far by this process (or by the calling thread), or between two such
+/// readings: the total from the CPU-time clock (nanoseconds: a one-second round at a tenth of a
+/// core is 0.1 s, where /proc's 10 ms ticks would be 10% off), the user/kernel split from /proc.
 #[derive(Debug, Clone, Copy)]
 struct Cpu {
+    total: f64,
     user: f64,
     system: f64,
 }
 
 impl Cpu {
+    /// This process, every thread.
     fn now() -> Cpu {
+        Cpu::read("/proc/self/stat", rustix::time::ClockId::ProcessCPUTime)
+    }
+
+    /// The calling thread alone (the floor's, which runs beside the runtime under test).
+    fn of_this_thread() -> Cpu {
+        Cpu::read(
+            "/proc/thread-self/stat",
+            rustix::time::ClockId::ThreadCPUTime,
+        )
+    }
+
+    fn read(stat: &str, clock: rustix::time::ClockId) -> Cpu {
+        let t = rustix::time::clock_gettime(clock);
+        let total = t.tv_sec as f64 + t.tv_nsec as f64 / 1e9;
         let unknown = Cpu {
+            total,
             user: f64::NAN,
             system: f64::NAN,
         };
-        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        let Ok(stat) = std::fs::read_to_string(stat) else {
             return unknown;
         };
         // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
@@ -60,6 +81,7 @@ impl Cpu {
         };
         // clock ticks per second on Linux is 100 unless the kernel says otherwise.
         Cpu {
+            total,
             user: ticks(11) / 100.0,
             system: ticks(12) / 100.0,
         }
@@ -68,18 +90,36 @@ impl Cpu {
     /// What was used from `earlier` to this reading.
     fn since(self, earlier: Cpu) -> Cpu {
         Cpu {
+            total: self.total - earlier.total,
             user: self.user - earlier.user,
             system: self.system - earlier.system,
         }
     }
 
+    /// The sum of two spans.
+    fn plus(self, other: Cpu) -> Cpu {
+        Cpu {
+            total: self.total + other.total,
+            user: self.user + other.user,
+            system: self.system + other.system,
+        }
+    }
+
+    fn zero() -> Cpu {
+        Cpu {
+            total: 0.0,
+            user: 0.0,
+            system: 0.0,
+        }
+    }
+
     fn total(self) -> f64 {
-        self.user + self.system
+        self.total
     }
 
     /// The share of it spent in the kernel.
     fn kernel_share(self) -> f64 {
-        self.system / self.total().max(1e-9)
+        self.system / (self.user + self.system).max(1e-9)
     }
 }
 
@@ -158,17 +198,22 @@ pub struct Row {
     /// Whether the page cache was dropped before the recovery was timed (`--cold`, as root).
     pub recovery_cold: bool,
     /// The floor: a bare `reqwest` + `serde_json` loop polling the same tasks of the same sim
-    /// process at the runtime's concurrency, CPU seconds per 1,000 polls.
+    /// process at the runtime's concurrency, CPU seconds per 1,000 polls (the median round's).
     pub floor_cpu_per_1000_polls: f64,
+    /// Our CPU per tick against the floor's per poll, round by round, sorted: the median counts.
+    pub floor_ratios: Vec<f64>,
     /// The share of the runtime's CPU spent in the kernel (system time), and the floor's.
     pub system_share: f64,
     pub floor_system_share: f64,
 }
 
 impl Row {
-    /// Our CPU per tick against the floor's per poll.
+    /// Our CPU per tick against the floor's per poll: the median of the rounds' ratios.
     fn floor_ratio(&self) -> f64 {
-        self.cpu_per_1000_ticks / self.floor_cpu_per_1000_polls.max(1e-9)
+        self.floor_ratios
+            .get(self.floor_ratios.len() / 2)
+            .copied()
+            .unwrap_or(f64::NAN)
     }
 }
 
@@ -398,43 +443,63 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     // fasta2a's echo tasks: a write fell in the window). Then measure.
     tokio::time::sleep(heartbeat.mul_f64(2.5)).await;
     let rss1 = rss_kib();
+    // The floor runs on its own thread with its own clock, between the rounds, while the runtime
+    // keeps ticking: each round compares the two under the same load of this shared machine, and
+    // the median round counts. A first round warms its connections and is not counted.
+    let floor = Floor::start(
+        polled.http.clone(),
+        dialect,
+        Arc::new(tasks.clone()),
+        config.max_concurrent_calls,
+    )?;
+    // A remote we did not write may answer a few thousand polls a second at best (fasta2a in
+    // Python): its rounds are shorter.
+    let floor_min = if remote.is_some() {
+        FOREIGN_FLOOR_MIN_POLLS
+    } else {
+        FLOOR_MIN_POLLS
+    };
+    floor.round(floor_min).await?;
     let stats = rt.stats().clone();
     let r0 = stats.renewals.load(Ordering::Relaxed);
-    let (t0, w0, d0, k0, c0) = (
-        stats.ticks.load(Ordering::Relaxed),
+    let (w0, d0, k0) = (
         stats.disk_writes.load(Ordering::Relaxed),
         stats.durable_writes.load(Ordering::Relaxed),
         wake.wakes.load(Ordering::Relaxed),
-        Cpu::now(),
     );
-    tokio::time::sleep(Duration::from_secs(seconds)).await;
-    let (t1, w1, d1, k1, used) = (
-        stats.ticks.load(Ordering::Relaxed),
+    let round_length = Duration::from_secs_f64(seconds.max(1) as f64 / ROUNDS as f64);
+    let (mut ticks, mut used) = (0, Cpu::zero());
+    let (mut floors, mut floor_kernel, mut ratios) = (vec![], vec![], vec![]);
+    for _ in 0..ROUNDS {
+        let (t0, c0) = (stats.ticks.load(Ordering::Relaxed), Cpu::now());
+        tokio::time::sleep(round_length).await;
+        let (round_ticks, round_cpu) = (
+            stats.ticks.load(Ordering::Relaxed) - t0,
+            Cpu::now().since(c0),
+        );
+        ticks += round_ticks;
+        used = used.plus(round_cpu);
+        let (floor_per_poll, floor_system) = floor
+            .round(round_ticks.clamp(floor_min, FLOOR_MAX_POLLS))
+            .await?;
+        floors.push(floor_per_poll);
+        floor_kernel.push(floor_system);
+        ratios.push(round_cpu.total() / round_ticks.max(1) as f64 / floor_per_poll.max(1e-12));
+    }
+    let (w1, d1, k1) = (
         stats.disk_writes.load(Ordering::Relaxed),
         stats.durable_writes.load(Ordering::Relaxed),
         wake.wakes.load(Ordering::Relaxed),
-        Cpu::now().since(c0),
     );
     let renewals = stats.renewals.load(Ordering::Relaxed) - r0;
+    drop(floor);
     rt.shutdown().await;
     drop(rt);
-    let ticks = t1 - t0;
-    // The floor is short and this machine is shared: the median of three runs.
-    let mut floors = vec![];
-    for _ in 0..FLOOR_RUNS {
-        floors.push(
-            floor_cpu_per_poll(
-                &polled.http,
-                dialect,
-                &tasks,
-                ticks.max(1000),
-                config.max_concurrent_calls,
-            )
-            .await?,
-        );
-    }
-    floors.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (floor, floor_system) = floors[FLOOR_RUNS / 2];
+    ratios.sort_by(f64::total_cmp);
+    floors.sort_by(f64::total_cmp);
+    floor_kernel.sort_by(f64::total_cmp);
+    let floor = floors[ROUNDS / 2];
+    let floor_system = floor_kernel[ROUNDS / 2];
     let cpu = used.total();
     let cpu_per_tick = cpu / ticks.max(1) as f64;
     let recovery_cold = opts.cold && drop_page_cache();
@@ -462,26 +527,94 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         recovery_secs,
         recovery_cold,
         floor_cpu_per_1000_polls: floor * 1000.0,
+        floor_ratios: ratios,
         system_share: used.kernel_share(),
         floor_system_share: floor_system,
     })
 }
 
-/// The floor of a poll: `polls` `tasks/get` calls (history length 0, as the client sends them)
-/// spread over `concurrency` workers on one keep-alive client, each answer parsed to a
-/// `serde_json::Value` and dropped. Returns CPU seconds of this process per poll, and the share of
-/// it spent in the kernel.
-async fn floor_cpu_per_poll(
+/// The floor of a poll: a bare polling loop on its own thread (a current-thread tokio runtime and
+/// one keep-alive `reqwest` client, so what it uses is that thread's CPU alone and its connections
+/// stay open between rounds).
+struct Floor {
+    jobs: Option<tokio::sync::mpsc::UnboundedSender<FloorJob>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// One round for the floor's thread: this many polls; the answer (CPU seconds per poll, kernel
+/// share) goes back on `done`.
+struct FloorJob {
+    polls: u64,
+    done: tokio::sync::oneshot::Sender<Result<(f64, f64), String>>,
+}
+
+impl Floor {
+    fn start(
+        config: HttpConfig,
+        dialect: Dialect,
+        tasks: Arc<Vec<String>>,
+        concurrency: usize,
+    ) -> Result<Floor, String> {
+        let (jobs, mut rx) = tokio::sync::mpsc::unbounded_channel::<FloorJob>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let thread = std::thread::Builder::new()
+            .name("bench-floor".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let http = reqwest::Client::new();
+                    while let Some(job) = rx.recv().await {
+                        let r =
+                            floor_round(&http, &config, dialect, &tasks, job.polls, concurrency)
+                                .await;
+                        let _ = job.done.send(r);
+                    }
+                })
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(Floor {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    /// Poll `polls` times; CPU seconds of the floor's thread per poll, and its kernel share.
+    async fn round(&self, polls: u64) -> Result<(f64, f64), String> {
+        let (done, answer) = tokio::sync::oneshot::channel();
+        self.jobs
+            .as_ref()
+            .ok_or("the floor has stopped")?
+            .send(FloorJob { polls, done })
+            .map_err(|_| "the floor's thread has stopped")?;
+        answer.await.map_err(|_| "the floor's thread has stopped")?
+    }
+}
+
+impl Drop for Floor {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread's loop.
+        self.jobs = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `polls` `tasks/get` calls (history length 0, as the client sends them) spread over
+/// `concurrency` workers, each answer parsed to a `serde_json::Value` and dropped. Runs on the
+/// floor's current-thread runtime, so the calling thread's CPU is all of it.
+async fn floor_round(
+    http: &reqwest::Client,
     config: &HttpConfig,
     dialect: Dialect,
-    tasks: &[String],
+    tasks: &Arc<Vec<String>>,
     polls: u64,
     concurrency: usize,
 ) -> Result<(f64, f64), String> {
-    let http = reqwest::Client::new();
-    let tasks = Arc::new(tasks.to_vec());
     let workers = concurrency.max(1) as u64;
-    let c0 = Cpu::now();
+    let c0 = Cpu::of_this_thread();
     let mut handles = vec![];
     for w in 0..workers {
         let (http, config, tasks) = (http.clone(), config.clone(), tasks.clone());
@@ -510,7 +643,7 @@ async fn floor_cpu_per_poll(
     for h in handles {
         h.await.map_err(|e| e.to_string())??;
     }
-    let used = Cpu::now().since(c0);
+    let used = Cpu::of_this_thread().since(c0);
     Ok((used.total() / polls.max(1) as f64, used.kernel_share()))
 }
 
@@ -639,8 +772,14 @@ pub const MAX_DURABLE_RATIO: f64 = 1.5;
 pub const MAX_FLOOR_RATIO: f64 = 1.5;
 pub const MAX_FLOOR_RATIO_ANY: f64 = 2.5;
 pub const FLOOR_RATIO_FROM: usize = 10_000;
-/// The floor is measured this many times; the median counts.
-const FLOOR_RUNS: usize = 3;
+/// The measured window is cut into this many rounds, each followed by a round of the floor; the
+/// median round's ratio counts.
+const ROUNDS: usize = 5;
+/// A floor round polls as often as the runtime ticked in its round, within these bounds (enough
+/// for a steady figure; few enough not to hold the simulated remote for long at 100,000).
+const FLOOR_MIN_POLLS: u64 = 4_000;
+const FLOOR_MAX_POLLS: u64 = 20_000;
+const FOREIGN_FLOOR_MIN_POLLS: u64 = 500;
 /// A lease renewal writes the campaign document and the lease document.
 pub const WRITES_PER_RENEWAL: u64 = 2;
 /// Below this share of the expected ticks the heartbeat cadence was not kept.
@@ -778,6 +917,16 @@ pub async fn run(opts: Options) -> Result<(), String> {
             row.floor_ratio(),
             row.system_share * 100.0,
             row.floor_system_share * 100.0
+        );
+        let rounds: Vec<String> = row
+            .floor_ratios
+            .iter()
+            .map(|r| format!("{r:.2}x"))
+            .collect();
+        println!(
+            "{:>9} ratio per round, sorted (the median counts): {}",
+            "",
+            rounds.join(" ")
         );
         misses.extend(missed(&row));
     }
