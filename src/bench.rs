@@ -20,6 +20,7 @@ use crate::store::{write_atomic, Store};
 use argus_machines::{
     CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId,
 };
+use rustix::time::ClockId;
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -47,18 +48,15 @@ struct Cpu {
 impl Cpu {
     /// This process, every thread.
     fn now() -> Cpu {
-        Cpu::read("/proc/self/stat", rustix::time::ClockId::ProcessCPUTime)
+        Cpu::read("/proc/self/stat", ClockId::ProcessCPUTime)
     }
 
     /// The calling thread alone (the floor's, which runs beside the runtime under test).
     fn of_this_thread() -> Cpu {
-        Cpu::read(
-            "/proc/thread-self/stat",
-            rustix::time::ClockId::ThreadCPUTime,
-        )
+        Cpu::read("/proc/thread-self/stat", ClockId::ThreadCPUTime)
     }
 
-    fn read(stat: &str, clock: rustix::time::ClockId) -> Cpu {
+    fn read(stat: &str, clock: ClockId) -> Cpu {
         let t = rustix::time::clock_gettime(clock);
         let total = t.tv_sec as f64 + t.tv_nsec as f64 / 1e9;
         let unknown = Cpu {
