@@ -6,18 +6,21 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
+        // Shared text: a machine step copies its state and memory to learn whether they changed
+        // (and to undo), once or twice per heartbeat, so a copy is a count, not an allocation.
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
-        pub struct $name(pub String);
+        pub struct $name(Arc<str>);
 
         impl $name {
             /// Wrap a value (validated, where it needs to be, at the edge that received it).
             pub fn new(value: impl Into<String>) -> Self {
-                Self(value.into())
+                Self(Arc::from(value.into()))
             }
             /// The value as text.
             pub fn as_str(&self) -> &str {
@@ -303,17 +306,28 @@ pub struct Seen {
     /// Its A2A state.
     pub state: RemoteState,
     /// Its stage.
-    pub stage: Option<String>,
+    pub stage: Option<Arc<str>>,
     /// Its evidence revision.
     pub evidence_revision: Option<u64>,
     /// Whether it was blocked.
     pub blocked: bool,
     /// The run identity last seen for the task: a change under the same task is significant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<Arc<str>>,
     /// The source revision last seen for the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_sha: Option<String>,
+    pub source_sha: Option<Arc<str>>,
+}
+
+/// The text a reading carried, shared (see the id types: a step copies `Seen` to learn whether
+/// it changed).
+fn shared(text: &Option<String>) -> Option<Arc<str>> {
+    text.as_deref().map(Arc::from)
+}
+
+/// The same text, where both are given.
+fn same(a: &Option<Arc<str>>, b: &Option<String>) -> bool {
+    a.as_deref() == b.as_deref()
 }
 
 impl Seen {
@@ -323,17 +337,18 @@ impl Seen {
             revision: o.revision,
             heartbeat_seq: o.heartbeat_seq,
             state: o.state,
-            stage: o.stage.clone(),
+            stage: shared(&o.stage),
             evidence_revision: o.evidence_revision,
             blocked: o.blocked,
-            run_id: o.run_id.clone(),
-            source_sha: o.source_sha.clone(),
+            run_id: shared(&o.run_id),
+            source_sha: shared(&o.source_sha),
         }
     }
 
     /// The run behind the same task changed identity (a new run id or source under one task).
     pub(crate) fn identity_changed(&self, o: &Observation) -> bool {
-        let changed = |a: &Option<String>, b: &Option<String>| a.is_some() && b.is_some() && a != b;
+        let changed =
+            |a: &Option<Arc<str>>, b: &Option<String>| a.is_some() && b.is_some() && !same(a, b);
         changed(&self.run_id, &o.run_id) || changed(&self.source_sha, &o.source_sha)
     }
 
@@ -348,12 +363,12 @@ impl Seen {
     /// True when nothing decision-relevant differs (heartbeat_seq alone is never material).
     pub(crate) fn same_content(&self, o: &Observation) -> bool {
         self.state == o.state
-            && self.stage == o.stage
+            && same(&self.stage, &o.stage)
             && self.evidence_revision == o.evidence_revision
             && self.blocked == o.blocked
             // A run identity seen for the first time, or a new one, is material.
-            && (o.run_id.is_none() || self.run_id == o.run_id)
-            && (o.source_sha.is_none() || self.source_sha == o.source_sha)
+            && (o.run_id.is_none() || same(&self.run_id, &o.run_id))
+            && (o.source_sha.is_none() || same(&self.source_sha, &o.source_sha))
     }
 }
 
