@@ -471,7 +471,9 @@ impl Store {
                 files.push((entry.path(), entry.ino()));
             }
         }
-        files.sort();
+        // By the names' bytes: every entry shares the directory, so this is the order `Path`'s
+        // component-wise comparison gives, without its cost (12% of a warm recovery's CPU).
+        files.sort_unstable_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
         Ok(files)
     }
 }
@@ -788,6 +790,27 @@ mod tests {
         // Nothing lists the scratch as a campaign.
         let listed = s.campaign_entries().expect("list");
         assert_eq!(listed.len(), 1, "{listed:?}");
+    }
+
+    #[test]
+    fn campaign_files_are_listed_in_the_order_of_their_names() {
+        let s = tmp_store();
+        for id in ["z", "m", "a.b", "m-1", "A", "a"] {
+            let p = s.campaign_path(&CampaignId::parse(id).expect("id"));
+            s.write_doc(&p, &serde_json::json!({ "id": id }))
+                .expect("write");
+        }
+        let names: Vec<String> = s
+            .campaign_files()
+            .expect("list")
+            .iter()
+            .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        assert_eq!(names.first().map(String::as_str), Some("A.json"));
+        assert_eq!(names.len(), 6);
     }
 
     #[test]
