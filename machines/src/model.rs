@@ -325,7 +325,7 @@ fn shared(text: &Option<String>) -> Option<Arc<str>> {
     text.as_deref().map(Arc::from)
 }
 
-/// The same text, where both are given.
+/// The same text, or both absent.
 fn same(a: &Option<Arc<str>>, b: &Option<String>) -> bool {
     a.as_deref() == b.as_deref()
 }

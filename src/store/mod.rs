@@ -472,7 +472,7 @@ impl Store {
             }
         }
         // By the names' bytes: every entry shares the directory, so this is the order `Path`'s
-        // component-wise comparison gives, without its cost (12% of a warm recovery's CPU).
+        // component-wise comparison gives, without its cost (12% of a warm recovery's instructions).
         files.sort_unstable_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
         Ok(files)
     }
