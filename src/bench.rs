@@ -38,7 +38,7 @@ steps = [{ at_ms = 0, state = "working", stage = "training", noise = 4000000000 
 /// CPU seconds used so far by this process (or by the calling thread), or between two such
 /// readings: the total from the CPU-time clock (nanoseconds: a one-second round at a tenth of a
 /// core is 0.1 s, where /proc's 10 ms ticks would be 10% off), the user/kernel split from /proc.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Cpu {
     total: f64,
     user: f64,
@@ -100,14 +100,6 @@ impl Cpu {
             total: self.total + other.total,
             user: self.user + other.user,
             system: self.system + other.system,
-        }
-    }
-
-    fn zero() -> Cpu {
-        Cpu {
-            total: 0.0,
-            user: 0.0,
-            system: 0.0,
         }
     }
 
@@ -384,7 +376,8 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     let rss0 = rss_kib();
     let (polled, client) = polled(n, remote).await?;
     let dialect = client.dialect();
-    let tasks = polled.tasks.clone();
+    // Shared with the floor's thread: one copy of the task ids.
+    let tasks = Arc::new(polled.tasks.clone());
     let root = std::env::temp_dir().join(format!("argus-bench-{}", uuid::Uuid::new_v4()));
     let store = Store::open(&root).map_err(|e| e.to_string())?;
     let client = Arc::new(client);
@@ -447,7 +440,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     let floor = Floor::start(
         polled.http.clone(),
         dialect,
-        Arc::new(tasks.clone()),
+        tasks.clone(),
         config.max_concurrent_calls,
     )?;
     // A remote we did not write may answer a few thousand polls a second at best (fasta2a in
@@ -466,7 +459,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         wake.wakes.load(Ordering::Relaxed),
     );
     let round_length = Duration::from_secs_f64(seconds.max(1) as f64 / ROUNDS as f64);
-    let (mut ticks, mut used) = (0, Cpu::zero());
+    let (mut ticks, mut used) = (0, Cpu::default());
     let (mut floors, mut floor_kernel, mut ratios) = (vec![], vec![], vec![]);
     for _ in 0..ROUNDS {
         let (t0, c0) = (stats.ticks.load(Ordering::Relaxed), Cpu::now());

@@ -1093,7 +1093,7 @@ impl Campaign {
         self.memory.last_seen = Some(Seen::of(o));
         let state_changed = previous
             .as_ref()
-            .is_none_or(|p| p.state != o.state || p.stage.as_deref() != o.stage.as_deref());
+            .is_none_or(|p| p.state != o.state || !crate::model::same(&p.stage, &o.stage));
         if state_changed && !matches!(view, AttemptView::Terminal(_)) {
             context.surface(Significant::StateChanged {
                 task: o.task.clone(),

@@ -326,7 +326,7 @@ fn shared(text: &Option<String>) -> Option<Arc<str>> {
 }
 
 /// The same text, or both absent.
-fn same(a: &Option<Arc<str>>, b: &Option<String>) -> bool {
+pub(crate) fn same(a: &Option<Arc<str>>, b: &Option<String>) -> bool {
     a.as_deref() == b.as_deref()
 }
 
