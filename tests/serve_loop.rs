@@ -803,3 +803,139 @@ fn a_state_root_written_by_version_1_is_upgraded_without_losing_the_argus_links_
     assert_eq!(argus_projects(&argus_home), 1, "no second Argus project");
     assert_eq!(clean_sends(&url, "c1"), 0, "nothing sent to the remote");
 }
+
+/// A plain-HTTP forward proxy (what `HTTP_PROXY` names): reads one request in absolute form,
+/// counts it, sends it on to its origin with `Connection: close`, and answers likewise.
+struct ForwardProxy {
+    url: String,
+    carried: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ForwardProxy {
+    fn start() -> ForwardProxy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let carried = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = carried.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    let _ = ForwardProxy::carry(conn, &log);
+                });
+            }
+        });
+        ForwardProxy { url, carried }
+    }
+
+    fn carry(
+        mut client: std::net::TcpStream,
+        log: &std::sync::Mutex<Vec<String>>,
+    ) -> std::io::Result<()> {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let mut reader = BufReader::new(client.try_clone()?);
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let mut parts = line.split_whitespace();
+        let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let Some(rest) = target.strip_prefix("http://") else {
+            return client.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+        };
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let mut head = format!(
+            "{method} {} HTTP/1.1\r\n",
+            if path.is_empty() { "/" } else { path }
+        );
+        let mut length = 0usize;
+        loop {
+            let mut h = String::new();
+            reader.read_line(&mut h)?;
+            if h == "\r\n" || h.is_empty() {
+                break;
+            }
+            let name = h
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            if name == "content-length" {
+                length = h
+                    .split(':')
+                    .nth(1)
+                    .unwrap_or("")
+                    .trim()
+                    .parse()
+                    .unwrap_or(0);
+            }
+            if name != "connection" && name != "proxy-connection" {
+                head.push_str(&h);
+            }
+        }
+        head.push_str("connection: close\r\n\r\n");
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body)?;
+        log.lock().expect("log").push(format!("{method} {target}"));
+        let mut origin = std::net::TcpStream::connect(authority)?;
+        origin.write_all(head.as_bytes())?;
+        origin.write_all(&body)?;
+        let mut answer = Vec::new();
+        origin.read_to_end(&mut answer)?;
+        // Said once more on the way back: this proxy never keeps a connection open.
+        let split = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or(answer.len());
+        let mut out = String::new();
+        for h in String::from_utf8_lossy(&answer[..split]).split("\r\n") {
+            if !h.to_ascii_lowercase().starts_with("connection:") {
+                out.push_str(h);
+                out.push_str("\r\n");
+            }
+        }
+        out.push_str("connection: close\r\n");
+        client.write_all(out.as_bytes())?;
+        // From the blank line that ends the head (`split` points at its "\r\n\r\n").
+        client.write_all(&answer[(split + 2).min(answer.len())..])?;
+        client.flush()
+    }
+
+    fn carried(&self) -> Vec<String> {
+        self.carried.lock().expect("log").clone()
+    }
+}
+
+/// A proxy named by the environment is honoured: with `HTTP_PROXY` set (and the remote not in
+/// `NO_PROXY`), discovery, every poll and the submit go through it, and the submit is still sent
+/// once. Without one, every other test here talks to the remote directly.
+#[test]
+fn a_proxy_named_by_the_environment_carries_every_call_to_the_remote() {
+    let dir = tmp("proxy");
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let proxy = ForwardProxy::start();
+    let d = serve(
+        &url,
+        &dir.join("state"),
+        &[("HTTP_PROXY", proxy.url.clone())],
+    );
+    d.wait_health(|h| h["status"] == "ok");
+    d.observe_and_claim("c1", "train");
+    assert_eq!(d.act("c1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("c1", "remote_terminal_local_pending");
+    assert_eq!(clean_sends(&url, "c1"), 1);
+    let carried = proxy.carried();
+    let card = format!("GET {url}.well-known/agent-card.json");
+    assert!(carried.contains(&card), "the card fetch: {carried:?}");
+    let posts = carried
+        .iter()
+        .filter(|c| **c == format!("POST {url}"))
+        .count();
+    // Every JSON-RPC call the sim answered came through the proxy (the test's own audit calls
+    // go to the sim directly and are not JSON-RPC).
+    let calls = audit(&url)["entries"].as_array().map_or(0, |e| e.len());
+    assert!(posts >= 3, "claim, submit and polls: {carried:?}");
+    assert_eq!(
+        posts, calls,
+        "every call the sim audited came through the proxy"
+    );
+}

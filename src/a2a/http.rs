@@ -4,10 +4,20 @@
 //! redirects, the timeouts, the 1 MiB cap enforced while reading, the auth headers, and the mapping of
 //! every failure to a safe [`RemoteError`] class that says whether the request may have reached the
 //! remote. It must never log a URL (it may carry a token), a header or a body.
+//!
+//! Two wires carry a request, chosen once at start: hyper's pooled client straight to the remote
+//! (every status poll goes here, so its cost per request is the supervisor's), or reqwest when the
+//! environment names a proxy for the endpoint (reqwest implements proxying; the direct wire does
+//! not). Both apply the same rules above; the trust roots are the same (the compiled-in Mozilla
+//! roots and the platform's store unless `ARGUS_SUPERVISOR_CA_ONLY`, plus `ARGUS_SUPERVISOR_CA_FILE`).
 
 use crate::control::RemoteError;
 use crate::security::Secret;
-use reqwest::{StatusCode, Url};
+use ::http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
+use ::http::StatusCode;
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Full};
+use reqwest::Url;
 use serde::Serialize;
 use serde_json::Value;
 use std::net::IpAddr;
@@ -156,19 +166,51 @@ fn is_loopback(url: &Url) -> bool {
 /// The transport.
 #[derive(Clone)]
 pub struct Http {
-    client: reqwest::Client,
+    wire: Wire,
     endpoint: Endpoint,
-    token: Option<Secret>,
+    /// The endpoint as the `Uri` a request is sent to, converted once: reqwest re-parsed the URL
+    /// twice per request (its redirect layer and its answer), 14% of a status poll's instructions.
+    post_uri: ::http::Uri,
+    /// The headers every request carries (user agent; the token's two, marked sensitive), built
+    /// once: a token that cannot be a header value is refused at start, not on every call.
+    fixed: Arc<[(HeaderName, HeaderValue)]>,
+    /// Longest wait between bytes of an answer, and for the whole exchange (the direct wire's
+    /// timer; the proxied wire's client carries its own).
+    read_timeout: Duration,
+    total_timeout: Duration,
     /// The next JSON-RPC id, shared by the clones of this transport.
     next_id: Arc<AtomicU64>,
 }
+
+/// How a request reaches the remote.
+#[derive(Clone)]
+enum Wire {
+    /// Straight to the remote, on hyper's pooled client (keep-alive, HTTP/2 by ALPN). Behind an
+    /// `Arc`: the client is a dozen handles, and the enum would otherwise be its size.
+    Direct(Arc<DirectClient>),
+    /// Through the proxy the environment names for this endpoint (`HTTPS_PROXY`, `HTTP_PROXY`,
+    /// `ALL_PROXY`, minus `NO_PROXY`), on reqwest, which implements proxying. Chosen once, at
+    /// start, by the same rules reqwest applies.
+    Proxied(reqwest::Client),
+}
+
+type DirectClient = hyper_util::client::legacy::Client<
+    TimedConnect<hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>>,
+    Full<Bytes>,
+>;
 
 impl std::fmt::Debug for Http {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Http")
             .field("endpoint", &self.endpoint)
-            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
-            .finish()
+            .field(
+                "wire",
+                &match self.wire {
+                    Wire::Direct(_) => "direct",
+                    Wire::Proxied(_) => "proxied",
+                },
+            )
+            .finish_non_exhaustive()
     }
 }
 
@@ -179,33 +221,47 @@ pub enum VersionHeader {
     V1,
 }
 
+const USER_AGENT: &str = concat!("argus-supervisor/", env!("CARGO_PKG_VERSION"));
+
 impl Http {
     pub fn new(config: &HttpConfig) -> Result<Http, RemoteError> {
         let endpoint = Endpoint::parse(&config.endpoint, config.allow_insecure_loopback)?;
-        let mut builder = reqwest::Client::builder()
-            .use_rustls_tls()
-            .min_tls_version(reqwest::tls::Version::TLS_1_2)
-            .tls_built_in_root_certs(!config.ca_only);
-        if let Some(pem) = &config.ca_pem {
-            for cert in reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?
-            {
-                builder = builder.add_root_certificate(cert);
-            }
+        let post_uri = to_uri(endpoint.url())?;
+        let proxied = hyper_util::client::proxy::matcher::Matcher::from_system()
+            .intercept(&post_uri)
+            .is_some();
+        let wire = if proxied {
+            Wire::Proxied(proxied_client(config)?)
+        } else {
+            Wire::Direct(Arc::new(direct_client(config)?))
+        };
+        let mut fixed = vec![(
+            ::http::header::USER_AGENT,
+            HeaderValue::from_static(USER_AGENT),
+        )];
+        if let Some(t) = &config.token {
+            let header = |v: String| {
+                let mut v = HeaderValue::try_from(v).map_err(|_| RemoteError::AuthFailed)?;
+                v.set_sensitive(true);
+                Ok::<_, RemoteError>(v)
+            };
+            // Agent Zero accepts either header; both carry the same token.
+            fixed.push((
+                ::http::header::AUTHORIZATION,
+                header(format!("Bearer {}", t.expose()))?,
+            ));
+            fixed.push((
+                HeaderName::from_static("x-api-key"),
+                header(t.expose().to_owned())?,
+            ));
         }
-        let client = builder
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
-            .timeout(config.total_timeout)
-            .https_only(!config.allow_insecure_loopback)
-            .user_agent(concat!("argus-supervisor/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?;
         Ok(Http {
-            client,
+            wire,
             endpoint,
-            token: config.token.clone(),
+            post_uri,
+            fixed: fixed.into(),
+            read_timeout: config.read_timeout,
+            total_timeout: config.total_timeout,
             next_id: Arc::new(AtomicU64::new(1)),
         })
     }
@@ -214,34 +270,27 @@ impl Http {
         &self.endpoint
     }
 
-    fn authorize(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.token {
-            // Agent Zero accepts either header; both carry the same token.
-            Some(t) => req.bearer_auth(t.expose()).header("X-API-KEY", t.expose()),
-            None => req,
-        }
+    /// Whether requests go through a proxy named by the environment (said once at start).
+    pub fn is_proxied(&self) -> bool {
+        matches!(self.wire, Wire::Proxied(_))
     }
 
     /// GET a document under the endpoint (the agent card), bounded. `Ok(None)` on 404.
     pub async fn get_json(&self, rel: &str) -> Result<Option<Value>, RemoteError> {
         let url = self.endpoint.join(rel)?;
-        let resp = self
-            .authorize(self.client.get(url).header("Accept", "application/json"))
-            .send()
-            .await
-            .map_err(classify_send)?;
-        let status = resp.status();
-        if status == StatusCode::NOT_FOUND {
+        let uri = to_uri(&url)?;
+        let answer = self
+            .send(::http::Method::GET, &url, uri, None, VersionHeader::None)
+            .await?;
+        if answer.status == StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        check_status(status)?;
-        let body = read_capped(resp).await?;
-        if !status.is_success() {
+        if !answer.status.is_success() {
             return Err(RemoteError::Http {
-                status: status.as_u16(),
+                status: answer.status.as_u16(),
             });
         }
-        serde_json::from_slice(&body)
+        serde_json::from_slice(&answer.bytes)
             .map(Some)
             .map_err(|_| RemoteError::IncompatibleCard)
     }
@@ -270,33 +319,277 @@ impl Http {
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let body = Request {
+        let body = serde_json::to_vec(&Request {
             jsonrpc: "2.0",
             id,
             method,
             params,
-        };
-        let mut req = self
-            .client
-            .post(self.endpoint.url().clone())
-            .header("Accept", "application/json")
-            .json(&body);
-        if version == VersionHeader::V1 {
-            req = req.header("A2A-Version", "1.0");
-        }
-        let outcome = self.exchange(self.authorize(req)).await;
+        })
+        // Never sent: the class reqwest's builder error had.
+        .map_err(|_| RemoteError::InvalidEndpoint)?;
+        let outcome = self
+            .send(
+                ::http::Method::POST,
+                self.endpoint.url(),
+                self.post_uri.clone(),
+                Some(Bytes::from(body)),
+                version,
+            )
+            .await;
         if let Err(e) = &outcome {
             tracing::debug!(method, class = e.class(), "remote call failed");
         }
         outcome
     }
 
-    async fn exchange(&self, req: reqwest::RequestBuilder) -> Result<Answer, RemoteError> {
-        let resp = req.send().await.map_err(classify_send)?;
+    /// Send one request on the wire; refuse a redirect or an auth failure; read the body within
+    /// the cap. `url` and `uri` name the same target (reqwest takes the one, hyper the other).
+    async fn send(
+        &self,
+        method: ::http::Method,
+        url: &Url,
+        uri: ::http::Uri,
+        body: Option<Bytes>,
+        version: VersionHeader,
+    ) -> Result<Answer, RemoteError> {
+        let mut headers = HeaderMap::with_capacity(self.fixed.len() + 3);
+        for (name, value) in self.fixed.iter() {
+            headers.insert(name.clone(), value.clone());
+        }
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        if body.is_some() {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if version == VersionHeader::V1 {
+            headers.insert(
+                HeaderName::from_static("a2a-version"),
+                HeaderValue::from_static("1.0"),
+            );
+        }
+        match &self.wire {
+            Wire::Direct(client) => {
+                let mut req = ::http::Request::new(Full::new(body.unwrap_or_default()));
+                *req.method_mut() = method;
+                *req.uri_mut() = uri;
+                *req.headers_mut() = headers;
+                self.exchange_direct(client, req).await
+            }
+            Wire::Proxied(client) => {
+                let mut req = client.request(method, url.clone()).headers(headers);
+                if let Some(body) = body {
+                    req = req.body(body);
+                }
+                let resp = req.send().await.map_err(classify_send)?;
+                let status = resp.status();
+                check_status(status)?;
+                let bytes = read_capped(resp).await?;
+                Ok(Answer { status, bytes })
+            }
+        }
+    }
+
+    /// One exchange on hyper's client, under one timer: it fires at the read timeout after the
+    /// last byte (or the send), or at the total timeout, whichever comes first.
+    async fn exchange_direct(
+        &self,
+        client: &DirectClient,
+        req: ::http::Request<Full<Bytes>>,
+    ) -> Result<Answer, RemoteError> {
+        let total = tokio::time::Instant::now() + self.total_timeout;
+        let next = |now: tokio::time::Instant| (now + self.read_timeout).min(total);
+        let timer = tokio::time::sleep_until(next(tokio::time::Instant::now()));
+        tokio::pin!(timer);
+        let resp = tokio::select! {
+            biased;
+            r = client.request(req) => r.map_err(classify_direct)?,
+            () = &mut timer => return Err(RemoteError::TimeoutAfterSend),
+        };
         let status = resp.status();
         check_status(status)?;
-        let bytes = read_capped(resp).await?;
+        let declared = resp
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+            return Err(RemoteError::TooLarge);
+        }
+        let mut body = resp.into_body();
+        // Most answers arrive in one frame: kept as it came, copied only when a second arrives.
+        let mut first: Option<Bytes> = None;
+        let mut rest: Option<BytesMut> = None;
+        loop {
+            timer.as_mut().reset(next(tokio::time::Instant::now()));
+            let frame = tokio::select! {
+                biased;
+                f = body.frame() => f,
+                () = &mut timer => return Err(RemoteError::TimeoutAfterSend),
+            };
+            let data = match frame {
+                None => break,
+                Some(Err(_)) => return Err(RemoteError::DroppedAfterSend),
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => data,
+                    Err(_) => continue, // trailers
+                },
+            };
+            let held =
+                first.as_ref().map_or(0, Bytes::len) + rest.as_ref().map_or(0, BytesMut::len);
+            if held + data.len() > MAX_RESPONSE_BYTES {
+                return Err(RemoteError::TooLarge);
+            }
+            match (first.take(), &mut rest) {
+                (_, Some(r)) => r.extend_from_slice(&data),
+                (None, None) => first = Some(data),
+                (Some(f), None) => {
+                    let mut joined = BytesMut::with_capacity(f.len() + data.len());
+                    joined.extend_from_slice(&f);
+                    joined.extend_from_slice(&data);
+                    rest = Some(joined);
+                }
+            }
+        }
+        let bytes = match (first, rest) {
+            (_, Some(r)) => r.freeze(),
+            (Some(f), None) => f,
+            (None, None) => Bytes::new(),
+        };
         Ok(Answer { status, bytes })
+    }
+}
+
+/// The endpoint (or a URL under it) as hyper's `Uri`.
+fn to_uri(url: &Url) -> Result<::http::Uri, RemoteError> {
+    url.as_str()
+        .parse()
+        .map_err(|_| RemoteError::InvalidEndpoint)
+}
+
+/// The trust roots: the compiled-in Mozilla roots and the platform's store (which honours
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR`) unless `ca_only`, plus `ca_pem` — what reqwest loads.
+fn root_store(config: &HttpConfig) -> Result<rustls::RootCertStore, RemoteError> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let handshake = RemoteError::Tls(crate::control::TlsClass::Handshake);
+    let mut roots = rustls::RootCertStore::empty();
+    if !config.ca_only {
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        // Native stores often hold a few certificates rustls cannot parse: skip them, as reqwest does.
+        for cert in rustls_native_certs::load_native_certs().certs {
+            let _ = roots.add(cert);
+        }
+    }
+    if let Some(pem) = &config.ca_pem {
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            roots
+                .add(cert.map_err(|_| handshake.clone())?)
+                .map_err(|_| handshake.clone())?;
+        }
+    }
+    Ok(roots)
+}
+
+fn direct_client(config: &HttpConfig) -> Result<DirectClient, RemoteError> {
+    use hyper_util::client::legacy::connect::HttpConnector;
+    use hyper_util::rt::{TokioExecutor, TokioTimer};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // TLS 1.2 and 1.3 only; verification against `root_store`, never switched off.
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?
+        .with_root_certificates(root_store(config)?)
+        .with_no_client_auth();
+    // The TCP settings reqwest uses: no Nagle delay on small requests, keep-alive probes.
+    let mut tcp = HttpConnector::new();
+    tcp.enforce_http(false);
+    tcp.set_nodelay(true);
+    tcp.set_keepalive(Some(Duration::from_secs(15)));
+    tcp.set_keepalive_interval(Some(Duration::from_secs(15)));
+    tcp.set_keepalive_retries(Some(3));
+    tcp.set_tcp_user_timeout(Some(Duration::from_secs(30)));
+    let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);
+    let https = if config.allow_insecure_loopback {
+        // `Endpoint::parse` has already refused plain HTTP to anything but loopback.
+        builder.https_or_http()
+    } else {
+        builder.https_only()
+    }
+    .enable_http1()
+    .enable_http2()
+    .wrap_connector(tcp);
+    let connect = TimedConnect {
+        inner: https,
+        timeout: config.connect_timeout,
+    };
+    Ok(
+        hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connect),
+    )
+}
+
+/// reqwest, for a remote reached through the environment's proxy: the same roots, timeouts and
+/// refusals as the direct wire.
+fn proxied_client(config: &HttpConfig) -> Result<reqwest::Client, RemoteError> {
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .min_tls_version(reqwest::tls::Version::TLS_1_2)
+        .tls_built_in_root_certs(!config.ca_only);
+    if let Some(pem) = &config.ca_pem {
+        for cert in reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?
+        {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    builder
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(config.connect_timeout)
+        .read_timeout(config.read_timeout)
+        .timeout(config.total_timeout)
+        .https_only(!config.allow_insecure_loopback)
+        .build()
+        .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))
+}
+
+/// A connector whose whole connect — TCP and the TLS handshake — is bounded, so that a stall
+/// before anything was sent is told apart from one after (hyper's own timeout covers TCP only).
+#[derive(Clone)]
+struct TimedConnect<C> {
+    inner: C,
+    timeout: Duration,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl<C> tower::Service<::http::Uri> for TimedConnect<C>
+where
+    C: tower::Service<::http::Uri>,
+    C::Error: Into<BoxError>,
+    C::Future: Send + 'static,
+{
+    type Response = C::Response;
+    type Error = BoxError;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<C::Response, BoxError>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: ::http::Uri) -> Self::Future {
+        let connecting = self.inner.call(uri);
+        let timeout = self.timeout;
+        Box::pin(async move {
+            match tokio::time::timeout(timeout, connecting).await {
+                Ok(done) => done.map_err(Into::into),
+                Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into()),
+            }
+        })
     }
 }
 
@@ -312,7 +605,7 @@ struct Request<'a, P: ?Sized> {
 /// A JSON-RPC answer as it arrived (its HTTP status and bounded body), not yet read.
 pub struct Answer {
     status: StatusCode,
-    bytes: Vec<u8>,
+    bytes: Bytes,
 }
 
 impl Answer {
@@ -387,7 +680,38 @@ fn check_status(status: StatusCode) -> Result<(), RemoteError> {
     Ok(())
 }
 
-/// Classify a failure of `send()`: before the request could leave, or after.
+/// Classify a failure of the direct wire's send: before the request could leave, or after.
+fn classify_direct(e: hyper_util::client::legacy::Error) -> RemoteError {
+    if let Some(class) = tls_class(&e) {
+        return RemoteError::Tls(class);
+    }
+    if e.is_connect() {
+        return if timed_out(&e) {
+            RemoteError::TimeoutBeforeSend
+        } else {
+            RemoteError::Unavailable
+        };
+    }
+    // The client resends on its own only a request that never left (a pooled connection the
+    // remote had closed); anything else may have reached the remote.
+    RemoteError::DroppedAfterSend
+}
+
+/// Whether a connect failure was `TimedConnect`'s timer (an `io::ErrorKind::TimedOut` in the chain).
+fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return true;
+            }
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// Classify a failure of the proxied wire's `send()`: before the request could leave, or after.
 fn classify_send(e: reqwest::Error) -> RemoteError {
     if e.is_redirect() {
         return RemoteError::RedirectRefused;
@@ -414,7 +738,7 @@ fn classify_send(e: reqwest::Error) -> RemoteError {
 
 /// The TLS failure behind a send error, if it is one: found by walking the error chain to the
 /// TLS library's own error type (io errors are opened, as they hide their inner error's type).
-fn tls_class(e: &reqwest::Error) -> Option<crate::control::TlsClass> {
+fn tls_class(e: &(dyn std::error::Error + 'static)) -> Option<crate::control::TlsClass> {
     use crate::control::TlsClass;
     use rustls::CertificateError as C;
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -448,8 +772,8 @@ fn tls_class(e: &reqwest::Error) -> Option<crate::control::TlsClass> {
     None
 }
 
-/// Read the body, refusing past the cap: stop reading at the cap, never buffer more.
-async fn read_capped(mut resp: reqwest::Response) -> Result<Vec<u8>, RemoteError> {
+/// Read the proxied wire's body, refusing past the cap: stop reading at the cap, never buffer more.
+async fn read_capped(mut resp: reqwest::Response) -> Result<Bytes, RemoteError> {
     if resp
         .content_length()
         .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
@@ -465,9 +789,147 @@ async fn read_capped(mut resp: reqwest::Response) -> Result<Vec<u8>, RemoteError
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok(None) => return Ok(body),
+            Ok(None) => return Ok(body.into()),
             Err(e) if e.is_timeout() => return Err(RemoteError::TimeoutAfterSend),
             Err(_) => return Err(RemoteError::DroppedAfterSend),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The direct wire against raw sockets: what a real server may do that the sim does not
+    //! (a chunked answer with no length, a stall mid-answer, a handshake that never completes).
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// A server that reads one request head and then runs `answer` on the socket.
+    async fn one_shot<F, Fut>(answer: F) -> String
+    where
+        F: FnOnce(tokio::net::TcpStream) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            if let Ok((mut sock, _)) = listener.accept().await {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                answer(sock).await;
+            }
+        });
+        url
+    }
+
+    fn http(url: &str, read: Duration) -> Http {
+        let mut config = HttpConfig::new(url);
+        config.allow_insecure_loopback = true;
+        config.read_timeout = read;
+        Http::new(&config).expect("transport")
+    }
+
+    fn chunk(data: &[u8]) -> Vec<u8> {
+        let mut out = format!("{:x}\r\n", data.len()).into_bytes();
+        out.extend_from_slice(data);
+        out.extend_from_slice(b"\r\n");
+        out
+    }
+
+    #[tokio::test]
+    async fn an_answer_in_many_chunks_is_read_whole_and_one_past_the_cap_is_refused() {
+        let url = one_shot(|mut s| async move {
+            let _ = s
+                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await;
+            for part in [
+                &b"{\"jsonrpc\":\"2.0\","[..],
+                b"\"id\":1,",
+                b"\"result\":{\"a\":1}}",
+            ] {
+                let _ = s.write_all(&chunk(part)).await;
+                let _ = s.flush().await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let _ = s.write_all(b"0\r\n\r\n").await;
+        })
+        .await;
+        let t = http(&url, Duration::from_secs(5));
+        let v = t.call("m", &(), VersionHeader::None).await.expect("answer");
+        assert_eq!(v, serde_json::json!({"a": 1}));
+
+        // No length declared: the cap is enforced while reading.
+        let url = one_shot(|mut s| async move {
+            let _ = s
+                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await;
+            let block = vec![b' '; 64 * 1024];
+            for _ in 0..=(MAX_RESPONSE_BYTES / block.len()) {
+                if s.write_all(&chunk(&block)).await.is_err() {
+                    return;
+                }
+            }
+            let _ = s.write_all(b"0\r\n\r\n").await;
+        })
+        .await;
+        let t = http(&url, Duration::from_secs(5));
+        assert_eq!(
+            t.call("m", &(), VersionHeader::None).await.err(),
+            Some(RemoteError::TooLarge)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stall_mid_answer_is_a_timeout_after_sending() {
+        let url = one_shot(|mut s| async move {
+            let _ = s
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\"")
+                .await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        let t = http(&url, Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        assert_eq!(
+            t.call("m", &(), VersionHeader::None).await.err(),
+            Some(RemoteError::TimeoutAfterSend)
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn a_handshake_that_never_completes_is_a_timeout_before_sending() {
+        // Accepts TCP, never answers the TLS hello: nothing can have been sent.
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((sock, _)) = listener.accept().await {
+                held.push(sock);
+            }
+        });
+        let mut config = HttpConfig::new(format!("https://localhost:{port}/"));
+        config.connect_timeout = Duration::from_millis(300);
+        let t = Http::new(&config).expect("transport");
+        assert_eq!(
+            t.call("m", &(), VersionHeader::None).await.err(),
+            Some(RemoteError::TimeoutBeforeSend)
+        );
+    }
+
+    #[test]
+    fn a_token_that_cannot_be_a_header_is_refused_at_start_and_never_shown() {
+        let mut config = HttpConfig::new("https://remote.example/");
+        config.token = Some(Secret::new("tok\nen-secret-77"));
+        assert_eq!(Http::new(&config).err(), Some(RemoteError::AuthFailed));
+        config.token = Some(Secret::new("token-secret-77"));
+        let t = Http::new(&config).expect("transport");
+        assert!(!format!("{t:?}").contains("secret-77"));
     }
 }

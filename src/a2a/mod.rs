@@ -101,7 +101,9 @@ impl A2aClient {
             };
             ops.insert(op, status);
         }
-        tracing::info!(endpoint = %http.endpoint(), dialect = ?card.dialect, card_sha256 = %card.sha256, "remote discovered");
+        // `proxied`: whether the environment's proxy variables route this endpoint (the proxy's
+        // address is never logged: it may carry credentials).
+        tracing::info!(endpoint = %http.endpoint(), proxied = http.is_proxied(), dialect = ?card.dialect, card_sha256 = %card.sha256, "remote discovered");
         Ok(A2aClient {
             http,
             card,
