@@ -314,6 +314,14 @@ fn serve_over_https_runs_the_controller_flow_and_without_the_ca_says_why_it_cann
     let a = audit(&pki, &sim);
     assert_eq!(a["counters"]["tasks_per_campaign"]["c1"], 1);
     assert_eq!(a["counters"]["rejected_stale_epoch"], 0);
+    // The sim offers HTTP/2 by ALPN: the supervisor's calls (its only JSON-RPC client here) took
+    // it. At least as many as the entries: a poll counted on arrival may not be recorded yet.
+    let calls = a["entries"].as_array().map_or(0, Vec::len) as u64;
+    let http2 = a["http2_calls"].as_u64().unwrap_or(0);
+    assert!(
+        calls > 0 && http2 >= calls,
+        "{http2} of {calls} calls over HTTP/2"
+    );
     assert_supervisor_clean(&a);
 }
 

@@ -201,7 +201,7 @@ impl SimTls {
         }
         let key = PrivateKeyDer::from_pem_slice(&self.key_pem)
             .map_err(|_| bad("the TLS key file holds no PEM private key"))?;
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
         .with_safe_default_protocol_versions()
@@ -209,6 +209,8 @@ impl SimTls {
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .map_err(|_| bad("the TLS certificate and key do not match"))?;
+        // HTTP/2 offered first, as real HTTPS servers do; the listener speaks either.
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
     }
 }
@@ -223,6 +225,8 @@ struct Shared {
     unreachable_ms: AtomicU64,
     /// Requests held by a delay fault right now (see `Audit::held_now`).
     held: AtomicU64,
+    /// See `Audit::http2_calls`.
+    http2_calls: AtomicU64,
 }
 
 impl Shared {
@@ -237,6 +241,7 @@ impl Shared {
     fn audit(&self) -> Audit {
         let mut audit = self.world().audit();
         audit.held_now = self.held.load(Ordering::SeqCst);
+        audit.http2_calls = self.http2_calls.load(Ordering::SeqCst);
         audit
     }
 
@@ -402,6 +407,7 @@ pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<S
         unreachable: Notify::new(),
         unreachable_ms: AtomicU64::new(0),
         held: AtomicU64::new(0),
+        http2_calls: AtomicU64::new(0),
     });
     // Faults from the scenario file that act on the transport belong to the HTTP layer.
     for f in transport {
@@ -581,7 +587,15 @@ fn rpc_error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-async fn rpc(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn rpc(
+    State(shared): State<Arc<Shared>>,
+    version: axum::http::Version,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if version == axum::http::Version::HTTP_2 {
+        shared.http2_calls.fetch_add(1, Ordering::SeqCst);
+    }
     let refuse = |what: &str, reason: &str| {
         let now = shared.now_ms();
         shared.world().note_refused(what, reason, now);

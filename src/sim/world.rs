@@ -131,6 +131,9 @@ pub struct Audit {
     /// Requests that have arrived and are being held by a delay fault right now (not yet applied,
     /// not yet in `entries`): lets a crash test restart while a write is still in flight.
     pub held_now: u64,
+    /// JSON-RPC calls that arrived over HTTP/2 (negotiated by ALPN on the HTTPS listener): shows
+    /// which protocol a client actually spoke.
+    pub http2_calls: u64,
 }
 
 /// The whole simulated remote.
@@ -292,6 +295,7 @@ impl World {
             entries: self.audit.clone(),
             counters: self.counters.clone(),
             held_now: 0,
+            http2_calls: 0,
         }
     }
 
