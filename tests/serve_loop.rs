@@ -64,13 +64,28 @@ struct Daemon {
 }
 
 fn serve(url: &str, home: &Path, extra: &[(&str, String)]) -> Daemon {
+    serve_as(url, SIM_TOKEN, home, extra, None)
+}
+
+/// `serve` with the remote token given, its log (stderr) written to `log` when one is named.
+fn serve_as(
+    url: &str,
+    remote_token: &str,
+    home: &Path,
+    extra: &[(&str, String)],
+    log: Option<&Path>,
+) -> Daemon {
     let port = free_port();
-    let child = procs::serve_command(url, SIM_TOKEN, API_TOKEN, home, port)
+    let stderr = match log {
+        Some(path) => Stdio::from(std::fs::File::create(path).expect("log")),
+        None => Stdio::null(),
+    };
+    let child = procs::serve_command(url, remote_token, API_TOKEN, home, port)
         .arg("--allow-insecure-loopback")
         .env("ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS", "1")
         .envs(extra.iter().map(|(k, v)| (k, v.as_str())))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("serve");
     Daemon {
@@ -561,18 +576,7 @@ fn refused_credentials_at_discovery_are_said_once_and_shown_in_health() {
     });
     let dir = tmp("auth");
     let log = dir.join("serve.log");
-    let port = free_port();
-    let child = procs::serve_command(&url, "wrong-token", API_TOKEN, &dir.join("state"), port)
-        .arg("--allow-insecure-loopback")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("serve");
-    let d = Daemon {
-        _p: Kill(child),
-        port,
-        home: dir.join("state"),
-    };
+    let d = serve_as(&url, "wrong-token", &dir.join("state"), &[], Some(&log));
     let h = d.wait_health(|h| h["remote"]["last_error"] == "auth_failed");
     assert_eq!(h["status"], "starting", "{h}");
     std::thread::sleep(Duration::from_secs(2));
@@ -913,20 +917,14 @@ fn a_proxy_named_by_the_environment_carries_every_call_to_the_remote() {
     let dir = tmp("proxy");
     let (_sim, url) = sim("happy", "127.0.0.1:0");
     let proxy = ForwardProxy::start();
-    let port = free_port();
     let log = dir.join("serve.log");
-    let child = procs::serve_command(&url, SIM_TOKEN, API_TOKEN, &dir.join("state"), port)
-        .arg("--allow-insecure-loopback")
-        .env("HTTP_PROXY", &proxy.url)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("serve");
-    let d = Daemon {
-        _p: Kill(child),
-        port,
-        home: dir.join("state"),
-    };
+    let d = serve_as(
+        &url,
+        SIM_TOKEN,
+        &dir.join("state"),
+        &[("HTTP_PROXY", proxy.url.clone())],
+        Some(&log),
+    );
     d.wait_health(|h| h["status"] == "ok");
     // Said once at start, without the proxy's address.
     let said = std::fs::read_to_string(&log).expect("log");
