@@ -180,11 +180,11 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
         "{quarantined:?}"
     );
     assert!(
-        rt.recovery_reports
+        rt.recovery_reports()
             .iter()
             .any(|l| l.contains("c1.bak.json") && l.contains("another campaign")),
         "{:?}",
-        rt.recovery_reports
+        rt.recovery_reports()
     );
     let confirms = || {
         r.sim
@@ -460,9 +460,17 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
     std::fs::write(&c2, serde_json::to_vec(&doc).expect("json")).expect("write");
 
     let rt = runtime(&r).await;
-    let reports = rt.recovery_reports.join("\n");
+    // The documents are decided on at start; c1's event log is read by its driver before its
+    // first step, and reported then.
+    let reports = rt.recovery_reports().join("\n");
     assert!(reports.contains("x.json"), "{reports}");
-    assert!(reports.contains("event log"), "{reports}");
+    wait_for("c1's unusable event log to be reported", || {
+        rt.recovery_reports()
+            .iter()
+            .any(|l| l.starts_with("c1: ") && l.contains("event log"))
+    })
+    .await;
+    let reports = rt.recovery_reports().join("\n");
     assert!(
         reports.contains("c2"),
         "unknown fields are refused: {reports}"
@@ -871,4 +879,101 @@ async fn a_restart_spreads_its_confirmations_over_the_first_heartbeat() {
         wait_state(&rt, id, StateName::Ready).await;
     }
     assert_sent_cleanly(&r.sim.audit());
+}
+
+/// A crash between an event's line and its feed message (the log has the event, the feed and the
+/// document's `feed_written` do not): the driver reads the log before the campaign's first step,
+/// writes the missing message once, and deduplicates against the log (no event logged twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_step() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    running(&rt, "c1").await;
+    let from_events = |rt: &Runtime<A2aClient>| {
+        argus_supervisor::runtime::messages::feed(&rt.events("c1").expect("events"))
+    };
+    wait_for("an event-derived feed message", || {
+        !from_events(&rt).is_empty()
+    })
+    .await;
+    rt.kill();
+    drop(rt);
+    let id = argus_supervisor::store::validate_campaign_id("c1").expect("id");
+    let (messages, events, doc) = (
+        r.store.messages_path(&id),
+        r.store.events_path(&id),
+        r.store.campaign_path(&id),
+    );
+    let log_before = std::fs::read(&events).expect("log");
+    // The newest event-derived message goes, as if the crash came just before it was appended.
+    let derived = argus_supervisor::runtime::messages::feed(
+        &r.store
+            .read_lines::<argus_supervisor::runtime::reduce::EventLine>(&events)
+            .expect("log")
+            .0,
+    );
+    let lost = derived.last().expect("one at least").clone();
+    let lines: Vec<String> = std::fs::read_to_string(&messages)
+        .expect("feed")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let is_lost = |l: &str| {
+        let v: serde_json::Value = serde_json::from_str(l).expect("json");
+        v["text"] == lost.text.as_str() && v["at"] == lost.at
+    };
+    let at = lines.iter().rposition(|l| is_lost(l)).expect("in the feed");
+    let kept: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .map(|(_, l)| l.as_str())
+        .collect();
+    std::fs::write(&messages, kept.join("\n") + "\n").expect("write feed");
+    let mut d: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&doc).expect("doc")).expect("json");
+    let written = d["feed_written"].as_u64().expect("feed_written");
+    assert_eq!(written, derived.len() as u64);
+    d["feed_written"] = serde_json::json!(written - 1);
+    std::fs::write(&doc, serde_json::to_vec_pretty(&d).expect("json")).expect("write doc");
+
+    let rt = runtime(&r).await;
+    let count = |rt: &Runtime<A2aClient>| {
+        rt.messages("c1")
+            .expect("feed")
+            .iter()
+            .filter(|m| m["text"] == lost.text.as_str() && m["at"] == lost.at)
+            .count()
+    };
+    wait_for("the lost feed message to be written", || count(&rt) >= 1).await;
+    let stored = || -> CampaignDoc { r.store.read_doc(&doc).expect("readable").expect("present") };
+    wait_for("the document to count it", || {
+        stored().feed_written as u64 == written
+    })
+    .await;
+    // Some steps later: still once, and the log's events were not logged again.
+    let ticks = rt.stats().ticks.load(Ordering::Relaxed);
+    wait_for("three more ticks", || {
+        rt.stats().ticks.load(Ordering::Relaxed) >= ticks + 3
+    })
+    .await;
+    assert_eq!(count(&rt), 1, "written once");
+    let log_after = std::fs::read(&events).expect("log");
+    assert!(log_after.starts_with(&log_before), "the log only grows");
+    let identities: Vec<String> = rt
+        .events("c1")
+        .expect("events")
+        .into_iter()
+        .map(|l| l.identity)
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = identities.iter().collect();
+    assert_eq!(
+        unique.len(),
+        identities.len(),
+        "no event logged twice: {identities:?}"
+    );
+    assert_eq!(
+        rt.document("c1").expect("present").feed_written as u64,
+        written
+    );
 }

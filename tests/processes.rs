@@ -837,6 +837,11 @@ fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
     let campaigns = home.join("campaigns");
     std::fs::copy(campaigns.join("c1.json"), campaigns.join("c1.bak.json")).expect("copy");
     std::fs::create_dir_all(campaigns.join("x.json")).expect("dir");
+    // A directory where p007's event log would be: start reads no event log; p007's driver
+    // reads its own before its first step, and moves this one aside.
+    let p007_log = home.join("events").join("p007.jsonl");
+    let _ = std::fs::remove_file(&p007_log);
+    std::fs::create_dir_all(&p007_log).expect("dir");
     let _serve = serve(&url, &home, port);
     wait_healthy(port);
     wait_state(port, "c1", &["controlling.ready"]);
@@ -886,6 +891,11 @@ fn serve_recovers_hundreds_of_campaigns_read_in_parallel_and_sets_aside_the_odd_
     )
     .expect("corrupt");
     std::fs::create_dir_all(campaigns.join("x.json")).expect("dir");
+    // A directory where p007's event log would be: start reads no event log; p007's driver
+    // reads its own before its first step, and moves this one aside.
+    let p007_log = home.join("events").join("p007.jsonl");
+    let _ = std::fs::remove_file(&p007_log);
+    std::fs::create_dir_all(&p007_log).expect("dir");
     let _serve = serve(&url, &home, port);
     wait_healthy(port);
     wait_state(port, "c1", &["controlling.ready"]);
@@ -911,6 +921,32 @@ fn serve_recovers_hundreds_of_campaigns_read_in_parallel_and_sets_aside_the_odd_
     // The corrupt campaign comes back without authority, asking for a review.
     let garbled = api_get(port, "/campaigns/garbled");
     assert!(garbled.contains("observing"), "{garbled}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let status: Value = serde_json::from_str(&api_get(port, "/status")).expect("json");
+        let reported = status["recovery_reports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .any(|r| r.starts_with("p007: unreadable event log"));
+        if reported {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "p007's event log is never reported: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!p007_log.is_dir(), "moved aside");
+    assert!(
+        std::fs::read_dir(home.join("quarantine"))
+            .expect("quarantine")
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().starts_with("p007.jsonl")),
+        "kept in quarantine"
+    );
 }
 
 /// `bench` with a share of controlling campaigns at a given heartbeat: they claim control on the

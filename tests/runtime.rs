@@ -726,7 +726,12 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
         .campaign_path(&argus_supervisor::store::CampaignId::parse("c1").expect("id"));
     std::fs::write(&path, b"{\"schema_version\": 1, \"campaign_id\": \"c1\", \"machine\": {\"state\": \"controlling.run").expect("corrupt");
     let rt = runtime(&r).await;
-    assert_eq!(rt.recovery_reports.len(), 1, "{:?}", rt.recovery_reports);
+    assert_eq!(
+        rt.recovery_reports().len(),
+        1,
+        "{:?}",
+        rt.recovery_reports()
+    );
     let doc = rt.document("c1").expect("present");
     assert_eq!(doc.machine.state, StateName::Detached);
     assert!(doc.machine.state.lease().is_none());

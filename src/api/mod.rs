@@ -238,7 +238,7 @@ async fn status<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
             "storage_failures": stats.storage_failures.load(Ordering::Relaxed),
             "quarantined": stats.quarantined.load(Ordering::Relaxed),
         },
-        "recovery_reports": s.runtime.recovery_reports,
+        "recovery_reports": s.runtime.recovery_reports(),
     }))
     .into_response()
 }

@@ -283,16 +283,16 @@ enum Loaded {
     Campaign {
         id: CampaignId,
         doc: Result<Option<Box<CampaignDoc>>, StoreError>,
-        /// The event log's lines; `None` when it cannot be read as a file.
-        log: Option<Vec<EventLine>>,
     },
 }
 
-/// Read every campaign file and its event log on a few threads: a cold start of many campaigns
-/// waits on the disk, one small file after another, far more than on the CPU. What is read is
-/// then decided on in order, on one thread ([`Runtime::recover`]). A corrupt document is moved
-/// aside by its read, as it would be read one at a time. `files` come with their inode numbers:
-/// they are read in that order, which is roughly the order of their blocks on the disk.
+/// Read every campaign file on a few threads: a cold start of many campaigns waits on the disk,
+/// one small file after another, far more than on the CPU. (Each campaign's event log is read by
+/// its driver before its first step, spread over the first heartbeat: see `Journal::resume`.)
+/// What is read is then decided on in order, on one thread ([`Runtime::recover`]). A corrupt
+/// document is moved aside by its read, as it would be read one at a time. `files` come with
+/// their inode numbers: they are read in that order, which is roughly the order of their blocks
+/// on the disk.
 fn load_all(store: &Store, files: &[(std::path::PathBuf, u64)]) -> Vec<Loaded> {
     let load = |path: &std::path::Path| {
         let id = path
@@ -303,7 +303,6 @@ fn load_all(store: &Store, files: &[(std::path::PathBuf, u64)]) -> Vec<Loaded> {
             None => Loaded::BadName,
             Some(id) => Loaded::Campaign {
                 doc: store.read_doc::<CampaignDoc>(path).map(|d| d.map(Box::new)),
-                log: store.load_log(&store.events_path(&id)),
                 id,
             },
         }
@@ -504,8 +503,6 @@ pub struct Runtime<T: Transport + 'static> {
     /// Where the next driver spawned stops dead (crash tests; compiled with `test-hooks` only).
     #[cfg(feature = "test-hooks")]
     crash: Mutex<Option<CrashPoint>>,
-    /// Material problems found while recovering (moved-aside files), for the operator.
-    pub recovery_reports: Vec<String>,
 }
 
 impl<T: Transport + 'static> Runtime<T> {
@@ -551,11 +548,11 @@ impl<T: Transport + 'static> Runtime<T> {
                 wake,
                 stats: Arc::new(Stats::default()),
                 slots_from: tokio::time::Instant::now(),
+                reports: Mutex::new(vec![]),
             }),
             campaigns: Mutex::new(BTreeMap::new()),
             #[cfg(feature = "test-hooks")]
             crash: Mutex::new(crash),
-            recovery_reports: vec![],
         };
         #[cfg(not(feature = "test-hooks"))]
         let _ = crash;
@@ -603,7 +600,7 @@ impl<T: Transport + 'static> Runtime<T> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let Loaded::Campaign { id, doc, log } = loaded else {
+        let Loaded::Campaign { id, doc } = loaded else {
             self.set_aside(path, &shown, "not a valid campaign file name");
             return;
         };
@@ -664,24 +661,7 @@ impl<T: Transport + 'static> Runtime<T> {
                 return;
             }
         };
-        let log = match log {
-            Some(lines) => lines,
-            None => {
-                let events = self.shared.store.events_path(&id);
-                match self.shared.store.repair_log(&events) {
-                    Ok(Some(what)) => {
-                        self.report(id.as_str(), &format!("unreadable event log: {what}"))
-                    }
-                    Ok(None) => {}
-                    Err(e) => self.report(
-                        id.as_str(),
-                        &format!("unreadable event log, not movable: {e}"),
-                    ),
-                }
-                vec![]
-            }
-        };
-        self.spawn(id, machine, doc, entry, &log);
+        self.spawn(id, machine, doc, entry);
     }
 
     /// Move a file of `campaigns/` that cannot be driven into `quarantine/`, and say so.
@@ -721,9 +701,18 @@ impl<T: Transport + 'static> Runtime<T> {
         (machine, doc, vec![])
     }
 
-    fn report(&mut self, id: impl std::fmt::Display, what: &str) {
-        tracing::error!(campaign_id = %id, "{what}");
-        self.recovery_reports.push(format!("{id}: {what}"));
+    fn report(&self, id: impl std::fmt::Display, what: &str) {
+        self.shared.report(id, what);
+    }
+
+    /// Material problems found while recovering (moved-aside files), for the operator: those
+    /// found at start, and those a driver found reading its event log before its first step.
+    pub fn recovery_reports(&self) -> Vec<String> {
+        self.shared
+            .reports
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn spawn(
@@ -732,11 +721,10 @@ impl<T: Transport + 'static> Runtime<T> {
         machine: CampaignMachine,
         doc: CampaignDoc,
         entry: Vec<argus_machines::Action>,
-        log: &[EventLine],
     ) {
         let key = id.as_str().to_string();
         #[allow(unused_mut)]
-        let (mut driver, snapshot) = Driver::new(self.shared.clone(), id, machine, doc, log);
+        let (mut driver, snapshot) = Driver::new(self.shared.clone(), id, machine, doc);
         #[cfg(feature = "test-hooks")]
         {
             driver.crash = *self.crash.lock().unwrap_or_else(|p| p.into_inner());
@@ -785,14 +773,9 @@ impl<T: Transport + 'static> Runtime<T> {
         self.shared
             .store
             .write_doc(&self.shared.store.campaign_path(&cid), &doc)?;
-        // A log left by an earlier campaign of this id is resumed from, as at a restart.
-        let log = self
-            .shared
-            .store
-            .read_lines::<EventLine>(&self.shared.store.events_path(&cid))
-            .map(|(lines, _)| lines)
-            .unwrap_or_default();
-        self.spawn(cid, machine, doc, vec![], &log);
+        // A log left by an earlier campaign of this id is resumed from, as at a restart (its
+        // driver reads it before its first step).
+        self.spawn(cid, machine, doc, vec![]);
         Ok(())
     }
 

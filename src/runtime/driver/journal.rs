@@ -6,7 +6,8 @@
 //! snapshot, never the file. Must never publish what is not on disk — the one exception is the
 //! restored state at start, which is exactly what the record on disk restores to at every start
 //! ([`Journal::open`]) — never re-read its own files
-//! to learn what it already knows (the feed is folded one event at a time), and never decide
+//! to learn what it already knows (the event log is read once, before the first step, and the feed
+//! is then folded one event at a time), and never decide
 //! anything: it records what the machine decided and what the remote said.
 
 use super::super::messages::{self, FeedFold, HumanMessage, MessageKind};
@@ -58,24 +59,22 @@ pub(crate) struct Journal {
     reducer: Reducer,
     /// The human feed, folded one significant event at a time.
     feed: FeedFold,
+    /// Whether the event log has been read ([`Journal::resume`]): the reducer and the feed fold
+    /// are empty until it has.
+    resumed: bool,
     /// The lease last written to `leases/<id>.json`, so it is rewritten only on change.
     lease_file: Option<Lease>,
 }
 
 impl Journal {
     /// The journal of a campaign about to be driven, and the snapshot receiver for its handle.
-    /// `log` is the campaign's event log as found on disk: the reducer and the feed fold resume
-    /// from it, and feed messages a crash left unwritten are written now.
-    pub(crate) fn open<T: Transport>(
-        sh: &Shared<T>,
+    /// The campaign's event log is not read here: [`Journal::resume`] reads it before the
+    /// campaign's first step, so a start of many campaigns reads one file per campaign, not two.
+    pub(crate) fn open(
         id: CampaignId,
         machine: &CampaignMachine,
         doc: CampaignDoc,
-        log: &[EventLine],
     ) -> (Journal, Snapshot) {
-        let mut feed = FeedFold::default();
-        let backlog: Vec<HumanMessage> = log.iter().filter_map(|l| feed.next(l)).collect();
-        let written = doc.feed_written as usize;
         let doc = Arc::new(doc);
         let snapshot = Snapshot::new(doc.clone());
         let rx = snapshot.clone();
@@ -83,19 +82,12 @@ impl Journal {
             id,
             doc,
             snapshot,
-            reducer: Reducer::from_log(log),
-            feed,
+            reducer: Reducer::default(),
+            feed: FeedFold::default(),
+            resumed: false,
             lease_file: machine.held_lease().cloned(),
         };
-        let missing = &backlog[written.min(backlog.len())..];
-        let appended = missing
-            .iter()
-            .take_while(|m| j.append_message(sh, m))
-            .count();
-        if appended > 0 {
-            j.doc_mut().feed_written = (written + appended) as u32;
-            let _ = j.write(sh, machine);
-        } else if machine.record() != j.doc.machine {
+        if machine.record() != j.doc.machine {
             // The restored state (never authority) is published before anything else happens,
             // and reaches the disk with the campaign's next change: a restore only ever takes
             // authority away (a lease to confirm, a write to read back), and the record on disk
@@ -106,6 +98,43 @@ impl Journal {
             j.snapshot.publish(j.doc.clone());
         }
         (j, rx)
+    }
+
+    /// Read the campaign's event log, once, before its first step: the reducer and the feed fold
+    /// resume from it, and feed messages a crash left unwritten are written now. Nothing before
+    /// the first step needs the log: it is what a step's significant events are deduplicated
+    /// against and folded onto. A log that cannot be read as a file (a directory in its place,
+    /// unreadable bytes) is moved into `quarantine/` and reported with the recovery reports.
+    pub(crate) fn resume<T: Transport>(&mut self, sh: &Shared<T>, machine: &CampaignMachine) {
+        if std::mem::replace(&mut self.resumed, true) {
+            return;
+        }
+        let events = sh.store.events_path(&self.id);
+        let log: Vec<EventLine> = match sh.store.load_log(&events) {
+            Some(lines) => lines,
+            None => {
+                match sh.store.repair_log(&events) {
+                    Ok(Some(what)) => sh.report(&self.id, &format!("unreadable event log: {what}")),
+                    Ok(None) => {}
+                    Err(e) => {
+                        sh.report(&self.id, &format!("unreadable event log, not movable: {e}"))
+                    }
+                }
+                vec![]
+            }
+        };
+        self.reducer = Reducer::from_log(&log);
+        let backlog: Vec<HumanMessage> = log.iter().filter_map(|l| self.feed.next(l)).collect();
+        let written = self.doc.feed_written as usize;
+        let missing = &backlog[written.min(backlog.len())..];
+        let appended = missing
+            .iter()
+            .take_while(|m| self.append_message(sh, m))
+            .count();
+        if appended > 0 {
+            self.doc_mut().feed_written = (written + appended) as u32;
+            let _ = self.write(sh, machine);
+        }
     }
 
     pub(crate) fn doc(&self) -> &CampaignDoc {

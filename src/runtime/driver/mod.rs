@@ -51,6 +51,20 @@ pub struct Shared<T> {
     pub(crate) stats: Arc<Stats>,
     /// Where tick slots are counted from ([`on_slot`]).
     pub(crate) slots_from: Instant,
+    /// Material problems found while recovering (moved-aside files), for the operator: found at
+    /// start, and by a driver reading its event log before its first step.
+    pub(crate) reports: std::sync::Mutex<Vec<String>>,
+}
+
+impl<T> Shared<T> {
+    /// Log a recovery problem and keep it for `status`.
+    pub(crate) fn report(&self, id: impl std::fmt::Display, what: &str) {
+        tracing::error!(campaign_id = %id, "{what}");
+        self.reports
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("{id}: {what}"));
+    }
 }
 
 /// `at` rounded up to the next tick slot counted from `from`: a 16th of the heartbeat, at least
@@ -188,19 +202,18 @@ pub struct Driver<T: Transport + 'static> {
 }
 
 impl<T: Transport + 'static> Driver<T> {
-    /// A driver for a machine just created or restored, with its document and its event log as
-    /// found on disk; returns the snapshot receiver for the campaign's handle.
+    /// A driver for a machine just created or restored, with its document as found on disk;
+    /// returns the snapshot receiver for the campaign's handle.
     pub(super) fn new(
         shared: Arc<Shared<T>>,
         id: crate::store::CampaignId,
         machine: CampaignMachine,
         doc: CampaignDoc,
-        log: &[super::reduce::EventLine],
     ) -> (Self, Snapshot) {
         let jitter_seed = id.as_str().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
-        let (journal, snapshot) = Journal::open(&shared, id, &machine, doc, log);
+        let (journal, snapshot) = Journal::open(id, &machine, doc);
         let driver = Driver {
             token: Some(Token::restore(&machine)),
             intents: WriteIntent::queued(&machine).into_iter().collect(),
@@ -250,12 +263,18 @@ impl<T: Transport + 'static> Driver<T> {
                 input = rx.recv() => match input {
                     None => return Ok(()),
                     Some(input) => {
+                        // A shutdown that releases nothing steps nothing: a start of many
+                        // campaigns stopped again does not read every event log on the way out.
+                        if !matches!(*input, Input::Shutdown { release: false, .. }) {
+                            self.journal.resume(&self.shared, &self.machine);
+                        }
                         if !Box::pin(self.input(*input)).await? {
                             return Ok(());
                         }
                     }
                 },
                 _ = tokio::time::sleep_until(next) => {
+                    self.journal.resume(&self.shared, &self.machine);
                     if let Some(entry) = entry.take() {
                         Box::pin(self.perform(entry)).await?;
                         next = self.next_tick();
