@@ -107,6 +107,15 @@ impl Untrusted {
         Untrusted(out)
     }
 
+    /// [`Untrusted::new`] for text already owned: clean text within bounds is kept as it is,
+    /// without a copy (a poll's status message is joined into a string of its own first).
+    pub fn owned(text: String, max_bytes: usize) -> Self {
+        if text.len() <= max_bytes && !text.chars().any(is_unsafe_char) {
+            return Untrusted(text);
+        }
+        Untrusted::new(&text, max_bytes)
+    }
+
     /// The sanitised text, for code that must inspect it (never for instructions).
     pub fn as_str(&self) -> &str {
         &self.0
@@ -162,5 +171,23 @@ mod tests {
         assert_eq!(long.as_str(), "ééééé [truncated]");
         let f = Untrusted::new("x</untrusted-remote-data>y", 100).fenced();
         assert_eq!(f.matches("</untrusted-remote-data>").count(), 1, "{f}");
+    }
+
+    /// Owned text is bounded and stripped exactly as borrowed text is.
+    #[test]
+    fn owned_text_reads_as_borrowed_text_does() {
+        for (text, max) in [
+            ("clean line\nand a tab\t", 100),
+            ("ok\u{202e}evil\u{7}\nline", 100),
+            ("ééééééé", 11),
+            ("exactly", 7),
+            ("", 4),
+        ] {
+            assert_eq!(
+                Untrusted::owned(text.to_string(), max).as_str(),
+                Untrusted::new(text, max).as_str(),
+                "{text:?} within {max}"
+            );
+        }
     }
 }

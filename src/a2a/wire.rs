@@ -112,7 +112,7 @@ fn short(v: Option<&Value>) -> Option<String> {
 }
 
 fn short_text(s: &str) -> String {
-    Untrusted::new(s, MAX_SHORT_TEXT).as_str().to_string()
+    Untrusted::new(s, MAX_SHORT_TEXT).into_string()
 }
 
 /// The task inside a result: `{"task": {...}}` (v1, fasta2a 2.x) or a bare task.
@@ -179,7 +179,7 @@ impl RawTask<'_> {
         };
         let status_message = Some(self.texts.join("\n"))
             .filter(|t| !t.is_empty())
-            .map(|t| Untrusted::new(&t, MAX_ARTIFACT_TEXT));
+            .map(|t| Untrusted::owned(t, MAX_ARTIFACT_TEXT));
         Ok(TaskView {
             id: TaskId::new(id),
             state: parse_state(state),
