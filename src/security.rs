@@ -86,34 +86,19 @@ impl Untrusted {
     /// boundary with a visible marker.
     pub fn new(text: &str, max_bytes: usize) -> Self {
         // Most remote text is short and clean: kept as it is, in one copy.
-        if text.len() <= max_bytes && !text.chars().any(is_unsafe_char) {
+        if already_safe(text, max_bytes) {
             return Untrusted(text.to_string());
         }
-        let mut out = String::with_capacity(text.len().min(max_bytes));
-        let mut truncated = false;
-        for c in text.chars() {
-            if is_unsafe_char(c) {
-                continue;
-            }
-            if out.len() + c.len_utf8() > max_bytes {
-                truncated = true;
-                break;
-            }
-            out.push(c);
-        }
-        if truncated {
-            out.push_str(" [truncated]");
-        }
-        Untrusted(out)
+        Untrusted(sanitised(text, max_bytes))
     }
 
     /// [`Untrusted::new`] for text already owned: clean text within bounds is kept as it is,
     /// without a copy (a poll's status message is joined into a string of its own first).
     pub fn owned(text: String, max_bytes: usize) -> Self {
-        if text.len() <= max_bytes && !text.chars().any(is_unsafe_char) {
+        if already_safe(&text, max_bytes) {
             return Untrusted(text);
         }
-        Untrusted::new(&text, max_bytes)
+        Untrusted(sanitised(&text, max_bytes))
     }
 
     /// The sanitised text, for code that must inspect it (never for instructions).
@@ -142,6 +127,32 @@ impl fmt::Debug for Untrusted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Untrusted({:?})", self.0)
     }
+}
+
+/// Text that sanitising would leave as it is: within bounds, no unsafe character.
+fn already_safe(text: &str, max_bytes: usize) -> bool {
+    text.len() <= max_bytes && !text.chars().any(is_unsafe_char)
+}
+
+/// `text` without its unsafe characters, cut at `max_bytes` on a character boundary with a
+/// visible marker.
+fn sanitised(text: &str, max_bytes: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_bytes));
+    let mut truncated = false;
+    for c in text.chars() {
+        if is_unsafe_char(c) {
+            continue;
+        }
+        if out.len() + c.len_utf8() > max_bytes {
+            truncated = true;
+            break;
+        }
+        out.push(c);
+    }
+    if truncated {
+        out.push_str(" [truncated]");
+    }
+    out
 }
 
 fn is_unsafe_char(c: char) -> bool {
