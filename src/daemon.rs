@@ -301,7 +301,7 @@ async fn on_quarantine<T: crate::control::Transport + 'static>(
         for id in runtime.campaign_ids() {
             let text = format!("The remote's agent card changed ({what}); mutation is disabled pending review and held leases are given back.");
             let _ = runtime.notice(&id, false, text).await;
-            if runtime.state(&id).is_some_and(|s| s.is_controlling()) {
+            if runtime.state(&id).await.is_some_and(|s| s.is_controlling()) {
                 let _ = runtime
                     .command(&id, crate::runtime::OperatorCommand::Release)
                     .await;

@@ -49,7 +49,7 @@ impl Demo {
             );
         }
         self.shown = messages.len();
-        if let Some(doc) = self.rt.document(CAMPAIGN) {
+        if let Some(doc) = self.rt.published(CAMPAIGN) {
             let state = doc.machine.state.state_name();
             if self.path.last() != Some(&state) {
                 self.path.push(state);
@@ -71,7 +71,12 @@ impl Demo {
         let deadline = Instant::now() + within;
         loop {
             self.show();
-            if self.rt.state(CAMPAIGN) == Some(want) {
+            if self
+                .rt
+                .published(CAMPAIGN)
+                .map(|d| d.machine.state.state_name())
+                == Some(want)
+            {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -164,6 +169,7 @@ pub async fn run(
         CAMPAIGN,
         "Make the named OpenTraining Training Master campaign satisfy its acceptance criteria.",
     )
+    .await
     .map_err(|e| e.to_string())?;
     let _ =
         d.rt.command(CAMPAIGN, OperatorCommand::Observe { task: None })
@@ -187,7 +193,7 @@ pub async fn run(
         // The evidence is fetched on entering RemoteTerminalLocalPending; give it a moment.
         let deadline = Instant::now() + Duration::from_secs(5);
         let doc = loop {
-            let doc = d.rt.document(CAMPAIGN).ok_or("campaign vanished")?;
+            let doc = d.rt.document(CAMPAIGN).await.ok_or("campaign vanished")?;
             let fetched = match (&doc.latest_evidence, doc.machine.state.task(), &doc.remote) {
                 (Some(e), Some(t), Some(r)) => {
                     e.task == *t && e.evidence_revision == r.evidence_revision

@@ -97,11 +97,11 @@ async fn rig_with(
 
 async fn wait(rt: &Runtime<A2aClient>, want: StateName) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while rt.state("c1") != Some(want) {
+    while rt.state("c1").await != Some(want) {
         assert!(
             Instant::now() < deadline,
             "never reached {want:?}; now {:?}",
-            rt.state("c1")
+            rt.state("c1").await
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -109,6 +109,7 @@ async fn wait(rt: &Runtime<A2aClient>, want: StateName) {
 
 async fn first_attempt_fails(r: &Rig) {
     r.rt.create("c1", "make the evaluation pass")
+        .await
         .expect("create");
     assert!(
         r.rt.command("c1", OperatorCommand::Claim)
@@ -208,12 +209,13 @@ async fn a_merge_decision_is_escalated_and_never_executed() {
         "nothing executed"
     );
     assert_eq!(
-        r.rt.state("c1"),
+        r.rt.state("c1").await,
         Some(StateName::RemoteTerminalLocalPending)
     );
     assert!(r
         .rt
         .document("c1")
+        .await
         .expect("present")
         .pending_question
         .is_some());
@@ -242,7 +244,7 @@ async fn argus_unavailable_leaves_the_remote_alone_and_says_so_once() {
         "no new mutation"
     );
     assert_eq!(
-        r.rt.state("c1"),
+        r.rt.state("c1").await,
         Some(StateName::RemoteTerminalLocalPending)
     );
 }
@@ -262,7 +264,7 @@ fn foreman_saying(action: &str) -> argus_supervisor::bridges::foreman::Foreman {
 
 async fn running_with(foreman: &str) -> Rig {
     let r = rig_with(true, Some(foreman_saying(foreman)), "long-noisy").await;
-    r.rt.create("c1", "train").expect("create");
+    r.rt.create("c1", "train").await.expect("create");
     assert!(
         r.rt.command("c1", OperatorCommand::Claim)
             .await
@@ -341,7 +343,7 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
     first_attempt_fails(&r).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let doc = r.rt.document("c1").expect("present");
+        let doc = r.rt.document("c1").await.expect("present");
         // The question reaches the campaign and the verdict the link's record in one Argus
         // boundary: wait for both rather than assume which the reader sees first.
         let verdict = r.wake.board.get("c1").and_then(|a| a.reviewer_verdict);
@@ -446,7 +448,7 @@ async fn argus_killed_mid_run_blocks_new_changes_until_it_is_back() {
         "no new mutation while Argus is down"
     );
     assert_eq!(
-        r.rt.state("c1"),
+        r.rt.state("c1").await,
         Some(StateName::RemoteTerminalLocalPending)
     );
     // Back: the child is restarted (with backoff) and the pending decision runs, once.

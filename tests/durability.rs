@@ -79,10 +79,14 @@ async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 }
 
 async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
-    wait_for(&format!("{id} to reach {want:?}"), || {
-        rt.state(id) == Some(want)
-    })
-    .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while rt.state(id).await != Some(want) {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {id} to reach {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Every request id the supervisor sent, with how many `method` calls carried it.
@@ -126,7 +130,7 @@ async fn claim(rt: &Runtime<A2aClient>, id: &str) {
 
 /// Create, claim and submit: the campaign's first attempt is running.
 async fn running(rt: &Runtime<A2aClient>, id: &str) {
-    rt.create(id, "train").expect("create");
+    rt.create(id, "train").await.expect("create");
     claim(rt, id).await;
     wait_state(rt, id, StateName::Ready).await;
     rt.command(id, OperatorCommand::Submit { text: None })
@@ -149,7 +153,7 @@ fn significant(rt: &Runtime<A2aClient>, id: &str) -> Vec<Significant> {
 async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     rt.shutdown().await;
@@ -165,6 +169,14 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
 
     let rt = runtime(&r).await;
     wait_state(&rt, "c1", StateName::Ready).await;
+    // Each driver reads its own file; the listing asks every one not read yet.
+    let listed: Vec<String> = rt
+        .documents()
+        .await
+        .iter()
+        .map(|d| d.campaign_id.clone())
+        .collect();
+    assert_eq!(listed, ["c1"]);
     assert_eq!(rt.campaign_ids(), ["c1"]);
     assert!(
         !campaigns.join("c1.bak.json").exists(),
@@ -216,7 +228,7 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
 async fn a_write_that_cannot_be_persisted_is_never_sent() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     r.store.faults().fail_writes.store(true, Ordering::SeqCst);
@@ -257,7 +269,7 @@ async fn a_write_that_cannot_be_persisted_is_never_sent() {
 async fn error_after_apply_is_read_back(status: Option<u16>) {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     r.sim.arm(Fault::RpcErrorAfterApply {
@@ -300,7 +312,7 @@ async fn the_readback_grace_survives_a_restart() {
     let r = rig("long-noisy").await;
     let grace = Duration::from_secs(4);
     let rt = runtime_with(&r, grace).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     // The remote holds the submit for 2.5 s, then applies it; the client gives up after 0.8 s.
@@ -353,7 +365,7 @@ async fn read_failures_while_controlling_are_surfaced_and_the_lease_kept() {
             .any(|s| matches!(s, Significant::RemoteUnavailable { .. }))
     })
     .await;
-    assert!(rt.state("c1").expect("state").is_controlling());
+    assert!(rt.state("c1").await.expect("state").is_controlling());
     let unavailable = significant(&rt, "c1")
         .iter()
         .filter(|s| matches!(s, Significant::RemoteUnavailable { .. }))
@@ -361,7 +373,7 @@ async fn read_failures_while_controlling_are_surfaced_and_the_lease_kept() {
     assert_eq!(unavailable, 1, "surfaced once per outage");
     // The outage ends: supervision goes on, the failure count is reset.
     wait_for("the outage to end", || {
-        rt.document("c1")
+        rt.published("c1")
             .is_some_and(|d| d.machine.memory.read_failures == 0)
     })
     .await;
@@ -388,7 +400,7 @@ async fn an_ambiguous_cancel_keeps_observing_its_task() {
         || reads(&r.sim.audit()) >= before + 3,
     )
     .await;
-    assert_eq!(rt.state("c1"), Some(StateName::AmbiguousWrite));
+    assert_eq!(rt.state("c1").await, Some(StateName::AmbiguousWrite));
     assert_sent_cleanly(&r.sim.audit());
 }
 
@@ -402,10 +414,10 @@ async fn evidence_bound_to_another_campaign_is_quarantined() {
     let events_before = significant(&rt, "c1").len();
     r.sim.arm(Fault::ForeignArtifact);
     wait_for("foreign readings to be quarantined", || {
-        rt.document("c1").is_some_and(|d| d.quarantined >= 2)
+        rt.published("c1").is_some_and(|d| d.quarantined >= 2)
     })
     .await;
-    let doc = rt.document("c1").expect("present");
+    let doc = rt.document("c1").await.expect("present");
     let evidence = serde_json::to_string(&doc.latest_evidence).expect("json");
     assert!(!evidence.contains("another campaign"), "{evidence}");
     assert_eq!(
@@ -428,10 +440,10 @@ async fn a_late_artifact_after_a_cancel_is_seen_and_quarantined() {
     wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
     // The artifact lands after the cancel took effect: the finished task is still read.
     wait_for("the late artifact to be quarantined", || {
-        rt.document("c1").is_some_and(|d| d.quarantined >= 1)
+        rt.published("c1").is_some_and(|d| d.quarantined >= 1)
     })
     .await;
-    let doc = rt.document("c1").expect("present");
+    let doc = rt.document("c1").await.expect("present");
     let evidence = serde_json::to_string(&doc.latest_evidence).expect("json");
     assert!(!evidence.contains("late-result"), "{evidence}");
     assert_sent_cleanly(&r.sim.audit());
@@ -443,8 +455,8 @@ async fn a_late_artifact_after_a_cancel_is_seen_and_quarantined() {
 async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
-    rt.create("c2", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
+    rt.create("c2", "train").await.expect("create");
     rt.shutdown().await;
     let root = r.store.root().to_path_buf();
     // A directory where a campaign document would be, and one where c1's event log is.
@@ -460,10 +472,12 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
     std::fs::write(&c2, serde_json::to_vec(&doc).expect("json")).expect("write");
 
     let rt = runtime(&r).await;
-    // The documents are decided on at start; c1's event log is read by its driver before its
-    // first step, and reported then.
-    let reports = rt.recovery_reports().join("\n");
-    assert!(reports.contains("x.json"), "{reports}");
+    // Each driver reads its document, then its event log, before its first step (within the
+    // first heartbeat), and reports what it set aside then.
+    wait_for("the directory named x.json to be reported", || {
+        rt.recovery_reports().iter().any(|l| l.contains("x.json"))
+    })
+    .await;
     wait_for("c1's unusable event log to be reported", || {
         rt.recovery_reports()
             .iter()
@@ -484,7 +498,7 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     assert!(!rt.events("c1").expect("events readable").is_empty());
-    let c2 = rt.document("c2").expect("present");
+    let c2 = rt.document("c2").await.expect("present");
     assert!(
         c2.pending_question.is_some(),
         "the refused document is reported to a person"
@@ -495,7 +509,7 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
 async fn a_torn_event_line_does_not_take_the_next_event_with_it() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     r.store
@@ -531,7 +545,7 @@ async fn a_claim_in_flight_at_a_crash_is_read_back_not_forgotten() {
     let r = rig("long-noisy").await;
     let grace = Duration::from_secs(3);
     let rt = runtime_with(&r, grace).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     r.sim.arm(Fault::Delay {
         method: "campaign/claim_control".into(),
         ms: 1_500,
@@ -566,7 +580,7 @@ async fn a_claim_in_flight_at_a_crash_is_read_back_not_forgotten() {
 async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     // A plain 500 before anything is applied: ambiguous to us, not applied at the remote.
@@ -589,7 +603,7 @@ async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
     })
     .await;
     wait_state(&rt, "c1", StateName::Ready).await;
-    let doc = rt.document("c1").expect("present");
+    let doc = rt.document("c1").await.expect("present");
     assert!(doc.pending_question.is_some());
     let feed: Vec<String> = rt
         .messages("c1")
@@ -607,7 +621,7 @@ async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
 async fn incompatible_keeps_observing_and_surfaces_material_changes() {
     let r = rig("happy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     r.sim.arm(Fault::UnknownState);
@@ -626,7 +640,7 @@ async fn incompatible_keeps_observing_and_surfaces_material_changes() {
         },
     )
     .await;
-    assert_eq!(rt.state("c1"), Some(StateName::Incompatible));
+    assert_eq!(rt.state("c1").await, Some(StateName::Incompatible));
     assert_sent_cleanly(&r.sim.audit());
 }
 
@@ -637,7 +651,7 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
 ) {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "the objective").expect("create");
+    rt.create("c1", "the objective").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     // Refused by the state (nothing is running), but its text must not linger.
@@ -688,7 +702,7 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
 async fn epochs_going_backwards_are_a_critical_notice_with_a_question() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     rt.command("c1", OperatorCommand::Release)
@@ -717,7 +731,7 @@ async fn epochs_going_backwards_are_a_critical_notice_with_a_question() {
         })
     })
     .await;
-    let doc = rt.document("c1").expect("present");
+    let doc = rt.document("c1").await.expect("present");
     assert!(doc.pending_question.is_some());
     assert!(!doc.machine.state.is_controlling());
 }
@@ -742,7 +756,7 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
     let r = rig("long-noisy").await;
     let (wake, _rx) = ArgusWake::new(ArgusBoard::open(r.store.clone()));
     let rt = runtime_tuned(&r, wake.clone(), |_| {}).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     let question = "Needs you (from Argus): which dataset?";
     rt.notice("c1", true, question.into())
         .await
@@ -753,7 +767,7 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
         AnswerReply::NotKept
     );
     r.store.faults().fail_writes.store(false, Ordering::SeqCst);
-    let doc = rt.document("c1").expect("doc");
+    let doc = rt.document("c1").await.expect("doc");
     assert_eq!(
         doc.pending_question.as_deref(),
         Some(question),
@@ -764,7 +778,12 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
         rt.answer("c1", "dataset A".into()).await.expect("answer"),
         AnswerReply::Kept(AnswerTo::Argus)
     );
-    assert!(rt.document("c1").expect("doc").pending_question.is_none());
+    assert!(rt
+        .document("c1")
+        .await
+        .expect("doc")
+        .pending_question
+        .is_none());
     // Kept where a restart finds it: the link's record on disk.
     let reloaded = ArgusBoard::open(r.store.clone());
     assert_eq!(
@@ -782,7 +801,7 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
 async fn a_restored_state_is_published_at_once_and_written_with_the_next_change() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
     rt.kill();
@@ -797,7 +816,7 @@ async fn a_restored_state_is_published_at_once_and_written_with_the_next_change(
         c.supervise = false
     })
     .await;
-    let shown = rt.document("c1").expect("present");
+    let shown = rt.document("c1").await.expect("present");
     assert_eq!(
         shown.machine.state,
         StateName::Confirming,
@@ -834,7 +853,7 @@ async fn a_restart_spreads_its_confirmations_over_the_first_heartbeat() {
     let ids: Vec<String> = (0..16).map(|i| format!("s{i}")).collect();
     let rt = start().await;
     for id in &ids {
-        rt.create(id, "train").expect("create");
+        rt.create(id, "train").await.expect("create");
         claim(&rt, id).await;
     }
     for id in &ids {
@@ -973,7 +992,86 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
         "no event logged twice: {identities:?}"
     );
     assert_eq!(
-        rt.document("c1").expect("present").feed_written as u64,
+        rt.document("c1").await.expect("present").feed_written as u64,
         written
     );
+}
+
+/// A start lists `campaigns/` and reads no campaign file: each recovered campaign's driver reads
+/// its own document at its offset into the first heartbeat (here an hour away) or when it is
+/// first asked. Asked early, it reads and publishes the restored state and nothing more: no
+/// remote call, no write. A driver killed before it read its document keeps its file: a creation
+/// under its id is refused, never written over it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_reads_no_campaign_file_and_a_creation_never_overwrites_one_not_read() {
+    let r = rig("long-noisy").await;
+    let rt = runtime(&r).await;
+    rt.create("c1", "train").await.expect("create");
+    claim(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::Ready).await;
+    rt.shutdown().await;
+    drop(rt);
+    let path = r
+        .store
+        .campaign_path(&argus_supervisor::store::validate_campaign_id("c1").expect("id"));
+    let on_disk = std::fs::read(&path).expect("c1's file");
+    let hourly = || {
+        runtime_tuned(&r, Arc::new(CountingWake::default()), |c| {
+            c.heartbeat = Duration::from_secs(3600);
+            c.lease_ttl_secs = 86_400;
+        })
+    };
+    let sent_for_c1 = |r: &Rig| {
+        r.sim
+            .audit()
+            .entries
+            .iter()
+            .filter(|e| e.campaign_id.as_deref() == Some("c1"))
+            .count()
+    };
+    let sent_before = sent_for_c1(&r);
+
+    // Killed before it read anything: the file stays as it was, and a creation is refused.
+    let rt = hourly().await;
+    assert_eq!(rt.by_state(), BTreeMap::from([("unread".to_string(), 1)]));
+    assert!(
+        rt.published("c1").is_none(),
+        "nothing read, nothing published"
+    );
+    rt.kill();
+    assert!(matches!(
+        rt.create("c1", "another objective").await,
+        Err(argus_supervisor::runtime::RuntimeError::Stopped)
+    ));
+    assert_eq!(std::fs::read(&path).expect("c1's file"), on_disk);
+
+    // Asked early: read on demand, the restored state published, nothing sent or written.
+    let rt = hourly().await;
+    assert!(rt.published("c1").is_none());
+    assert!(matches!(
+        rt.create("c1", "train").await,
+        Err(argus_supervisor::runtime::RuntimeError::Same)
+    ));
+    assert_eq!(rt.state("c1").await, Some(StateName::Confirming));
+    assert_eq!(
+        rt.by_state(),
+        BTreeMap::from([("observing.confirming".to_string(), 1)])
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        sent_for_c1(&r),
+        sent_before,
+        "the confirmation waits for c1's offset"
+    );
+    assert_eq!(std::fs::read(&path).expect("c1's file"), on_disk);
+    assert_eq!(rt.stats().disk_writes.load(Ordering::Relaxed), 0);
+
+    // Two creations of one new id at once: one campaign, one refusal.
+    let (a, b) = tokio::join!(rt.create("n1", "train"), rt.create("n1", "train"));
+    assert_eq!(
+        [a.is_ok(), b.is_ok()].iter().filter(|ok| **ok).count(),
+        1,
+        "{a:?} {b:?}"
+    );
+    rt.kill();
 }

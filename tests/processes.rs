@@ -865,7 +865,7 @@ fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
 /// it read in name order: every campaign is driven, and the odd files are set aside and reported
 /// as they are when read one at a time.
 #[test]
-fn serve_recovers_hundreds_of_campaigns_read_in_parallel_and_sets_aside_the_odd_ones() {
+fn serve_recovers_hundreds_of_campaigns_and_sets_aside_the_odd_ones() {
     let (_sim, url) = start_sim();
     let (home, port) = stopped_with_a_controller(&url, "many", &["c2"]);
     let campaigns = home.join("campaigns");
@@ -947,6 +947,79 @@ fn serve_recovers_hundreds_of_campaigns_read_in_parallel_and_sets_aside_the_odd_
             .any(|e| e.file_name().to_string_lossy().starts_with("p007.jsonl")),
         "kept in quarantine"
     );
+}
+
+/// A campaign's offset into the first heartbeat after a start, as a share of it: FNV-1a of its
+/// id, as the driver computes it (the same campaign at the same point of every restart).
+fn first_offset_share(id: &str) -> f64 {
+    let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    (h >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// `serve` on a state root of hundreds of campaigns reads none of their files to start: each
+/// driver reads its own at its offset into the first heartbeat (here an hour), or when it is
+/// first asked. `status` answers at once, counting the campaigns not read yet as `unread`; a
+/// campaign's view reads that one; the listing reads them all.
+#[test]
+fn serve_reads_no_campaign_file_to_start_and_each_is_read_at_its_first_need() {
+    let (_sim, url) = start_sim();
+    let (home, port) = stopped_with_a_controller(&url, "lazy", &["c2"]);
+    let campaigns = home.join("campaigns");
+    let observer: Value =
+        serde_json::from_slice(&std::fs::read(campaigns.join("c2.json")).expect("c2"))
+            .expect("json");
+    let planted = 300;
+    for i in 0..planted {
+        let id = format!("p{i:03}");
+        let mut doc = observer.clone();
+        doc["campaign_id"] = json!(id);
+        doc["machine"]["campaign_id"] = json!(id);
+        std::fs::write(
+            campaigns.join(format!("{id}.json")),
+            serde_json::to_vec(&doc).expect("bytes"),
+        )
+        .expect("plant");
+    }
+    let all = planted + 2;
+    let hour = 3600.0;
+    // The campaigns whose offset is more than ten minutes away: no test step takes that long.
+    let far: Vec<String> = (0..planted)
+        .map(|i| format!("p{i:03}"))
+        .filter(|id| first_offset_share(id) * hour > 600.0)
+        .collect();
+    assert!(far.len() > planted / 2, "{}", far.len());
+    let _serve = serve_with(
+        &url,
+        &home,
+        port,
+        &[
+            ("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "3600"),
+            ("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "86400"),
+        ],
+    );
+    wait_healthy(port);
+    let unread = |port: u16| -> u64 {
+        let status: Value = serde_json::from_str(&api_get(port, "/status")).expect("json");
+        assert_eq!(status["campaigns"], json!(all), "{status}");
+        status["by_state"]["unread"].as_u64().unwrap_or(0)
+    };
+    let before = unread(port);
+    assert!(before >= far.len() as u64, "{before} unread of {all}");
+    // One campaign's view reads that campaign (and only it could have moved the count: the
+    // others due before ten minutes may be read meanwhile, never one of `far` but this one).
+    let view: Value =
+        serde_json::from_str(&api_get(port, &format!("/campaigns/{}", far[0]))).expect("json");
+    assert_eq!(view["objective"], "watch", "{view}");
+    let after = unread(port);
+    assert!(
+        after < before && after >= far.len() as u64 - 1,
+        "{before} -> {after}"
+    );
+    // The listing reads every campaign not read yet.
+    assert_eq!(listed(port).len(), all);
+    assert_eq!(unread(port), 0);
 }
 
 /// `bench` with a share of controlling campaigns at a given heartbeat: they claim control on the

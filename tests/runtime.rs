@@ -60,7 +60,7 @@ async fn runtime(rig: &Rig) -> Runtime<A2aClient> {
 async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let now = rt.state(id);
+        let now = rt.state(id).await;
         if now == Some(want) {
             return;
         }
@@ -114,14 +114,16 @@ async fn claim_and_submit(rt: &Runtime<A2aClient>, id: &str) {
 async fn submit_running_completed() {
     let r = rig("happy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "make the campaign pass").expect("create");
+    rt.create("c1", "make the campaign pass")
+        .await
+        .expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(3_000);
     wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
     // Evidence is fetched on entering the state, after it is persisted.
     eventually("the evidence to be fetched", || {
-        rt.document("c1")
+        rt.published("c1")
             .and_then(|d| d.latest_evidence.clone())
             .is_some_and(|e| !e.artifacts.is_empty())
     })
@@ -155,7 +157,9 @@ async fn submit_running_completed() {
 async fn submit_running_failed_then_next_attempt() {
     let r = rig("repair").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "repair the campaign").expect("create");
+    rt.create("c1", "repair the campaign")
+        .await
+        .expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(2_000);
@@ -204,7 +208,7 @@ async fn submit_running_failed_then_next_attempt() {
 async fn running_input_required_is_needs_you_and_intervention_resumes() {
     let r = rig("input-required").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(1_500);
@@ -244,7 +248,7 @@ async fn running_input_required_is_needs_you_and_intervention_resumes() {
 async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     assert!(
         rt.command("c1", OperatorCommand::Claim)
             .await
@@ -287,7 +291,7 @@ async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
 async fn readback_unavailable_stays_ambiguous_and_needs_you() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     assert!(
         rt.command("c1", OperatorCommand::Claim)
             .await
@@ -305,7 +309,7 @@ async fn readback_unavailable_stays_ambiguous_and_needs_you() {
         .expect("submit");
     wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
     tokio::time::sleep(Duration::from_millis(1_600)).await;
-    assert_eq!(rt.state("c1"), Some(StateName::AmbiguousWrite));
+    assert_eq!(rt.state("c1").await, Some(StateName::AmbiguousWrite));
     let blocked = rt
         .events("c1")
         .expect("events")
@@ -330,7 +334,7 @@ async fn readback_unavailable_stays_ambiguous_and_needs_you() {
 async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.arm(Fault::Takeover {
@@ -380,7 +384,7 @@ async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
 async fn duplicated_and_reordered_readings_give_one_event_each() {
     let r = rig("happy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     r.sim.arm(Fault::DuplicateReorder);
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
@@ -411,11 +415,12 @@ async fn duplicated_and_reordered_readings_give_one_event_each() {
 async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_reacquire() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     let task = rt
         .document("c1")
+        .await
         .expect("present")
         .machine
         .state
@@ -428,7 +433,7 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     // What the API shows from the moment the runtime is up is the restored state, never the
     // pre-restart `controlling.running` read back from the file: the restore is persisted and
     // published before the driver runs, so the next state on the path is Confirming.
-    let shown = rt.document("c1").expect("present");
+    let shown = rt.document("c1").await.expect("present");
     let running_at = shown
         .path
         .iter()
@@ -453,7 +458,12 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
     }
     wait_state(&rt, "c1", StateName::Running).await;
     assert_eq!(
-        rt.document("c1").expect("present").machine.state.task(),
+        rt.document("c1")
+            .await
+            .expect("present")
+            .machine
+            .state
+            .task(),
         task.as_ref(),
         "same remote task"
     );
@@ -478,7 +488,7 @@ async fn restart_during_a_run_reattaches_without_a_second_attempt_or_a_blind_rea
 async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     let writes_before = rt.stats().disk_writes.load(Ordering::Relaxed);
@@ -488,12 +498,12 @@ async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
     eventually("the stage change to evaluation", || {
-        rt.document("c1")
+        rt.published("c1")
             .and_then(|d| d.remote.clone())
             .is_some_and(|r| r.stage.as_deref() == Some("evaluation"))
     })
     .await;
-    let doc = rt.document("c1").expect("present");
+    let doc = rt.document("c1").await.expect("present");
     let remote = doc.remote.clone().expect("remote seen");
     assert_eq!(remote.stage.as_deref(), Some("evaluation"));
     let c = classes(&rt, "c1");
@@ -529,7 +539,7 @@ async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
 async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     assert!(
@@ -564,7 +574,7 @@ async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
 async fn crash_at(point: Option<CrashPoint>) {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     assert!(
         rt.command("c1", OperatorCommand::Claim)
             .await
@@ -612,7 +622,7 @@ async fn crash_at(point: Option<CrashPoint>) {
             .filter(|s| matches!(s, StateName::Confirming | StateName::AmbiguousWrite))
             .count()
     };
-    let restores_before = restores(&rt.document("c1").expect("present").path);
+    let restores_before = restores(&rt.document("c1").await.expect("present").path);
     drop(rt);
     let rt = runtime(&r).await;
     // Settled after the restart: the restored driver has been through Confirming or
@@ -620,7 +630,7 @@ async fn crash_at(point: Option<CrashPoint>) {
     // crash until then) and is back in Running or Ready.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let doc = rt.document("c1").expect("present");
+        let doc = rt.document("c1").await.expect("present");
         let restored = restores(&doc.path) > restores_before;
         let s = doc.machine.state.state_name();
         if restored && matches!(s, StateName::Running | StateName::Ready) {
@@ -636,7 +646,7 @@ async fn crash_at(point: Option<CrashPoint>) {
         .get("c1")
         .copied()
         .unwrap_or(0);
-    let state = rt.state("c1");
+    let state = rt.state("c1").await;
     match point {
         Some(CrashPoint::AfterIntentPersisted) => {
             assert_eq!(tasks, 0, "never sent, and not resent after the restart");
@@ -648,7 +658,7 @@ async fn crash_at(point: Option<CrashPoint>) {
                 state,
                 Some(StateName::Running),
                 "{point:?}: re-attached to the task; path {:?}; audit {:?}",
-                rt.document("c1").map(|d| d.path.clone()),
+                rt.document("c1").await.map(|d| d.path.clone()),
                 audit
                     .entries
                     .iter()
@@ -716,7 +726,7 @@ async fn crash_after_outcome_persisted() {
 async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     rt.kill();
@@ -726,13 +736,14 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
         .campaign_path(&argus_supervisor::store::CampaignId::parse("c1").expect("id"));
     std::fs::write(&path, b"{\"schema_version\": 1, \"campaign_id\": \"c1\", \"machine\": {\"state\": \"controlling.run").expect("corrupt");
     let rt = runtime(&r).await;
+    // c1's driver reads its file (asked here, before its offset) and decides on it then.
+    let doc = rt.document("c1").await.expect("present");
     assert_eq!(
         rt.recovery_reports().len(),
         1,
         "{:?}",
         rt.recovery_reports()
     );
-    let doc = rt.document("c1").expect("present");
     assert_eq!(doc.machine.state, StateName::Detached);
     assert!(doc.machine.state.lease().is_none());
     assert!(doc.pending_question.is_some());
@@ -746,7 +757,7 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
 async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     let first = r.sim.lease("c1").expect("held").expires_at;
@@ -757,7 +768,7 @@ async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
         assert!(Instant::now() < deadline, "never renewed");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(rt.state("c1"), Some(StateName::Running));
+    assert_eq!(rt.state("c1").await, Some(StateName::Running));
     // Past the (renewed) expiry by our clock, with the remote unreachable so renewal cannot help.
     r.sim.arm(Fault::Unreachable { ms: 5_000 });
     r.clock.0.store(80 + 200, Ordering::SeqCst);
@@ -779,13 +790,13 @@ async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
 async fn a_clean_shutdown_keeps_the_lease_unless_told_to_release() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     rt.shutdown().await;
     assert!(r.sim.lease("c1").is_some(), "kept by default");
     assert_eq!(
-        rt.state("c1"),
+        rt.state("c1").await,
         Some(StateName::Running),
         "persisted as it was"
     );
@@ -828,7 +839,7 @@ fn a_lease_ttl_that_could_lapse_between_heartbeats_is_refused() {
 async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
     let r = rig("repair").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "repair").expect("create");
+    rt.create("c1", "repair").await.expect("create");
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(2_000);
@@ -913,7 +924,7 @@ async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
 async fn a_read_never_touches_the_disk_and_never_moves_a_file() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").expect("create");
+    rt.create("c1", "train").await.expect("create");
     rt.command("c1", OperatorCommand::Claim)
         .await
         .expect("claim");
@@ -922,9 +933,9 @@ async fn a_read_never_touches_the_disk_and_never_moves_a_file() {
     let file = r.store.campaign_path(&id);
     std::fs::write(&file, b"{ not json").expect("damage the file");
     for _ in 0..20 {
-        let doc = rt.document("c1").expect("the snapshot answers");
+        let doc = rt.document("c1").await.expect("the snapshot answers");
         assert_eq!(doc.machine.state, StateName::Ready);
-        assert_eq!(rt.state("c1"), Some(StateName::Ready));
+        assert_eq!(rt.state("c1").await, Some(StateName::Ready));
     }
     assert_eq!(
         std::fs::read(&file).expect("still there"),

@@ -152,7 +152,7 @@ async fn stream<T: Transport + 'static>(
     Path(id): Path<String>,
 ) -> Response {
     use axum::response::sse::{Event, KeepAlive, Sse};
-    if s.runtime.state(&id).is_none() {
+    if s.runtime.state(&id).await.is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     let events =
@@ -162,7 +162,7 @@ async fn stream<T: Transport + 'static>(
             }
             loop {
                 let lines = s.runtime.messages(&id).unwrap_or_default();
-                let closed = s.runtime.state(&id).is_none_or(|st| st.is_closed());
+                let closed = s.runtime.state(&id).await.is_none_or(|st| st.is_closed());
                 if lines.len() > sent {
                     let batch: Vec<Result<Event, std::convert::Infallible>> = lines[sent..]
                         .iter()
@@ -216,14 +216,9 @@ async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
 
 async fn status<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {
     let stats = s.runtime.stats();
-    let mut by_state = serde_json::Map::new();
-    for id in s.runtime.campaign_ids() {
-        if let Some(state) = s.runtime.state(&id) {
-            let key = state.persisted();
-            let n = by_state.get(&key).and_then(Value::as_u64).unwrap_or(0);
-            by_state.insert(key, json!(n + 1));
-        }
-    }
+    // Counted as published: `status` answers at once after a start, when the recovered
+    // campaigns not read yet count as `unread`.
+    let by_state = s.runtime.by_state();
     Json(json!({
         "campaigns": s.runtime.campaign_ids().len(),
         "by_state": by_state,
@@ -274,9 +269,9 @@ fn runtime_error(e: RuntimeError) -> Response {
 async fn campaigns<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {
     let list: Vec<Value> = s
         .runtime
-        .campaign_ids()
+        .documents()
+        .await
         .into_iter()
-        .filter_map(|id| s.runtime.document(&id))
         .map(|d| {
             json!({
                 "campaign_id": d.campaign_id,
@@ -301,7 +296,7 @@ async fn campaign<T: Transport + 'static>(
     State(s): State<Arc<ApiState<T>>>,
     Path(id): Path<String>,
 ) -> Response {
-    match s.runtime.document(&id) {
+    match s.runtime.document(&id).await {
         Some(d) => {
             let argus = s.argus.as_ref().and_then(|b| b.get(&d.campaign_id));
             Json(view(&d, s.runtime.policy(), argus.as_ref())).into_response()
@@ -395,7 +390,7 @@ async fn events<T: Transport + 'static>(
     State(s): State<Arc<ApiState<T>>>,
     Path(id): Path<String>,
 ) -> Response {
-    if s.runtime.document(&id).is_none() {
+    if s.runtime.document(&id).await.is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     match s.runtime.events(&id) {
@@ -408,7 +403,7 @@ async fn messages<T: Transport + 'static>(
     State(s): State<Arc<ApiState<T>>>,
     Path(id): Path<String>,
 ) -> Response {
-    if s.runtime.document(&id).is_none() {
+    if s.runtime.document(&id).await.is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     match s.runtime.messages(&id) {
@@ -551,11 +546,11 @@ async fn act<T: Transport + 'static>(
         ActionRoute::Observe => {
             let objective = body.objective.as_deref().unwrap_or("");
             let task = body.task_id.clone().map(argus_machines::TaskId::new);
-            match s.runtime.create(&id, objective) {
+            match s.runtime.create(&id, objective).await {
                 Ok(()) => {}
                 // Observing again with the same objective and task changes nothing.
                 Err(RuntimeError::Same) => {
-                    let doc = s.runtime.document(&id);
+                    let doc = s.runtime.document(&id).await;
                     let bound = doc.as_ref().and_then(|d| d.machine.state.task().cloned());
                     if task.is_none() || task == bound {
                         return Json(json!({
@@ -577,7 +572,7 @@ async fn act<T: Transport + 'static>(
                 Err(e) => return runtime_error(e),
             }
             if task.is_none() {
-                let state = s.runtime.state(&id);
+                let state = s.runtime.state(&id).await;
                 return Json(json!({"outcome": "done", "accepted": true, "state": state.map(|st| st.persisted())}))
                     .into_response();
             }
@@ -659,7 +654,11 @@ async fn act<T: Transport + 'static>(
 
 /// The bounded wait ran out: the action goes on; here is the state to poll.
 fn pending<T: Transport + 'static>(s: &ApiState<T>, id: &str) -> Response {
-    let state = s.runtime.state(id);
+    // As published: the driver is busy with the action, never asked to read anything.
+    let state = s
+        .runtime
+        .published(id)
+        .map(|d| d.machine.state.state_name());
     (
         StatusCode::ACCEPTED,
         Json(json!({"outcome": "pending", "accepted": false, "state": state.map(|st| st.persisted())})),

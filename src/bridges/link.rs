@@ -375,7 +375,9 @@ impl<T: Transport + 'static> Link<T> {
         let Some(foreman) = self.cfg.foreman.clone() else {
             return;
         };
-        let Some(doc) = self.doc(id) else { return };
+        let Some(doc) = self.doc(id).await else {
+            return;
+        };
         self.wake.foreman_calls.fetch_add(1, Ordering::Relaxed);
         let verdict = self.wake.board.get(id).and_then(|r| r.reviewer_verdict);
         let events = self.runtime.events(id).unwrap_or_default();
@@ -431,12 +433,12 @@ impl<T: Transport + 'static> Link<T> {
         self.retry_after = None;
     }
 
-    fn doc(&self, id: &str) -> Option<std::sync::Arc<CampaignDoc>> {
-        self.runtime.document(id)
+    async fn doc(&self, id: &str) -> Option<std::sync::Arc<CampaignDoc>> {
+        self.runtime.document(id).await
     }
 
     async fn on_wake(&mut self, w: WakeRequest) {
-        let Some(doc) = self.doc(&w.campaign_id) else {
+        let Some(doc) = self.doc(&w.campaign_id).await else {
             return;
         };
         let workdir = self.cfg.workroot.join(&w.campaign_id);
@@ -502,7 +504,9 @@ impl<T: Transport + 'static> Link<T> {
             }
         };
         self.back();
-        let Some(doc) = self.doc(id) else { return };
+        let Some(doc) = self.doc(id).await else {
+            return;
+        };
         let record = self.wake.board.get(id);
         let record = record.as_ref();
         let pending_answer = record.and_then(|r| r.pending_answer.clone());
@@ -586,7 +590,7 @@ impl<T: Transport + 'static> Link<T> {
         let rt = &self.runtime;
         match ruling {
             Ruling::Submit { text, retry } => {
-                let state = self.doc(id).map(|d| d.machine.state.state_name());
+                let state = self.doc(id).await.map(|d| d.machine.state.state_name());
                 // The same operation an operator uses: settle, claim and submit as one step.
                 let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
                     rt.command_as(id, OperatorCommand::NextAttempt { text: Some(text) }, by)

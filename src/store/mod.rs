@@ -448,17 +448,6 @@ impl Store {
     /// Every entry of `campaigns/` named `*.json` (not hidden), sorted: the candidates recovery
     /// looks at. Whether each is a valid campaign is decided there (and a bad one quarantined).
     pub fn campaign_files(&self) -> Result<Vec<PathBuf>, StoreError> {
-        Ok(self
-            .campaign_entries()?
-            .into_iter()
-            .map(|(path, _)| path)
-            .collect())
-    }
-
-    /// [`Store::campaign_files`] with each file's inode number, which costs nothing more to
-    /// learn: a cold start reads them in inode order (neighbours share the disk's blocks).
-    pub fn campaign_entries(&self) -> Result<Vec<(PathBuf, u64)>, StoreError> {
-        use std::os::unix::fs::DirEntryExt;
         let dir = self.root.join("campaigns");
         let mut files = vec![];
         for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
@@ -468,12 +457,12 @@ impl Store {
                 .to_str()
                 .is_none_or(|name| name.ends_with(".json") && !name.starts_with('.'));
             if candidate {
-                files.push((entry.path(), entry.ino()));
+                files.push(entry.path());
             }
         }
         // By the names' bytes: every entry shares the directory, so this is the order `Path`'s
         // component-wise comparison gives, without its cost (12% of a warm recovery's instructions).
-        files.sort_unstable_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
+        files.sort_unstable_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
         Ok(files)
     }
 }
@@ -788,7 +777,7 @@ mod tests {
             assert_eq!(v["n"], doc["n"]);
         }
         // Nothing lists the scratch as a campaign.
-        let listed = s.campaign_entries().expect("list");
+        let listed = s.campaign_files().expect("list");
         assert_eq!(listed.len(), 1, "{listed:?}");
     }
 

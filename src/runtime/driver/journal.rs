@@ -29,21 +29,55 @@ use std::sync::RwLock;
 /// document and nobody waits for a change, so this is one lock around one pointer rather than a
 /// `tokio::sync::watch` channel, whose waiter lists cost memory every campaign pays (measured with
 /// `bench --campaigns 10000`: 13.0 KiB per campaign with the channel, 12.7 with this).
+///
+/// A recovered campaign's driver reads its document itself, before its first step, so its
+/// snapshot starts [`Published::Unread`]; a document recovery sets aside leaves it
+/// [`Published::Gone`] (the campaign is not driven).
 #[derive(Clone)]
-pub struct Snapshot(Arc<RwLock<Arc<CampaignDoc>>>);
+pub struct Snapshot(Arc<RwLock<Published>>);
+
+/// What a campaign's snapshot holds.
+#[derive(Clone)]
+pub enum Published {
+    /// A recovered campaign whose driver has not read its document yet.
+    Unread,
+    /// The document as last persisted.
+    Doc(Arc<CampaignDoc>),
+    /// Recovery set the file aside (it names another campaign, or cannot be read as a file): no
+    /// campaign by this id is driven.
+    Gone,
+}
 
 impl Snapshot {
     fn new(doc: Arc<CampaignDoc>) -> Snapshot {
-        Snapshot(Arc::new(RwLock::new(doc)))
+        Snapshot(Arc::new(RwLock::new(Published::Doc(doc))))
     }
 
-    /// The latest persisted document (a pointer copy).
-    pub fn get(&self) -> Arc<CampaignDoc> {
+    /// The snapshot of a recovered campaign, before its driver has read its document.
+    pub(crate) fn unread() -> Snapshot {
+        Snapshot(Arc::new(RwLock::new(Published::Unread)))
+    }
+
+    /// What is published now (a pointer copy).
+    pub fn get(&self) -> Published {
         self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The latest persisted document, if the driver has read one.
+    pub fn doc(&self) -> Option<Arc<CampaignDoc>> {
+        match self.get() {
+            Published::Doc(doc) => Some(doc),
+            Published::Unread | Published::Gone => None,
+        }
+    }
+
     fn publish(&self, doc: Arc<CampaignDoc>) {
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = doc;
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Published::Doc(doc);
+    }
+
+    /// Recovery set the campaign's document aside: nothing is driven under this id.
+    pub(crate) fn gone(&self) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Published::Gone;
     }
 }
 
@@ -74,9 +108,16 @@ impl Journal {
         id: CampaignId,
         machine: &CampaignMachine,
         doc: CampaignDoc,
+        snapshot: Option<Snapshot>,
     ) -> (Journal, Snapshot) {
         let doc = Arc::new(doc);
-        let snapshot = Snapshot::new(doc.clone());
+        let snapshot = match snapshot {
+            Some(s) => {
+                s.publish(doc.clone());
+                s
+            }
+            None => Snapshot::new(doc.clone()),
+        };
         let rx = snapshot.clone();
         let mut j = Journal {
             id,

@@ -15,7 +15,7 @@
 mod journal;
 mod remote;
 
-pub use journal::Snapshot;
+pub use journal::{Published, Snapshot};
 
 use super::messages::MessageKind;
 use super::reduce::AnswerTo;
@@ -82,6 +82,74 @@ pub(crate) fn on_slot(from: Instant, at: Instant, heartbeat: std::time::Duration
     from + u64::try_from(rounded).map_or(since, std::time::Duration::from_nanos)
 }
 
+/// The instant `delay` from now, on its tick slot ([`on_slot`]).
+fn due<T>(shared: &Shared<T>, delay: std::time::Duration) -> Instant {
+    on_slot(
+        shared.slots_from,
+        Instant::now() + delay,
+        shared.config.heartbeat,
+    )
+}
+
+/// The seed of a campaign's tick jitter and of its offset into the first heartbeat after a
+/// start, from its id (FNV-1a): the same campaign at the same point of every restart.
+fn seed(id: &crate::store::CampaignId) -> u64 {
+    id.as_str().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// The driver of a campaign found in `campaigns/` at a start, before its document is read.
+///
+/// A start only lists the directory and spawns these: each reads its own document (and decides
+/// what becomes of it: `recover.rs`), then its event log, before the campaign's first step, at a
+/// fixed offset into the first heartbeat (from the campaign's id; campaigns spread evenly), or at
+/// the first input it is given, whichever comes first. At that offset the first step is taken at
+/// once: the restored state's entry actions (a lease to confirm, a write to read back, a task to
+/// poll) or, with none, the first tick. So a restart of many campaigns reads, confirms and polls
+/// spread over the first heartbeat, never all at once. A shutdown that releases nothing, given
+/// before, stops the driver without reading anything. A document set aside leaves the snapshot
+/// [`Published::Gone`] and stops the driver: the campaign is not driven.
+pub(super) async fn recovered<T: Transport + 'static>(
+    shared: Arc<Shared<T>>,
+    id: crate::store::CampaignId,
+    path: std::path::PathBuf,
+    snapshot: Snapshot,
+    mut rx: mpsc::Receiver<Box<Input>>,
+    crash: Option<CrashPoint>,
+) -> Result<(), Crashed> {
+    let share = (seed(&id) >> 11) as f64 / (1u64 << 53) as f64;
+    let at = due(&shared, shared.config.heartbeat.mul_f64(share));
+    let input = tokio::select! {
+        input = rx.recv() => match input {
+            None => return Ok(()),
+            Some(input) => match *input {
+                Input::Shutdown { release: false, done } => {
+                    let _ = done.send(());
+                    return Ok(());
+                }
+                other => Some(Box::new(other)),
+            },
+        },
+        _ = tokio::time::sleep_until(at) => None,
+    };
+    let Some((machine, doc, entry)) = super::recover::read_campaign(&shared, &id, &path) else {
+        snapshot.gone();
+        return Ok(());
+    };
+    // Taken at its offset, the first step is due now; taken early by an input, at the offset.
+    let first = if input.is_some() { at } else { Instant::now() };
+    #[allow(unused_mut)]
+    let (mut driver, _) = Driver::new(shared, id, machine, doc, Some(snapshot));
+    #[cfg(feature = "test-hooks")]
+    {
+        driver.crash = crash;
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = crash;
+    driver.run(entry, rx, Some(first), input).await
+}
+
 /// What a driver is fed: intents, never raw machine events.
 #[derive(Debug)]
 pub enum Input {
@@ -116,6 +184,9 @@ pub enum Input {
         intent: WriteIntent,
         done: oneshot::Sender<AnswerReply>,
     },
+    /// Read the campaign's document now, if the driver of a recovered campaign has not yet
+    /// ([`recovered`]); nothing else (the event log waits for the first step).
+    Read { done: oneshot::Sender<()> },
     /// Stop after the current step; `release` gives a held lease back first.
     Shutdown {
         release: bool,
@@ -203,17 +274,17 @@ pub struct Driver<T: Transport + 'static> {
 
 impl<T: Transport + 'static> Driver<T> {
     /// A driver for a machine just created or restored, with its document as found on disk;
-    /// returns the snapshot receiver for the campaign's handle.
+    /// returns the snapshot receiver for the campaign's handle (`snapshot`, when the handle
+    /// already has one: a recovered campaign's).
     pub(super) fn new(
         shared: Arc<Shared<T>>,
         id: crate::store::CampaignId,
         machine: CampaignMachine,
         doc: CampaignDoc,
+        snapshot: Option<Snapshot>,
     ) -> (Self, Snapshot) {
-        let jitter_seed = id.as_str().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-        let (journal, snapshot) = Journal::open(id, &machine, doc);
+        let jitter_seed = seed(&id);
+        let (journal, snapshot) = Journal::open(id, &machine, doc, snapshot);
         let driver = Driver {
             token: Some(Token::restore(&machine)),
             intents: WriteIntent::queued(&machine).into_iter().collect(),
@@ -234,26 +305,31 @@ impl<T: Transport + 'static> Driver<T> {
         self.machine.campaign_id()
     }
 
-    /// Run until shutdown (or a crash point). `entry` are the restored state's entry actions.
+    /// Run until shutdown (or a crash point). `entry` are the restored state's entry actions,
+    /// performed at `first` (a recovered campaign's offset into the first heartbeat: see
+    /// [`recovered`]) or, without it, one tick from now; with no entry, `first` is the first
+    /// tick. `input` is an input taken before the driver existed, handled first.
     pub async fn run(
         mut self,
         entry: Vec<Action>,
         mut rx: mpsc::Receiver<Box<Input>>,
+        first: Option<Instant>,
+        input: Option<Box<Input>>,
     ) -> Result<(), Crashed> {
         let supervise = self.shared.config.supervise;
         // Supervision off: no heartbeat at all (a far deadline that is never reached).
         let never = Instant::now() + std::time::Duration::from_secs(100 * 365 * 86_400);
-        // The entry's reads (a restored lease to confirm, a write to read back, a task to poll)
-        // are spread over the first heartbeat, each campaign at its own offset: a restart of many
-        // campaigns does not send them all at once. Inputs are served meanwhile.
         let mut entry = Some(entry).filter(|e| supervise && !e.is_empty());
-        let mut next = if entry.is_some() {
-            self.due(self.entry_delay())
-        } else if supervise {
-            self.next_tick()
-        } else {
-            never
+        let mut next = match first {
+            _ if !supervise => never,
+            Some(at) => at,
+            None => self.next_tick(),
         };
+        if let Some(input) = input {
+            if !self.take(input).await? {
+                return Ok(());
+            }
+        }
         // What a step, an input or the entry awaits (a remote call's HTTP future above all) is
         // boxed while it runs, so a resting driver holds only its own state: measured, the task
         // of a waiting driver went from 6,144 to 1,840 bytes (`bench`: 12.2 -> 7.3 KiB RSS per
@@ -263,12 +339,7 @@ impl<T: Transport + 'static> Driver<T> {
                 input = rx.recv() => match input {
                     None => return Ok(()),
                     Some(input) => {
-                        // A shutdown that releases nothing steps nothing: a start of many
-                        // campaigns stopped again does not read every event log on the way out.
-                        if !matches!(*input, Input::Shutdown { release: false, .. }) {
-                            self.journal.resume(&self.shared, &self.machine);
-                        }
-                        if !Box::pin(self.input(*input)).await? {
+                        if !self.take(input).await? {
                             return Ok(());
                         }
                     }
@@ -288,6 +359,20 @@ impl<T: Transport + 'static> Driver<T> {
                 }
             }
         }
+    }
+
+    /// Take one input from the inbox: the event log is read first if this is the campaign's first
+    /// step. Returns false once the driver should stop.
+    async fn take(&mut self, input: Box<Input>) -> Result<bool, Crashed> {
+        // A shutdown that releases nothing steps nothing, and a read only reads the document: a
+        // start of many campaigns stopped again, or listed, does not read every event log.
+        if !matches!(
+            *input,
+            Input::Shutdown { release: false, .. } | Input::Read { .. }
+        ) {
+            self.journal.resume(&self.shared, &self.machine);
+        }
+        Box::pin(self.input(*input)).await
     }
 
     /// Handle one input. Returns false once the driver should stop.
@@ -371,16 +456,12 @@ impl<T: Transport + 'static> Driver<T> {
                 self.journal.notice(&sh, &self.machine, kind, text);
                 let _ = done.send(());
             }
+            // The document is read (the driver exists only once it is).
+            Input::Read { done } => {
+                let _ = done.send(());
+            }
         }
         Ok(true)
-    }
-
-    /// When a started driver performs its entry's reads: a fixed offset into the first heartbeat,
-    /// from the campaign's id (the same campaign at the same point of every restart; campaigns
-    /// spread evenly).
-    fn entry_delay(&self) -> std::time::Duration {
-        let share = (self.jitter_seed >> 11) as f64 / (1u64 << 53) as f64;
-        self.shared.config.heartbeat.mul_f64(share)
     }
 
     /// When the next tick falls due: [`Driver::next_delay`] from now, on its slot.
@@ -391,11 +472,7 @@ impl<T: Transport + 'static> Driver<T> {
 
     /// The instant `delay` from now, on its tick slot ([`on_slot`]).
     fn due(&self, delay: std::time::Duration) -> Instant {
-        on_slot(
-            self.shared.slots_from,
-            Instant::now() + delay,
-            self.shared.config.heartbeat,
-        )
+        due(&self.shared, delay)
     }
 
     /// The wait until the next tick: the machine's `next_deadline` on the heartbeat with ±10%

@@ -1,0 +1,128 @@
+//! Recovery of one campaign from its file in `campaigns/`, by the campaign's own driver before its
+//! first step (a start only lists the directory: it reads no campaign file, so 100,000 of them
+//! are back in service in the time it takes to list them and spawn their drivers).
+//!
+//! Owns: the decision, for one file, between driving the campaign it holds, driving a blank
+//! detached observer with a question (a corrupt document or record), and setting the file aside.
+//! Must never: drive a document under an id it does not name, give a restored campaign authority
+//! (the machine's restore confirms a lease before any write), or stop the daemon over one file.
+
+use super::driver::Shared;
+use super::{resolving, CampaignDoc};
+use crate::control::Transport;
+use crate::store::{CampaignId, StoreError};
+use crate::time::now_secs;
+use argus_machines::{Action, CampaignMachine};
+use std::path::Path;
+
+/// A campaign recovery will drive: its restored machine, its document, the restored state's
+/// entry actions.
+pub(crate) type Recovered = (CampaignMachine, CampaignDoc, Vec<Action>);
+
+/// Read one file of `campaigns/` and decide what becomes of it. Its name is the campaign's
+/// identity: a document that names another campaign (a `.bak` copy, a renamed file) or is not a
+/// file at all is quarantined and reported, never driven (`None`). A corrupt document, or a record
+/// the machine refuses, is moved aside and the campaign comes back as a blank detached observer
+/// with a question.
+pub(crate) fn read_campaign<T: Transport>(
+    sh: &Shared<T>,
+    id: &CampaignId,
+    path: &Path,
+) -> Option<Recovered> {
+    let shown = shown(path);
+    match sh.store.read_doc::<CampaignDoc>(path) {
+        Ok(Some(doc))
+            if doc.campaign_id != id.as_str() || doc.machine.campaign_id != id.as_str() =>
+        {
+            set_aside(
+                sh,
+                path,
+                &shown,
+                "the document names another campaign (a copy?); only campaigns/<id>.json for its own id is driven",
+            );
+            None
+        }
+        Ok(Some(mut doc)) => match CampaignMachine::restore(&doc.machine, sh.config.policy()) {
+            Ok((machine, entry)) => {
+                // A write or claim in flight at the crash: its grace counts from when its intent
+                // was persisted (the document's last write), not from now.
+                if resolving(&machine) && doc.ambiguous_since.is_none() {
+                    doc.ambiguous_since = Some(doc.updated_at);
+                }
+                Some((machine, doc, entry))
+            }
+            Err(e) => {
+                match sh.store.move_aside(path) {
+                    Ok(moved) => sh.report(id, &format!("campaign record refused ({e}); {moved}")),
+                    Err(m) => sh.report(
+                        id,
+                        &format!("campaign record refused ({e}); cannot move it aside ({m})"),
+                    ),
+                }
+                Some(blank(
+                    sh,
+                    id,
+                    &doc.objective,
+                    format!("The stored state was invalid ({e}) and was moved aside; review before acting."),
+                ))
+            }
+        },
+        // Removed since the directory was listed: nothing to drive.
+        Ok(None) => None,
+        Err(StoreError::Corrupt { moved_to, .. }) => {
+            sh.report(
+                id,
+                &format!("corrupt campaign document moved to {}", moved_to.display()),
+            );
+            Some(blank(
+                sh,
+                id,
+                "",
+                format!(
+                    "The stored state was corrupt and was moved to {}; review before acting.",
+                    moved_to.display()
+                ),
+            ))
+        }
+        Err(e) => {
+            set_aside(sh, path, &shown, &format!("unreadable ({e})"));
+            None
+        }
+    }
+}
+
+/// A file's name as reports show it.
+pub(crate) fn shown(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Move a file of `campaigns/` that cannot be driven into `quarantine/`, and say so.
+pub(crate) fn set_aside<T>(sh: &Shared<T>, path: &Path, shown: &str, why: &str) {
+    match sh.store.move_aside(path) {
+        Ok(moved) => sh.report(shown, &format!("{why}; {moved}")),
+        Err(e) => sh.report(
+            shown,
+            &format!("{why}; cannot move it aside ({e}); skipped"),
+        ),
+    }
+}
+
+/// A corrupt campaign comes back as a detached observer with a question: never with authority.
+fn blank<T>(sh: &Shared<T>, id: &CampaignId, objective: &str, question: String) -> Recovered {
+    let machine = CampaignMachine::new(
+        id.as_str(),
+        sh.config.controller_id.clone(),
+        sh.config.policy(),
+    );
+    let now = now_secs();
+    let doc = CampaignDoc {
+        pending_question: Some(question),
+        question_source: Some("supervisor".into()),
+        question_asked_at: Some(now),
+        ..CampaignDoc::new(&machine, objective, now)
+    };
+    let _ = sh.store.write_doc(&sh.store.campaign_path(id), &doc);
+    (machine, doc, vec![])
+}
