@@ -649,7 +649,8 @@ fn write_atomic_with(path: &Path, bytes: &[u8], durability: Durability) -> Resul
 /// scanned past each inode freed in the last minutes, a third of a controlling campaign's CPU.)
 /// Without a target yet, or on a filesystem that cannot exchange, a plain rename. The price: a
 /// reader that keeps the old file open across the next write too sees that write overwrite it
-/// (the supervisor reads documents only at start, before any driver writes).
+/// (the supervisor reads a campaign's document once, by the campaign's own driver, before that
+/// driver first writes it; and an older store's at start, before any driver runs).
 fn swap_in(tmp: &Path, path: &Path) -> Result<(), StoreError> {
     use rustix::fs::{renameat_with, RenameFlags, CWD};
     if renameat_with(CWD, tmp, CWD, path, RenameFlags::EXCHANGE).is_ok() {

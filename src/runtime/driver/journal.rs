@@ -4,9 +4,9 @@
 //! Owns the campaign document while the driver runs. After every persisted write it publishes the
 //! document as a [`Snapshot`]: the API, the demo, the status route and the Argus link read that
 //! snapshot, never the file. Must never publish what is not on disk — the one exception is the
-//! restored state at start, which is exactly what the record on disk restores to at every start
-//! ([`Journal::open`]) — never re-read its own files
-//! to learn what it already knows (the event log is read once, before the first step, and the feed
+//! restored state when the document is read, which is exactly what the record on disk restores
+//! to at every start ([`Journal::open`]) — never re-read its own files to learn what it already
+//! knows (the document and the event log are each read once, before the first step, and the feed
 //! is then folded one event at a time), and never decide
 //! anything: it records what the machine decided and what the remote said.
 
