@@ -861,19 +861,12 @@ fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
     assert_eq!(audit["counters"]["rejected_stale_epoch"], 0);
 }
 
-/// Recovery reads a large state root on several threads (from 512 files up) and decides on what
-/// it read in name order: every campaign is driven, and the odd files are set aside and reported
-/// as they are when read one at a time.
-#[test]
-fn serve_recovers_hundreds_of_campaigns_and_sets_aside_the_odd_ones() {
-    let (_sim, url) = start_sim();
-    let (home, port) = stopped_with_a_controller(&url, "many", &["c2"]);
-    let campaigns = home.join("campaigns");
+/// Copies of the observer `c2` in `campaigns/`, as `p000` .. (`n` of them), each under its own id.
+fn plant_observers(campaigns: &Path, n: usize) {
     let observer: Value =
         serde_json::from_slice(&std::fs::read(campaigns.join("c2.json")).expect("c2"))
             .expect("json");
-    let planted = 600;
-    for i in 0..planted {
+    for i in 0..n {
         let id = format!("p{i:03}");
         let mut doc = observer.clone();
         doc["campaign_id"] = json!(id);
@@ -884,6 +877,17 @@ fn serve_recovers_hundreds_of_campaigns_and_sets_aside_the_odd_ones() {
         )
         .expect("plant");
     }
+}
+
+/// Recovery of a large state root: every campaign is driven (each read by its own driver, the
+/// listing asking them all), and the odd files are set aside and reported when they are read.
+#[test]
+fn serve_recovers_hundreds_of_campaigns_and_sets_aside_the_odd_ones() {
+    let (_sim, url) = start_sim();
+    let (home, port) = stopped_with_a_controller(&url, "many", &["c2"]);
+    let campaigns = home.join("campaigns");
+    let planted = 600;
+    plant_observers(&campaigns, planted);
     std::fs::copy(campaigns.join("c1.json"), campaigns.join("c1.bak.json")).expect("copy");
     std::fs::write(
         campaigns.join("garbled.json"),
@@ -967,21 +971,8 @@ fn serve_reads_no_campaign_file_to_start_and_each_is_read_at_its_first_need() {
     let (_sim, url) = start_sim();
     let (home, port) = stopped_with_a_controller(&url, "lazy", &["c2"]);
     let campaigns = home.join("campaigns");
-    let observer: Value =
-        serde_json::from_slice(&std::fs::read(campaigns.join("c2.json")).expect("c2"))
-            .expect("json");
     let planted = 300;
-    for i in 0..planted {
-        let id = format!("p{i:03}");
-        let mut doc = observer.clone();
-        doc["campaign_id"] = json!(id);
-        doc["machine"]["campaign_id"] = json!(id);
-        std::fs::write(
-            campaigns.join(format!("{id}.json")),
-            serde_json::to_vec(&doc).expect("bytes"),
-        )
-        .expect("plant");
-    }
+    plant_observers(&campaigns, planted);
     let all = planted + 2;
     let hour = 3600.0;
     // The campaigns whose offset is more than ten minutes away: no test step takes that long.

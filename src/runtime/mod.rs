@@ -648,6 +648,17 @@ impl<T: Transport + 'static> Runtime<T> {
         Ok(())
     }
 
+    /// Every campaign's handle, in the order of their ids (copied out: no lock is held while a
+    /// driver is asked anything).
+    fn handles(&self) -> Vec<CampaignHandle> {
+        self.campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
     /// The handle of a campaign that is driven (or about to be: not read yet).
     fn handle(&self, id: &str) -> Result<CampaignHandle, RuntimeError> {
         self.handle_even_gone(id)
@@ -846,13 +857,7 @@ impl<T: Transport + 'static> Runtime<T> {
     /// Every campaign's document ([`Runtime::document`]), in the order of their ids: the drivers
     /// not read yet are all asked at once, and read on the runtime's threads side by side.
     pub async fn documents(&self) -> Vec<Arc<CampaignDoc>> {
-        let handles: Vec<CampaignHandle> = self
-            .campaigns
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let handles = self.handles();
         let mut asked = vec![];
         for h in &handles {
             if matches!(h.doc.get(), Published::Unread) {
@@ -964,13 +969,7 @@ impl<T: Transport + 'static> Runtime<T> {
     /// Clean shutdown: each driver finishes its step, persists, and stops. Leases are kept unless
     /// `release_on_shutdown`.
     pub async fn shutdown(&self) {
-        let handles: Vec<CampaignHandle> = self
-            .campaigns
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let handles = self.handles();
         for h in handles {
             let (done, rx) = oneshot::channel();
             if h.tx
