@@ -204,6 +204,18 @@ impl StateRecord {
         self.lease().filter(|_| self.is_controlling())
     }
 
+    fn held_lease_mut(&mut self) -> Option<&mut Lease> {
+        match self {
+            StateRecord::Ready { lease }
+            | StateRecord::Submitting { lease, .. }
+            | StateRecord::Running { lease, .. }
+            | StateRecord::AwaitingInput { lease, .. }
+            | StateRecord::Cancelling { lease, .. }
+            | StateRecord::Intervening { lease, .. } => Some(lease),
+            _ => None,
+        }
+    }
+
     /// The write in flight (`Submitting`, `Cancelling`, `Intervening`, `AmbiguousWrite`), or the
     /// unresolved one (`ControlLost`).
     pub fn intent(&self) -> Option<&Intent> {
@@ -394,6 +406,25 @@ pub enum RecordError {
 }
 
 impl CampaignRecord {
+    /// This record is `earlier` with nothing moved but the held lease's expiry, later: a renewal.
+    /// Both restore alike (a restored controller confirms its lease with the remote, whose answer
+    /// carries the expiry; the expiry it remembers is never consulted), so the shell need not
+    /// write a renewal into the campaign document: the record before it restores the same.
+    pub fn is_renewal_of(&self, earlier: &CampaignRecord) -> bool {
+        let (Some(now), Some(before)) = (self.state.held_lease(), earlier.state.held_lease())
+        else {
+            return false;
+        };
+        if now.expires_at <= before.expires_at {
+            return false;
+        }
+        let mut renewed = earlier.clone();
+        if let Some(lease) = renewed.state.held_lease_mut() {
+            lease.expires_at = now.expires_at;
+        }
+        renewed == *self
+    }
+
     /// Check what the record's shape cannot say, and build that exact state: an intent is for the
     /// state's own operation, under the epoch of the lease it was written with.
     pub(crate) fn to_state(&self) -> Result<State, RecordError> {

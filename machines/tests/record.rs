@@ -481,3 +481,146 @@ fn a_record_holds_a_lease_only_while_controlling() {
     }
     assert!(at("control_lost").record().state.lease().is_some());
 }
+
+/// A renewal moves nothing in the record but the held lease's expiry, and the record before it
+/// restores alike: a restored controller confirms with the remote, whose answer carries the
+/// expiry, even long after the expiry the older record remembers. So the shell may leave a
+/// renewal out of the campaign document (it goes to the lease record) without losing control at
+/// a restart.
+#[test]
+fn a_renewal_is_the_record_before_with_only_a_later_expiry_and_restores_alike() {
+    for place in ["running", "ready", "submitting", "awaiting_input"] {
+        let mut m = at(place);
+        let before = m.record();
+        let held = m.held_lease().cloned().expect("held");
+        let renewed = lease(US, held.epoch, held.expires_at + 600);
+        m.step(&Event::LeaseGranted {
+            lease: renewed.clone(),
+            now: NOW,
+        });
+        assert_eq!(
+            m.held_lease(),
+            Some(&renewed),
+            "{place}: the renewal was taken"
+        );
+        let after = m.record();
+        assert!(after.is_renewal_of(&before), "{place}: {after:?}");
+        assert!(!before.is_renewal_of(&after), "{place}: an earlier expiry");
+        assert!(!after.is_renewal_of(&after), "{place}: the same record");
+        let (a, entry_a) = CampaignMachine::restore(&before, policy()).expect("restore");
+        let (b, entry_b) = CampaignMachine::restore(&after, policy()).expect("restore");
+        assert_eq!(a.state_name(), b.state_name(), "{place}");
+        assert_eq!(entry_a, entry_b, "{place}");
+        if a.state_name() == StateName::Confirming {
+            // Confirmed after the older record's expiry has passed: the remote's lease counts.
+            let (mut a, mut b) = (a, b);
+            let later = held.expires_at + 60;
+            let read = Event::ControlRead {
+                lease: Some(lease(US, held.epoch, later + 600)),
+                now: later,
+            };
+            let (sa, sb) = (a.step(&read), b.step(&read));
+            assert_eq!(sa.to, sb.to, "{place}");
+            assert_eq!(a.record(), b.record(), "{place}");
+            assert!(a.held_lease().is_some(), "{place}: {:?}", sa.to);
+        }
+    }
+    // Anything more than the expiry is not a renewal: another epoch, another state, no lease.
+    let before = at("running").record();
+    let mut other_epoch = before.clone();
+    if let StateRecord::Running { lease, .. } = &mut other_epoch.state {
+        lease.epoch += 1;
+        lease.expires_at += 600;
+    }
+    assert!(!other_epoch.is_renewal_of(&before));
+    let mut other_memory = before.clone();
+    if let StateRecord::Running { lease, .. } = &mut other_memory.state {
+        lease.expires_at += 600;
+    }
+    other_memory.memory.highest_epoch += 1;
+    assert!(!other_memory.is_renewal_of(&before));
+    assert!(!at("ready").record().is_renewal_of(&before));
+    assert!(!before.is_renewal_of(&at("watching").record()));
+    assert!(!at("watching")
+        .record()
+        .is_renewal_of(&at("watching").record()));
+    assert!(!at("control_lost")
+        .record()
+        .is_renewal_of(&at("running").record()));
+}
+
+/// What makes a renewal safe to leave out of the campaign document, over every representative
+/// state: a restored machine never consults the expiry its record remembers. Each record that
+/// remembers a lease is restored as it is and with that expiry moved (far back, and forward); all
+/// three are stepped with every event of the explorer's alphabet, and take the same transitions
+/// with the same actions, their records differing at most in that remembered expiry.
+#[test]
+fn a_restored_machine_never_consults_the_expiry_its_record_remembers() {
+    use argus_machines::explore::{alphabet, policy as explored, representative_states, CAMPAIGN};
+    let events = alphabet();
+    let with_expiry = |rec: &CampaignRecord, to: u64| -> CampaignRecord {
+        let mut v = serde_json::to_value(rec).expect("record as JSON");
+        let state = v["state"].as_object_mut().expect("state");
+        let key = ["lease", "last_lease"]
+            .into_iter()
+            .find(|k| state.contains_key(*k))
+            .expect("a remembered lease");
+        state[key]["expires_at"] = serde_json::json!(to);
+        serde_json::from_value(v).expect("record from JSON")
+    };
+    // A record with its remembered expiry (if it still remembers `was`) set to 0, for comparison.
+    let forgetting = |rec: CampaignRecord, was: u64| -> serde_json::Value {
+        let mut v = serde_json::to_value(&rec).expect("record as JSON");
+        if let Some(state) = v["state"].as_object_mut() {
+            for k in ["lease", "last_lease"] {
+                if let Some(l) = state.get_mut(k) {
+                    if l["expires_at"] == serde_json::json!(was) {
+                        l["expires_at"] = serde_json::json!(0);
+                    }
+                }
+            }
+        }
+        v
+    };
+    let mut compared = 0;
+    for (state, memory) in representative_states() {
+        let rec = CampaignRecord {
+            schema_version: SCHEMA_VERSION,
+            campaign_id: CAMPAIGN.into(),
+            controller_id: ControllerId::new(US),
+            state: state.into(),
+            memory,
+        };
+        let Some(remembered) = rec.state.lease().map(|l| l.expires_at) else {
+            continue;
+        };
+        let Ok((base, entry)) = CampaignMachine::restore(&rec, explored()) else {
+            continue;
+        };
+        for moved in [1, remembered + 100_000] {
+            let other = with_expiry(&rec, moved);
+            let (m, other_entry) = CampaignMachine::restore(&other, explored()).expect("restore");
+            let name = rec.state.state_name();
+            assert_eq!(m.state_name(), base.state_name(), "{name:?}");
+            assert_eq!(other_entry, entry, "{name:?}");
+            for e in &events {
+                let (mut a, mut b) = (base.clone(), m.clone());
+                let (sa, sb) = (a.step(e), b.step(e));
+                assert_eq!(
+                    (sa.to, &sa.actions, sa.changed),
+                    (sb.to, &sb.actions, sb.changed),
+                    "{name:?} on {e:?}"
+                );
+                if a.record() != b.record() {
+                    assert_eq!(
+                        forgetting(a.record(), remembered),
+                        forgetting(b.record(), moved),
+                        "{name:?} on {e:?}"
+                    );
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 1_000, "{compared} steps compared");
+}
