@@ -140,7 +140,9 @@ pub struct Stats {
     pub significant: AtomicU64,
     pub wakes: AtomicU64,
     pub remote_calls: AtomicU64,
-    /// Leases renewed (each writes the campaign document and its lease document).
+    /// Lease renewals recorded: counted where the renewed lease is persisted (a renewal alone
+    /// writes only its lease record), so a reader of this and `disk_writes` never sees a renewal
+    /// without its write or a write without its renewal for longer than the write itself takes.
     pub renewals: AtomicU64,
     /// Steps that could not be persisted (and so were not acted on): a critical condition.
     pub storage_failures: AtomicU64,

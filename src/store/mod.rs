@@ -587,8 +587,8 @@ fn unique_stamp() -> String {
 /// How far a document write waits for the disk. Both levels write the scratch file and swap it in
 /// ([`swap_in`]), so neither a reader reading in one go nor a crash of the process meets a torn
 /// document; they differ in what a power loss may take back. Measured with `bench --controlling`:
-/// a renewal's two documents were the larger part of a controlling campaign's CPU, most of it in
-/// inode allocation and the fsyncs.
+/// a renewal's documents were the larger part of a controlling campaign's CPU, most of it in inode
+/// allocation and the fsyncs (a renewal now writes only its lease record: `Journal::persist`).
 ///
 /// (There is deliberately no level that fsyncs the file but not the directory: the next write
 /// overwrites the scratch in place, and until the directory is synced that scratch may still be

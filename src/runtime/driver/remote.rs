@@ -157,7 +157,6 @@ impl<T: Transport + 'static> Driver<T> {
                 let now = clock.now();
                 let (token, event) = match c.renew(remote, clock, WriteIntent::fresh(), ttl).await {
                     RenewOutcome::Renewed(c) => {
-                        sh.stats.renewals.fetch_add(1, Ordering::Relaxed);
                         let lease = c.lease().clone();
                         (Token::Controller(c), Event::LeaseGranted { lease, now })
                     }
