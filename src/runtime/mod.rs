@@ -140,9 +140,9 @@ pub struct Stats {
     pub significant: AtomicU64,
     pub wakes: AtomicU64,
     pub remote_calls: AtomicU64,
-    /// Lease renewals recorded: counted where the renewed lease is persisted (a renewal alone
-    /// writes only its lease record), so a reader of this and `disk_writes` never sees a renewal
-    /// without its write or a write without its renewal for longer than the write itself takes.
+    /// Steps that renewed the held lease and moved nothing else (`CampaignRecord::is_renewal_of`),
+    /// counted where they are persisted (such a step writes only its lease record), so a reader of
+    /// this and `disk_writes` never sees the one without the other for longer than a write takes.
     pub renewals: AtomicU64,
     /// Steps that could not be persisted (and so were not acted on): a critical condition.
     pub storage_failures: AtomicU64,
