@@ -21,7 +21,7 @@ use super::Shared;
 use crate::control::{Transport, Validated};
 use crate::security::Untrusted;
 use crate::store::{CampaignId, Durability, StoreError};
-use argus_machines::{CampaignMachine, Lease, Observation, Significant, Verdict};
+use argus_machines::{CampaignMachine, CampaignRecord, Lease, Observation, Significant, Verdict};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::RwLock;
@@ -145,7 +145,7 @@ impl Journal {
             // is restored the same way at every start, so a crash before that write loses
             // nothing. A cold start of many controlling campaigns does not write (and fsync)
             // each of them before the first driver runs.
-            j.record(machine);
+            j.record(machine.record());
             j.snapshot.publish(j.doc.clone());
         }
         (j, rx)
@@ -229,7 +229,7 @@ impl Journal {
             sh.stats.renewals.fetch_add(1, Ordering::Relaxed);
         }
         if renewal && self.snapshot.is(&self.doc) {
-            self.doc_mut().machine = record;
+            self.record(record);
             self.snapshot.publish(self.doc.clone());
             self.lease_record(sh, machine);
             return Ok(());
@@ -242,7 +242,7 @@ impl Journal {
         } else {
             doc.ambiguous_since = None;
         }
-        self.write(sh, machine)?;
+        self.write_record(sh, record)?;
         self.lease_record(sh, machine);
         Ok(())
     }
@@ -270,10 +270,10 @@ impl Journal {
 
     /// Put the machine's record in the document (in memory), and its state on the path when it
     /// moved there. Returns whether it moved.
-    fn record(&mut self, machine: &CampaignMachine) -> bool {
-        let state = machine.state_name();
+    fn record(&mut self, record: CampaignRecord) -> bool {
+        let state = record.state.state_name();
         let doc = self.doc_mut();
-        doc.machine = machine.record();
+        doc.machine = record;
         let moved = doc.path.last() != Some(&state);
         if moved {
             doc.path.push(state);
@@ -289,7 +289,17 @@ impl Journal {
         sh: &Shared<T>,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
-        let moved = self.record(machine);
+        self.write_record(sh, machine.record())
+    }
+
+    /// Write the document with `record` (the machine's, taken once by a caller that already
+    /// has it), then publish it.
+    fn write_record<T: Transport>(
+        &mut self,
+        sh: &Shared<T>,
+        record: CampaignRecord,
+    ) -> Result<(), StoreError> {
+        let moved = self.record(record);
         let durability = Durability::Durable;
         let written =
             sh.store
