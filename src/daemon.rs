@@ -247,11 +247,7 @@ async fn shutdown_signal() {
 
 /// Discover the remote in the background, with backoff; then re-read the card on a schedule.
 /// An authentication failure is said once, loudly (spec section 12), and retried slowly.
-async fn keep_discovering<T: crate::control::Transport + 'static>(
-    remote: Arc<LiveRemote>,
-    refresh: Duration,
-    runtime: Arc<Runtime<T>>,
-) {
+async fn keep_discovering(remote: Arc<LiveRemote>, refresh: Duration, runtime: Arc<Runtime>) {
     let mut delay = Duration::from_millis(250);
     let mut auth_said = false;
     loop {
@@ -293,8 +289,8 @@ async fn keep_discovering<T: crate::control::Transport + 'static>(
 
 /// A quarantined remote: give back every lease held (the release operation still exists) and
 /// tell each campaign once what changed.
-async fn on_quarantine<T: crate::control::Transport + 'static>(
-    runtime: Arc<Runtime<T>>,
+async fn on_quarantine(
+    runtime: Arc<Runtime>,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
     while let Some(what) = rx.recv().await {

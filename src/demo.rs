@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 const CAMPAIGN: &str = "training-master-demo";
 
 struct Demo {
-    rt: Arc<Runtime<A2aClient>>,
+    rt: Arc<Runtime>,
     shown: usize,
     tty: bool,
     path: Vec<StateName>,
@@ -337,7 +337,7 @@ pub async fn run(
 /// Serve the API and the panel over the demo's runtime until Ctrl-C. The token is made for this
 /// run (it guards nothing beyond the demo's own loopback listener) and printed once.
 async fn serve_panel(
-    rt: &Arc<Runtime<A2aClient>>,
+    rt: &Arc<Runtime>,
     addr: std::net::SocketAddr,
     sim_url: &str,
 ) -> Result<(), String> {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 struct Rig {
     sim: rig::AuditedSim,
-    rt: Arc<Runtime<A2aClient>>,
+    rt: Arc<Runtime>,
     wake: Arc<ArgusWake>,
     workroot: PathBuf,
     argus_home: PathBuf,
@@ -95,7 +95,7 @@ async fn rig_with(
     }
 }
 
-async fn wait(rt: &Runtime<A2aClient>, want: StateName) {
+async fn wait(rt: &Runtime, want: StateName) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while rt.state("c1").await != Some(want) {
         assert!(

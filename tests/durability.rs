@@ -7,7 +7,6 @@
 mod rig;
 
 use argus_machines::{BlockReason, Significant, StateName};
-use argus_supervisor::a2a::A2aClient;
 use argus_supervisor::control::Clock;
 use argus_supervisor::runtime::reduce::{CountingWake, WakeSink};
 use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
@@ -39,7 +38,7 @@ async fn rig(scenario: &str) -> Rig {
     Rig { sim, store }
 }
 
-async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime<A2aClient> {
+async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime {
     let tune = |config: &mut RuntimeConfig| {
         config.readback_grace = grace;
         config.max_backoff = Duration::from_millis(400);
@@ -52,7 +51,7 @@ async fn runtime_tuned(
     rig: &Rig,
     wake: Arc<dyn WakeSink>,
     tune: impl FnOnce(&mut RuntimeConfig),
-) -> Runtime<A2aClient> {
+) -> Runtime {
     let mut config = rig::config();
     tune(&mut config);
     config.validate().expect("valid config");
@@ -66,7 +65,7 @@ async fn runtime_tuned(
     .expect("runtime")
 }
 
-async fn runtime(rig: &Rig) -> Runtime<A2aClient> {
+async fn runtime(rig: &Rig) -> Runtime {
     runtime_with(rig, Duration::from_secs(1)).await
 }
 
@@ -78,7 +77,7 @@ async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     }
 }
 
-async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
+async fn wait_state(rt: &Runtime, id: &str, want: StateName) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while rt.state(id).await != Some(want) {
         assert!(
@@ -119,7 +118,7 @@ fn assert_sent_cleanly(audit: &Audit) {
     }
 }
 
-async fn claim(rt: &Runtime<A2aClient>, id: &str) {
+async fn claim(rt: &Runtime, id: &str) {
     assert!(
         rt.command(id, OperatorCommand::Claim)
             .await
@@ -129,7 +128,7 @@ async fn claim(rt: &Runtime<A2aClient>, id: &str) {
 }
 
 /// Create, claim and submit: the campaign's first attempt is running.
-async fn running(rt: &Runtime<A2aClient>, id: &str) {
+async fn running(rt: &Runtime, id: &str) {
     rt.create(id, "train").await.expect("create");
     claim(rt, id).await;
     wait_state(rt, id, StateName::Ready).await;
@@ -139,7 +138,7 @@ async fn running(rt: &Runtime<A2aClient>, id: &str) {
     wait_state(rt, id, StateName::Running).await;
 }
 
-fn significant(rt: &Runtime<A2aClient>, id: &str) -> Vec<Significant> {
+fn significant(rt: &Runtime, id: &str) -> Vec<Significant> {
     rt.events(id)
         .expect("events")
         .into_iter()
@@ -908,9 +907,8 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
     running(&rt, "c1").await;
-    let from_events = |rt: &Runtime<A2aClient>| {
-        argus_supervisor::runtime::messages::feed(&rt.events("c1").expect("events"))
-    };
+    let from_events =
+        |rt: &Runtime| argus_supervisor::runtime::messages::feed(&rt.events("c1").expect("events"));
     wait_for("an event-derived feed message", || {
         !from_events(&rt).is_empty()
     })
@@ -957,7 +955,7 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
     std::fs::write(&doc, serde_json::to_vec_pretty(&d).expect("json")).expect("write doc");
 
     let rt = runtime(&r).await;
-    let count = |rt: &Runtime<A2aClient>| {
+    let count = |rt: &Runtime| {
         rt.messages("c1")
             .expect("feed")
             .iter()

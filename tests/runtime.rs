@@ -46,7 +46,7 @@ async fn rig(scenario: &str) -> Rig {
     }
 }
 
-async fn runtime(rig: &Rig) -> Runtime<A2aClient> {
+async fn runtime(rig: &Rig) -> Runtime {
     Runtime::start(
         rig.store.clone(),
         Arc::new(rig::client(&rig.sim).await),
@@ -57,7 +57,7 @@ async fn runtime(rig: &Rig) -> Runtime<A2aClient> {
     .expect("runtime")
 }
 
-async fn wait_state(rt: &Runtime<A2aClient>, id: &str, want: StateName) {
+async fn wait_state(rt: &Runtime, id: &str, want: StateName) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let now = rt.state(id).await;
@@ -81,7 +81,7 @@ async fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
     }
 }
 
-fn classes(rt: &Runtime<A2aClient>, id: &str) -> Vec<String> {
+fn classes(rt: &Runtime, id: &str) -> Vec<String> {
     rt.events(id)
         .expect("events")
         .iter()
@@ -89,7 +89,7 @@ fn classes(rt: &Runtime<A2aClient>, id: &str) -> Vec<String> {
         .collect()
 }
 
-async fn claim_and_submit(rt: &Runtime<A2aClient>, id: &str) {
+async fn claim_and_submit(rt: &Runtime, id: &str) {
     assert!(
         rt.command(id, OperatorCommand::Claim)
             .await
@@ -684,7 +684,7 @@ async fn crash_at(point: Option<CrashPoint>) {
 }
 
 #[cfg(feature = "test-hooks")]
-async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime<A2aClient> {
+async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime {
     let client = rig::client(&r.sim).await;
     let config = rig::config();
     Runtime::start_with_crash(

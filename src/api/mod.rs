@@ -5,7 +5,6 @@
 //! through the campaign's machine like every other event: this module has no path to the remote
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
-use crate::control::Transport;
 use crate::runtime::driver::{AnswerReply, CommandReply};
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
@@ -58,8 +57,8 @@ impl std::fmt::Debug for LiveHealth {
     }
 }
 
-pub struct ApiState<T: Transport + 'static> {
-    pub runtime: Arc<Runtime<T>>,
+pub struct ApiState {
+    pub runtime: Arc<Runtime>,
     /// `None` only with `--insecure-no-auth` on loopback.
     pub token: Option<Secret>,
     pub health: HealthInfo,
@@ -76,11 +75,7 @@ fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response
         .into_response()
 }
 
-async fn auth<T: Transport + 'static>(
-    State(state): State<Arc<ApiState<T>>>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn auth(State(state): State<Arc<ApiState>>, request: Request, next: Next) -> Response {
     match &state.token {
         Some(token) if !presents_token(request.headers(), token.expose()) => error(
             StatusCode::UNAUTHORIZED,
@@ -92,19 +87,17 @@ async fn auth<T: Transport + 'static>(
 }
 
 /// The API router. `health` is public; everything else passes the auth layer.
-pub fn router<T: Transport + 'static>(state: Arc<ApiState<T>>) -> Router {
+pub fn router(state: Arc<ApiState>) -> Router {
     let protected = Router::new()
-        .route("/status", get(status::<T>))
-        .route("/campaigns", get(campaigns::<T>))
-        .route("/campaigns/{id}", get(campaign::<T>))
-        .route("/campaigns/{id}/events", get(events::<T>))
-        .route("/campaigns/{id}/messages", get(messages::<T>))
-        .route("/campaigns/{id}/messages/stream", get(stream::<T>))
-        .merge(actions::<T>())
-        .route_layer(middleware::from_fn_with_state(state.clone(), auth::<T>));
-    let api = Router::new()
-        .route("/health", get(health::<T>))
-        .merge(protected);
+        .route("/status", get(status))
+        .route("/campaigns", get(campaigns))
+        .route("/campaigns/{id}", get(campaign))
+        .route("/campaigns/{id}/events", get(events))
+        .route("/campaigns/{id}/messages", get(messages))
+        .route("/campaigns/{id}/messages/stream", get(stream))
+        .merge(actions())
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth));
+    let api = Router::new().route("/health", get(health)).merge(protected);
     Router::new()
         .nest(PREFIX, api.merge(crate::ui::router()))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", "no such route") })
@@ -147,10 +140,7 @@ async fn json_errors(resp: Response) -> Response {
 
 /// The human-facing feed, followed live (server-sent events): every line so far, then each new
 /// one, until the campaign closes or the client goes away.
-async fn stream<T: Transport + 'static>(
-    State(s): State<Arc<ApiState<T>>>,
-    Path(id): Path<String>,
-) -> Response {
+async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
     use axum::response::sse::{Event, KeepAlive, Sse};
     if s.runtime.state(&id).await.is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
@@ -184,7 +174,7 @@ async fn stream<T: Transport + 'static>(
         .into_response()
 }
 
-async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {
+async fn health(State(s): State<Arc<ApiState>>) -> Response {
     let h = &s.health;
     let stats = s.runtime.stats();
     let mut body = json!({
@@ -214,7 +204,7 @@ async fn health<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Re
     Json(body).into_response()
 }
 
-async fn status<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {
+async fn status(State(s): State<Arc<ApiState>>) -> Response {
     let stats = s.runtime.stats();
     // Counted as published: `status` answers at once after a start, when the recovered
     // campaigns not read yet count as `unread`.
@@ -266,7 +256,7 @@ fn runtime_error(e: RuntimeError) -> Response {
     }
 }
 
-async fn campaigns<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) -> Response {
+async fn campaigns(State(s): State<Arc<ApiState>>) -> Response {
     let list: Vec<Value> = s
         .runtime
         .documents()
@@ -292,10 +282,7 @@ async fn campaigns<T: Transport + 'static>(State(s): State<Arc<ApiState<T>>>) ->
     Json(json!({ "campaigns": list })).into_response()
 }
 
-async fn campaign<T: Transport + 'static>(
-    State(s): State<Arc<ApiState<T>>>,
-    Path(id): Path<String>,
-) -> Response {
+async fn campaign(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
     match s.runtime.document(&id).await {
         Some(d) => {
             let argus = s.argus.as_ref().and_then(|b| b.get(&d.campaign_id));
@@ -386,10 +373,7 @@ pub fn view(
     })
 }
 
-async fn events<T: Transport + 'static>(
-    State(s): State<Arc<ApiState<T>>>,
-    Path(id): Path<String>,
-) -> Response {
+async fn events(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
     if s.runtime.document(&id).await.is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
@@ -399,10 +383,7 @@ async fn events<T: Transport + 'static>(
     }
 }
 
-async fn messages<T: Transport + 'static>(
-    State(s): State<Arc<ApiState<T>>>,
-    Path(id): Path<String>,
-) -> Response {
+async fn messages(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
     if s.runtime.document(&id).await.is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
@@ -437,10 +418,10 @@ fn parse_body(body: &Bytes) -> Option<ActionBody> {
 
 /// The operator actions, one route each (built from [`ActionRoute::ALL`], so a route exists exactly
 /// for each action). Every answer says what happened.
-fn actions<T: Transport + 'static>() -> Router<Arc<ApiState<T>>> {
+fn actions() -> Router<Arc<ApiState>> {
     let route = |action: ActionRoute| {
         post(
-            move |State(s): State<Arc<ApiState<T>>>, Path(id): Path<String>, body: Bytes| async move {
+            move |State(s): State<Arc<ApiState>>, Path(id): Path<String>, body: Bytes| async move {
                 act(s, id, action, body).await
             },
         )
@@ -524,12 +505,7 @@ fn message_of(body: &ActionBody) -> Option<String> {
     body.message.clone().filter(|m| !m.trim().is_empty())
 }
 
-async fn act<T: Transport + 'static>(
-    s: Arc<ApiState<T>>,
-    id: String,
-    action: ActionRoute,
-    body: Bytes,
-) -> Response {
+async fn act(s: Arc<ApiState>, id: String, action: ActionRoute, body: Bytes) -> Response {
     let name = action.name();
     let Some(body) = parse_body(&body) else {
         return error(
@@ -653,7 +629,7 @@ async fn act<T: Transport + 'static>(
 }
 
 /// The bounded wait ran out: the action goes on; here is the state to poll.
-fn pending<T: Transport + 'static>(s: &ApiState<T>, id: &str) -> Response {
+fn pending(s: &ApiState, id: &str) -> Response {
     // As published: the driver is busy with the action, never asked to read anything.
     let state = s
         .runtime

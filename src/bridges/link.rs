@@ -13,7 +13,6 @@
 use super::argus::{mission_text, ArgusClient, ArgusConfig, ArgusError, ReviewStatus};
 use super::decisions::{take_new, MissionBudget, Ruling};
 use super::foreman::{hint, Foreman, ForemanObservation, Hint};
-use crate::control::Transport;
 use crate::runtime::reduce::{AnswerTo, WakeSink};
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use crate::store::{CampaignId, Document, Store};
@@ -279,8 +278,8 @@ impl ArgusBoard {
 }
 
 /// The link task's state.
-pub struct Link<T: Transport + 'static> {
-    runtime: Arc<Runtime<T>>,
+pub struct Link {
+    runtime: Arc<Runtime>,
     /// The runtime's wake sink on the link's side: counters, bridge health and the board.
     wake: Arc<ArgusWake>,
     cfg: LinkConfig,
@@ -290,8 +289,8 @@ pub struct Link<T: Transport + 'static> {
     backoff: Duration,
 }
 
-impl<T: Transport + 'static> Link<T> {
-    pub fn new(runtime: Arc<Runtime<T>>, cfg: LinkConfig, wake: Arc<ArgusWake>) -> Self {
+impl Link {
+    pub fn new(runtime: Arc<Runtime>, cfg: LinkConfig, wake: Arc<ArgusWake>) -> Self {
         Link {
             runtime,
             wake,

@@ -7,9 +7,8 @@
 //! Must never: drive a document under an id it does not name, give a restored campaign authority
 //! (the machine's restore confirms a lease before any write), or stop the daemon over one file.
 
-use super::driver::Shared;
+use super::shared::Shared;
 use super::{resolving, CampaignDoc};
-use crate::control::Transport;
 use crate::store::{CampaignId, StoreError};
 use crate::time::now_secs;
 use argus_machines::{Action, CampaignMachine};
@@ -24,11 +23,7 @@ pub(crate) type Recovered = (CampaignMachine, CampaignDoc, Vec<Action>);
 /// file at all is quarantined and reported, never driven (`None`). A corrupt document, or a record
 /// the machine refuses, is moved aside and the campaign comes back as a blank detached observer
 /// with a question.
-pub(crate) fn read_campaign<T: Transport>(
-    sh: &Shared<T>,
-    id: &CampaignId,
-    path: &Path,
-) -> Option<Recovered> {
+pub(crate) fn read_campaign(sh: &Shared, id: &CampaignId, path: &Path) -> Option<Recovered> {
     let shown = shown(path);
     match sh.store.read_doc::<CampaignDoc>(path) {
         Ok(Some(doc))
@@ -99,7 +94,7 @@ pub(crate) fn shown(path: &Path) -> String {
 }
 
 /// Move a file of `campaigns/` that cannot be driven into `quarantine/`, and say so.
-pub(crate) fn set_aside<T>(sh: &Shared<T>, path: &Path, shown: &str, why: &str) {
+pub(crate) fn set_aside(sh: &Shared, path: &Path, shown: &str, why: &str) {
     match sh.store.move_aside(path) {
         Ok(moved) => sh.report(shown, &format!("{why}; {moved}")),
         Err(e) => sh.report(
@@ -110,7 +105,7 @@ pub(crate) fn set_aside<T>(sh: &Shared<T>, path: &Path, shown: &str, why: &str) 
 }
 
 /// A corrupt campaign comes back as a detached observer with a question: never with authority.
-fn blank<T>(sh: &Shared<T>, id: &CampaignId, objective: &str, question: String) -> Recovered {
+fn blank(sh: &Shared, id: &CampaignId, objective: &str, question: String) -> Recovered {
     let machine = CampaignMachine::new(
         id.as_str(),
         sh.config.controller_id.clone(),

@@ -1,4 +1,4 @@
-//! The supervisor panel, served under `<PREFIX>/ui/` on the API's one listener.
+//! The supervisor panel, served under the API's prefix at `ui/`, on the API's one listener.
 //!
 //! Owns: the panel's static assets (HTML, CSS, JavaScript, the generated state diagram), compiled
 //! into the binary, and the headers that make a page showing untrusted text safe: a strict
@@ -44,13 +44,11 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
     resp
 }
 
-/// The panel's routes, relative to the API prefix.
+/// The panel's routes, relative to wherever the API nests them (`/ui` redirects relatively, so
+/// the panel knows no prefix of its own).
 pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
-        .route(
-            "/ui",
-            get(|| async { Redirect::permanent(&format!("{}/ui/", crate::api::PREFIX)) }),
-        )
+        .route("/ui", get(|| async { Redirect::permanent("ui/") }))
         .route(
             "/ui/",
             get(|| async { asset("text/html; charset=utf-8", INDEX) }),

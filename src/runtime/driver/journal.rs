@@ -14,11 +14,11 @@
 
 use super::super::messages::{self, FeedFold, HumanMessage, MessageKind};
 use super::super::reduce::{identity, EventLine, Reducer};
+use super::super::shared::Shared;
 use super::super::{
     resolving, AttemptRecord, CampaignDoc, EvidenceSummary, MAX_ATTEMPT_RECORDS, MAX_PATH,
 };
-use super::Shared;
-use crate::control::{Transport, Validated};
+use crate::control::Validated;
 use crate::security::Untrusted;
 use crate::store::{CampaignId, Durability, StoreError};
 use argus_machines::{CampaignMachine, CampaignRecord, Lease, Observation, Significant, Verdict};
@@ -156,7 +156,7 @@ impl Journal {
     /// the first step needs the log: it is what a step's significant events are deduplicated
     /// against and folded onto. A log that cannot be read as a file (a directory in its place,
     /// unreadable bytes) is moved into `quarantine/` and reported with the recovery reports.
-    pub(crate) fn resume<T: Transport>(&mut self, sh: &Shared<T>, machine: &CampaignMachine) {
+    pub(crate) fn resume(&mut self, sh: &Shared, machine: &CampaignMachine) {
         if std::mem::replace(&mut self.resumed, true) {
             return;
         }
@@ -218,9 +218,9 @@ impl Journal {
     /// steady controlling campaign makes — costs no fsync. Measured with `perf` at the 100,000
     /// row's tick and renewal rates (`bench --campaigns 20000 --heartbeat 24 --controlling 0.1`),
     /// the durable document write was 31% of the runtime's CPU samples, most of it the fsyncs.
-    pub(crate) fn persist<T: Transport>(
+    pub(crate) fn persist(
         &mut self,
-        sh: &Shared<T>,
+        sh: &Shared,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
         let record = machine.record();
@@ -250,7 +250,7 @@ impl Journal {
     /// Rewrite `leases/<id>.json` when the held lease changed: the operator's record of the lease
     /// held now, its expiry included (the campaign document's may be a renewal behind, see
     /// [`Journal::persist`]).
-    fn lease_record<T: Transport>(&mut self, sh: &Shared<T>, machine: &CampaignMachine) {
+    fn lease_record(&mut self, sh: &Shared, machine: &CampaignMachine) {
         let held = machine.held_lease().cloned();
         if held != self.lease_file {
             // Never read back for authority (a restart confirms with the remote): a failure to
@@ -284,9 +284,9 @@ impl Journal {
     }
 
     /// Write the document with the machine's record, then publish it.
-    pub(crate) fn write<T: Transport>(
+    pub(crate) fn write(
         &mut self,
-        sh: &Shared<T>,
+        sh: &Shared,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
         self.write_record(sh, machine.record())
@@ -294,11 +294,7 @@ impl Journal {
 
     /// Write the document with `record` (the machine's, taken once by a caller that already
     /// has it), then publish it.
-    fn write_record<T: Transport>(
-        &mut self,
-        sh: &Shared<T>,
-        record: CampaignRecord,
-    ) -> Result<(), StoreError> {
+    fn write_record(&mut self, sh: &Shared, record: CampaignRecord) -> Result<(), StoreError> {
         let moved = self.record(record);
         let durability = Durability::Durable;
         let written =
@@ -323,9 +319,9 @@ impl Journal {
 
     /// Log a significant event once (by its identity), extend the feed, put its question to a
     /// person, and tell the wake sink. Returns false for a duplicate.
-    pub(crate) fn surface<T: Transport>(
+    pub(crate) fn surface(
         &mut self,
-        sh: &Shared<T>,
+        sh: &Shared,
         machine: &CampaignMachine,
         sig: &Significant,
     ) -> bool {
@@ -399,7 +395,7 @@ impl Journal {
     }
 
     /// Append one message to the persisted feed file.
-    fn append_message<T: Transport>(&self, sh: &Shared<T>, m: &HumanMessage) -> bool {
+    fn append_message(&self, sh: &Shared, m: &HumanMessage) -> bool {
         let written = sh.store.append_line(&sh.store.messages_path(&self.id), m);
         if let Err(e) = &written {
             tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
@@ -409,7 +405,7 @@ impl Journal {
 
     /// Append one line to the human feed that no significant event carries (operator actions,
     /// decisions, notices).
-    pub(crate) fn feed_line<T: Transport>(&self, sh: &Shared<T>, kind: MessageKind, text: String) {
+    pub(crate) fn feed_line(&self, sh: &Shared, kind: MessageKind, text: String) {
         let m = HumanMessage {
             at: sh.clock.now(),
             kind,
@@ -419,9 +415,9 @@ impl Journal {
     }
 
     /// Append a notice to the human feed (and set the pending question when it needs a person).
-    pub(crate) fn notice<T: Transport>(
+    pub(crate) fn notice(
         &mut self,
-        sh: &Shared<T>,
+        sh: &Shared,
         machine: &CampaignMachine,
         kind: MessageKind,
         text: String,
@@ -435,7 +431,7 @@ impl Journal {
     }
 
     /// Put a question to a person: the campaign's pending question, who asks, and when.
-    pub(crate) fn ask<T: Transport>(&mut self, sh: &Shared<T>, text: String, source: &str) {
+    pub(crate) fn ask(&mut self, sh: &Shared, text: String, source: &str) {
         let now = sh.clock.now();
         let doc = self.doc_mut();
         doc.pending_question = Some(text);
@@ -445,12 +441,7 @@ impl Journal {
 
     /// Record a local verdict on the attempt it settles. Only a [`Validated`] can be recorded,
     /// and only `RemoteTerminalLocalPending` makes one.
-    pub(crate) fn record_verdict<T: Transport>(
-        &mut self,
-        sh: &Shared<T>,
-        machine: &CampaignMachine,
-        v: &Validated,
-    ) {
+    pub(crate) fn record_verdict(&mut self, sh: &Shared, machine: &CampaignMachine, v: &Validated) {
         let name = match v.verdict() {
             Verdict::Accepted => "accepted",
             Verdict::Rejected => "rejected",
@@ -470,7 +461,7 @@ impl Journal {
 
     /// Keep the document in step with a material reading: the remote's last word, and the attempt
     /// list (a new task is a new attempt). Remote values are cut and cleaned once, here.
-    pub(crate) fn observed<T: Transport>(&mut self, sh: &Shared<T>, o: &Observation) {
+    pub(crate) fn observed(&mut self, sh: &Shared, o: &Observation) {
         let now = sh.clock.now();
         let doc = self.doc_mut();
         doc.remote = Some(o.clone());
@@ -512,12 +503,7 @@ impl Journal {
     }
 
     /// Count remote data set aside (foreign or late artifacts) in the campaign's record.
-    pub(crate) fn quarantined<T: Transport>(
-        &mut self,
-        sh: &Shared<T>,
-        machine: &CampaignMachine,
-        count: u32,
-    ) {
+    pub(crate) fn quarantined(&mut self, sh: &Shared, machine: &CampaignMachine, count: u32) {
         sh.stats
             .quarantined
             .fetch_add(u64::from(count), Ordering::Relaxed);
@@ -527,9 +513,9 @@ impl Journal {
     }
 
     /// Keep the latest evidence summary.
-    pub(crate) fn evidence<T: Transport>(
+    pub(crate) fn evidence(
         &mut self,
-        sh: &Shared<T>,
+        sh: &Shared,
         machine: &CampaignMachine,
         summary: EvidenceSummary,
     ) {
@@ -539,7 +525,7 @@ impl Journal {
 }
 
 /// Count a document written, and whether it waited for the disk, in the runtime's counters.
-fn wrote<T: Transport>(sh: &Shared<T>, durability: Durability) {
+fn wrote(sh: &Shared, durability: Durability) {
     sh.stats.disk_writes.fetch_add(1, Ordering::Relaxed);
     if durability == Durability::Durable {
         sh.stats.durable_writes.fetch_add(1, Ordering::Relaxed);

@@ -19,9 +19,9 @@ pub use journal::{Published, Snapshot};
 
 use super::messages::MessageKind;
 use super::reduce::AnswerTo;
-use super::{Actor, CampaignDoc, CrashPoint, RuntimeConfig, Stats};
-use crate::control::{Clock, Token, TokenKind, Transport, WriteIntent};
-use crate::store::Store;
+use super::shared::{CrashPoint, Shared};
+use super::{Actor, CampaignDoc};
+use crate::control::{Token, TokenKind, Transport, WriteIntent};
 use argus_machines::{
     Action, CampaignMachine, Command, Event, LeaseRefusal, Significant, StateName, Verdict,
 };
@@ -29,43 +29,8 @@ use journal::Journal;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-
-/// What every driver shares, behind one `Arc` (as mini-redis's `Db`): each field is here because
-/// more than one campaign needs the same one.
-pub struct Shared<T> {
-    /// The remote, with its one connection pool.
-    pub(crate) remote: Arc<T>,
-    /// The state root every campaign's files live under.
-    pub(crate) store: Store,
-    /// The clock: lease expiry and timestamps (tests move it).
-    pub(crate) clock: Arc<dyn Clock>,
-    /// The limit on remote calls in flight, across all campaigns.
-    pub(crate) calls: Semaphore,
-    /// How campaigns are paced and what the machines decide with.
-    pub(crate) config: RuntimeConfig,
-    /// Where wakes and significant events go (Argus, Foreman, or a counter).
-    pub(crate) wake: Arc<dyn super::reduce::WakeSink>,
-    /// Counters for `status`, `health` and the benchmark.
-    pub(crate) stats: Arc<Stats>,
-    /// Where tick slots are counted from ([`on_slot`]).
-    pub(crate) slots_from: Instant,
-    /// Material problems found while recovering (moved-aside files), for the operator: found at
-    /// start, and by a driver reading its event log before its first step.
-    pub(crate) reports: std::sync::Mutex<Vec<String>>,
-}
-
-impl<T> Shared<T> {
-    /// Log a recovery problem and keep it for `status`.
-    pub(crate) fn report(&self, id: impl std::fmt::Display, what: &str) {
-        tracing::error!(campaign_id = %id, "{what}");
-        self.reports
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(format!("{id}: {what}"));
-    }
-}
 
 /// `at` rounded up to the next tick slot counted from `from`: a 16th of the heartbeat, at least
 /// 1 ms and at most 1 s. The ticks that fall due within one slot wake the runtime once, together:
@@ -83,7 +48,7 @@ pub(crate) fn on_slot(from: Instant, at: Instant, heartbeat: std::time::Duration
 }
 
 /// The instant `delay` from now, on its tick slot ([`on_slot`]).
-fn due<T>(shared: &Shared<T>, delay: std::time::Duration) -> Instant {
+fn due(shared: &Shared, delay: std::time::Duration) -> Instant {
     on_slot(
         shared.slots_from,
         Instant::now() + delay,
@@ -111,7 +76,8 @@ fn seed(id: &crate::store::CampaignId) -> u64 {
 /// before, stops the driver without reading anything. A document set aside leaves the snapshot
 /// [`Published::Gone`] and stops the driver: the campaign is not driven.
 pub(super) async fn recovered<T: Transport + 'static>(
-    shared: Arc<Shared<T>>,
+    shared: Arc<Shared>,
+    remote: Arc<T>,
     id: crate::store::CampaignId,
     path: std::path::PathBuf,
     snapshot: Snapshot,
@@ -140,7 +106,7 @@ pub(super) async fn recovered<T: Transport + 'static>(
     // Taken at its offset, the first step is due now; taken early by an input, at the offset.
     let first = if input.is_some() { at } else { Instant::now() };
     #[allow(unused_mut)]
-    let (mut driver, _) = Driver::new(shared, id, machine, doc, Some(snapshot));
+    let (mut driver, _) = Driver::new(shared, remote, id, machine, doc, Some(snapshot));
     #[cfg(feature = "test-hooks")]
     {
         driver.crash = crash;
@@ -257,7 +223,9 @@ pub struct Driver<T: Transport + 'static> {
     token: Option<Token>,
     /// The document, the logs, the feed and the published snapshot.
     journal: Journal,
-    shared: Arc<Shared<T>>,
+    shared: Arc<Shared>,
+    /// The remote: this driver's handle on the one transport (and its connection pool).
+    remote: Arc<T>,
     /// Write intents for request ids the machine was given and has not sent yet.
     intents: Vec<WriteIntent>,
     /// The text of the submit or intervention of the command being stepped.
@@ -277,7 +245,8 @@ impl<T: Transport + 'static> Driver<T> {
     /// returns the snapshot receiver for the campaign's handle (`snapshot`, when the handle
     /// already has one: a recovered campaign's).
     pub(super) fn new(
-        shared: Arc<Shared<T>>,
+        shared: Arc<Shared>,
+        remote: Arc<T>,
         id: crate::store::CampaignId,
         machine: CampaignMachine,
         doc: CampaignDoc,
@@ -291,6 +260,7 @@ impl<T: Transport + 'static> Driver<T> {
             machine,
             journal,
             shared,
+            remote,
             text: None,
             #[cfg(feature = "test-hooks")]
             crash: None,

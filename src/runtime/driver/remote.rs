@@ -5,9 +5,10 @@
 //! does), never send a write without the intent the command brought (a request id is sent once,
 //! ever), and never resend a write whose outcome is unknown: it is read back.
 
-use super::super::CrashPoint;
+use super::super::shared::CrashPoint;
+use super::super::shared::Shared;
 use super::super::EvidenceSummary;
-use super::{Crashed, Driver, Shared};
+use super::{Crashed, Driver};
 use crate::control::{
     ClaimOutcome, ClaimRefusal, ConfirmOutcome, ReadbackOutcome, RemoteError, RenewOutcome,
     SubmitRequest, Token, Transport, WriteIntent, WriteResult,
@@ -18,7 +19,7 @@ use argus_machines::{
 use std::sync::atomic::Ordering;
 
 /// Wait for a slot under the shared limit on remote calls, and count the call.
-async fn permit<T>(sh: &Shared<T>) -> Option<tokio::sync::SemaphorePermit<'_>> {
+async fn permit(sh: &Shared) -> Option<tokio::sync::SemaphorePermit<'_>> {
     let permit = sh.calls.acquire().await.ok();
     sh.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
     permit
@@ -46,7 +47,8 @@ impl<T: Transport + 'static> Driver<T> {
         let sh = self.shared.clone();
         let ttl = sh.config.lease_ttl_secs;
         let clock = sh.clock.as_ref();
-        let remote = sh.remote.as_ref();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
         Ok(match action {
             Action::Poll { task } => {
                 let _permit = permit(&sh).await;
@@ -302,7 +304,8 @@ impl<T: Transport + 'static> Driver<T> {
     /// Ask what became of a write (or claim) of unknown outcome. Never resends it.
     async fn readback(&mut self, request_id: RequestId) -> Option<Event> {
         let sh = self.shared.clone();
-        let remote = sh.remote.as_ref();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
         // Too early: the request may still be in flight at the remote. The grace counts from the
         // persisted moment the write became ambiguous, across restarts; the heartbeat asks again.
         // Timestamps are whole seconds: one more second keeps the grace from ever being shorter

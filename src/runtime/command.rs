@@ -1,0 +1,42 @@
+//! What an operator (or Argus, on an operator's behalf) asks a campaign to do.
+
+use argus_machines::TaskId;
+
+/// Who asked for an action: the feed says who decided what and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    Operator,
+    /// Argus, through a decision; `why` is the decision's reason.
+    Argus {
+        why: Option<String>,
+    },
+}
+
+/// Operator commands as the API and CLI express them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperatorCommand {
+    Observe {
+        task: Option<TaskId>,
+    },
+    Claim,
+    Submit {
+        text: Option<String>,
+    },
+    Intervene {
+        text: String,
+    },
+    Cancel,
+    Release,
+    Pause,
+    Resume,
+    Abandon,
+    /// Confirm an ambiguous write the remote cannot read back: applied (with the task a submit
+    /// created, if any), or not applied (`None`).
+    Resolve {
+        applied: Option<TaskId>,
+    },
+    /// Settle the finished attempt and start the next (claim, then submit under the grant).
+    NextAttempt {
+        text: Option<String>,
+    },
+}

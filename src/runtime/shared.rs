@@ -1,0 +1,54 @@
+//! What every campaign's driver shares, and the test hooks' crash points.
+//!
+//! Owned by the [`Runtime`](super::Runtime) and handed to each driver. The remote is not here: a
+//! driver holds its own handle on the transport, so the runtime above it need not name its type.
+
+use super::reduce::WakeSink;
+use super::{RuntimeConfig, Stats};
+use crate::control::Clock;
+use crate::store::Store;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+/// What every driver shares, behind one `Arc` (as mini-redis's `Db`): each field is here because
+/// more than one campaign needs the same one.
+pub struct Shared {
+    /// The state root every campaign's files live under.
+    pub(crate) store: Store,
+    /// The clock: lease expiry and timestamps (tests move it).
+    pub(crate) clock: Arc<dyn Clock>,
+    /// The limit on remote calls in flight, across all campaigns.
+    pub(crate) calls: Semaphore,
+    /// How campaigns are paced and what the machines decide with.
+    pub(crate) config: RuntimeConfig,
+    /// Where wakes and significant events go (Argus, Foreman, or a counter).
+    pub(crate) wake: Arc<dyn WakeSink>,
+    /// Counters for `status`, `health` and the benchmark.
+    pub(crate) stats: Arc<Stats>,
+    /// Where tick slots are counted from (`driver::on_slot`).
+    pub(crate) slots_from: Instant,
+    /// Material problems found while recovering (moved-aside files), for the operator: found at
+    /// start, and by a driver reading its event log before its first step.
+    pub(crate) reports: std::sync::Mutex<Vec<String>>,
+}
+
+impl Shared {
+    /// Log a recovery problem and keep it for `status`.
+    pub(crate) fn report(&self, id: impl std::fmt::Display, what: &str) {
+        tracing::error!(campaign_id = %id, "{what}");
+        self.reports
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("{id}: {what}"));
+    }
+}
+
+/// Crash points of the step pipeline, for crash tests: the driver stops dead there, as a killed
+/// process would. ("After the request was sent" is exercised by killing mid-request.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashPoint {
+    AfterIntentPersisted,
+    AfterAnswerReceived,
+    AfterOutcomePersisted,
+}
