@@ -1,5 +1,7 @@
 //! The `argus-supervisor` command line.
 
+mod demo;
+
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -169,7 +171,7 @@ fn main() -> ExitCode {
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
             };
-            match rt.block_on(argus_supervisor::demo::run(home, serve.then_some(listen))) {
+            match rt.block_on(demo::run(home, serve.then_some(listen))) {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("\ndemo failed: {e}");
@@ -264,7 +266,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let options = argus_supervisor::bench::Options {
+            let options = argus_bench::Options {
                 counts: campaigns,
                 seconds,
                 check,
@@ -273,7 +275,7 @@ fn main() -> ExitCode {
                 controlling,
                 cold,
             };
-            match runtime.block_on(argus_supervisor::bench::run(options)) {
+            match runtime.block_on(argus_bench::run(options)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("bench failed: {e}");
@@ -297,7 +299,7 @@ fn main() -> ExitCode {
         } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => {
-                    match argus_supervisor::sim::SimTls::from_files(&cert, &key) {
+                    match argus_sim::SimTls::from_files(&cert, &key) {
                         Ok(t) => Some(t),
                         Err(e) => {
                             eprintln!("cannot read the TLS certificate or key: {e}");
@@ -339,9 +341,9 @@ fn run_sim(
     scenario: &str,
     token: Option<String>,
     allow_non_loopback: bool,
-    tls: Option<argus_supervisor::sim::SimTls>,
+    tls: Option<argus_sim::SimTls>,
 ) -> ExitCode {
-    use argus_supervisor::sim;
+    use argus_sim as sim;
     if !listen.ip().is_loopback() && !allow_non_loopback {
         eprintln!("refusing to listen on {listen}: the sim is for loopback (pass --allow-non-loopback to override)");
         return ExitCode::from(2);

@@ -6,7 +6,7 @@ use argus_supervisor::a2a::card::{Dialect, Method};
 use argus_supervisor::a2a::{A2aClient, Compatibility, Endpoint, HttpConfig, OpStatus};
 use argus_supervisor::control::*;
 use argus_supervisor::security::Secret;
-use argus_supervisor::sim::{self, CardChange, Fault, Scenario, SimHandle, SimOptions};
+use argus_sim::{self as sim, CardChange, Fault, Scenario, SimHandle, SimOptions};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

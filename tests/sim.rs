@@ -2,7 +2,7 @@
 //! kind, bad input, and the shipped scenarios played through. Calls are raw JSON-RPC (reqwest), so
 //! these tests pin the wire format independently of our own A2A client.
 
-use argus_supervisor::sim::{self, CardChange, Fault, Scenario, SimHandle, SimOptions};
+use argus_sim::{self as sim, CardChange, Fault, Scenario, SimHandle, SimOptions};
 use serde_json::{json, Value};
 use std::time::Duration;
 

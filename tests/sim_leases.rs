@@ -4,7 +4,7 @@
 //! the answers the remote gave, independent of the sim's own checks.
 
 use argus_supervisor::protocol::Constraints;
-use argus_supervisor::sim::{Scenario, World};
+use argus_sim::{Scenario, World};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::runtime::RuntimeConfig;
-use argus_supervisor::sim::{self, Counters, Scenario, SimHandle, SimOptions};
+use argus_sim::{self as sim, Counters, Scenario, SimHandle, SimOptions};
 use argus_supervisor::store::Store;
 use std::time::Duration;
 

@@ -2,22 +2,20 @@
 //!
 //! The machines crate decides; this crate acts: the authority tokens ([`control`]), the A2A client
 //! ([`a2a`]), durable state ([`store`]), the runtime that drives the machines ([`runtime`]), the
-//! HTTP API ([`api`]) and daemon ([`daemon`]), the simulated remote ([`sim`]), and the commands
-//! built on them ([`cli`], [`demo`], [`bench`], [`diagrams`]).
+//! HTTP API ([`api`]) and daemon ([`daemon`]), the bridges to Argus and Foreman ([`bridges`]),
+//! and the commands built on them ([`cli`], [`diagrams`]). The simulated remote (`argus-sim`),
+//! the bench (`argus-bench`) and the demo (the binary) live outside it.
 
 pub mod a2a;
 pub mod api;
-pub mod bench;
 pub mod bridges;
 pub mod cli;
 pub mod control;
 pub mod daemon;
-pub mod demo;
 pub mod diagrams;
 pub mod protocol;
 pub mod runtime;
 pub mod security;
-pub mod sim;
 pub mod store;
 pub mod time;
 pub mod ui;

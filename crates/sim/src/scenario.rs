@@ -6,7 +6,7 @@
 //! updates (heartbeat_seq, metrics, stdout) evenly until the next step, without a revision change.
 //! The state of a task at any instant is a pure function of its timeline and its age.
 
-use crate::protocol::TaskState;
+use argus_supervisor::protocol::TaskState;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -83,19 +83,19 @@ pub enum ScenarioError {
 }
 
 const BUILTIN: [(&str, &str); 5] = [
-    ("happy", include_str!("../../scenarios/happy.toml")),
-    ("repair", include_str!("../../scenarios/repair.toml")),
+    ("happy", include_str!("../../../scenarios/happy.toml")),
+    ("repair", include_str!("../../../scenarios/repair.toml")),
     (
         "input-required",
-        include_str!("../../scenarios/input-required.toml"),
+        include_str!("../../../scenarios/input-required.toml"),
     ),
     (
         "long-noisy",
-        include_str!("../../scenarios/long-noisy.toml"),
+        include_str!("../../../scenarios/long-noisy.toml"),
     ),
     (
         "repair-then-question",
-        include_str!("../../scenarios/repair-then-question.toml"),
+        include_str!("../../../scenarios/repair-then-question.toml"),
     ),
 ];
 

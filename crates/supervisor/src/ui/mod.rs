@@ -21,7 +21,7 @@ const STYLE: &str = include_str!("panel.css");
 /// The same SVG as `diagrams/campaign.svg`, produced from the explored machine (`diagrams --check`
 /// keeps it current); node titles are `StateName::name()`, which the API's `diagram_state` and
 /// `path` use.
-const DIAGRAM: &str = include_str!("../../diagrams/campaign.svg");
+const DIAGRAM: &str = include_str!("../../../../diagrams/campaign.svg");
 
 /// Content-Security-Policy of every panel asset.
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \

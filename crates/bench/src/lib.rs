@@ -11,12 +11,12 @@
 //! Every report starts with the command and settings that reproduce it. With `--check` each figure
 //! is compared with its target and the process exits 1 when one is missed (CI runs a smoke size).
 
-use crate::a2a::{A2aClient, HttpConfig};
-use crate::control::SystemClock;
-use crate::protocol::Dialect;
-use crate::runtime::reduce::CountingWake;
-use crate::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
-use crate::store::{write_atomic, Store};
+use argus_supervisor::a2a::{A2aClient, HttpConfig};
+use argus_supervisor::control::SystemClock;
+use argus_supervisor::protocol::Dialect;
+use argus_supervisor::runtime::reduce::CountingWake;
+use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor::store::{write_atomic, Store};
 use argus_machines::{
     CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId,
 };
@@ -294,8 +294,8 @@ async fn create_tasks(
     for i in 0..n {
         let message_id = uuid::Uuid::new_v4().to_string();
         let text = format!("argus-supervisor bench task {i}");
-        let body = json!({"jsonrpc": "2.0", "id": i, "method": crate::protocol::send_method(dialect),
-                          "params": crate::a2a::wire::send_params(dialect, &message_id, &text, json!({}))});
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": argus_supervisor::protocol::send_method(dialect),
+                          "params": argus_supervisor::a2a::wire::send_params(dialect, &message_id, &text, json!({}))});
         let v: serde_json::Value = rpc(&http, config, dialect, &body)
             .send()
             .await
@@ -307,7 +307,7 @@ async fn create_tasks(
             .get("result")
             .ok_or_else(|| format!("the remote refused to create a task: {v}"))
             .and_then(|r| {
-                crate::a2a::wire::parse_task(r).map_err(|e| {
+                argus_supervisor::a2a::wire::parse_task(r).map_err(|e| {
                     format!(
                         "the remote answered without a task to poll ({}): {v}",
                         e.class()
@@ -633,8 +633,8 @@ async fn floor_round(
         handles.push(tokio::spawn(async move {
             for i in 0..share {
                 let task = &tasks[((w + i * workers) as usize) % tasks.len().max(1)];
-                let body = json!({"jsonrpc": "2.0", "id": i, "method": crate::protocol::get_method(dialect),
-                                  "params": crate::a2a::wire::get_params(task)});
+                let body = json!({"jsonrpc": "2.0", "id": i, "method": argus_supervisor::protocol::get_method(dialect),
+                                  "params": argus_supervisor::a2a::wire::get_params(task)});
                 let bytes = rpc(&http, &config, dialect, &body)
                     .send()
                     .await
@@ -671,7 +671,7 @@ fn durable_round(store: &Store, k: usize, round: usize) -> Result<(f64, f64), St
     machine.step(&Event::Operator(argus_machines::Command::Observe {
         task: Some(TaskId::new("t")),
     }));
-    let cid = crate::store::validate_campaign_id(&id).map_err(|e| e.to_string())?;
+    let cid = argus_supervisor::store::validate_campaign_id(&id).map_err(|e| e.to_string())?;
     let path = store.campaign_path(&cid);
     let events = store.events_path(&cid);
     let feed = store.messages_path(&cid);

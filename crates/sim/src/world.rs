@@ -6,7 +6,7 @@
 
 use super::scenario::{Scenario, Timeline};
 use super::{CardChange, Fault};
-use crate::protocol::{
+use argus_supervisor::protocol::{
     Constraints, ErrorCode, LeaseAnswer, Method, ReleaseAnswer, RequestState, RequestStatusAnswer,
     TaskState, WireLease,
 };
@@ -1154,4 +1154,4 @@ fn artifact_json(
     json!({"artifactId": id, "name": name, "parts": parts, "metadata": {"argus_supervisor": {"campaign_id": campaign}}})
 }
 
-pub use crate::time::iso_time;
+pub use argus_supervisor::time::iso_time;
