@@ -8,14 +8,14 @@
 //! With `--serve` it then keeps the runtime and the sim running and serves the API and the panel on
 //! a loopback listener, with a token made for this run and printed once, until Ctrl-C.
 
+use argus_machines::{ControllerId, StateName, Verdict};
+use argus_sim::{self as sim, Scenario, SimOptions};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::control::SystemClock;
 use argus_supervisor::runtime::messages::feed;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
-use argus_sim::{self as sim, Scenario, SimOptions};
 use argus_supervisor::store::Store;
-use argus_machines::{ControllerId, StateName, Verdict};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;

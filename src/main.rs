@@ -298,15 +298,13 @@ fn main() -> ExitCode {
             tls_key,
         } => {
             let tls = match (tls_cert, tls_key) {
-                (Some(cert), Some(key)) => {
-                    match argus_sim::SimTls::from_files(&cert, &key) {
-                        Ok(t) => Some(t),
-                        Err(e) => {
-                            eprintln!("cannot read the TLS certificate or key: {e}");
-                            return ExitCode::from(2);
-                        }
+                (Some(cert), Some(key)) => match argus_sim::SimTls::from_files(&cert, &key) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        eprintln!("cannot read the TLS certificate or key: {e}");
+                        return ExitCode::from(2);
                     }
-                }
+                },
                 _ => None,
             };
             run_sim(listen, &scenario, token, allow_non_loopback, tls)

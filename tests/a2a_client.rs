@@ -2,11 +2,11 @@
 //! the campaign-control calls through the typestates, and every adversarial answer mapped to a safe
 //! class that says whether the write may have happened.
 
+use argus_sim::{self as sim, CardChange, Fault, Scenario, SimHandle, SimOptions};
 use argus_supervisor::a2a::card::{Dialect, Method};
 use argus_supervisor::a2a::{A2aClient, Compatibility, Endpoint, HttpConfig, OpStatus};
 use argus_supervisor::control::*;
 use argus_supervisor::security::Secret;
-use argus_sim::{self as sim, CardChange, Fault, Scenario, SimHandle, SimOptions};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -7,10 +7,10 @@
 mod rig;
 
 use argus_machines::{BlockReason, Significant, StateName};
+use argus_sim::{Audit, Fault};
 use argus_supervisor::control::Clock;
 use argus_supervisor::runtime::reduce::{CountingWake, WakeSink};
 use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
-use argus_sim::{Audit, Fault};
 use argus_supervisor::store::Store;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;

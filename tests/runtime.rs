@@ -5,11 +5,11 @@
 mod rig;
 
 use argus_machines::{ControlChange, LossReason, Significant, StateName, Verdict};
+use argus_sim::Fault;
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::control::Clock;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
-use argus_sim::Fault;
 use argus_supervisor::store::Store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

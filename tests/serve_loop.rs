@@ -290,7 +290,7 @@ fn serve_runs_argus_and_foreman_through_a_two_attempt_mission() {
         "{feed:?}"
     );
 
-    // One campaign view with every field of the spec's model (section 9).
+    // One campaign view with every field of the README's campaign view.
     let (_, v) = d.get("/campaigns/c1").expect("view");
     println!(
         "GET campaigns/c1: {}",

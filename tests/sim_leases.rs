@@ -3,8 +3,8 @@
 //! request ids, never let a stale or expired epoch through. The oracle is a model built only from
 //! the answers the remote gave, independent of the sim's own checks.
 
-use argus_supervisor::protocol::Constraints;
 use argus_sim::{Scenario, World};
+use argus_supervisor::protocol::Constraints;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -5,7 +5,7 @@
 //! clock or generate ids: time and request ids arrive inside events, so the same inputs always give the
 //! same outputs, which is what lets `explore` enumerate it and the shell replay it after a crash.
 //!
-//! Rules encoded here (DESIGN.md invariants): writes are emitted only from `Controlling` states with that
+//! Rules encoded here (the invariants of docs/architecture.md): writes are emitted only from `Controlling` states with that
 //! state's epoch; `Controlling` is entered only on a remote grant (or a `read_control` confirmation)
 //! for our controller id; a timed-out write always becomes `AmbiguousWrite`, which only reads back;
 //! any lease trouble leads to `ControlLost`; stale observations are ignored; `Closed` is absorbing.

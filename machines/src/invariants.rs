@@ -1,4 +1,4 @@
-//! The forbidden-transition checker: DESIGN.md's eight invariants, stated over concrete transitions
+//! The forbidden-transition checker: the eight invariants of docs/architecture.md, stated over concrete transitions
 //! and over the explored graph.
 //!
 //! The checker is independent of the machine's code: it looks only at records, events and actions.
@@ -11,10 +11,10 @@ use crate::record::{CampaignRecord, StateRecord};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
-/// One broken rule. `invariant` is DESIGN.md's number; 0 is a structural rule (reachability etc.).
+/// One broken rule. `invariant` is its number in docs/architecture.md; 0 is a structural rule (reachability etc.).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
-    /// The invariant of DESIGN.md broken (0 for a graph-level finding).
+    /// The invariant of docs/architecture.md broken (0 for a graph-level finding).
     pub invariant: u8,
     /// What was seen, in words.
     pub message: String,

@@ -285,7 +285,7 @@ impl CampaignMachine {
         }
     }
 
-    /// Restore after a restart, applying DESIGN.md invariant 8: a persisted controller comes back as
+    /// Restore after a restart, applying invariant 8 (docs/architecture.md): a persisted controller comes back as
     /// `Observing.Confirming` (it must confirm with `read_control`); a persisted in-flight write comes
     /// back as `AmbiguousWrite`; a pending claim comes back resolving (read back, then the lease read),
     /// so a claim that landed while we were down is neither forgotten nor repeated. Returns the entry

@@ -198,7 +198,7 @@ pub enum RemoteOutcome {
     Rejected,
 }
 
-/// The attempt-level translation of a remote state (third spec document): what it means locally.
+/// The attempt-level translation of a remote state: what it means locally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AttemptView {
     /// `submitted` / `working`: the attempt is running remotely.
@@ -702,7 +702,7 @@ pub enum MissionEnd {
     Abandoned,
 }
 
-/// The seven significant event classes (spec section 12). Nothing else is surfaced.
+/// The seven significant event classes. Nothing else is surfaced.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE", tag = "type")]
 pub enum Significant {

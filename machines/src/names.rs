@@ -111,7 +111,7 @@ impl StateName {
         StateName::ClosedAbandoned,
     ];
 
-    /// The name drawn in diagrams (the leaf, CamelCase, as in DESIGN.md).
+    /// The name drawn in diagrams (the leaf, CamelCase).
     pub fn name(self) -> &'static str {
         match self {
             StateName::Detached => "Detached",

@@ -1,4 +1,4 @@
-//! The forbidden-transition suite: DESIGN.md's eight invariants over the explored graph, plus the
+//! The forbidden-transition suite: the eight invariants of docs/architecture.md over the explored graph, plus the
 //! structural rules (reachability, a way out, nothing leaves Closed). Each rule is also shown able to
 //! fail, by feeding the checker hand-built bad transitions (see the `mutant_*` tests).
 

@@ -2,9 +2,9 @@
 //! state root, a discovered client and the fast test configuration.
 #![allow(dead_code)]
 
+use argus_sim::{self as sim, Counters, Scenario, SimHandle, SimOptions};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::runtime::RuntimeConfig;
-use argus_sim::{self as sim, Counters, Scenario, SimHandle, SimOptions};
 use argus_supervisor::store::Store;
 use std::time::Duration;
 

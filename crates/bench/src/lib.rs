@@ -11,15 +11,15 @@
 //! Every report starts with the command and settings that reproduce it. With `--check` each figure
 //! is compared with its target and the process exits 1 when one is missed (CI runs a smoke size).
 
+use argus_machines::{
+    CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId,
+};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::control::SystemClock;
 use argus_supervisor::protocol::Dialect;
 use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor::store::{write_atomic, Store};
-use argus_machines::{
-    CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId,
-};
 use rustix::time::ClockId;
 use serde_json::json;
 use std::io::{BufRead, BufReader};

@@ -6,11 +6,11 @@
 
 use super::scenario::{Scenario, Timeline};
 use super::{CardChange, Fault};
+use argus_machines::RemoteState;
 use argus_supervisor::protocol::{
     Constraints, ErrorCode, LeaseAnswer, Method, ReleaseAnswer, RequestState, RequestStatusAnswer,
     TaskState, WireLease,
 };
-use argus_machines::RemoteState;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};

@@ -246,7 +246,7 @@ async fn shutdown_signal() {
 }
 
 /// Discover the remote in the background, with backoff; then re-read the card on a schedule.
-/// An authentication failure is said once, loudly (spec section 12), and retried slowly.
+/// An authentication failure is said once, loudly, and retried slowly.
 async fn keep_discovering(remote: Arc<LiveRemote>, refresh: Duration, runtime: Arc<Runtime>) {
     let mut delay = Duration::from_millis(250);
     let mut auth_said = false;
@@ -393,7 +393,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     let remote = Arc::new(LiveRemote::new(http, cfg.expected_card_sha256.clone()));
     let mut config = cfg.runtime_config();
     config.supervise = cfg.enabled;
-    // Startup (spec section 17): persisted state loaded, Argus and Foreman verified, bindings
+    // Startup: persisted state loaded, Argus and Foreman verified, bindings
     // recovered; controllers confirm with the remote as soon as it is discovered.
     // Before the link loads its records: an upgrade moves fields into them.
     match crate::runtime::upgrade_state_root(&store) {

@@ -153,8 +153,8 @@ Self-loops (renewals, polls, ignored or stale readings) are not drawn.\n"
     }
     let _ = writeln!(
         out,
-        "\nA submit whose answer never came is `AmbiguousWrite` (the `remote_creation_unknown` of the third spec \
-document), resolved only by `campaign/request_status`. Readings for another task, and new evidence after a local \
+        "\nA submit whose answer never came is `AmbiguousWrite` (a `remote_creation_unknown` \
+attempt), resolved only by `campaign/request_status`. Readings for another task, and new evidence after a local \
 cancel or close, are quarantined (`Quarantine` action), never applied.\n"
     );
     let _ = writeln!(

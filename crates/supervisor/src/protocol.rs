@@ -1,6 +1,6 @@
 //! The wire vocabulary of OpenTraining's A2A surface, spelled once: the methods, the
 //! campaign-control requests and answers, the constraints envelope and the error codes
-//! (PROTOCOL.md, `000_…` remote contract). The client (`a2a/`), the simulated remote (`sim/`) and
+//! (the remote contract the README's "Simulated remote" section describes). The client (`a2a/`), the simulated remote (`sim/`) and
 //! the benchmark all speak through it.
 //!
 //! Owns names and shapes. Must never decide what an answer means for authority (that is
@@ -22,7 +22,7 @@ pub enum Dialect {
     V1,
 }
 
-/// The logical operations of spec section 7 (plus the two reads the contract adds): what the
+/// The logical operations of the remote contract: what the
 /// supervisor asks of the remote, whatever the method is called on a given peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

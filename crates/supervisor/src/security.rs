@@ -1,6 +1,6 @@
 //! Secrets and untrusted text.
 //!
-//! This module owns the two wrappers that keep the rules of spec section 19 mechanical:
+//! This module owns the two wrappers that keep the security rules (docs/architecture.md, Security) mechanical:
 //! [`Secret`] (a value from the environment that never prints) and [`Untrusted`] (remote text:
 //! bounded, stripped of control and bidi characters, labelled wherever it is shown). It must never
 //! offer a way to print a secret, and never hand out remote text that skipped [`Untrusted::new`].

@@ -1,7 +1,7 @@
 """The campaign-control extension, served in front of a real A2A framework's dispatcher.
 
 An ASGI wrapper: `campaign/*` JSON-RPC methods are answered here with real lease and epoch checks
-(fencing tokens, like the contract in ../shared/spec/000_*.txt); `message/send` / `SendMessage` and
+(fencing tokens, the remote contract the supervisor is built for); `message/send` / `SendMessage` and
 `tasks/cancel` / `CancelTask` carrying `metadata.argus_supervisor` are fenced and made idempotent by
 request id here, then passed to the framework unchanged, so the framework itself parses our encoding.
 Test double only: in-memory, single process.

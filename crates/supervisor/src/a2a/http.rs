@@ -169,7 +169,7 @@ pub struct Http {
     wire: Wire,
     endpoint: Endpoint,
     /// The endpoint as the `Uri` a request is sent to, converted once: reqwest re-parsed the URL
-    /// twice per request (its redirect layer and its answer), 14% of a status poll's instructions.
+    /// twice per request (its redirect layer and its answer), a visible share of a poll's cost.
     post_uri: ::http::Uri,
     /// The headers every request carries (user agent; the token's two, marked sensitive), built
     /// once: a token that cannot be a header value is refused at start, not on every call.

@@ -1,7 +1,7 @@
 //! The remote as `serve` holds it: discovered in the background, re-read on a schedule and before
 //! every claim, and trusted to mutate only while its card stays verified.
 //!
-//! This module owns the "discovery is a claim" rule (third spec document): the agent card is not
+//! This module owns the "discovery is a claim" rule: the agent card is not
 //! trusted for the life of the process. Until the first discovery succeeds every call fails locally
 //! (`unavailable`, nothing sent), so the daemon can serve its API and recover campaigns at once. A
 //! changed card is recorded; one that removes the extension, turns off an enforcement flag, drops an

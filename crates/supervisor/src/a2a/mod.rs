@@ -49,7 +49,7 @@ pub struct MutationSupport {
     pub reason: &'static str,
 }
 
-/// The compatibility classes of the third spec document.
+/// The remote's compatibility classes (the README's "A2A client and probe").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compatibility {

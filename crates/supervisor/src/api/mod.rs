@@ -307,7 +307,7 @@ fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
     }
 }
 
-/// The campaign as the spec models it (section 9), composed from the parts each writer owns: the
+/// The campaign as the README's campaign view documents it, composed from the parts each writer owns: the
 /// machine's record, the last reading of the remote, the Argus link's record. Times are
 /// RFC 3339; values that came from the remote are listed in `untrusted_fields`.
 pub fn view(

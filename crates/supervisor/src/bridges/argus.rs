@@ -271,7 +271,7 @@ impl ArgusClient {
     }
 }
 
-/// The mission text sent at project creation (spec section 14.1).
+/// The mission text sent at project creation .
 pub fn mission_text(campaign_id: &str, objective: &str, max_attempts: u32) -> String {
     format!(
         "OBJECTIVE:\nMake the named OpenTraining Training Master campaign satisfy its acceptance criteria.\n\

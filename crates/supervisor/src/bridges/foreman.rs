@@ -2,7 +2,7 @@
 //!
 //! It projects bounded evidence onto Foreman's observation fields, runs the configured executable
 //! (JSON on stdin, one directive as JSON on stdout, with a timeout and an output cap), and maps the
-//! directive to a [`Hint`] as spec section 13 says. It owns nothing that can reach the remote: this
+//! directive to a [`Hint`] (at most a reason to wake Argus). It owns nothing that can reach the remote: this
 //! module imports neither the A2A client nor the authority tokens, its only output is a `Hint`, and
 //! a `Hint` converts to no operator command (a compile-fail case proves it). Foreman missing,
 //! failing, hanging or printing garbage yields an error, and Argus continues without it.
@@ -127,7 +127,7 @@ impl Hint {
     }
 }
 
-/// Spec section 13's mapping, in one place.
+/// The directive-to-hint mapping, in one place.
 pub fn hint(d: &Directive) -> Hint {
     match d.action {
         ForemanAction::Continue => Hint::NoWake,

@@ -1,6 +1,6 @@
 //! Authority as types: who may write to the remote is a compile-time fact.
 //!
-//! This module owns the typestate tokens of DESIGN.md's table — [`Observer`], [`Controller`],
+//! This module owns the typestate tokens of docs/architecture.md's table — [`Observer`], [`Controller`],
 //! [`AmbiguousWrite`], [`ControlLost`], [`RemoteTerminalLocalPending`] — and the only path from them
 //! to a remote write. It must never let a write happen without a `Controller`, never let a
 //! `Controller` be made from anything but a remote grant, and never let a caller choose the epoch.

@@ -22,8 +22,8 @@ type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
 /// A campaign as the runtime knows it: its driver's inbox and the snapshot it publishes.
 #[derive(Clone)]
 pub struct CampaignHandle {
-    /// Boxed: a channel allocates its first block of 32 slots up front, and an unboxed `Input`
-    /// (256 bytes) made that 8 KiB per campaign for an inbox that is almost always empty.
+    /// Boxed: a channel allocates its first block of 32 slots up front, and 32 unboxed `Input`s
+    /// are kilobytes per campaign for an inbox that is almost always empty.
     tx: mpsc::Sender<Box<Input>>,
     /// The campaign document as last persisted by its driver: every read is served from here.
     doc: Snapshot,
@@ -196,9 +196,8 @@ impl Runtime {
             .write_doc(&rt.shared.store.supervisor_path(), &supervisor)?;
         // A start lists `campaigns/` and spawns a driver per campaign: each reads its own
         // document (then its event log) before its first step, at its offset into the first
-        // heartbeat or at the first input it is given, whichever comes first. Reading 100,000
-        // small files cold took 2.2-3.2 s of a 2.9-4.1 s start on this machine; listing them
-        // takes 0.2-0.4 s.
+        // heartbeat or at the first input it is given, whichever comes first: listing is a
+        // small part of reading every file, so a start of many campaigns is quick.
         for path in rt.shared.store.campaign_files()? {
             let id = path
                 .file_stem()

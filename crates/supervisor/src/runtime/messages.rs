@@ -1,5 +1,4 @@
-//! The human-facing feed: one or two plain sentences for the few things a person must see (spec
-//! section 15) — Needs you, attempt outcomes, stage transitions, mission completion, and critical
+//! The human-facing feed: one or two plain sentences for the few things a person must see — Needs you, attempt outcomes, stage transitions, mission completion, and critical
 //! control or infrastructure failures. Derived from the significant-event log, in order, so it is
 //! as durable as the log. Heartbeats, routine progress and traces never appear here.
 
@@ -18,7 +17,7 @@ pub enum MessageKind {
     StageTransition,
     MissionComplete,
     CriticalFailure,
-    /// An operator's action and its outcome (spec section 15: every action is seen).
+    /// An operator's action and its outcome (every action is seen).
     OperatorAction,
     /// Who decided what and why (Argus, its reviewer).
     Decision,

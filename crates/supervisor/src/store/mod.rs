@@ -461,7 +461,7 @@ impl Store {
             }
         }
         // By the names' bytes: every entry shares the directory, so this is the order `Path`'s
-        // component-wise comparison gives, without its cost (12% of a warm recovery's instructions).
+        // component-wise comparison gives, without its cost (a visible share of a warm recovery).
         files.sort_unstable_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
         Ok(files)
     }
@@ -586,9 +586,8 @@ fn unique_stamp() -> String {
 
 /// How far a document write waits for the disk. Both levels write the scratch file and swap it in
 /// ([`swap_in`]), so neither a reader reading in one go nor a crash of the process meets a torn
-/// document; they differ in what a power loss may take back. Measured with `bench --controlling`:
-/// a renewal's documents were the larger part of a controlling campaign's CPU, most of it in inode
-/// allocation and the fsyncs (a renewal now writes only its lease record: `Journal::persist`).
+/// document; they differ in what a power loss may take back. (A renewal writes only its lease
+/// record, unsynced: `Journal::persist`.)
 ///
 /// (There is deliberately no level that fsyncs the file but not the directory: the next write
 /// overwrites the scratch in place, and until the directory is synced that scratch may still be
@@ -645,8 +644,8 @@ fn write_atomic_with(path: &Path, bytes: &[u8], durability: Durability) -> Resul
 /// Put the written `tmp` in `path`'s place, atomically. Where the target exists the two names are
 /// exchanged (`renameat2` with `RENAME_EXCHANGE`), so the previous version stays behind as the
 /// next write's scratch file and a document rewritten again and again allocates no new inode and
-/// frees none. (Measured with `bench --controlling` on ext4 without a journal: every allocation
-/// scanned past each inode freed in the last minutes, a third of a controlling campaign's CPU.)
+/// frees none: on ext4 without a journal, allocating an inode scans past the ones freed recently,
+/// which made inode churn a large share of a controlling campaign's CPU (docs/benchmarks.md).
 /// Without a target yet, or on a filesystem that cannot exchange, a plain rename. The price: a
 /// reader that keeps the old file open across the next write too sees that write overwrite it
 /// (the supervisor reads a campaign's document once, by the campaign's own driver, before that

@@ -29,8 +29,8 @@ use std::sync::RwLock;
 /// A campaign's document as its driver last persisted it, shared between the driver (which
 /// publishes) and the campaign's handle (which reads). Every reader only ever wants the latest
 /// document and nobody waits for a change, so this is one lock around one pointer rather than a
-/// `tokio::sync::watch` channel, whose waiter lists cost memory every campaign pays (measured with
-/// `bench --campaigns 10000`: 13.0 KiB per campaign with the channel, 12.7 with this).
+/// `tokio::sync::watch` channel, whose waiter lists cost memory every campaign pays
+/// (docs/benchmarks.md, "Why the code is shaped so").
 ///
 /// A recovered campaign's driver reads its document itself, before its first step, so its
 /// snapshot starts [`Published::Unread`]; a document recovery sets aside leaves it
@@ -215,9 +215,8 @@ impl Journal {
     /// write. The older record restores exactly as the newer would (a restored controller confirms
     /// its lease with the remote, whose answer carries the expiry; the remembered expiry is never
     /// consulted), so nothing a restart decides depends on it, and a renewal — the one write a
-    /// steady controlling campaign makes — costs no fsync. Measured with `perf` at the 100,000
-    /// row's tick and renewal rates (`bench --campaigns 20000 --heartbeat 24 --controlling 0.1`),
-    /// the durable document write was 31% of the runtime's CPU samples, most of it the fsyncs.
+    /// steady controlling campaign makes — costs no fsync (the fsyncs dominated a controlling
+    /// campaign's CPU: docs/benchmarks.md).
     pub(crate) fn persist(
         &mut self,
         sh: &Shared,

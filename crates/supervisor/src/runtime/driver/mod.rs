@@ -34,8 +34,8 @@ use tokio::time::Instant;
 
 /// `at` rounded up to the next tick slot counted from `from`: a 16th of the heartbeat, at least
 /// 1 ms and at most 1 s. The ticks that fall due within one slot wake the runtime once, together:
-/// a wake-up of its own per tick cost the runtime about as much as the poll itself (10,000
-/// campaigns: 0.111 CPU s per 1,000 ticks before, 0.036 after). A tick at most one slot late
+/// a wake-up of its own per tick cost the runtime about as much as the poll itself
+/// (docs/benchmarks.md). A tick at most one slot late
 /// costs nothing: a lease is renewed two heartbeats before it ends, and expiry keeps a 30 s margin.
 pub(crate) fn on_slot(from: Instant, at: Instant, heartbeat: std::time::Duration) -> Instant {
     let slot = (heartbeat / 16).clamp(
@@ -301,9 +301,8 @@ impl<T: Transport + 'static> Driver<T> {
             }
         }
         // What a step, an input or the entry awaits (a remote call's HTTP future above all) is
-        // boxed while it runs, so a resting driver holds only its own state: measured, the task
-        // of a waiting driver went from 6,144 to 1,840 bytes (`bench`: 12.2 -> 7.3 KiB RSS per
-        // campaign at 20,000), for one allocation per tick.
+        // boxed while it runs, so a resting driver holds only its own state (a resting driver is
+        // most of a campaign's memory), for one allocation per tick.
         loop {
             tokio::select! {
                 input = rx.recv() => match input {
@@ -531,7 +530,7 @@ impl<T: Transport + 'static> Driver<T> {
         Ok(accepted)
     }
 
-    /// Who decided what, and why, in the feed's register (spec section 15). An Argus decision that
+    /// Who decided what, and why, in the feed's register. An Argus decision that
     /// started the next attempt reads: the reviewer's evidence, then what Argus approved.
     fn action_line(&mut self, action: &str, r: &CommandReply, actor: &Actor) {
         let Actor::Argus { why } = actor else {
