@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Graphviz renders diagrams/campaign.svg (tests/diagrams.rs); python3-venv builds the peers' venvs.
+# Graphviz renders diagrams/campaign.svg (tests/units/diagrams.rs); python3-venv builds the peers' venvs.
 # Installed here (Debian, as root) so this one command works on a fresh machine.
 if ! command -v dot >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -32,7 +32,7 @@ for req in tests/interop/requirements/*.txt; do
   fi
 done
 
-# Debian's Chromium: the real Mermaid renderer (tests/diagrams.rs parses every generated .mmd
+# Debian's Chromium: the real Mermaid renderer (tests/units/diagrams.rs parses every generated .mmd
 # with mermaid-cli from npm, without its own browser download) and the panel's browser test
 # (tests/panel.rs drives it through ChromeDriver).
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then

@@ -8,7 +8,9 @@
 //! The venvs come from `scripts/test.sh` (`ARGUS_INTEROP_VENVS`). Without them these tests fail with
 //! a message saying so, rather than passing without having run.
 
-mod procs;
+#[path = "support/mod.rs"]
+mod support;
+use support::procs;
 
 use argus_machines::RemoteState;
 use argus_supervisor::a2a::card::Dialect;

@@ -6,7 +6,9 @@
 //! injected markup must show as text and never run. Screenshots of each page are saved under the
 //! test's temp dir (`CARGO_TARGET_TMPDIR`) and their paths printed.
 
-mod procs;
+#[path = "support/mod.rs"]
+mod support;
+use support::procs;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use procs::{free_port, spawn_sim, wait_for, Kill};

@@ -1,7 +1,7 @@
 //! The HTTP API in-process over loopback: auth on every protected route, safe errors, 409 on
 //! forbidden actions, 404, the body limit, and the human feed.
 
-mod rig;
+use crate::support::rig;
 
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
 use argus_supervisor::api::{self, ApiState, HealthInfo, PREFIX};

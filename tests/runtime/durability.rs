@@ -4,38 +4,19 @@
 //! per request id in the remote's audit, never only what a well-behaved remote accepted.
 #![cfg(feature = "test-hooks")]
 
-mod rig;
+use crate::support::rig::{controlling, sent, wait_state, wait_until as wait_for, Rig};
 
 use argus_machines::{BlockReason, Significant, StateName};
 use argus_sim::{Audit, Fault};
-use argus_supervisor::control::Clock;
-use argus_supervisor::runtime::reduce::{CountingWake, WakeSink};
+use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::store::Store;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-struct SystemSecs;
-
-impl Clock for SystemSecs {
-    fn now(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)
-    }
-}
-
-struct Rig {
-    sim: rig::AuditedSim,
-    store: Store,
-}
+use std::time::Duration;
 
 async fn rig(scenario: &str) -> Rig {
-    let (sim, store) = rig::sim_and_store(scenario, "durability").await;
-    Rig { sim, store }
+    Rig::new(scenario, "durability").await
 }
 
 async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime {
@@ -43,49 +24,12 @@ async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime {
         config.readback_grace = grace;
         config.max_backoff = Duration::from_millis(400);
     };
-    runtime_tuned(rig, Arc::new(CountingWake::default()), tune).await
-}
-
-/// A runtime on the rig's store and sim with `wake`, its configuration `tune`d from the rig's.
-async fn runtime_tuned(
-    rig: &Rig,
-    wake: Arc<dyn WakeSink>,
-    tune: impl FnOnce(&mut RuntimeConfig),
-) -> Runtime {
-    let mut config = rig::config();
-    tune(&mut config);
-    config.validate().expect("valid config");
-    Runtime::start(
-        rig.store.clone(),
-        Arc::new(rig::client(&rig.sim).await),
-        config,
-        Arc::new(SystemSecs),
-        wake,
-    )
-    .expect("runtime")
+    rig.runtime_with(Arc::new(CountingWake::default()), tune)
+        .await
 }
 
 async fn runtime(rig: &Rig) -> Runtime {
     runtime_with(rig, Duration::from_secs(1)).await
-}
-
-async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn wait_state(rt: &Runtime, id: &str, want: StateName) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while rt.state(id).await != Some(want) {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {id} to reach {want:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Every request id the supervisor sent, with how many `method` calls carried it.
@@ -152,9 +96,7 @@ fn significant(rt: &Runtime, id: &str) -> Vec<Significant> {
 async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     rt.shutdown().await;
     let campaigns = r.store.root().join("campaigns");
     std::fs::copy(campaigns.join("c1.json"), campaigns.join("c1.bak.json")).expect("copy");
@@ -227,9 +169,7 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
 async fn a_write_that_cannot_be_persisted_is_never_sent() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     r.store.faults().fail_writes.store(true, Ordering::SeqCst);
     let reply = rt
         .command("c1", OperatorCommand::Submit { text: None })
@@ -268,9 +208,7 @@ async fn a_write_that_cannot_be_persisted_is_never_sent() {
 async fn error_after_apply_is_read_back(status: Option<u16>) {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     r.sim.arm(Fault::RpcErrorAfterApply {
         method: "message/send".into(),
         code: Some(-32603),
@@ -284,10 +222,7 @@ async fn error_after_apply_is_read_back(status: Option<u16>) {
     let audit = r.sim.audit();
     assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
     assert!(
-        audit
-            .entries
-            .iter()
-            .any(|e| e.method == "campaign/request_status"),
+        sent(&audit, "campaign/request_status"),
         "resolved by readback, not settled as refused"
     );
     assert_eq!(sends_per_request(&audit, "message/send").len(), 1);
@@ -311,9 +246,7 @@ async fn the_readback_grace_survives_a_restart() {
     let r = rig("long-noisy").await;
     let grace = Duration::from_secs(4);
     let rt = runtime_with(&r, grace).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     // The remote holds the submit for 2.5 s, then applies it; the client gives up after 0.8 s.
     r.sim.arm(Fault::Delay {
         method: "message/send".into(),
@@ -508,9 +441,7 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
 async fn a_torn_event_line_does_not_take_the_next_event_with_it() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     r.store
         .faults()
         .torn_next_append
@@ -579,9 +510,7 @@ async fn a_claim_in_flight_at_a_crash_is_read_back_not_forgotten() {
 async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     // A plain 500 before anything is applied: ambiguous to us, not applied at the remote.
     r.sim.arm(Fault::Http500 {
         method: "message/send".into(),
@@ -620,9 +549,7 @@ async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
 async fn incompatible_keeps_observing_and_surfaces_material_changes() {
     let r = rig("happy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     r.sim.arm(Fault::UnknownState);
     rt.command("c1", OperatorCommand::Submit { text: None })
         .await
@@ -650,9 +577,7 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
 ) {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "the objective").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "the objective").await;
     // Refused by the state (nothing is running), but its text must not linger.
     let reply = rt
         .command(
@@ -701,9 +626,7 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
 async fn epochs_going_backwards_are_a_critical_notice_with_a_question() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     rt.command("c1", OperatorCommand::Release)
         .await
         .expect("release");
@@ -754,7 +677,7 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
     use argus_supervisor::runtime::reduce::AnswerTo;
     let r = rig("long-noisy").await;
     let (wake, _rx) = ArgusWake::new(ArgusBoard::open(r.store.clone()));
-    let rt = runtime_tuned(&r, wake.clone(), |_| {}).await;
+    let rt = r.runtime_with(wake.clone(), |_| {}).await;
     rt.create("c1", "train").await.expect("create");
     let question = "Needs you (from Argus): which dataset?";
     rt.notice("c1", true, question.into())
@@ -800,9 +723,7 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
 async fn a_restored_state_is_published_at_once_and_written_with_the_next_change() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     rt.kill();
     let path = r
         .store
@@ -811,10 +732,9 @@ async fn a_restored_state_is_published_at_once_and_written_with_the_next_change(
         || -> CampaignDoc { r.store.read_doc(&path).expect("readable").expect("present") };
     assert_eq!(on_disk().machine.state, StateName::Ready);
     // Supervision off: nothing happens after the restore, so nothing is written.
-    let rt = runtime_tuned(&r, Arc::new(CountingWake::default()), |c| {
-        c.supervise = false
-    })
-    .await;
+    let rt = r
+        .runtime_with(Arc::new(CountingWake::default()), |c| c.supervise = false)
+        .await;
     let shown = rt.document("c1").await.expect("present");
     assert_eq!(
         shown.machine.state,
@@ -844,11 +764,7 @@ async fn a_restored_state_is_published_at_once_and_written_with_the_next_change(
 async fn a_restart_spreads_its_confirmations_over_the_first_heartbeat() {
     let r = rig("long-noisy").await;
     let beat = Duration::from_secs(2);
-    let start = || {
-        runtime_tuned(&r, Arc::new(CountingWake::default()), |c| {
-            c.heartbeat = beat
-        })
-    };
+    let start = || r.runtime_with(Arc::new(CountingWake::default()), |c| c.heartbeat = beat);
     let ids: Vec<String> = (0..16).map(|i| format!("s{i}")).collect();
     let rt = start().await;
     for id in &ids {
@@ -1004,9 +920,7 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
 async fn a_start_reads_no_campaign_file_and_a_creation_never_overwrites_one_not_read() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    claim(&rt, "c1").await;
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     rt.shutdown().await;
     drop(rt);
     let path = r
@@ -1014,7 +928,7 @@ async fn a_start_reads_no_campaign_file_and_a_creation_never_overwrites_one_not_
         .campaign_path(&argus_supervisor::store::validate_campaign_id("c1").expect("id"));
     let on_disk = std::fs::read(&path).expect("c1's file");
     let hourly = || {
-        runtime_tuned(&r, Arc::new(CountingWake::default()), |c| {
+        r.runtime_with(Arc::new(CountingWake::default()), |c| {
             c.heartbeat = Duration::from_secs(3600);
             c.lease_ttl_secs = 86_400;
         })

@@ -2,7 +2,7 @@
 //! searched for in every answer and in the daemon's logs, exactly one listening socket, and
 //! SIGKILL crash tests at random moments during a submit (20 rounds, tally printed).
 
-mod procs;
+use crate::support::procs;
 
 use procs::free_port;
 

@@ -2,83 +2,22 @@
 //! points, and restart recovery from disk. Assertions come from the sim's audit (what the remote
 //! actually saw) and from the persisted documents and event logs.
 
-mod rig;
+use crate::support::rig::{controlling, sent, wait_state, wait_until as eventually, Rig};
 
 use argus_machines::{ControlChange, LossReason, Significant, StateName, Verdict};
 use argus_sim::Fault;
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::control::Clock;
-use argus_supervisor::runtime::reduce::CountingWake;
 use argus_supervisor::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::store::Store;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The system clock plus an offset the test can move (the supervisor's notion of now).
-#[derive(Default)]
-struct TestClock(AtomicU64);
-
-impl Clock for TestClock {
-    fn now(&self) -> u64 {
-        let real = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        real + self.0.load(Ordering::SeqCst)
-    }
-}
-
-struct Rig {
-    sim: rig::AuditedSim,
-    store: Store,
-    clock: Arc<TestClock>,
-    wake: Arc<CountingWake>,
-}
-
 async fn rig(scenario: &str) -> Rig {
-    let (sim, store) = rig::sim_and_store(scenario, "runtime").await;
-    Rig {
-        sim,
-        store,
-        clock: Arc::new(TestClock::default()),
-        wake: Arc::new(CountingWake::default()),
-    }
+    Rig::new(scenario, "runtime").await
 }
 
 async fn runtime(rig: &Rig) -> Runtime {
-    Runtime::start(
-        rig.store.clone(),
-        Arc::new(rig::client(&rig.sim).await),
-        rig::config(),
-        rig.clock.clone(),
-        rig.wake.clone(),
-    )
-    .expect("runtime")
-}
-
-async fn wait_state(rt: &Runtime, id: &str, want: StateName) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let now = rt.state(id).await;
-        if now == Some(want) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{id} never reached {want:?}; it is {now:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Wait until `ok` holds, for at most 20 s.
-async fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    rig.runtime().await
 }
 
 fn classes(rt: &Runtime, id: &str) -> Vec<String> {
@@ -248,14 +187,7 @@ async fn running_input_required_is_needs_you_and_intervention_resumes() {
 async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    assert!(
-        rt.command("c1", OperatorCommand::Claim)
-            .await
-            .expect("claim")
-            .accepted
-    );
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     r.sim.arm(Fault::Delay {
         method: "message/send".into(),
         ms: 1_500,
@@ -272,17 +204,11 @@ async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
         "never resent"
     );
     assert!(
-        audit
-            .entries
-            .iter()
-            .any(|e| e.method == "campaign/request_status"),
+        sent(&audit, "campaign/request_status"),
         "resolved by readback"
     );
     assert!(
-        audit
-            .entries
-            .iter()
-            .any(|e| e.method == "campaign/read_control"),
+        sent(&audit, "campaign/read_control"),
         "authority confirmed after readback"
     );
 }
@@ -291,14 +217,7 @@ async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
 async fn readback_unavailable_stays_ambiguous_and_needs_you() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    assert!(
-        rt.command("c1", OperatorCommand::Claim)
-            .await
-            .expect("claim")
-            .accepted
-    );
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     r.sim.arm(Fault::RequestStatusUnavailable);
     r.sim.arm(Fault::DropAfterApply {
         method: "message/send".into(),
@@ -342,7 +261,7 @@ async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
         controller_id: "loopx-local".into(),
     });
     // Move the supervisor's clock into the renewal window: the renewal meets the new holder.
-    r.clock.0.store(80, Ordering::SeqCst);
+    r.clock.set_offset(80);
     wait_state(&rt, "c1", StateName::ControlLost).await;
     // The state is published when the step is persisted; its event line follows.
     eventually("CONTROL_LOST surfaced", || {
@@ -574,14 +493,7 @@ async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
 async fn crash_at(point: Option<CrashPoint>) {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
-    rt.create("c1", "train").await.expect("create");
-    assert!(
-        rt.command("c1", OperatorCommand::Claim)
-            .await
-            .expect("claim")
-            .accepted
-    );
-    wait_state(&rt, "c1", StateName::Ready).await;
+    controlling(&rt, "c1", "train").await;
     rt.kill();
     drop(rt);
     // A runtime recovered from disk with the crash armed: submit, and die at the point.
@@ -685,17 +597,7 @@ async fn crash_at(point: Option<CrashPoint>) {
 
 #[cfg(feature = "test-hooks")]
 async fn runtime_with_crash(r: &Rig, point: Option<CrashPoint>) -> Runtime {
-    let client = rig::client(&r.sim).await;
-    let config = rig::config();
-    Runtime::start_with_crash(
-        r.store.clone(),
-        Arc::new(client),
-        config,
-        r.clock.clone(),
-        r.wake.clone(),
-        point,
-    )
-    .expect("runtime")
+    r.runtime_with_crash(point).await
 }
 
 #[cfg(feature = "test-hooks")]
@@ -762,7 +664,7 @@ async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
     wait_state(&rt, "c1", StateName::Running).await;
     let first = r.sim.lease("c1").expect("held").expires_at;
     // Into the renewal window (renew_ahead = 2 heartbeats + 45 s of margin and slack).
-    r.clock.0.store(80, Ordering::SeqCst);
+    r.clock.set_offset(80);
     let deadline = Instant::now() + Duration::from_secs(10);
     while r.sim.lease("c1").expect("held").expires_at <= first {
         assert!(Instant::now() < deadline, "never renewed");
@@ -771,7 +673,7 @@ async fn the_lease_is_renewed_ahead_of_expiry_and_lost_on_local_expiry() {
     assert_eq!(rt.state("c1").await, Some(StateName::Running));
     // Past the (renewed) expiry by our clock, with the remote unreachable so renewal cannot help.
     r.sim.arm(Fault::Unreachable { ms: 5_000 });
-    r.clock.0.store(80 + 200, Ordering::SeqCst);
+    r.clock.set_offset(80 + 200);
     wait_state(&rt, "c1", StateName::ControlLost).await;
     eventually("CONTROL_LOST (expired)", || {
         rt.events("c1").expect("events").into_iter().any(|l| {

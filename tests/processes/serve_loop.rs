@@ -4,7 +4,7 @@
 //! between a decision and its execution; the remote down at start; a card that changes under a
 //! controlling campaign. Judged from outside: the remote's audit, the API, the files.
 
-mod procs;
+use crate::support::procs;
 
 use procs::{free_port, spawn_sim, Kill, SimProc};
 use serde_json::{json, Value};

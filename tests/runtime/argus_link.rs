@@ -1,7 +1,7 @@
 //! Argus in the loop: the runtime on the simulated remote, waking a fake Argus (real Python MCP SDK)
 //! through the link; decisions written as files are executed only when authorised.
 
-mod rig;
+use crate::support::rig;
 
 use argus_machines::{ControllerId, StateName};
 use argus_supervisor::a2a::{A2aClient, HttpConfig};
@@ -96,15 +96,7 @@ async fn rig_with(
 }
 
 async fn wait(rt: &Runtime, want: StateName) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while rt.state("c1").await != Some(want) {
-        assert!(
-            Instant::now() < deadline,
-            "never reached {want:?}; now {:?}",
-            rt.state("c1").await
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    rig::wait_state(rt, "c1", want).await
 }
 
 async fn first_attempt_fails(r: &Rig) {

@@ -1,6 +1,6 @@
 //! The typestate authority against an in-memory remote that fences like a correct one.
 
-mod common;
+use crate::support::fake as common;
 
 use argus_machines::Policy;
 use argus_supervisor::control::*;

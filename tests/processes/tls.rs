@@ -4,7 +4,7 @@
 //! classified by type (`tls_untrusted`, `tls_hostname`, `tls_expired`) with nothing sent past the
 //! handshake and the path token never shown.
 
-mod procs;
+use crate::support::procs;
 
 use procs::{assert_supervisor_clean, free_port, spawn_sim, Kill, SimProc, BIN};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};

@@ -1,0 +1,8 @@
+//! Everything that starts the shipped binary as a user would: serve, the CLI, the demo, bench, TLS.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod processes;
+mod serve_loop;
+mod tls;

@@ -1,0 +1,226 @@
+//! The in-process rig the runtime tests share: the simulated remote over loopback HTTP, a fresh
+//! state root, a discovered client and the fast test configuration.
+#![allow(dead_code)]
+
+use argus_machines::StateName;
+use argus_sim::{self as sim, Counters, Scenario, SimHandle, SimOptions};
+use argus_supervisor::a2a::{A2aClient, HttpConfig};
+use argus_supervisor::control::Clock;
+use argus_supervisor::runtime::reduce::{CountingWake, WakeSink};
+use argus_supervisor::runtime::{CrashPoint, Runtime, RuntimeConfig};
+use argus_supervisor::store::Store;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long any wait of the runtime tests gives a condition before it fails the test.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The system clock plus an offset (seconds) the test can move: the supervisor's notion of now.
+#[derive(Default)]
+pub struct TestClock(pub AtomicU64);
+
+impl TestClock {
+    /// Move the supervisor's now to `secs` past the system clock.
+    pub fn set_offset(&self, secs: u64) {
+        self.0.store(secs, Ordering::SeqCst);
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> u64 {
+        let real = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        real + self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The in-process rig: the audited sim, a fresh state root, the test clock and a counting wake.
+pub struct Rig {
+    pub sim: AuditedSim,
+    pub store: Store,
+    pub clock: Arc<TestClock>,
+    pub wake: Arc<CountingWake>,
+}
+
+impl Rig {
+    /// The sim playing `scenario`, and an empty state root named after `what`.
+    pub async fn new(scenario: &str, what: &str) -> Rig {
+        let (sim, store) = sim_and_store(scenario, what).await;
+        Rig {
+            sim,
+            store,
+            clock: Arc::new(TestClock::default()),
+            wake: Arc::new(CountingWake::default()),
+        }
+    }
+
+    /// A runtime on the rig's store, sim, clock and wake, with [`config`].
+    pub async fn runtime(&self) -> Runtime {
+        self.runtime_with(self.wake.clone(), |_| {}).await
+    }
+
+    /// A runtime with `wake`, its configuration `tune`d from [`config`].
+    pub async fn runtime_with(
+        &self,
+        wake: Arc<dyn WakeSink>,
+        tune: impl FnOnce(&mut RuntimeConfig),
+    ) -> Runtime {
+        let mut config = config();
+        tune(&mut config);
+        config.validate().expect("valid config");
+        Runtime::start(
+            self.store.clone(),
+            Arc::new(client(&self.sim).await),
+            config,
+            self.clock.clone(),
+            wake,
+        )
+        .expect("runtime")
+    }
+
+    /// [`Rig::runtime`], with every driver it spawns set to stop dead at `point`.
+    #[cfg(feature = "test-hooks")]
+    pub async fn runtime_with_crash(&self, point: Option<CrashPoint>) -> Runtime {
+        Runtime::start_with_crash(
+            self.store.clone(),
+            Arc::new(client(&self.sim).await),
+            config(),
+            self.clock.clone(),
+            self.wake.clone(),
+            point,
+        )
+        .expect("runtime")
+    }
+}
+
+/// Wait until campaign `id` of `rt` is in `want`, for at most [`PATIENCE`].
+pub async fn wait_state(rt: &Runtime, id: &str, want: StateName) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let now = rt.state(id).await;
+        if now == Some(want) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{id} never reached {want:?}; it is {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Wait until `ok` holds, for at most [`PATIENCE`].
+pub async fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Judge the supervisor by what it sent: no submit resent under the same request id, no write it
+/// should have known was stale (and the remote's own self-check: no stale write accepted).
+pub fn assert_supervisor_clean(c: &Counters) {
+    assert_eq!(
+        c.repeated_submits, 0,
+        "a submit was sent twice under one request id: {:?}",
+        c.submits_per_request_id
+    );
+    assert_eq!(
+        c.known_stale_writes, 0,
+        "the supervisor sent a write it should have known was stale"
+    );
+    assert_eq!(c.stale_or_expired_accepted, 0);
+}
+
+/// The sim, audited when the test ends (unless it already failed): every runtime test asserts
+/// [`assert_supervisor_clean`] whatever else it checks.
+pub struct AuditedSim(Option<SimHandle>);
+
+impl AuditedSim {
+    /// Audit, then stop serving.
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        let sim = self.0.take().expect("the sim runs until stopped");
+        assert_supervisor_clean(&sim.audit().counters);
+        sim.stop().await
+    }
+}
+
+impl std::ops::Deref for AuditedSim {
+    type Target = SimHandle;
+    fn deref(&self) -> &SimHandle {
+        self.0.as_ref().expect("the sim runs until stopped")
+    }
+}
+
+impl Drop for AuditedSim {
+    fn drop(&mut self) {
+        if let Some(sim) = &self.0 {
+            if !std::thread::panicking() {
+                assert_supervisor_clean(&sim.audit().counters);
+            }
+        }
+    }
+}
+
+/// The sim playing `scenario` on a free loopback port (no token), audited when it goes.
+pub async fn audited_sim(scenario: &str) -> AuditedSim {
+    let sim = sim::start(
+        "127.0.0.1:0".parse().expect("addr"),
+        SimOptions {
+            scenario: Scenario::load(scenario).expect("scenario"),
+            token: None,
+            tls: None,
+        },
+    )
+    .await
+    .expect("sim");
+    AuditedSim(Some(sim))
+}
+
+/// The sim playing `scenario`, and an empty state root named after `what`.
+pub async fn sim_and_store(scenario: &str, what: &str) -> (AuditedSim, Store) {
+    let dir = std::env::temp_dir().join(format!("argus-{what}-{}", uuid::Uuid::new_v4()));
+    (
+        audited_sim(scenario).await,
+        Store::open(dir).expect("store"),
+    )
+}
+
+/// A client of `sim` that gives up after 0.8 s (so a held request becomes ambiguous quickly).
+pub async fn client(sim: &SimHandle) -> A2aClient {
+    let mut http = HttpConfig::new(sim.url());
+    http.allow_insecure_loopback = true;
+    http.total_timeout = Duration::from_millis(800);
+    http.read_timeout = Duration::from_millis(800);
+    A2aClient::discover(&http).await.expect("discover")
+}
+
+/// A 100 ms heartbeat, a 120 s lease and a 1 s readback grace.
+pub fn config() -> RuntimeConfig {
+    let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_millis(100);
+    config.lease_ttl_secs = 120;
+    config.readback_grace = Duration::from_millis(1_000);
+    config.validate().expect("valid config");
+    config
+}
+
+/// Create campaign `id` with `objective`, claim it, and wait until it holds the lease, ready.
+pub async fn controlling(rt: &Runtime, id: &str, objective: &str) {
+    rt.create(id, objective).await.expect("create");
+    let reply = rt
+        .command(id, argus_supervisor::runtime::OperatorCommand::Claim)
+        .await
+        .expect("claim");
+    assert!(reply.accepted, "{id}: the claim was granted");
+    wait_state(rt, id, StateName::Ready).await;
+}
+
+/// Whether the remote's audit shows at least one `method` call.
+pub fn sent(audit: &argus_sim::Audit, method: &str) -> bool {
+    audit.entries.iter().any(|e| e.method == method)
+}

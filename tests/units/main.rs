@@ -1,0 +1,9 @@
+//! Units without a remote process: authority tokens on a fake remote, the bridges, the diagrams.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod argus_bridge;
+mod control;
+mod diagrams;
+mod foreman;
