@@ -673,8 +673,8 @@ fn a_heartbeat_too_large_to_compute_with_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
     use argus_supervisor::bridges::link::{ArgusBoard, ArgusWake};
-    use argus_supervisor::runtime::driver::AnswerReply;
     use argus_supervisor::runtime::reduce::AnswerTo;
+    use argus_supervisor::runtime::reply::AnswerReply;
     let r = rig("long-noisy").await;
     let (wake, _rx) = ArgusWake::new(ArgusBoard::open(r.store.clone()));
     let rt = r.runtime_with(wake.clone(), |_| {}).await;

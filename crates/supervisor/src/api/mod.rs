@@ -5,8 +5,8 @@
 //! through the campaign's machine like every other event: this module has no path to the remote
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
-use crate::runtime::driver::{AnswerReply, CommandReply};
 use crate::runtime::reduce::AnswerTo;
+use crate::runtime::reply::{AnswerReply, CommandReply};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
 use axum::body::Bytes;

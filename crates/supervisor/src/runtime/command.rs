@@ -1,6 +1,6 @@
 //! What an operator (or Argus, on an operator's behalf) asks a campaign to do.
 
-use argus_machines::TaskId;
+use argus_machines::{Command, TaskId};
 
 /// Who asked for an action: the feed says who decided what and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,4 +39,21 @@ pub enum OperatorCommand {
     NextAttempt {
         text: Option<String>,
     },
+}
+
+/// The operator's name for a command (the API route and the CLI verb).
+pub(crate) fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Observe { .. } => "observe",
+        Command::Claim { .. } => "claim",
+        Command::Submit { .. } => "submit",
+        Command::Intervene { .. } => "intervene",
+        Command::Cancel { .. } => "cancel",
+        Command::Release => "release",
+        Command::Pause => "pause",
+        Command::Resume => "resume",
+        Command::Abandon => "abandon",
+        Command::Resolve { .. } => "resolve",
+        Command::NextAttempt { .. } => "next-attempt",
+    }
 }

@@ -2,10 +2,11 @@
 //! API, the CLI, the bridges and the demo make on them. The transport's type stops here: drivers
 //! are spawned through [`Spawner`], so nothing above the runtime names it.
 
-use super::driver::{self, CommandReply, Input, Published, Snapshot};
+use super::driver::{self, Input, Published, Snapshot};
 use super::messages::MessageKind;
 use super::recover;
 use super::reduce::{EventLine, WakeSink};
+use super::reply::{AnswerReply, CommandReply};
 use super::shared::{CrashPoint, Shared};
 use super::{upgrade_state_root, Actor, CampaignDoc, OperatorCommand, RuntimeConfig, Stats};
 use crate::control::{Clock, Transport, WriteIntent};
@@ -519,11 +520,7 @@ impl Runtime {
     /// Answer the campaign's pending question (Needs you). Refused when nothing is pending. The
     /// answer is operator text: for a remote question an intervention, otherwise kept for Argus
     /// (data at its next decision boundary) or, with no Argus attached, recorded in the feed.
-    pub async fn answer(
-        &self,
-        id: &str,
-        text: String,
-    ) -> Result<driver::AnswerReply, RuntimeError> {
+    pub async fn answer(&self, id: &str, text: String) -> Result<AnswerReply, RuntimeError> {
         self.ask(id, |done| Input::Answer {
             text,
             intent: WriteIntent::fresh(),

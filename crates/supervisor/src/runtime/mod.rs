@@ -7,19 +7,22 @@
 //! nothing is reacquired blindly. Nothing acts on a campaign except through its driver.
 //!
 //! One file per job: [`config`] (pacing), [`stats`] (counters), [`document`] (the persisted
-//! campaign document and its upgrade), [`command`] (what an operator asks), [`shared`] (what
-//! every driver shares), [`handle`] (the runtime itself), [`recover`] (reading a campaign back
-//! at a start), [`driver`] (one campaign's loop), [`reduce`] and [`messages`] (significant
-//! events and the human feed).
+//! campaign document and its upgrade), [`command`] (what an operator asks), [`reply`] (what a
+//! campaign answers), [`shared`] (what every driver shares), [`handle`] (the runtime itself),
+//! [`recover`] (reading a campaign back at a start), [`driver`] (one campaign's loop),
+//! [`ledger`] (what to record after a step or an input, decided without I/O), [`reduce`] and
+//! [`messages`] (significant events and the human feed).
 
 pub mod command;
 pub mod config;
 pub mod document;
 pub mod driver;
 pub mod handle;
+pub mod ledger;
 pub mod messages;
 mod recover;
 pub mod reduce;
+pub mod reply;
 pub mod shared;
 pub mod stats;
 

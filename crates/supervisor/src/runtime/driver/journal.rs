@@ -1,27 +1,26 @@
-//! The driver's local destination: the campaign's document, its significant-event log, its human
-//! feed and the lease record — and the snapshot everyone else reads.
+//! The driver's local destination: performs the writes the [`Ledger`] decides — the campaign's
+//! document, its significant-event log, its human feed and the lease record — and publishes the
+//! snapshot everyone else reads.
 //!
-//! Owns the campaign document while the driver runs. After every persisted write it publishes the
-//! document as a [`Snapshot`]: the API, the demo, the status route and the Argus link read that
-//! snapshot, never the file. Must never publish what is not on disk — the two exceptions are the
-//! restored state when the document is read, which is exactly what the record on disk restores
-//! to at every start ([`Journal::open`]), and a renewal's new expiry, which is in the lease record
-//! and not in the campaign document until its next write, a record that restores alike
-//! ([`Journal::persist`]) — never re-read its own files to learn what it already
-//! knows (the document and the event log are each read once, before the first step, and the feed
-//! is then folded one event at a time), and never decide
-//! anything: it records what the machine decided and what the remote said.
+//! After every persisted document it publishes it as a [`Snapshot`]: the API, the demo, the status
+//! route and the Argus link read that snapshot, never the file. Must never publish what is not on
+//! disk — the two exceptions are the restored state when the document is read, which is exactly
+//! what the record on disk restores to at every start ([`Journal::open`]), and a renewal's new
+//! expiry, which is in the lease record and not in the campaign document until its next write, a
+//! record that restores alike ([`Ledger::step`]) — never re-read its own files to learn what it
+//! already knows (the document and the event log are each read once, before the first step), and
+//! never decide what to record: the ledger does, and this executes it.
 
-use super::super::messages::{self, FeedFold, HumanMessage, MessageKind};
-use super::super::reduce::{identity, EventLine, Reducer};
+use super::super::command::Actor;
+use super::super::ledger::{Checkpoint, Ledger, Write};
+use super::super::messages::{HumanMessage, MessageKind};
+use super::super::reduce::EventLine;
+use super::super::reply::CommandReply;
 use super::super::shared::Shared;
-use super::super::{
-    resolving, AttemptRecord, CampaignDoc, EvidenceSummary, MAX_ATTEMPT_RECORDS, MAX_PATH,
-};
+use super::super::{CampaignDoc, EvidenceSummary};
 use crate::control::Validated;
-use crate::security::Untrusted;
 use crate::store::{CampaignId, Durability, StoreError};
-use argus_machines::{CampaignMachine, CampaignRecord, Lease, Observation, Significant, Verdict};
+use argus_machines::{CampaignMachine, Observation, Significant};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::RwLock;
@@ -73,14 +72,6 @@ impl Snapshot {
         }
     }
 
-    /// Whether `doc` is the document published now (the same allocation: nothing changed since).
-    fn is(&self, doc: &Arc<CampaignDoc>) -> bool {
-        match &*self.0.read().unwrap_or_else(|p| p.into_inner()) {
-            Published::Doc(published) => Arc::ptr_eq(published, doc),
-            Published::Unread | Published::Gone => false,
-        }
-    }
-
     fn publish(&self, doc: Arc<CampaignDoc>) {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = Published::Doc(doc);
     }
@@ -94,68 +85,52 @@ impl Snapshot {
 pub(crate) struct Journal {
     /// The campaign, validated once where it entered: its file paths cannot fail.
     id: CampaignId,
-    /// The document as the driver knows it; shared with the snapshot until the next change, when
-    /// `Arc::make_mut` copies it (one document per campaign in memory in steady state).
-    doc: Arc<CampaignDoc>,
+    /// What to record, decided without I/O.
+    ledger: Ledger,
     /// Where the persisted document is published.
     snapshot: Snapshot,
-    /// Identities already logged, so a replay or duplicate delivery is logged once.
-    reducer: Reducer,
-    /// The human feed, folded one significant event at a time.
-    feed: FeedFold,
-    /// Whether the event log has been read ([`Journal::resume`]): the reducer and the feed fold
-    /// are empty until it has.
+    /// Whether the event log has been read ([`Journal::resume`]): the ledger's deduplication and
+    /// feed fold are empty until it has.
     resumed: bool,
-    /// The lease last written to `leases/<id>.json`, so it is rewritten only on change.
-    lease_file: Option<Lease>,
 }
 
 impl Journal {
     /// The journal of a campaign about to be driven, and the snapshot receiver for its handle.
     /// The campaign's event log is not read here: [`Journal::resume`] reads it before the
     /// campaign's first step, so a start of many campaigns reads one file per campaign, not two.
+    /// The restored state (never authority) is published at once, and reaches the disk with the
+    /// campaign's next change ([`Ledger::open`]): a cold start of many controlling campaigns does
+    /// not write (and fsync) each of them before the first driver runs.
     pub(crate) fn open(
         id: CampaignId,
         machine: &CampaignMachine,
         doc: CampaignDoc,
         snapshot: Option<Snapshot>,
     ) -> (Journal, Snapshot) {
-        let doc = Arc::new(doc);
+        let (mut ledger, _restored) = Ledger::open(machine, Arc::new(doc));
+        let published = ledger.publish();
         let snapshot = match snapshot {
             Some(s) => {
-                s.publish(doc.clone());
+                s.publish(published);
                 s
             }
-            None => Snapshot::new(doc.clone()),
+            None => Snapshot::new(published),
         };
         let rx = snapshot.clone();
-        let mut j = Journal {
+        let j = Journal {
             id,
-            doc,
+            ledger,
             snapshot,
-            reducer: Reducer::default(),
-            feed: FeedFold::default(),
             resumed: false,
-            lease_file: machine.held_lease().cloned(),
         };
-        if machine.record() != j.doc.machine {
-            // The restored state (never authority) is published before anything else happens,
-            // and reaches the disk with the campaign's next change: a restore only ever takes
-            // authority away (a lease to confirm, a write to read back), and the record on disk
-            // is restored the same way at every start, so a crash before that write loses
-            // nothing. A cold start of many controlling campaigns does not write (and fsync)
-            // each of them before the first driver runs.
-            j.record(machine.record());
-            j.snapshot.publish(j.doc.clone());
-        }
         (j, rx)
     }
 
-    /// Read the campaign's event log, once, before its first step: the reducer and the feed fold
-    /// resume from it, and feed messages a crash left unwritten are written now. Nothing before
-    /// the first step needs the log: it is what a step's significant events are deduplicated
-    /// against and folded onto. A log that cannot be read as a file (a directory in its place,
-    /// unreadable bytes) is moved into `quarantine/` and reported with the recovery reports.
+    /// Read the campaign's event log, once, before its first step: the ledger resumes from it,
+    /// and feed messages a crash left unwritten are written now. Nothing before the first step
+    /// needs the log: it is what a step's significant events are deduplicated against and folded
+    /// onto. A log that cannot be read as a file (a directory in its place, unreadable bytes) is
+    /// moved into `quarantine/` and reported with the recovery reports.
     pub(crate) fn resume(&mut self, sh: &Shared, machine: &CampaignMachine) {
         if std::mem::replace(&mut self.resumed, true) {
             return;
@@ -174,112 +149,40 @@ impl Journal {
                 vec![]
             }
         };
-        self.reducer = Reducer::from_log(&log);
-        let backlog: Vec<HumanMessage> = log.iter().filter_map(|l| self.feed.next(l)).collect();
-        let written = self.doc.feed_written as usize;
-        let missing = &backlog[written.min(backlog.len())..];
-        let appended = missing
-            .iter()
-            .take_while(|m| self.append_message(sh, m))
-            .count();
-        if appended > 0 {
-            self.doc_mut().feed_written = (written + appended) as u32;
-            let _ = self.write(sh, machine);
+        let backlog = self.ledger.resume(&log);
+        let written = self.ledger.doc().feed_written;
+        let _ = self.execute(sh, machine, backlog);
+        if self.ledger.doc().feed_written != written {
+            let writes = self.ledger.document(machine);
+            let _ = self.execute(sh, machine, writes);
         }
     }
 
     pub(crate) fn doc(&self) -> &CampaignDoc {
-        &self.doc
+        self.ledger.doc()
     }
 
-    /// The document to change (copied first if a reader still holds the published one).
-    pub(crate) fn doc_mut(&mut self) -> &mut CampaignDoc {
-        Arc::make_mut(&mut self.doc)
-    }
-
-    /// Everything a step changes besides the record, so a step that cannot be persisted can be
+    /// Everything a step changes besides the machine, so a step that cannot be persisted can be
     /// put back (the document is shared, so this is a pointer copy).
-    pub(crate) fn checkpoint(&self) -> Arc<CampaignDoc> {
-        self.doc.clone()
+    pub(crate) fn checkpoint(&self) -> Checkpoint {
+        self.ledger.checkpoint()
     }
 
-    pub(crate) fn restore(&mut self, checkpoint: Arc<CampaignDoc>) {
-        self.doc = checkpoint;
+    pub(crate) fn restore(&mut self, checkpoint: Checkpoint) {
+        self.ledger.restore(checkpoint);
     }
 
-    /// Persist a step (the machine's record, the document, and the lease record on change).
-    ///
-    /// A renewal and nothing else (the record [a renewal of](argus_machines::CampaignRecord::is_renewal_of)
-    /// the one in the document, the document otherwise as last written) goes to the lease record
-    /// alone: the campaign document keeps the expiry it had, and carries the new one from its next
-    /// write. The older record restores exactly as the newer would (a restored controller confirms
-    /// its lease with the remote, whose answer carries the expiry; the remembered expiry is never
-    /// consulted), so nothing a restart decides depends on it, and a renewal — the one write a
-    /// steady controlling campaign makes — costs no fsync (the fsyncs dominated a controlling
-    /// campaign's CPU: docs/benchmarks.md).
+    /// Persist a step (write-ahead: before anything it decided is acted on).
     pub(crate) fn persist(
         &mut self,
         sh: &Shared,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
-        let record = machine.record();
-        let renewal = record.is_renewal_of(&self.doc.machine);
-        if renewal {
+        let step = self.ledger.step(machine, sh.clock.now());
+        if step.renewal {
             sh.stats.renewals.fetch_add(1, Ordering::Relaxed);
         }
-        if renewal && self.snapshot.is(&self.doc) {
-            self.record(record);
-            self.snapshot.publish(self.doc.clone());
-            self.lease_record(sh, machine);
-            return Ok(());
-        }
-        let now = sh.clock.now();
-        let doc = self.doc_mut();
-        doc.updated_at = now;
-        if resolving(machine) {
-            doc.ambiguous_since.get_or_insert(now);
-        } else {
-            doc.ambiguous_since = None;
-        }
-        self.write_record(sh, record)?;
-        self.lease_record(sh, machine);
-        Ok(())
-    }
-
-    /// Rewrite `leases/<id>.json` when the held lease changed: the operator's record of the lease
-    /// held now, its expiry included (the campaign document's may be a renewal behind, see
-    /// [`Journal::persist`]).
-    fn lease_record(&mut self, sh: &Shared, machine: &CampaignMachine) {
-        let held = machine.held_lease().cloned();
-        if held != self.lease_file {
-            // Never read back for authority (a restart confirms with the remote): a failure to
-            // write it is logged, not fatal, and it is not fsynced (see `Durability::Unsynced`).
-            let path = sh.store.lease_path(&self.id);
-            let record = serde_json::json!({ "campaign_id": self.id, "held": held });
-            let durability = Durability::Unsynced;
-            match sh.store.write_doc_with(&path, &record, durability) {
-                Ok(()) => wrote(sh, durability),
-                Err(e) => {
-                    tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record")
-                }
-            }
-            self.lease_file = held;
-        }
-    }
-
-    /// Put the machine's record in the document (in memory), and its state on the path when it
-    /// moved there. Returns whether it moved.
-    fn record(&mut self, record: CampaignRecord) -> bool {
-        let state = record.state.state_name();
-        let doc = self.doc_mut();
-        doc.machine = record;
-        let moved = doc.path.last() != Some(&state);
-        if moved {
-            doc.path.push(state);
-            let excess = doc.path.len().saturating_sub(MAX_PATH);
-            doc.path.drain(..excess);
-        }
-        moved
+        self.execute(sh, machine, step.writes)
     }
 
     /// Write the document with the machine's record, then publish it.
@@ -288,132 +191,33 @@ impl Journal {
         sh: &Shared,
         machine: &CampaignMachine,
     ) -> Result<(), StoreError> {
-        self.write_record(sh, machine.record())
+        let writes = self.ledger.document(machine);
+        self.execute(sh, machine, writes)
     }
 
-    /// Write the document with `record` (the machine's, taken once by a caller that already
-    /// has it), then publish it.
-    fn write_record(&mut self, sh: &Shared, record: CampaignRecord) -> Result<(), StoreError> {
-        let moved = self.record(record);
-        let durability = Durability::Durable;
-        let written =
-            sh.store
-                .write_doc_with(&sh.store.campaign_path(&self.id), &*self.doc, durability);
-        match written {
-            Ok(()) => {
-                wrote(sh, durability);
-                self.snapshot.publish(self.doc.clone());
-                Ok(())
-            }
-            Err(e) => {
-                // Not on disk: the path does not include a state the campaign is not in.
-                if moved {
-                    self.doc_mut().path.pop();
-                }
-                tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
-                Err(e)
-            }
-        }
+    /// A material reading, kept in the document (written with its step).
+    pub(crate) fn observed(&mut self, sh: &Shared, o: &Observation) {
+        self.ledger.observed(o, sh.clock.now());
     }
 
-    /// Log a significant event once (by its identity), extend the feed, put its question to a
-    /// person, and tell the wake sink. Returns false for a duplicate.
+    /// Record a significant event once, and tell the wake sink. Returns false for a duplicate.
     pub(crate) fn surface(
         &mut self,
         sh: &Shared,
         machine: &CampaignMachine,
         sig: &Significant,
     ) -> bool {
-        let (task, revision) = self
-            .doc
-            .remote
-            .as_ref()
-            .map(|r| (Some(r.task.clone()), r.revision))
-            .unwrap_or((None, None));
-        let id = self.id.as_str().to_string();
-        let key = identity(&id, sig, task.as_ref(), revision);
-        if let Significant::AttemptCompleted { task, outcome, .. } = sig {
-            // The document is copied (it is shared with the snapshot) only when this changes it.
-            let settled = |a: &AttemptRecord| a.task_id == *task && a.outcome != Some(*outcome);
-            if self.doc.attempt_history.iter().any(settled) {
-                if let Some(a) = self
-                    .doc_mut()
-                    .attempt_history
-                    .iter_mut()
-                    .find(|a| a.task_id == *task)
-                {
-                    a.outcome = Some(*outcome);
-                }
-            }
-        }
-        if !self.reducer.accept(&key) {
+        let Some(writes) = self.ledger.surface(machine, sig, sh.clock.now()) else {
             return false;
-        }
-        let line = EventLine {
-            schema_version: crate::runtime::reduce::EVENT_LINE_VERSION,
-            at: sh.clock.now(),
-            campaign_id: id.clone(),
-            identity: key,
-            event: sig.clone(),
         };
-        {
-            let path = sh.store.events_path(&self.id);
-            if let Err(e) = sh.store.append_line(&path, &line) {
-                // An unusable log (a directory in its place, unreadable bytes) is moved aside,
-                // reported, and the event goes to a fresh log.
-                tracing::error!(campaign_id = %id, error = %e, "cannot append event");
-                if let Ok(Some(what)) = sh.store.repair_log(&path) {
-                    tracing::error!(campaign_id = %id, "unusable event log: {what}");
-                    self.notice(sh, machine, MessageKind::CriticalFailure, "The event log could not be read and was moved aside; a new one was started.".into());
-                    if let Err(e) = sh.store.append_line(&path, &line) {
-                        tracing::error!(campaign_id = %id, error = %e, "cannot append event");
-                    }
-                }
-            }
-        }
-        if let Some(m) = self.feed.next(&line) {
-            if self.append_message(sh, &m) {
-                self.doc_mut().feed_written += 1;
-            }
-        }
-        if let Some((question, source)) = messages::question_for(sig) {
-            self.ask(sh, question.into(), source);
-        }
+        let _ = self.execute(sh, machine, writes);
         sh.stats.significant.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(campaign_id = %id, class = sig.class(), "significant event");
-        sh.wake.significant(&id, sig);
-        let now = sh.clock.now();
-        let doc = self.doc_mut();
-        doc.latest_significant_event = Some(sig.clone());
-        doc.latest_significant_at = Some(now);
-        // Written at once, so the document published is the one on disk: a renewal then finds
-        // nothing pending and need not write it ([`Journal::persist`]). Significant events are
-        // rare (none on a steady tick), so this write costs little.
-        let _ = self.write(sh, machine);
+        tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");
+        sh.wake.significant(self.id.as_str(), sig);
         true
     }
 
-    /// Append one message to the persisted feed file.
-    fn append_message(&self, sh: &Shared, m: &HumanMessage) -> bool {
-        let written = sh.store.append_line(&sh.store.messages_path(&self.id), m);
-        if let Err(e) = &written {
-            tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
-        }
-        written.is_ok()
-    }
-
-    /// Append one line to the human feed that no significant event carries (operator actions,
-    /// decisions, notices).
-    pub(crate) fn feed_line(&self, sh: &Shared, kind: MessageKind, text: String) {
-        let m = HumanMessage {
-            at: sh.clock.now(),
-            kind,
-            text,
-        };
-        self.append_message(sh, &m);
-    }
-
-    /// Append a notice to the human feed (and set the pending question when it needs a person).
+    /// A notice for a person (a `NeedsYou` one becomes the pending question).
     pub(crate) fn notice(
         &mut self,
         sh: &Shared,
@@ -421,84 +225,40 @@ impl Journal {
         kind: MessageKind,
         text: String,
     ) {
-        let text = Untrusted::new(&text, 2048).as_str().to_string();
-        self.feed_line(sh, kind, text.clone());
-        if kind == MessageKind::NeedsYou {
-            self.ask(sh, text, "argus");
-        }
-        let _ = self.write(sh, machine);
+        let writes = self.ledger.notice(machine, kind, &text, sh.clock.now());
+        let _ = self.execute(sh, machine, writes);
     }
 
-    /// Put a question to a person: the campaign's pending question, who asks, and when.
-    pub(crate) fn ask(&mut self, sh: &Shared, text: String, source: &str) {
-        let now = sh.clock.now();
-        let doc = self.doc_mut();
-        doc.pending_question = Some(text);
-        doc.question_source = Some(source.into());
-        doc.question_asked_at = Some(now);
+    /// The operator's answer was kept: the question is answered.
+    pub(crate) fn answered(&mut self, sh: &Shared, machine: &CampaignMachine, text: &str) {
+        let writes = self.ledger.answered(machine, text, sh.clock.now());
+        let _ = self.execute(sh, machine, writes);
+    }
+
+    /// What an operator's command leaves to record besides its step (a remote question answered).
+    pub(crate) fn commanded(&mut self, sh: &Shared, machine: &CampaignMachine, accepted: bool) {
+        let writes = self.ledger.commanded(machine, accepted);
+        let _ = self.execute(sh, machine, writes);
+    }
+
+    /// An action and its outcome, in the feed.
+    pub(crate) fn action(
+        &mut self,
+        sh: &Shared,
+        machine: &CampaignMachine,
+        action: &str,
+        reply: &CommandReply,
+        actor: &Actor,
+    ) {
+        let writes = self.ledger.action(action, reply, actor, sh.clock.now());
+        let _ = self.execute(sh, machine, writes);
     }
 
     /// Record a local verdict on the attempt it settles. Only a [`Validated`] can be recorded,
     /// and only `RemoteTerminalLocalPending` makes one.
     pub(crate) fn record_verdict(&mut self, sh: &Shared, machine: &CampaignMachine, v: &Validated) {
-        let name = match v.verdict() {
-            Verdict::Accepted => "accepted",
-            Verdict::Rejected => "rejected",
-            Verdict::NextAttempt => "next_attempt",
-        };
-        let settled = self
-            .doc_mut()
-            .attempt_history
-            .iter_mut()
-            .rev()
-            .find(|a| a.task_id == *v.task() && a.outcome.is_some() && a.verdict.is_none());
-        if let Some(a) = settled {
-            a.verdict = Some(name.into());
-            let _ = self.write(sh, machine);
-        }
-    }
-
-    /// Keep the document in step with a material reading: the remote's last word, and the attempt
-    /// list (a new task is a new attempt). Remote values are cut and cleaned once, here.
-    pub(crate) fn observed(&mut self, sh: &Shared, o: &Observation) {
-        let now = sh.clock.now();
-        let doc = self.doc_mut();
-        doc.remote = Some(o.clone());
-        let h = &mut doc.attempt_history;
-        let cut = |v: &Option<String>| {
-            v.as_deref()
-                .map(|t| Untrusted::new(t, 128).as_str().to_string())
-        };
-        let known = h.iter().any(|a| a.task_id == o.task);
-        match h.last_mut().filter(|a| a.task_id == o.task) {
-            Some(a) => {
-                for (slot, new) in [
-                    (&mut a.run_id, &o.run_id),
-                    (&mut a.attempt_id, &o.attempt_id),
-                    (&mut a.source_sha, &o.source_sha),
-                ] {
-                    if new.is_some() {
-                        *slot = cut(new);
-                    }
-                }
-            }
-            None if !known => {
-                h.push(AttemptRecord {
-                    task_id: o.task.clone(),
-                    run_id: cut(&o.run_id),
-                    attempt_id: cut(&o.attempt_id),
-                    source_sha: cut(&o.source_sha),
-                    first_seen_at: now,
-                    outcome: None,
-                    verdict: None,
-                });
-                if h.len() > MAX_ATTEMPT_RECORDS {
-                    h.remove(0);
-                    doc.older_attempts = doc.older_attempts.saturating_add(1);
-                }
-            }
-            None => {}
-        }
+        let writes = self.ledger.verdict(machine, v);
+        let _ = self.execute(sh, machine, writes);
     }
 
     /// Count remote data set aside (foreign or late artifacts) in the campaign's record.
@@ -506,9 +266,8 @@ impl Journal {
         sh.stats
             .quarantined
             .fetch_add(u64::from(count), Ordering::Relaxed);
-        let doc = self.doc_mut();
-        doc.quarantined = doc.quarantined.saturating_add(count);
-        let _ = self.write(sh, machine);
+        let writes = self.ledger.quarantined(machine, count);
+        let _ = self.execute(sh, machine, writes);
     }
 
     /// Keep the latest evidence summary.
@@ -518,8 +277,92 @@ impl Journal {
         machine: &CampaignMachine,
         summary: EvidenceSummary,
     ) {
-        self.doc_mut().latest_evidence = Some(summary);
-        let _ = self.write(sh, machine);
+        let writes = self.ledger.evidence(machine, summary);
+        let _ = self.execute(sh, machine, writes);
+    }
+
+    /// Perform `writes` in order. A document that cannot be written stops the rest (its error is
+    /// returned); a derived feed message that cannot be appended stops the derived ones after it
+    /// (the next start writes them); a lease record that cannot be written is logged (it is never
+    /// read back for authority).
+    fn execute(
+        &mut self,
+        sh: &Shared,
+        machine: &CampaignMachine,
+        writes: Vec<Write>,
+    ) -> Result<(), StoreError> {
+        let mut derived_failed = false;
+        for write in writes {
+            match write {
+                Write::Document => {
+                    let path = sh.store.campaign_path(&self.id);
+                    let durability = Durability::Durable;
+                    if let Err(e) = sh
+                        .store
+                        .write_doc_with(&path, self.ledger.doc(), durability)
+                    {
+                        self.ledger.unwritten();
+                        tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
+                        return Err(e);
+                    }
+                    wrote(sh, durability);
+                    self.snapshot.publish(self.ledger.publish());
+                }
+                Write::Publish => self.snapshot.publish(self.ledger.publish()),
+                Write::LeaseRecord(held) => {
+                    let path = sh.store.lease_path(&self.id);
+                    let record = serde_json::json!({ "campaign_id": self.id, "held": held });
+                    let durability = Durability::Unsynced;
+                    match sh.store.write_doc_with(&path, &record, durability) {
+                        Ok(()) => wrote(sh, durability),
+                        Err(e) => {
+                            tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record")
+                        }
+                    }
+                }
+                Write::Event(line) => self.append_event(sh, machine, &line),
+                Write::Feed { message, derived } => {
+                    if derived && derived_failed {
+                        continue;
+                    }
+                    let appended = self.append_message(sh, &message);
+                    match (appended, derived) {
+                        (true, true) => self.ledger.fed(),
+                        (false, true) => derived_failed = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Append one line to the event log. An unusable log (a directory in its place, unreadable
+    /// bytes) is moved aside, said in the feed, and the event goes to a fresh log.
+    fn append_event(&mut self, sh: &Shared, machine: &CampaignMachine, line: &EventLine) {
+        let path = sh.store.events_path(&self.id);
+        let Err(e) = sh.store.append_line(&path, line) else {
+            return;
+        };
+        tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
+        if let Ok(Some(what)) = sh.store.repair_log(&path) {
+            tracing::error!(campaign_id = %self.id, "unusable event log: {what}");
+            let text =
+                "The event log could not be read and was moved aside; a new one was started.";
+            self.notice(sh, machine, MessageKind::CriticalFailure, text.into());
+            if let Err(e) = sh.store.append_line(&path, line) {
+                tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
+            }
+        }
+    }
+
+    /// Append one message to the persisted feed file.
+    fn append_message(&self, sh: &Shared, m: &HumanMessage) -> bool {
+        let written = sh.store.append_line(&sh.store.messages_path(&self.id), m);
+        if let Err(e) = &written {
+            tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
+        }
+        written.is_ok()
     }
 }
 

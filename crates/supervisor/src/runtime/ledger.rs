@@ -1,0 +1,474 @@
+//! What to record: a pure function from what happened to a campaign to the writes it implies.
+//!
+//! The ledger holds the campaign document as its driver knows it, the significant events already
+//! logged (for deduplication), the feed's fold and the lease last recorded. Each method takes one
+//! fact — a step the machine took, a reading, a significant event, a notice, a verdict, an
+//! operator's action or answer — changes the document in memory and answers the [`Write`]s that
+//! record it, in the order they must happen. It reads no file, writes none and reads no clock
+//! (`now` is given): the journal (`driver/journal.rs`) performs the writes and tells the ledger
+//! what became of the two whose outcome changes the document ([`Ledger::fed`],
+//! [`Ledger::unwritten`]).
+
+use super::command::Actor;
+use super::messages::{self, FeedFold, HumanMessage, MessageKind};
+use super::reduce::{identity, EventLine, Reducer};
+use super::reply::CommandReply;
+use super::{
+    resolving, AttemptRecord, CampaignDoc, EvidenceSummary, MAX_ATTEMPT_RECORDS, MAX_PATH,
+};
+use crate::control::Validated;
+use crate::security::Untrusted;
+use argus_machines::{
+    CampaignMachine, CampaignRecord, Lease, Observation, Significant, StateName, Verdict,
+};
+use std::sync::Arc;
+
+/// One write a fact implies, performed in order; a failed [`Write::Document`] stops the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// `campaigns/<id>.json`, durably (the document as the ledger holds it), then published.
+    Document,
+    /// Publish the document without writing it: a renewal, whose expiry the lease record carries.
+    Publish,
+    /// `leases/<id>.json`, unsynced (never read back for authority): the lease held now.
+    LeaseRecord(Option<Lease>),
+    /// One line of the significant-event log.
+    Event(EventLine),
+    /// One line of the human feed. `derived`: folded from the event log (counted in the
+    /// document's `feed_written`, so a crash before it is written is made good at the next start).
+    Feed {
+        message: HumanMessage,
+        derived: bool,
+    },
+}
+
+/// What a step writes, and whether it only renewed the lease.
+#[derive(Debug, PartialEq)]
+pub struct Persist {
+    pub writes: Vec<Write>,
+    pub renewal: bool,
+}
+
+/// The ledger's state that a step which cannot be persisted puts back.
+#[derive(Clone)]
+pub struct Checkpoint {
+    doc: Arc<CampaignDoc>,
+    unpublished: bool,
+    lease_file: Option<Lease>,
+}
+
+pub struct Ledger {
+    /// The document as the driver knows it: shared with the published snapshot until the next
+    /// change, when `Arc::make_mut` copies it.
+    doc: Arc<CampaignDoc>,
+    /// The document changed since it was last published (written, or published as a renewal).
+    unpublished: bool,
+    /// The last [`Ledger::record`] added a state to the path (taken off again if that document
+    /// is not written).
+    moved: bool,
+    /// Identities already logged, so a replay or duplicate delivery is logged once.
+    reducer: Reducer,
+    /// The human feed, folded one significant event at a time.
+    feed: FeedFold,
+    /// The lease last put in the lease record, so it is rewritten only on change.
+    lease_file: Option<Lease>,
+}
+
+impl Ledger {
+    /// The ledger of a campaign about to be driven, around its document as read. Answers whether
+    /// the machine's restored record differs from the document's, so the restored state must be
+    /// published before anything else happens (it reaches the disk with the campaign's next
+    /// change: a restore only ever takes authority away, and the record on disk restores the same
+    /// way at every start, so a crash before that write loses nothing).
+    pub fn open(machine: &CampaignMachine, doc: Arc<CampaignDoc>) -> (Ledger, bool) {
+        let mut ledger = Ledger {
+            doc,
+            unpublished: false,
+            moved: false,
+            reducer: Reducer::default(),
+            feed: FeedFold::default(),
+            lease_file: machine.held_lease().cloned(),
+        };
+        let record = machine.record();
+        let restored = record != ledger.doc.machine;
+        if restored {
+            ledger.record(record);
+        }
+        (ledger, restored)
+    }
+
+    pub fn doc(&self) -> &CampaignDoc {
+        &self.doc
+    }
+
+    /// The document to publish (a pointer copy); it is published from now on.
+    pub fn publish(&mut self) -> Arc<CampaignDoc> {
+        self.unpublished = false;
+        self.doc.clone()
+    }
+
+    fn doc_mut(&mut self) -> &mut CampaignDoc {
+        self.unpublished = true;
+        Arc::make_mut(&mut self.doc)
+    }
+
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            doc: self.doc.clone(),
+            unpublished: self.unpublished,
+            lease_file: self.lease_file.clone(),
+        }
+    }
+
+    pub fn restore(&mut self, c: Checkpoint) {
+        self.doc = c.doc;
+        self.unpublished = c.unpublished;
+        self.lease_file = c.lease_file;
+    }
+
+    /// Resume from the campaign's event log, read once before its first step: the identities
+    /// already logged and the feed's fold. Answers the feed messages the log implies that a crash
+    /// left unwritten, oldest first (each [`Write::Feed`] `derived`).
+    pub fn resume(&mut self, log: &[EventLine]) -> Vec<Write> {
+        self.reducer = Reducer::from_log(log);
+        let backlog: Vec<HumanMessage> = log.iter().filter_map(|l| self.feed.next(l)).collect();
+        let written = (self.doc.feed_written as usize).min(backlog.len());
+        backlog
+            .into_iter()
+            .skip(written)
+            .map(|message| Write::Feed {
+                message,
+                derived: true,
+            })
+            .collect()
+    }
+
+    /// A derived feed message was written.
+    pub fn fed(&mut self) {
+        let doc = self.doc_mut();
+        doc.feed_written = doc.feed_written.saturating_add(1);
+    }
+
+    /// The document with the machine's record, written.
+    pub fn document(&mut self, machine: &CampaignMachine) -> Vec<Write> {
+        self.record(machine.record());
+        vec![Write::Document]
+    }
+
+    /// The last [`Write::Document`] failed: the path does not keep a state the disk never had.
+    pub fn unwritten(&mut self) {
+        if std::mem::take(&mut self.moved) {
+            self.doc_mut().path.pop();
+        }
+    }
+
+    /// Put the machine's record in the document, and its state on the path when it moved there.
+    fn record(&mut self, record: CampaignRecord) {
+        let state = record.state.state_name();
+        let doc = self.doc_mut();
+        doc.machine = record;
+        let moved = doc.path.last() != Some(&state);
+        if moved {
+            doc.path.push(state);
+            let excess = doc.path.len().saturating_sub(MAX_PATH);
+            doc.path.drain(..excess);
+        }
+        self.moved = moved;
+    }
+
+    /// The lease record, when the held lease changed.
+    fn lease_record(&mut self, machine: &CampaignMachine) -> Option<Write> {
+        let held = machine.held_lease().cloned();
+        (held != self.lease_file).then(|| {
+            self.lease_file = held.clone();
+            Write::LeaseRecord(held)
+        })
+    }
+
+    /// A step the machine took that changed its state or memory (write-ahead: performed before
+    /// anything the step decided is acted on).
+    ///
+    /// A renewal and nothing else (the record [a renewal of](CampaignRecord::is_renewal_of) the
+    /// document's, the document otherwise as last published) goes to the lease record alone: the
+    /// campaign document keeps the expiry it had and carries the new one from its next write. The
+    /// older record restores exactly as the newer would (a restored controller confirms its lease
+    /// with the remote, whose answer carries the expiry), so nothing a restart decides depends on
+    /// it, and a renewal — the one write a steady controlling campaign makes — costs no fsync.
+    pub fn step(&mut self, machine: &CampaignMachine, now: u64) -> Persist {
+        let record = machine.record();
+        let renewal = record.is_renewal_of(&self.doc.machine);
+        if renewal && !self.unpublished {
+            self.record(record);
+            let writes = std::iter::once(Write::Publish)
+                .chain(self.lease_record(machine))
+                .collect();
+            return Persist { writes, renewal };
+        }
+        let doc = self.doc_mut();
+        doc.updated_at = now;
+        if resolving(machine) {
+            doc.ambiguous_since.get_or_insert(now);
+        } else {
+            doc.ambiguous_since = None;
+        }
+        self.record(record);
+        let writes = std::iter::once(Write::Document)
+            .chain(self.lease_record(machine))
+            .collect();
+        Persist { writes, renewal }
+    }
+
+    /// A material reading of the remote: its last word, and the attempt list (a new task is a
+    /// new attempt). Remote values are cut and cleaned once, here. Written with the step.
+    pub fn observed(&mut self, o: &Observation, now: u64) {
+        let doc = self.doc_mut();
+        doc.remote = Some(o.clone());
+        let h = &mut doc.attempt_history;
+        let cut = |v: &Option<String>| {
+            v.as_deref()
+                .map(|t| Untrusted::new(t, 128).as_str().to_string())
+        };
+        let known = h.iter().any(|a| a.task_id == o.task);
+        match h.last_mut().filter(|a| a.task_id == o.task) {
+            Some(a) => {
+                for (slot, new) in [
+                    (&mut a.run_id, &o.run_id),
+                    (&mut a.attempt_id, &o.attempt_id),
+                    (&mut a.source_sha, &o.source_sha),
+                ] {
+                    if new.is_some() {
+                        *slot = cut(new);
+                    }
+                }
+            }
+            None if !known => {
+                h.push(AttemptRecord {
+                    task_id: o.task.clone(),
+                    run_id: cut(&o.run_id),
+                    attempt_id: cut(&o.attempt_id),
+                    source_sha: cut(&o.source_sha),
+                    first_seen_at: now,
+                    outcome: None,
+                    verdict: None,
+                });
+                if h.len() > MAX_ATTEMPT_RECORDS {
+                    h.remove(0);
+                    doc.older_attempts = doc.older_attempts.saturating_add(1);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// A significant event: logged once (by its identity), folded into the feed, its question put
+    /// to a person, and the document written at once (so the published document is the one on
+    /// disk, and a renewal after it finds nothing pending). `None` for a duplicate.
+    pub fn surface(
+        &mut self,
+        machine: &CampaignMachine,
+        sig: &Significant,
+        now: u64,
+    ) -> Option<Vec<Write>> {
+        let (task, revision) = self
+            .doc
+            .remote
+            .as_ref()
+            .map(|r| (Some(r.task.clone()), r.revision))
+            .unwrap_or((None, None));
+        let campaign_id = machine.campaign_id().to_string();
+        let key = identity(&campaign_id, sig, task.as_ref(), revision);
+        if let Significant::AttemptCompleted { task, outcome, .. } = sig {
+            // The document is copied (it is shared with the snapshot) only when this changes it.
+            let settled = |a: &AttemptRecord| a.task_id == *task && a.outcome != Some(*outcome);
+            if self.doc.attempt_history.iter().any(settled) {
+                let history = &mut self.doc_mut().attempt_history;
+                if let Some(a) = history.iter_mut().find(|a| a.task_id == *task) {
+                    a.outcome = Some(*outcome);
+                }
+            }
+        }
+        if !self.reducer.accept(&key) {
+            return None;
+        }
+        let line = EventLine {
+            schema_version: super::reduce::EVENT_LINE_VERSION,
+            at: now,
+            campaign_id,
+            identity: key,
+            event: sig.clone(),
+        };
+        let mut writes = vec![];
+        let message = self.feed.next(&line);
+        writes.push(Write::Event(line));
+        if let Some(message) = message {
+            writes.push(Write::Feed {
+                message,
+                derived: true,
+            });
+        }
+        if let Some((question, source)) = messages::question_for(sig) {
+            self.ask(question.into(), source, now);
+        }
+        let doc = self.doc_mut();
+        doc.latest_significant_event = Some(sig.clone());
+        doc.latest_significant_at = Some(now);
+        writes.extend(self.document(machine));
+        Some(writes)
+    }
+
+    /// One line of the human feed that no significant event carries (operator actions,
+    /// decisions, notices).
+    pub fn feed_line(&self, kind: MessageKind, text: String, now: u64) -> Write {
+        Write::Feed {
+            message: HumanMessage {
+                at: now,
+                kind,
+                text,
+            },
+            derived: false,
+        }
+    }
+
+    /// A message for a person (an advisor's question or outage, a reviewer's verdict, a repair):
+    /// bounded, in the feed; a `NeedsYou` one becomes the pending question.
+    pub fn notice(
+        &mut self,
+        machine: &CampaignMachine,
+        kind: MessageKind,
+        text: &str,
+        now: u64,
+    ) -> Vec<Write> {
+        let text = Untrusted::new(text, 2048).as_str().to_string();
+        let mut writes = vec![self.feed_line(kind, text.clone(), now)];
+        if kind == MessageKind::NeedsYou {
+            self.ask(text, "argus", now);
+        }
+        writes.extend(self.document(machine));
+        writes
+    }
+
+    /// Put a question to a person: the campaign's pending question, who asks, and when.
+    fn ask(&mut self, text: String, source: &str, now: u64) {
+        let doc = self.doc_mut();
+        doc.pending_question = Some(text);
+        doc.question_source = Some(source.into());
+        doc.question_asked_at = Some(now);
+    }
+
+    /// The operator's answer to a question that was not the remote's was kept (for Argus, or in
+    /// the feed): the question is answered, and the feed says with what. (Kept before the
+    /// question is cleared: a crash in between leaves it pending with its answer kept.)
+    pub fn answered(&mut self, machine: &CampaignMachine, text: &str, now: u64) -> Vec<Write> {
+        self.doc_mut().pending_question = None;
+        let mut writes = vec![self.feed_line(
+            MessageKind::OperatorAction,
+            format!("Operator answered: {text}"),
+            now,
+        )];
+        writes.extend(self.document(machine));
+        writes
+    }
+
+    /// After an operator's command: a remote question is answered once the campaign has left
+    /// `AwaitingInput` through a command the machine took.
+    pub fn commanded(&mut self, machine: &CampaignMachine, accepted: bool) -> Vec<Write> {
+        let answered = accepted
+            && machine.state_name() != StateName::AwaitingInput
+            && self.doc.question_source.as_deref() == Some("remote");
+        if !answered {
+            return vec![];
+        }
+        let doc = self.doc_mut();
+        doc.pending_question = None;
+        doc.question_source = None;
+        self.document(machine)
+    }
+
+    /// A local verdict the machine took, on the attempt it settles.
+    pub fn verdict(&mut self, machine: &CampaignMachine, v: &Validated) -> Vec<Write> {
+        let task = v.task();
+        let name = match v.verdict() {
+            Verdict::Accepted => "accepted",
+            Verdict::Rejected => "rejected",
+            Verdict::NextAttempt => "next_attempt",
+        };
+        let pending =
+            |a: &AttemptRecord| a.task_id == *task && a.outcome.is_some() && a.verdict.is_none();
+        if !self.doc.attempt_history.iter().any(pending) {
+            return vec![];
+        }
+        let history = &mut self.doc_mut().attempt_history;
+        if let Some(a) = history.iter_mut().rev().find(|a| pending(a)) {
+            a.verdict = Some(name.into());
+        }
+        self.document(machine)
+    }
+
+    /// Remote data set aside (foreign or late artifacts), counted in the campaign's record.
+    pub fn quarantined(&mut self, machine: &CampaignMachine, count: u32) -> Vec<Write> {
+        let doc = self.doc_mut();
+        doc.quarantined = doc.quarantined.saturating_add(count);
+        self.document(machine)
+    }
+
+    /// The latest evidence summary.
+    pub fn evidence(&mut self, machine: &CampaignMachine, summary: EvidenceSummary) -> Vec<Write> {
+        self.doc_mut().latest_evidence = Some(summary);
+        self.document(machine)
+    }
+
+    /// Who decided what, and why, in the feed's register: an operator's action and its outcome in
+    /// one line; an Argus decision that started the next attempt as the reviewer's evidence, then
+    /// what Argus approved.
+    pub fn action(&self, action: &str, r: &CommandReply, actor: &Actor, now: u64) -> Vec<Write> {
+        let Actor::Argus { why } = actor else {
+            let line = format!("Operator {action}: {}.", operator_outcome(action, r));
+            return vec![self.feed_line(MessageKind::OperatorAction, line, now)];
+        };
+        let mut writes = vec![];
+        let why = why
+            .as_deref()
+            .map(|w| Untrusted::new(w, 400).as_str().to_string());
+        let done = r.outcome() == "done";
+        if let (Some(w), true) = (&why, matches!(action, "next-attempt" | "submit")) {
+            writes.push(self.feed_line(
+                MessageKind::Decision,
+                format!("Reviewer evidence: {w}."),
+                now,
+            ));
+        }
+        let line = match (action, done) {
+            ("next-attempt", true) => {
+                "Argus approved one bounded repair and started the next attempt.".to_string()
+            }
+            ("submit", true) => "Argus started an attempt.".to_string(),
+            ("accept", true) => {
+                "Argus's reviewer confirmed the attempt; it was accepted.".to_string()
+            }
+            (_, true) => format!("Argus decided to {action}; done."),
+            (_, false) => format!(
+                "Argus decided to {action}, but it was not done ({}).",
+                r.refusal.unwrap_or(r.outcome()).replace('_', " ")
+            ),
+        };
+        writes.push(self.feed_line(MessageKind::Decision, line, now));
+        writes
+    }
+}
+
+/// An operator action's outcome, as its feed line says it.
+fn operator_outcome(action: &str, r: &CommandReply) -> String {
+    match r.outcome() {
+        "done" => match &r.lease {
+            Some(l) if action == "claim" => format!("control acquired (epoch {})", l.epoch),
+            _ => format!("done; now {}", r.state.persisted()),
+        },
+        "refused" => format!(
+            "refused by OpenTraining ({})",
+            r.refusal.unwrap_or("refused").replace('_', " ")
+        ),
+        "ambiguous" => "sent, outcome unknown; reading it back before anything else".into(),
+        "forbidden_in_state" => format!("not allowed in state {}", r.state.persisted()),
+        _ => "not done: the state root cannot be written".into(),
+    }
+}
