@@ -294,6 +294,28 @@ pub struct Observation {
     pub status_message: Option<String>,
 }
 
+impl Observation {
+    /// A reading of `task` in `state` that says nothing else (set the other fields with struct
+    /// update syntax).
+    pub fn new(task: TaskId, state: RemoteState) -> Observation {
+        Observation {
+            task,
+            state,
+            revision: None,
+            heartbeat_seq: None,
+            stage: None,
+            evidence_revision: None,
+            blocked: false,
+            campaign_id: None,
+            run_id: None,
+            attempt_id: None,
+            source_sha: None,
+            evidence_ref: None,
+            status_message: None,
+        }
+    }
+}
+
 /// What the machine remembers of the last material observation, to drop stale and unchanged ones.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Seen {

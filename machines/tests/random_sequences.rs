@@ -52,19 +52,12 @@ fn any_event() -> impl Strategy<Value = Event> {
     prop_oneof![
         4 => (t.clone(), state, 0u64..8, 0u64..4, proptest::option::of(0u64..4), any::<bool>()).prop_map(
             |(task, state, revision, hb, ev, blocked)| Event::Observed(Observation {
-                task,
-                state,
                 revision: Some(revision),
                 heartbeat_seq: Some(hb),
                 stage: Some(format!("stage-{}", revision % 3)),
                 evidence_revision: ev,
                 blocked,
-                campaign_id: None,
-        run_id: None,
-        attempt_id: None,
-        source_sha: None,
-        evidence_ref: None,
-        status_message: None,
+                ..Observation::new(task, state)
             })
         ),
         1 => Just(Event::PollFailed(RemoteCondition::Unreachable)),

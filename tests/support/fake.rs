@@ -225,19 +225,9 @@ impl Transport for FakeRemote {
 
     async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
         Ok(Observation {
-            task: task.clone(),
-            state: RemoteState::Working,
             revision: Some(1),
             heartbeat_seq: Some(1),
-            stage: None,
-            evidence_revision: None,
-            blocked: false,
-            campaign_id: None,
-            run_id: None,
-            attempt_id: None,
-            source_sha: None,
-            evidence_ref: None,
-            status_message: None,
+            ..Observation::new(task.clone(), RemoteState::Working)
         })
     }
 

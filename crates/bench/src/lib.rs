@@ -679,19 +679,10 @@ fn durable_round(store: &Store, k: usize, round: usize) -> Result<(f64, f64), St
     let started = Instant::now();
     for i in 0..k {
         let o = Observation {
-            task: TaskId::new("t"),
-            state: RemoteState::Working,
             revision: Some(i as u64 + 1),
             heartbeat_seq: Some(i as u64 + 1),
             stage: Some(format!("stage-{}", i % 2)),
-            evidence_revision: None,
-            blocked: false,
-            campaign_id: None,
-            run_id: None,
-            attempt_id: None,
-            source_sha: None,
-            evidence_ref: None,
-            status_message: None,
+            ..Observation::new(TaskId::new("t"), RemoteState::Working)
         };
         let step = machine.step(&Event::Observed(o));
         debug_assert!(step.changed && machine.state_name() == StateName::Watching);

@@ -15,83 +15,9 @@ pub enum CampaignsCommand {
     List,
     /// Show one campaign: state, lease, attempts, pending question, verdict, last event.
     Show { id: String },
-    /// Create (or attach) a campaign, optionally bound to an existing remote task. Idempotent when
-    /// the objective (and task) match.
-    Observe {
-        id: String,
-        #[arg(long)]
-        objective: String,
-        #[arg(long)]
-        task: Option<String>,
-    },
-    /// Ask the remote for the campaign's lease.
-    Claim { id: String },
-    /// Submit an attempt (needs the lease).
-    Submit {
-        id: String,
-        #[arg(long)]
-        message: String,
-    },
-    /// Answer the remote's input-required question with an intervention (needs the lease).
-    Intervene {
-        id: String,
-        #[arg(long)]
-        message: String,
-    },
-    /// Answer the campaign's pending question: the remote's by intervention (needs the lease);
-    /// any other is kept for Argus, or recorded in the feed when no Argus is attached.
-    Answer {
-        id: String,
-        #[arg(long)]
-        message: String,
-    },
-    /// Cancel the bound remote task (needs the lease).
-    Cancel {
-        id: String,
-        #[arg(long)]
-        reason: Option<String>,
-    },
-    /// Give the lease back.
-    Release { id: String },
-    /// Pause supervision (read-only; the remote keeps running).
-    Pause { id: String },
-    /// Resume supervision.
-    Resume { id: String },
-    /// End the campaign from any open state (a held lease is released first).
-    Abandon {
-        id: String,
-        #[arg(long)]
-        reason: Option<String>,
-    },
-    /// Accept the finished attempt (local validation): the mission is complete.
-    Accept {
-        id: String,
-        #[arg(long)]
-        reason: Option<String>,
-    },
-    /// Reject the finished attempt: the mission ends rejected.
-    Reject {
-        id: String,
-        #[arg(long)]
-        reason: Option<String>,
-    },
-    /// Settle the finished attempt and start the next: claim, then submit, as one operation.
-    NextAttempt {
-        id: String,
-        #[arg(long)]
-        message: Option<String>,
-    },
-    /// Confirm an ambiguous write that the remote cannot read back.
-    #[command(group(clap::ArgGroup::new("verdict").required(true).args(["applied", "not_applied"])))]
-    Resolve {
-        id: String,
-        /// It was applied; the task it created (for a submit).
-        #[arg(long, value_name = "TASK_ID")]
-        applied: Option<String>,
-        /// It was not applied.
-        #[arg(long)]
-        not_applied: bool,
-    },
+    /// An operator verb (`crate::verbs`: each one's arguments, input and answer).
+    #[command(flatten)]
+    Act(crate::verbs::Verb),
     /// The significant-event log.
     Events { id: String },
     /// The human-facing feed.
@@ -126,47 +52,16 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
         Ok(c) => c,
         Err(e) => return (format!("cannot build an HTTP client: {e}"), false),
     };
-    let post = |id: &str, action: &str, body: Value| {
-        (true, format!("/campaigns/{id}/{action}"), Some(body))
-    };
     let (method_post, path, body) = match &command {
         C::List => (false, "/campaigns".to_string(), None),
         C::Show { id } => (false, format!("/campaigns/{id}"), None),
         C::Events { id } => (false, format!("/campaigns/{id}/events"), None),
         C::Messages { id } => (false, format!("/campaigns/{id}/messages"), None),
         C::Watch { id } => return watch(&http, &root, token.as_ref(), id, as_json).await,
-        C::Observe {
-            id,
-            objective,
-            task,
-        } => post(
-            id,
-            "observe",
-            json!({"objective": objective, "task_id": task}),
-        ),
-        C::Claim { id } => post(id, "claim", json!({})),
-        C::Submit { id, message } => post(id, "submit", json!({"message": message})),
-        C::Intervene { id, message } => post(id, "intervene", json!({"message": message})),
-        C::Answer { id, message } => post(id, "answer", json!({"message": message})),
-        C::Cancel { id, reason } => post(id, "cancel", json!({"reason": reason})),
-        C::Release { id } => post(id, "release", json!({})),
-        C::Pause { id } => post(id, "pause", json!({})),
-        C::Resume { id } => post(id, "resume", json!({})),
-        C::Abandon { id, reason } => post(id, "abandon", json!({"reason": reason})),
-        C::Accept { id, reason } => post(id, "accept", json!({"reason": reason})),
-        C::Reject { id, reason } => post(id, "reject", json!({"reason": reason})),
-        C::NextAttempt { id, message } => post(id, "next-attempt", json!({"message": message})),
-        C::Resolve {
-            id,
-            applied,
-            not_applied,
-        } => post(
-            id,
-            "resolve",
-            match applied {
-                Some(t) => json!({"applied": t}),
-                None => json!({"not_applied": not_applied}),
-            },
+        C::Act(verb) => (
+            true,
+            format!("/campaigns/{}/{}", verb.id(), verb.name()),
+            Some(verb.body()),
         ),
     };
     let url = format!("{root}{path}");

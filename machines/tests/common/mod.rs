@@ -33,19 +33,10 @@ pub fn lease(controller: &str, epoch: u64, expires_at: u64) -> Lease {
 
 pub fn obs(t: u32, state: RemoteState, revision: u64) -> Observation {
     Observation {
-        task: task(t),
-        state,
         revision: Some(revision),
         heartbeat_seq: Some(revision * 10),
         stage: Some("training".into()),
-        evidence_revision: None,
-        blocked: false,
-        campaign_id: None,
-        run_id: None,
-        attempt_id: None,
-        source_sha: None,
-        evidence_ref: None,
-        status_message: None,
+        ..Observation::new(task(t), state)
     }
 }
 

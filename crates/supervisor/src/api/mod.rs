@@ -5,10 +5,9 @@
 //! through the campaign's machine like every other event: this module has no path to the remote
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
-use crate::runtime::reduce::AnswerTo;
-use crate::runtime::reply::{AnswerReply, CommandReply};
-use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
+use crate::runtime::{Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
+use crate::verbs;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::StatusCode;
@@ -16,7 +15,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -229,31 +227,8 @@ async fn status(State(s): State<Arc<ApiState>>) -> Response {
 }
 
 fn runtime_error(e: RuntimeError) -> Response {
-    match e {
-        RuntimeError::UnknownCampaign => error(
-            StatusCode::NOT_FOUND,
-            "unknown_campaign",
-            "no such campaign",
-        ),
-        RuntimeError::Exists | RuntimeError::Same => {
-            error(StatusCode::CONFLICT, "exists", "campaign already exists")
-        }
-        RuntimeError::Store(crate::store::StoreError::InvalidCampaignId) => error(
-            StatusCode::BAD_REQUEST,
-            "invalid_campaign_id",
-            crate::store::StoreError::InvalidCampaignId.to_string(),
-        ),
-        RuntimeError::Store(_) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "storage",
-            "storage failure",
-        ),
-        RuntimeError::Stopped => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "stopped",
-            "the campaign's driver has stopped",
-        ),
-    }
+    let reply = verbs::Reply::runtime(e);
+    (reply.status, Json(reply.body)).into_response()
 }
 
 async fn campaigns(State(s): State<Arc<ApiState>>) -> Response {
@@ -361,7 +336,7 @@ pub fn view(
         })).collect::<Vec<_>>(),
         "older_attempts": d.older_attempts,
         "allowed_actions": allowed,
-        "actions": ACTIONS,
+        "actions": verbs::NAMES,
         "lease": lease_view(d),
         "latest_significant_at": d.latest_significant_at.map(rfc3339),
         "diagram_state": d.machine.state.state_name().name(),
@@ -393,315 +368,14 @@ async fn messages(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct ActionBody {
-    objective: Option<String>,
-    task_id: Option<String>,
-    message: Option<String>,
-    reason: Option<String>,
-    /// `resolve`: the task the ambiguous write created (applied), or…
-    applied: Option<String>,
-    /// …`resolve`: it was not applied.
-    not_applied: Option<bool>,
-}
-
-/// How long an action waits for its outcome before answering 202 with the state to poll.
-pub const ACTION_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-fn parse_body(body: &Bytes) -> Option<ActionBody> {
-    if body.is_empty() {
-        return Some(ActionBody::default());
-    }
-    serde_json::from_slice(body).ok()
-}
-
-/// The operator actions, one route each (built from [`ActionRoute::ALL`], so a route exists exactly
-/// for each action). Every answer says what happened.
+/// The operator actions, one route per verb (built from [`verbs::NAMES`], so a route exists
+/// exactly for each verb); each verb parses its body and answers with what happened.
 fn actions() -> Router<Arc<ApiState>> {
-    let route = |action: ActionRoute| {
-        post(
-            move |State(s): State<Arc<ApiState>>, Path(id): Path<String>, body: Bytes| async move {
-                act(s, id, action, body).await
-            },
-        )
-    };
-    ActionRoute::ALL.iter().fold(Router::new(), |r, a| {
-        r.route(&format!("/campaigns/{{id}}/{}", a.name()), route(*a))
-    })
-}
-
-/// An operator action of the API: one route each, dispatched on this type (never on text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ActionRoute {
-    Observe,
-    Claim,
-    Submit,
-    Intervene,
-    Cancel,
-    Release,
-    Pause,
-    Resume,
-    Abandon,
-    Accept,
-    Reject,
-    NextAttempt,
-    Resolve,
-    Answer,
-}
-
-impl ActionRoute {
-    /// Every action, in the order the panel shows them.
-    pub const ALL: [ActionRoute; 14] = [
-        ActionRoute::Observe,
-        ActionRoute::Claim,
-        ActionRoute::Submit,
-        ActionRoute::Intervene,
-        ActionRoute::Cancel,
-        ActionRoute::Release,
-        ActionRoute::Pause,
-        ActionRoute::Resume,
-        ActionRoute::Abandon,
-        ActionRoute::Accept,
-        ActionRoute::Reject,
-        ActionRoute::NextAttempt,
-        ActionRoute::Resolve,
-        ActionRoute::Answer,
-    ];
-
-    /// The route's last segment, the CLI verb and the name in `allowed_actions`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ActionRoute::Observe => "observe",
-            ActionRoute::Claim => "claim",
-            ActionRoute::Submit => "submit",
-            ActionRoute::Intervene => "intervene",
-            ActionRoute::Cancel => "cancel",
-            ActionRoute::Release => "release",
-            ActionRoute::Pause => "pause",
-            ActionRoute::Resume => "resume",
-            ActionRoute::Abandon => "abandon",
-            ActionRoute::Accept => "accept",
-            ActionRoute::Reject => "reject",
-            ActionRoute::NextAttempt => "next-attempt",
-            ActionRoute::Resolve => "resolve",
-            ActionRoute::Answer => "answer",
-        }
-    }
-}
-
-/// Every operator action's name, in the order the panel shows them.
-pub const ACTIONS: [&str; 14] = {
-    let mut names = [""; 14];
-    let mut i = 0;
-    while i < 14 {
-        names[i] = ActionRoute::ALL[i].name();
-        i += 1;
-    }
-    names
-};
-
-fn message_of(body: &ActionBody) -> Option<String> {
-    body.message.clone().filter(|m| !m.trim().is_empty())
-}
-
-async fn act(s: Arc<ApiState>, id: String, action: ActionRoute, body: Bytes) -> Response {
-    let name = action.name();
-    let Some(body) = parse_body(&body) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_body",
-            "expected a JSON object with known fields",
-        );
-    };
-    let needs = |what: &str| error(StatusCode::BAD_REQUEST, "invalid_body", what.to_string());
-    if let Some(reason) = &body.reason {
-        tracing::info!(campaign_id = %id, action = name, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
-    }
-    let command = match action {
-        ActionRoute::Observe => {
-            let objective = body.objective.as_deref().unwrap_or("");
-            let task = body.task_id.clone().map(argus_machines::TaskId::new);
-            match s.runtime.create(&id, objective).await {
-                Ok(()) => {}
-                // Observing again with the same objective and task changes nothing.
-                Err(RuntimeError::Same) => {
-                    let doc = s.runtime.document(&id).await;
-                    let bound = doc.as_ref().and_then(|d| d.machine.state.task().cloned());
-                    if task.is_none() || task == bound {
-                        return Json(json!({
-                            "outcome": "done",
-                            "accepted": true,
-                            "state": doc.map(|d| d.machine.state.persisted()),
-                            "unchanged": true,
-                        }))
-                        .into_response();
-                    }
-                }
-                Err(RuntimeError::Exists) => {
-                    return error(
-                        StatusCode::CONFLICT,
-                        "exists",
-                        "the campaign exists with another objective",
-                    )
-                }
-                Err(e) => return runtime_error(e),
-            }
-            if task.is_none() {
-                let state = s.runtime.state(&id).await;
-                return Json(json!({"outcome": "done", "accepted": true, "state": state.map(|st| st.persisted())}))
-                    .into_response();
-            }
-            OperatorCommand::Observe { task }
-        }
-        ActionRoute::Claim => OperatorCommand::Claim,
-        ActionRoute::Submit => OperatorCommand::Submit {
-            text: message_of(&body),
-        },
-        ActionRoute::Intervene => match message_of(&body) {
-            Some(text) => OperatorCommand::Intervene { text },
-            None => return needs("an intervention needs a non-empty message"),
-        },
-        ActionRoute::Cancel => OperatorCommand::Cancel,
-        ActionRoute::Release => OperatorCommand::Release,
-        ActionRoute::Pause => OperatorCommand::Pause,
-        ActionRoute::Resume => OperatorCommand::Resume,
-        ActionRoute::Abandon => OperatorCommand::Abandon,
-        ActionRoute::NextAttempt => OperatorCommand::NextAttempt {
-            text: message_of(&body),
-        },
-        ActionRoute::Resolve => match (body.applied.clone(), body.not_applied.unwrap_or(false)) {
-            (Some(task), false) if !task.trim().is_empty() => OperatorCommand::Resolve {
-                applied: Some(argus_machines::TaskId::new(task)),
-            },
-            (None, true) => OperatorCommand::Resolve { applied: None },
-            _ => return needs(
-                "resolve needs exactly one of {\"applied\": TASK_ID} or {\"not_applied\": true}",
-            ),
-        },
-        ActionRoute::Accept | ActionRoute::Reject => {
-            let verdict = if action == ActionRoute::Accept {
-                argus_machines::Verdict::Accepted
-            } else {
-                argus_machines::Verdict::Rejected
-            };
-            return answer(
-                name,
-                tokio::time::timeout(ACTION_WAIT, s.runtime.validate(&id, verdict)).await,
-            );
-        }
-        ActionRoute::Answer => {
-            let Some(text) = message_of(&body) else {
-                return needs("an answer needs a non-empty message");
-            };
-            return match tokio::time::timeout(ACTION_WAIT, s.runtime.answer(&id, text)).await {
-                Ok(Ok(AnswerReply::Intervened(reply))) => answer(name, Ok(Ok(reply))),
-                Ok(Ok(AnswerReply::Kept(to))) => Json(json!({
-                    "outcome": "done",
-                    "accepted": true,
-                    "delivered_to": to.name(),
-                    "message": match to {
-                        AnswerTo::Argus => "answer: done; kept for Argus, which gets it at its next decision boundary",
-                        AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
-                    },
-                }))
-                .into_response(),
-                Ok(Ok(AnswerReply::NotKept)) => error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "storage_failed",
-                    "the answer could not be kept (the state root cannot be written); the question stays pending",
-                ),
-                Ok(Ok(AnswerReply::NothingPending)) => error(
-                    StatusCode::CONFLICT,
-                    "nothing_pending",
-                    "the campaign has no pending question",
-                ),
-                Ok(Err(e)) => runtime_error(e),
-                Err(_) => pending(&s, &id),
-            };
-        }
-    };
-    let reply = tokio::time::timeout(ACTION_WAIT, s.runtime.command(&id, command)).await;
-    match reply {
-        Err(_) => pending(&s, &id),
-        Ok(r) => answer(name, Ok(r)),
-    }
-}
-
-/// The bounded wait ran out: the action goes on; here is the state to poll.
-fn pending(s: &ApiState, id: &str) -> Response {
-    // As published: the driver is busy with the action, never asked to read anything.
-    let state = s
-        .runtime
-        .published(id)
-        .map(|d| d.machine.state.state_name());
-    (
-        StatusCode::ACCEPTED,
-        Json(json!({"outcome": "pending", "accepted": false, "state": state.map(|st| st.persisted())})),
-    )
-        .into_response()
-}
-
-/// An action's real outcome as HTTP: 200 done, 202 sent but unknown (read back), 409 refused by
-/// the state or by the remote, 503 remote unavailable or the state root unwritable.
-fn answer(
-    action: &str,
-    reply: Result<Result<CommandReply, RuntimeError>, tokio::time::error::Elapsed>,
-) -> Response {
-    let reply = match reply {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return runtime_error(e),
-        Err(_) => {
-            return (
-                StatusCode::ACCEPTED,
-                Json(json!({"outcome": "pending", "accepted": false})),
-            )
-                .into_response()
-        }
-    };
-    let state = reply.state.persisted();
-    let outcome = reply.outcome();
-    let status = match outcome {
-        "done" => StatusCode::OK,
-        "ambiguous" => StatusCode::ACCEPTED,
-        "storage_failed" => StatusCode::SERVICE_UNAVAILABLE,
-        "refused" if matches!(reply.refusal, Some("remote_unavailable" | "auth_failed")) => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
-        _ => StatusCode::CONFLICT,
-    };
-    let message = match outcome {
-        "done" => format!("{action}: done; state {state}"),
-        "ambiguous" => format!("{action}: sent; its outcome is unknown and is being read back (state {state})"),
-        "refused" => format!(
-            "{action}: refused by OpenTraining ({}); state {state}",
-            reply.refusal.unwrap_or("refused")
-        ),
-        "storage_failed" => format!("{action} was not done: the state root cannot be written; the campaign stays in {state}"),
-        _ => format!("{action} is not allowed in state {state}"),
-    };
-    let mut body = json!({
-        "outcome": outcome,
-        "accepted": outcome == "done",
-        "state": state,
-        "message": message,
-    });
-    if let Some(class) = reply.refusal {
-        body["class"] = json!(class);
-    }
-    if let Some(l) = &reply.lease {
-        body["lease"] =
-            json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
-    }
-    if status.is_success() {
-        (status, Json(body)).into_response()
-    } else {
-        let code = match outcome {
-            "refused" => reply.refusal.unwrap_or("refused"),
-            "storage_failed" => "storage_failed",
-            _ => "forbidden_in_state",
+    verbs::NAMES.into_iter().fold(Router::new(), |r, name| {
+        let act = move |State(s): State<Arc<ApiState>>, Path(id): Path<String>, body: Bytes| async move {
+            let reply = verbs::act(&s.runtime, name, id, &body).await;
+            (reply.status, Json(reply.body)).into_response()
         };
-        body["error"] = json!({"code": code, "message": message});
-        (status, Json(body)).into_response()
-    }
+        r.route(&format!("/campaigns/{{id}}/{name}"), post(act))
+    })
 }

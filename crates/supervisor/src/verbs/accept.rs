@@ -1,0 +1,24 @@
+//! `accept`: the local verdict on a finished attempt (accepted), made only where the campaign's
+//! machine is waiting for one.
+
+use super::{waited, Reply};
+use crate::runtime::Runtime;
+use argus_machines::Verdict;
+
+/// Accept the finished attempt (local validation): the mission is complete.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Accept {
+    pub id: String,
+    /// Why (logged, bounded).
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+impl Accept {
+    pub const NAME: &'static str = "accept";
+
+    pub async fn apply(self, rt: &Runtime) -> Reply {
+        let verdict = rt.validate(&self.id, Verdict::Accepted);
+        waited(rt, &self.id, verdict, |r| Reply::of(Self::NAME, &r)).await
+    }
+}

@@ -1,0 +1,56 @@
+//! `answer`: answer the campaign's pending question — the remote's by intervention (under the
+//! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
+
+use super::{waited, Body, Reply};
+use crate::runtime::reduce::AnswerTo;
+use crate::runtime::reply::AnswerReply;
+use crate::runtime::Runtime;
+use http::StatusCode;
+use serde_json::json;
+
+/// Answer the campaign's pending question: the remote's by intervention (needs the lease); any
+/// other is kept for Argus, or recorded in the feed when no Argus is attached.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Answer {
+    pub id: String,
+    #[arg(long)]
+    pub message: String,
+}
+
+impl Answer {
+    pub const NAME: &'static str = "answer";
+
+    pub(super) fn parse(id: String, body: Body) -> Result<Answer, Reply> {
+        match body.message() {
+            Some(message) => Ok(Answer { id, message }),
+            None => Err(Reply::invalid("an answer needs a non-empty message")),
+        }
+    }
+
+    pub async fn apply(self, rt: &Runtime) -> Reply {
+        let answer = rt.answer(&self.id, self.message);
+        waited(rt, &self.id, answer, |a| match a {
+            AnswerReply::Intervened(reply) => Reply::of(Self::NAME, &reply),
+            AnswerReply::Kept(to) => Reply::ok(json!({
+                "outcome": "done",
+                "accepted": true,
+                "delivered_to": to.name(),
+                "message": match to {
+                    AnswerTo::Argus => "answer: done; kept for Argus, which gets it at its next decision boundary",
+                    AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
+                },
+            })),
+            AnswerReply::NotKept => Reply::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "storage_failed",
+                "the answer could not be kept (the state root cannot be written); the question stays pending",
+            ),
+            AnswerReply::NothingPending => Reply::error(
+                StatusCode::CONFLICT,
+                "nothing_pending",
+                "the campaign has no pending question",
+            ),
+        })
+        .await
+    }
+}

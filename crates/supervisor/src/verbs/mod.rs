@@ -1,0 +1,380 @@
+//! One home per operator verb (mini-redis's `cmd/`, adapted): each module holds a verb's CLI
+//! arguments, the API input it takes, the runtime call it makes and how its answer reads. The
+//! API's action routes and the CLI's action commands only dispatch here; the feed line an action
+//! leaves is the ledger's (`runtime/ledger.rs`), since Argus's decisions reach the runtime without
+//! going through a verb.
+//!
+//! Every verb goes through the campaign's machine like every other event: nothing here has a path
+//! to the remote client.
+
+mod abandon;
+mod accept;
+mod answer;
+mod cancel;
+mod claim;
+mod intervene;
+mod next_attempt;
+mod observe;
+mod pause;
+mod reject;
+mod release;
+mod resolve;
+mod resume;
+mod submit;
+
+pub use abandon::Abandon;
+pub use accept::Accept;
+pub use answer::Answer;
+pub use cancel::Cancel;
+pub use claim::Claim;
+pub use intervene::Intervene;
+pub use next_attempt::NextAttempt;
+pub use observe::Observe;
+pub use pause::Pause;
+pub use reject::Reject;
+pub use release::Release;
+pub use resolve::Resolve;
+pub use resume::Resume;
+pub use submit::Submit;
+
+use crate::runtime::reply::CommandReply;
+use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
+use http::StatusCode;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// How long an action waits for its outcome before answering 202 with the state to poll.
+pub const ACTION_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Every verb's name (the route's last segment, the CLI command, the name in
+/// `allowed_actions`), in the order the panel shows them.
+pub const NAMES: [&str; 14] = [
+    Observe::NAME,
+    Claim::NAME,
+    Submit::NAME,
+    Intervene::NAME,
+    Cancel::NAME,
+    Release::NAME,
+    Pause::NAME,
+    Resume::NAME,
+    Abandon::NAME,
+    Accept::NAME,
+    Reject::NAME,
+    NextAttempt::NAME,
+    Resolve::NAME,
+    Answer::NAME,
+];
+
+/// An operator verb with its input: what the CLI parses from its arguments and the API from a
+/// route and its body.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum Verb {
+    Observe(Observe),
+    Claim(Claim),
+    Submit(Submit),
+    Intervene(Intervene),
+    Answer(Answer),
+    Cancel(Cancel),
+    Release(Release),
+    Pause(Pause),
+    Resume(Resume),
+    Abandon(Abandon),
+    Accept(Accept),
+    Reject(Reject),
+    NextAttempt(NextAttempt),
+    Resolve(Resolve),
+}
+
+/// The JSON body an action route takes (every field optional; unknown fields refused).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    pub objective: Option<String>,
+    pub task_id: Option<String>,
+    pub message: Option<String>,
+    pub reason: Option<String>,
+    /// `resolve`: the task the ambiguous write created (applied), or…
+    pub applied: Option<String>,
+    /// …`resolve`: it was not applied.
+    pub not_applied: Option<bool>,
+}
+
+impl Body {
+    /// The operator's message, when it says anything.
+    fn message(&self) -> Option<String> {
+        self.message.clone().filter(|m| !m.trim().is_empty())
+    }
+}
+
+/// What an action answers: an HTTP status and a JSON body (`{"outcome", "state", "message", …}`,
+/// or `{"error": {"code", "message"}}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn ok(body: Value) -> Reply {
+        Reply {
+            status: StatusCode::OK,
+            body,
+        }
+    }
+
+    pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Reply {
+        Reply {
+            status,
+            body: json!({"error": {"code": code, "message": message.into()}}),
+        }
+    }
+
+    fn invalid(what: &str) -> Reply {
+        Reply::error(StatusCode::BAD_REQUEST, "invalid_body", what)
+    }
+
+    /// A runtime error as the API says it.
+    pub fn runtime(e: RuntimeError) -> Reply {
+        match e {
+            RuntimeError::UnknownCampaign => Reply::error(
+                StatusCode::NOT_FOUND,
+                "unknown_campaign",
+                "no such campaign",
+            ),
+            RuntimeError::Exists | RuntimeError::Same => {
+                Reply::error(StatusCode::CONFLICT, "exists", "campaign already exists")
+            }
+            RuntimeError::Store(crate::store::StoreError::InvalidCampaignId) => Reply::error(
+                StatusCode::BAD_REQUEST,
+                "invalid_campaign_id",
+                crate::store::StoreError::InvalidCampaignId.to_string(),
+            ),
+            RuntimeError::Store(_) => Reply::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "storage",
+                "storage failure",
+            ),
+            RuntimeError::Stopped => Reply::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "stopped",
+                "the campaign's driver has stopped",
+            ),
+        }
+    }
+
+    /// The bounded wait ran out: the action goes on; here is the state to poll.
+    fn pending(rt: &Runtime, id: &str) -> Reply {
+        // As published: the driver is busy with the action, never asked to read anything.
+        let state = rt.published(id).map(|d| d.machine.state.persisted());
+        Reply {
+            status: StatusCode::ACCEPTED,
+            body: json!({"outcome": "pending", "accepted": false, "state": state}),
+        }
+    }
+
+    /// A command's real outcome: 200 done, 202 sent but unknown (read back), 409 refused by the
+    /// state or by the remote, 503 remote unavailable or the state root unwritable.
+    pub fn of(verb: &str, reply: &CommandReply) -> Reply {
+        let state = reply.state.persisted();
+        let outcome = reply.outcome();
+        let status = match outcome {
+            "done" => StatusCode::OK,
+            "ambiguous" => StatusCode::ACCEPTED,
+            "storage_failed" => StatusCode::SERVICE_UNAVAILABLE,
+            "refused" if matches!(reply.refusal, Some("remote_unavailable" | "auth_failed")) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            _ => StatusCode::CONFLICT,
+        };
+        let message = match outcome {
+            "done" => format!("{verb}: done; state {state}"),
+            "ambiguous" => format!(
+                "{verb}: sent; its outcome is unknown and is being read back (state {state})"
+            ),
+            "refused" => format!(
+                "{verb}: refused by OpenTraining ({}); state {state}",
+                reply.refusal.unwrap_or("refused")
+            ),
+            "storage_failed" => format!("{verb} was not done: the state root cannot be written; the campaign stays in {state}"),
+            _ => format!("{verb} is not allowed in state {state}"),
+        };
+        let mut body = json!({
+            "outcome": outcome,
+            "accepted": outcome == "done",
+            "state": state,
+            "message": message,
+        });
+        if let Some(class) = reply.refusal {
+            body["class"] = json!(class);
+        }
+        if let Some(l) = &reply.lease {
+            body["lease"] = json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
+        }
+        if !status.is_success() {
+            let code = match outcome {
+                "refused" => reply.refusal.unwrap_or("refused"),
+                "storage_failed" => "storage_failed",
+                _ => "forbidden_in_state",
+            };
+            body["error"] = json!({"code": code, "message": message});
+        }
+        Reply { status, body }
+    }
+}
+
+/// Wait at most [`ACTION_WAIT`] for an action's answer from the runtime.
+async fn waited<T>(
+    rt: &Runtime,
+    id: &str,
+    call: impl std::future::Future<Output = Result<T, RuntimeError>>,
+    answer: impl FnOnce(T) -> Reply,
+) -> Reply {
+    match tokio::time::timeout(ACTION_WAIT, call).await {
+        Ok(Ok(t)) => answer(t),
+        Ok(Err(e)) => Reply::runtime(e),
+        Err(_) => Reply::pending(rt, id),
+    }
+}
+
+/// An operator command through the campaign's machine, and its real outcome.
+async fn command(rt: &Runtime, verb: &str, id: &str, command: OperatorCommand) -> Reply {
+    waited(rt, id, rt.command(id, command), |r| Reply::of(verb, &r)).await
+}
+
+impl Verb {
+    /// The verb called `name` (a route's last segment) with `id` and the route's body.
+    pub fn parse(name: &str, id: String, body: Body) -> Result<Verb, Reply> {
+        Ok(match name {
+            Observe::NAME => Verb::Observe(Observe::parse(id, body)),
+            Claim::NAME => Verb::Claim(Claim { id }),
+            Submit::NAME => Verb::Submit(Submit::parse(id, body)),
+            Intervene::NAME => Verb::Intervene(Intervene::parse(id, body)?),
+            Answer::NAME => Verb::Answer(Answer::parse(id, body)?),
+            Cancel::NAME => Verb::Cancel(Cancel {
+                id,
+                reason: body.reason,
+            }),
+            Release::NAME => Verb::Release(Release { id }),
+            Pause::NAME => Verb::Pause(Pause { id }),
+            Resume::NAME => Verb::Resume(Resume { id }),
+            Abandon::NAME => Verb::Abandon(Abandon {
+                id,
+                reason: body.reason,
+            }),
+            Accept::NAME => Verb::Accept(Accept {
+                id,
+                reason: body.reason,
+            }),
+            Reject::NAME => Verb::Reject(Reject {
+                id,
+                reason: body.reason,
+            }),
+            NextAttempt::NAME => Verb::NextAttempt(NextAttempt::parse(id, body)),
+            Resolve::NAME => Verb::Resolve(Resolve::parse(id, body)?),
+            _ => {
+                return Err(Reply::error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such action",
+                ))
+            }
+        })
+    }
+
+    /// The verb's name: its route's last segment and its CLI command.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verb::Observe(_) => Observe::NAME,
+            Verb::Claim(_) => Claim::NAME,
+            Verb::Submit(_) => Submit::NAME,
+            Verb::Intervene(_) => Intervene::NAME,
+            Verb::Answer(_) => Answer::NAME,
+            Verb::Cancel(_) => Cancel::NAME,
+            Verb::Release(_) => Release::NAME,
+            Verb::Pause(_) => Pause::NAME,
+            Verb::Resume(_) => Resume::NAME,
+            Verb::Abandon(_) => Abandon::NAME,
+            Verb::Accept(_) => Accept::NAME,
+            Verb::Reject(_) => Reject::NAME,
+            Verb::NextAttempt(_) => NextAttempt::NAME,
+            Verb::Resolve(_) => Resolve::NAME,
+        }
+    }
+
+    /// The campaign the verb is for.
+    pub fn id(&self) -> &str {
+        match self {
+            Verb::Observe(v) => &v.id,
+            Verb::Claim(v) => &v.id,
+            Verb::Submit(v) => &v.id,
+            Verb::Intervene(v) => &v.id,
+            Verb::Answer(v) => &v.id,
+            Verb::Cancel(v) => &v.id,
+            Verb::Release(v) => &v.id,
+            Verb::Pause(v) => &v.id,
+            Verb::Resume(v) => &v.id,
+            Verb::Abandon(v) => &v.id,
+            Verb::Accept(v) => &v.id,
+            Verb::Reject(v) => &v.id,
+            Verb::NextAttempt(v) => &v.id,
+            Verb::Resolve(v) => &v.id,
+        }
+    }
+
+    /// The body the CLI posts to the verb's route.
+    pub fn body(&self) -> Value {
+        match self {
+            Verb::Observe(v) => v.body(),
+            Verb::Submit(Submit { message, .. })
+            | Verb::Intervene(Intervene { message, .. })
+            | Verb::Answer(Answer { message, .. }) => json!({"message": message}),
+            Verb::NextAttempt(v) => json!({"message": v.message}),
+            Verb::Cancel(Cancel { reason, .. })
+            | Verb::Abandon(Abandon { reason, .. })
+            | Verb::Accept(Accept { reason, .. })
+            | Verb::Reject(Reject { reason, .. }) => json!({"reason": reason}),
+            Verb::Resolve(v) => v.body(),
+            Verb::Claim(_) | Verb::Release(_) | Verb::Pause(_) | Verb::Resume(_) => json!({}),
+        }
+    }
+
+    /// Do it, through the campaign's machine, and say what really happened.
+    pub async fn apply(self, rt: &Runtime) -> Reply {
+        match self {
+            Verb::Observe(v) => v.apply(rt).await,
+            Verb::Claim(v) => v.apply(rt).await,
+            Verb::Submit(v) => v.apply(rt).await,
+            Verb::Intervene(v) => v.apply(rt).await,
+            Verb::Answer(v) => v.apply(rt).await,
+            Verb::Cancel(v) => v.apply(rt).await,
+            Verb::Release(v) => v.apply(rt).await,
+            Verb::Pause(v) => v.apply(rt).await,
+            Verb::Resume(v) => v.apply(rt).await,
+            Verb::Abandon(v) => v.apply(rt).await,
+            Verb::Accept(v) => v.apply(rt).await,
+            Verb::Reject(v) => v.apply(rt).await,
+            Verb::NextAttempt(v) => v.apply(rt).await,
+            Verb::Resolve(v) => v.apply(rt).await,
+        }
+    }
+}
+
+/// An action route: `name` on campaign `id` with the route's raw body. The operator's reason, if
+/// any, is logged (bounded); the verb answers.
+pub async fn act(rt: &Runtime, name: &str, id: String, body: &[u8]) -> Reply {
+    let body = if body.is_empty() {
+        Body::default()
+    } else {
+        match serde_json::from_slice::<Body>(body) {
+            Ok(b) => b,
+            Err(_) => return Reply::invalid("expected a JSON object with known fields"),
+        }
+    };
+    if let Some(reason) = &body.reason {
+        tracing::info!(campaign_id = %id, action = name, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
+    }
+    match Verb::parse(name, id, body) {
+        Ok(verb) => verb.apply(rt).await,
+        Err(reply) => reply,
+    }
+}

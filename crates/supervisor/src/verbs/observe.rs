@@ -1,0 +1,71 @@
+//! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
+//! objective (and task) match.
+
+use super::{command, Body, Reply};
+use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
+use argus_machines::TaskId;
+use http::StatusCode;
+use serde_json::{json, Value};
+
+/// Create (or attach) a campaign, optionally bound to an existing remote task. Idempotent when
+/// the objective (and task) match.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Observe {
+    pub id: String,
+    #[arg(long)]
+    pub objective: String,
+    #[arg(long)]
+    pub task: Option<String>,
+}
+
+impl Observe {
+    pub const NAME: &'static str = "observe";
+
+    pub(super) fn parse(id: String, body: Body) -> Observe {
+        Observe {
+            id,
+            objective: body.objective.unwrap_or_default(),
+            task: body.task_id,
+        }
+    }
+
+    pub(super) fn body(&self) -> Value {
+        json!({"objective": self.objective, "task_id": self.task})
+    }
+
+    pub async fn apply(self, rt: &Runtime) -> Reply {
+        let id = &self.id;
+        let task = self.task.map(TaskId::new);
+        match rt.create(id, &self.objective).await {
+            Ok(()) => {}
+            // Observing again with the same objective and task changes nothing.
+            Err(RuntimeError::Same) => {
+                let doc = rt.document(id).await;
+                let bound = doc.as_ref().and_then(|d| d.machine.state.task().cloned());
+                if task.is_none() || task == bound {
+                    return Reply::ok(json!({
+                        "outcome": "done",
+                        "accepted": true,
+                        "state": doc.map(|d| d.machine.state.persisted()),
+                        "unchanged": true,
+                    }));
+                }
+            }
+            Err(RuntimeError::Exists) => {
+                return Reply::error(
+                    StatusCode::CONFLICT,
+                    "exists",
+                    "the campaign exists with another objective",
+                )
+            }
+            Err(e) => return Reply::runtime(e),
+        }
+        if task.is_none() {
+            let state = rt.state(id).await;
+            return Reply::ok(
+                json!({"outcome": "done", "accepted": true, "state": state.map(|st| st.persisted())}),
+            );
+        }
+        command(rt, Self::NAME, id, OperatorCommand::Observe { task }).await
+    }
+}

@@ -1,0 +1,24 @@
+//! `reject`: the local verdict on a finished attempt (rejected), made only where the campaign's
+//! machine is waiting for one.
+
+use super::{waited, Reply};
+use crate::runtime::Runtime;
+use argus_machines::Verdict;
+
+/// Reject the finished attempt: the mission ends rejected.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Reject {
+    pub id: String,
+    /// Why (logged, bounded).
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+impl Reject {
+    pub const NAME: &'static str = "reject";
+
+    pub async fn apply(self, rt: &Runtime) -> Reply {
+        let verdict = rt.validate(&self.id, Verdict::Rejected);
+        waited(rt, &self.id, verdict, |r| Reply::of(Self::NAME, &r)).await
+    }
+}

@@ -1,0 +1,60 @@
+//! `resolve`: the operator's confirmation of an ambiguous write the remote cannot read back.
+
+use super::{command, Body, Reply};
+use crate::runtime::{OperatorCommand, Runtime};
+use argus_machines::TaskId;
+use serde_json::{json, Value};
+
+/// Confirm an ambiguous write that the remote cannot read back.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+#[command(group(clap::ArgGroup::new("verdict").required(true).args(["applied", "not_applied"])))]
+pub struct Resolve {
+    pub id: String,
+    /// It was applied; the task it created (for a submit).
+    #[arg(long, value_name = "TASK_ID")]
+    pub applied: Option<String>,
+    /// It was not applied.
+    #[arg(long)]
+    pub not_applied: bool,
+}
+
+impl Resolve {
+    pub const NAME: &'static str = "resolve";
+
+    /// Exactly one of `{"applied": TASK_ID}` or `{"not_applied": true}`.
+    pub(super) fn parse(id: String, body: Body) -> Result<Resolve, Reply> {
+        match (body.applied, body.not_applied.unwrap_or(false)) {
+            (Some(task), false) if !task.trim().is_empty() => Ok(Resolve {
+                id,
+                applied: Some(task),
+                not_applied: false,
+            }),
+            (None, true) => Ok(Resolve {
+                id,
+                applied: None,
+                not_applied: true,
+            }),
+            _ => Err(Reply::invalid(
+                "resolve needs exactly one of {\"applied\": TASK_ID} or {\"not_applied\": true}",
+            )),
+        }
+    }
+
+    pub(super) fn body(&self) -> Value {
+        match &self.applied {
+            Some(t) => json!({"applied": t}),
+            None => json!({"not_applied": self.not_applied}),
+        }
+    }
+
+    pub async fn apply(self, rt: &Runtime) -> Reply {
+        let applied = self.applied.map(TaskId::new);
+        command(
+            rt,
+            Self::NAME,
+            &self.id,
+            OperatorCommand::Resolve { applied },
+        )
+        .await
+    }
+}
