@@ -10,12 +10,12 @@
 
 use argus_machines::{ControllerId, StateName, Verdict};
 use argus_sim::{self as sim, Scenario, SimOptions};
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::control::SystemClock;
-use argus_supervisor::runtime::messages::feed;
-use argus_supervisor::runtime::reduce::CountingWake;
-use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::store::Store;
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::control::SystemClock;
+use argus_supervisor_lib::runtime::messages::feed;
+use argus_supervisor_lib::runtime::reduce::CountingWake;
+use argus_supervisor_lib::runtime::{OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor_lib::store::Store;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -250,7 +250,7 @@ pub async fn run(
         {
             println!(
                 "         Evidence (remote text, untrusted): \"{}\"",
-                argus_supervisor::security::Untrusted::new(&excerpt, 200).as_str()
+                argus_supervisor_lib::security::Untrusted::new(&excerpt, 200).as_str()
             );
         }
         println!("[{:>5.1}s] Operator: one bounded repair approved (no Argus runtime attached); starting the next attempt.", d.started.elapsed().as_secs_f64());
@@ -341,7 +341,7 @@ async fn serve_panel(
     addr: std::net::SocketAddr,
     sim_url: &str,
 ) -> Result<(), String> {
-    use argus_supervisor::api::{self, ApiState, HealthInfo};
+    use argus_supervisor_lib::api::{self, ApiState, HealthInfo};
     let token = uuid::Uuid::new_v4().simple().to_string();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -349,7 +349,7 @@ async fn serve_panel(
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let state = Arc::new(ApiState {
         runtime: rt.clone(),
-        token: Some(argus_supervisor::security::Secret::new(token.clone())),
+        token: Some(argus_supervisor_lib::security::Secret::new(token.clone())),
         health: HealthInfo {
             controller_id: "argus-openoperator".into(),
             heartbeat_seconds: 0.2,

@@ -59,7 +59,7 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
         #[command(subcommand)]
-        command: argus_supervisor::cli::CampaignsCommand,
+        command: argus_supervisor_lib::cli::CampaignsCommand,
     },
     /// Measure the runtime against the simulated remote in a separate process; print figures.
     Bench {
@@ -186,7 +186,7 @@ fn main() -> ExitCode {
             allow_insecure_loopback,
             log_json,
         } => {
-            use argus_supervisor::daemon;
+            use argus_supervisor_lib::daemon;
             let overrides = daemon::Overrides {
                 listen,
                 home,
@@ -208,7 +208,7 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 // Another supervisor holds the state root: a configuration error, like a bad
                 // variable (exit 2), so a restart policy does not loop on it silently.
-                Err(e) if e.starts_with(argus_supervisor::daemon::ROOT_LOCKED) => {
+                Err(e) if e.starts_with(argus_supervisor_lib::daemon::ROOT_LOCKED) => {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 }
@@ -222,7 +222,7 @@ fn main() -> ExitCode {
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
             };
-            let (text, ok) = rt.block_on(argus_supervisor::cli::run(&url, command, json));
+            let (text, ok) = rt.block_on(argus_supervisor_lib::cli::run(&url, command, json));
             if ok {
                 print!("{text}");
                 if json {
@@ -245,12 +245,12 @@ fn main() -> ExitCode {
             cold,
         } => {
             let remote = match remote
-                .map(|url| argus_supervisor::a2a::HttpConfig::new(url).with_trust_from_env())
+                .map(|url| argus_supervisor_lib::a2a::HttpConfig::new(url).with_trust_from_env())
             {
                 None => None,
                 Some(Ok(mut c)) => {
                     c.token =
-                        argus_supervisor::security::Secret::from_env("OPENTRAINING_A2A_TOKEN");
+                        argus_supervisor_lib::security::Secret::from_env("OPENTRAINING_A2A_TOKEN");
                     c.allow_insecure_loopback = allow_insecure_loopback;
                     Some(c)
                 }
@@ -309,7 +309,8 @@ fn main() -> ExitCode {
             };
             run_sim(listen, &scenario, token, allow_non_loopback, tls)
         }
-        Command::Diagrams { check: true, dir } => match argus_supervisor::diagrams::check(&dir) {
+        Command::Diagrams { check: true, dir } => match argus_supervisor_lib::diagrams::check(&dir)
+        {
             Ok(n) => {
                 println!("diagrams up to date ({n} files in {})", dir.display());
                 ExitCode::SUCCESS
@@ -319,18 +320,20 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Diagrams { check: false, dir } => match argus_supervisor::diagrams::write(&dir) {
-            Ok(paths) => {
-                for p in paths {
-                    println!("wrote {}", p.display());
+        Command::Diagrams { check: false, dir } => {
+            match argus_supervisor_lib::diagrams::write(&dir) {
+                Ok(paths) => {
+                    for p in paths {
+                        println!("wrote {}", p.display());
+                    }
+                    ExitCode::SUCCESS
                 }
-                ExitCode::SUCCESS
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
             }
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::FAILURE
-            }
-        },
+        }
     }
 }
 
@@ -397,7 +400,7 @@ fn run_probe(
     allow_insecure_loopback: bool,
     as_json: bool,
 ) -> ExitCode {
-    use argus_supervisor::a2a;
+    use argus_supervisor_lib::a2a;
     let mut config = match a2a::HttpConfig::new(url).with_trust_from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -405,7 +408,7 @@ fn run_probe(
             return ExitCode::from(2);
         }
     };
-    config.token = argus_supervisor::security::Secret::from_env(token_env);
+    config.token = argus_supervisor_lib::security::Secret::from_env(token_env);
     config.allow_insecure_loopback = allow_insecure_loopback;
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
@@ -430,7 +433,7 @@ fn run_probe(
     }
 }
 
-fn render_probe(r: &argus_supervisor::a2a::ProbeReport, token_present: bool) -> String {
+fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport, token_present: bool) -> String {
     let mut out = String::new();
     let s = |v: serde_json::Value| {
         v.as_str()

@@ -13,9 +13,9 @@ mod support;
 use support::procs;
 
 use argus_machines::RemoteState;
-use argus_supervisor::a2a::card::Dialect;
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::control::*;
+use argus_supervisor_lib::a2a::card::Dialect;
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::control::*;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -153,16 +153,7 @@ async fn stock(venv: &str, script: &str, args: &[&str], dialect: Dialect, card_p
     assert_eq!(client.dialect(), dialect, "{script} {args:?}");
     assert_eq!(client.card().path, card_path);
     assert!(!client.mutation().enabled);
-    match Observer::new("interop", ControllerId::new("argus-openoperator"))
-        .claim(&client, &SystemClock, WriteIntent::fresh(), 120)
-        .await
-    {
-        ClaimOutcome::Refused(
-            _,
-            ClaimRefusal::Remote(RemoteError::CapabilityUnavailable("claim_control")),
-        ) => {}
-        other => panic!("claim must be refused locally: {other:?}"),
-    }
+    support::fake::claim_refused_locally(&client, "interop").await;
     let task = create_task(&server, dialect, "hello interop").await;
     wait_for(&client, &task, RemoteState::Completed).await;
     let evidence = client.evidence(&task).await.expect("evidence");
@@ -180,7 +171,7 @@ async fn stock(venv: &str, script: &str, args: &[&str], dialect: Dialect, card_p
 async fn print_probe(script: &str, args: &[&str], server: &Server) {
     let mut c = HttpConfig::new(&server.url);
     c.allow_insecure_loopback = true;
-    let report = argus_supervisor::a2a::probe(&c).await;
+    let report = argus_supervisor_lib::a2a::probe(&c).await;
     assert!(report.compatibility.is_compatible(), "{report:?}");
     println!(
         "{script} {args:?}: {}",
@@ -213,20 +204,7 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
         other => panic!("{other:?}"),
     };
     wait_for(&client, &task, RemoteState::Working).await;
-    let ctl = match ctl
-        .renew(&client, &SystemClock, WriteIntent::fresh(), 120)
-        .await
-    {
-        RenewOutcome::Renewed(c) => c,
-        other => panic!("{other:?}"),
-    };
-    let ctl = match ctl
-        .cancel(&client, &SystemClock, WriteIntent::fresh(), &task)
-        .await
-    {
-        WriteResult::Applied(c, ()) => c,
-        other => panic!("{other:?}"),
-    };
+    let ctl = support::fake::renew_then_cancel(&client, ctl, &task).await;
     wait_for(&client, &task, RemoteState::Canceled).await;
     match client.request_status("c1", &submit_id).await {
         Ok(ReadbackAnswer::Applied { task: Some(t) }) => assert_eq!(t, task),
@@ -297,26 +275,14 @@ async fn fasta2a_2_1_1_with_extension() {
     .await;
 }
 
+/// a2a-sdk 1.3.0 serving A2A 0.3 and 1.0, each with the extension in front.
+#[rstest::rstest]
+#[case("v03", Dialect::V03)]
+#[case("v1", Dialect::V1)]
 #[tokio::test]
-async fn a2a_sdk_1_3_0_as_0_3_with_extension() {
-    controlled(
-        "a2a-sdk-1.3.0",
-        "a2a_sdk_echo.py",
-        &["--mode", "v03", "--extension", "--delay", "5"],
-        Dialect::V03,
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn a2a_sdk_1_3_0_as_1_0_with_extension() {
-    controlled(
-        "a2a-sdk-1.3.0",
-        "a2a_sdk_echo.py",
-        &["--mode", "v1", "--extension", "--delay", "5"],
-        Dialect::V1,
-    )
-    .await;
+async fn a2a_sdk_1_3_0_with_extension(#[case] mode: &str, #[case] dialect: Dialect) {
+    let args = ["--mode", mode, "--extension", "--delay", "5"];
+    controlled("a2a-sdk-1.3.0", "a2a_sdk_echo.py", &args, dialect).await;
 }
 
 /// `bench --remote`: the figures measured against a remote we did not write, in either dialect.

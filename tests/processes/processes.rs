@@ -55,6 +55,14 @@ fn serve(sim_url: &str, home: &Path, port: u16) -> Proc {
     serve_with(sim_url, home, port, &[])
 }
 
+/// `serve` on a fresh state root and a free port, against `sim_url`, answering `health`.
+fn serving(sim_url: &str) -> (Proc, u16) {
+    let port = free_port();
+    let daemon = serve(sim_url, &tmp_home(), port);
+    wait_healthy(port);
+    (daemon, port)
+}
+
 fn serve_with(sim_url: &str, home: &Path, port: u16, extra: &[(&str, &str)]) -> Proc {
     let mut child = procs::serve_command(sim_url, SIM_TOKEN, API_TOKEN, home, port)
         .arg("--allow-insecure-loopback")
@@ -1151,10 +1159,7 @@ fn assert_clean_sends(sim_url: &str) -> Value {
 #[test]
 fn an_operator_carries_a_two_attempt_mission_to_its_end_through_the_cli() {
     let (_sim, url) = start_sim_with("repair-then-question");
-    let home = tmp_home();
-    let port = free_port();
-    let _serve = serve(&url, &home, port);
-    wait_healthy(port);
+    let (_serve, port) = serving(&url);
     let mut transcript = vec![];
     let mut run = |args: &[&str]| {
         let (ok, out) = cli(port, args);
@@ -1239,10 +1244,7 @@ fn an_operator_carries_a_two_attempt_mission_to_its_end_through_the_cli() {
 #[test]
 fn a_claim_refused_by_another_holder_says_so_and_exits_non_zero() {
     let (_sim, url) = start_sim();
-    let home = tmp_home();
-    let port = free_port();
-    let _serve = serve(&url, &home, port);
-    wait_healthy(port);
+    let (_serve, port) = serving(&url);
     assert!(cli(port, &["observe", "r1", "--objective", "train"]).0);
     arm(
         &url,
@@ -1332,10 +1334,7 @@ fn a_claim_on_an_observer_only_peer_is_refused_as_capability_unavailable() {
 #[test]
 fn an_unresolvable_ambiguous_write_is_resolved_by_the_operator() {
     let (_sim, url) = start_sim();
-    let home = tmp_home();
-    let port = free_port();
-    let _serve = serve(&url, &home, port);
-    wait_healthy(port);
+    let (_serve, port) = serving(&url);
     assert!(cli(port, &["observe", "a1", "--objective", "train"]).0);
     assert!(cli(port, &["claim", "a1"]).0);
     wait_state(port, "a1", &["controlling.ready"]);
@@ -1377,10 +1376,7 @@ fn wait_for_question(port: u16, id: &str) {
 #[test]
 fn abandon_from_a_controlling_state_releases_the_lease_first() {
     let (_sim, url) = start_sim();
-    let home = tmp_home();
-    let port = free_port();
-    let _serve = serve(&url, &home, port);
-    wait_healthy(port);
+    let (_serve, port) = serving(&url);
     assert!(cli(port, &["observe", "b1", "--objective", "train"]).0);
     assert!(cli(port, &["claim", "b1"]).0);
     wait_state(port, "b1", &["controlling.ready"]);

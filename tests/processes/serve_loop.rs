@@ -198,6 +198,16 @@ fn argus_env(argus: &Path, argus_home: &Path) -> [(&'static str, String); 2] {
     ]
 }
 
+/// A run with Argus and Foreman on the sim playing `repair`: the test's directory, the Argus and
+/// Foreman executables, Argus's home, the sim and its URL.
+fn mission(tag: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf, SimProc, String) {
+    let dir = tmp(tag);
+    let (argus, foreman) = bridges(&dir);
+    let argus_home = dir.join("argus-home");
+    let (sim, url) = sim("repair", "127.0.0.1:0");
+    (dir, argus, foreman, argus_home, sim, url)
+}
+
 fn argus_projects(argus_home: &Path) -> usize {
     std::fs::read_to_string(argus_home.join("fake-argus.json"))
         .ok()
@@ -220,10 +230,7 @@ fn retry(id: &str) -> Value {
 
 #[test]
 fn serve_runs_argus_and_foreman_through_a_two_attempt_mission() {
-    let dir = tmp("mission");
-    let (argus, foreman) = bridges(&dir);
-    let argus_home = dir.join("argus-home");
-    let (_sim, url) = sim("repair", "127.0.0.1:0");
+    let (dir, argus, foreman, argus_home, _sim, url) = mission("mission");
     let d = serve(
         &url,
         &dir.join("state"),
@@ -361,10 +368,7 @@ fn serve_runs_argus_and_foreman_through_a_two_attempt_mission() {
 
 #[test]
 fn argus_killed_mid_run_and_a_restart_between_decision_and_execution_start_one_attempt() {
-    let dir = tmp("restart");
-    let (argus, _) = bridges(&dir);
-    let argus_home = dir.join("argus-home");
-    let (_sim, url) = sim("repair", "127.0.0.1:0");
+    let (dir, argus, _, argus_home, _sim, url) = mission("restart");
     let env = argus_env(&argus, &argus_home);
     let home = dir.join("state");
     let d = serve(&url, &home, &env);

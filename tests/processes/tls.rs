@@ -184,19 +184,14 @@ fn probe_over_https_trusted_untrusted_wrong_name_expired_and_a_redirect_to_http(
     assert_eq!(report["compatibility"], "verified_compatible", "{report}");
     assert_eq!(report["mutation_enabled"], true);
 
-    let (_wrong, wrong_sim) = start_sim(&pki, "wrong-name", "happy");
-    let (ok, report, all) = probe(&pki, &wrong_sim, true);
-    println!("wrong name: {report}");
-    assert!(!ok);
-    assert_eq!(report["error"], "tls_hostname", "{all}");
-    assert!(!all.contains(PATH_TOKEN));
-
-    let (_expired, expired_sim) = start_sim(&pki, "expired", "happy");
-    let (ok, report, all) = probe(&pki, &expired_sim, true);
-    println!("expired: {report}");
-    assert!(!ok);
-    assert_eq!(report["error"], "tls_expired", "{all}");
-    assert!(!all.contains(PATH_TOKEN));
+    for (cert, class) in [("wrong-name", "tls_hostname"), ("expired", "tls_expired")] {
+        let (_bad, bad_sim) = start_sim(&pki, cert, "happy");
+        let (ok, report, all) = probe(&pki, &bad_sim, true);
+        println!("{cert}: {report}");
+        assert!(!ok);
+        assert_eq!(report["error"], class, "{all}");
+        assert!(!all.contains(PATH_TOKEN));
+    }
 
     // HTTPS redirecting to plain HTTP is refused, not followed.
     let (s, _) = post(

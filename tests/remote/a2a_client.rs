@@ -3,10 +3,10 @@
 //! class that says whether the write may have happened.
 
 use argus_sim::{self as sim, CardChange, Fault, Scenario, SimHandle, SimOptions};
-use argus_supervisor::a2a::card::{Dialect, Method};
-use argus_supervisor::a2a::{A2aClient, Compatibility, Endpoint, HttpConfig, OpStatus};
-use argus_supervisor::control::*;
-use argus_supervisor::security::Secret;
+use argus_supervisor_lib::a2a::card::{Dialect, Method};
+use argus_supervisor_lib::a2a::{A2aClient, Compatibility, Endpoint, HttpConfig, OpStatus};
+use argus_supervisor_lib::control::*;
+use argus_supervisor_lib::security::Secret;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -96,17 +96,7 @@ async fn a_full_controlled_lifecycle_goes_through_the_client() {
     let obs = c.status(&task).await.expect("status");
     assert_eq!(obs.state, argus_machines::RemoteState::Working);
     assert!(obs.revision.is_some() && obs.heartbeat_seq.is_some());
-    let ctl = match ctl.renew(&c, &SystemClock, WriteIntent::fresh(), 120).await {
-        RenewOutcome::Renewed(ctl) => ctl,
-        other => panic!("{other:?}"),
-    };
-    let ctl = match ctl
-        .cancel(&c, &SystemClock, WriteIntent::fresh(), &task)
-        .await
-    {
-        WriteResult::Applied(ctl, ()) => ctl,
-        other => panic!("{other:?}"),
-    };
+    let ctl = crate::support::fake::renew_then_cancel(&c, ctl, &task).await;
     assert_eq!(
         c.status(&task).await.expect("status").state,
         argus_machines::RemoteState::Canceled
@@ -400,16 +390,7 @@ async fn without_both_enforcement_flags_the_client_stays_an_observer() {
     let c = client(&sim).await;
     assert!(!c.mutation().enabled);
     assert_eq!(c.compatibility(), Compatibility::QuarantinedPendingReview);
-    match Observer::new("c1", us())
-        .claim(&c, &SystemClock, WriteIntent::fresh(), 120)
-        .await
-    {
-        ClaimOutcome::Refused(
-            _,
-            ClaimRefusal::Remote(RemoteError::CapabilityUnavailable("claim_control")),
-        ) => {}
-        other => panic!("{other:?}"),
-    }
+    crate::support::fake::claim_refused_locally(&c, "c1").await;
     assert!(sim.audit().entries.is_empty(), "no call reached the remote");
     sim.stop().await.expect("stop");
 }

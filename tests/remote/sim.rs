@@ -57,7 +57,7 @@ async fn claim(sim: &SimHandle, campaign: &str, who: &str, request: &str) -> Val
         sim,
         "campaign/claim_control",
         json!({"campaign_id": campaign, "controller_id": who, "ttl_seconds": 60, "request_id": request,
-               "constraints": argus_supervisor::protocol::Constraints::strict_json()}),
+               "constraints": argus_supervisor_lib::protocol::Constraints::strict_json()}),
     )
     .await
 }
@@ -154,7 +154,7 @@ async fn an_expired_lease_cannot_write_and_unknown_campaigns_are_named() {
 #[tokio::test]
 async fn claims_need_the_full_constraints_envelope() {
     let sim = start("happy").await;
-    let mut weaker = argus_supervisor::protocol::Constraints::strict_json();
+    let mut weaker = argus_supervisor_lib::protocol::Constraints::strict_json();
     weaker["merge"] = json!(true);
     for constraints in [Value::Null, weaker, json!({"execution": "remote_only"})] {
         let v = rpc(&sim, "campaign/claim_control", json!({"campaign_id": "c1", "controller_id": US, "ttl_seconds": 60, "request_id": "r", "constraints": constraints})).await;
@@ -324,46 +324,22 @@ async fn bad_input_gets_json_rpc_errors_never_a_panic() {
             .body(body)
             .send()
     };
-    let parse: Value = post("{not json")
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
-    assert_eq!(error_code(&parse), Some(-32700));
-    let invalid: Value = post("{\"method\": \"tasks/get\"}")
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
-    assert_eq!(error_code(&invalid), Some(-32600));
-    let unknown: Value =
-        post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/resubscribe\",\"params\":{}}")
+    // A syntax error, a request that is not one, an unknown method, wrong params, an unknown task.
+    for (body, code) in [
+        ("{not json", -32700),
+        ("{\"method\": \"tasks/get\"}", -32600),
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/resubscribe\",\"params\":{}}", -32601),
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"campaign/claim_control\",\"params\":[1,2]}", -32602),
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"id\":\"task-9999\"}}", -32001),
+    ] {
+        let answer: Value = post(body)
             .await
             .expect("send")
             .json()
             .await
             .expect("json");
-    assert_eq!(error_code(&unknown), Some(-32601));
-    let params: Value = post(
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"campaign/claim_control\",\"params\":[1,2]}",
-    )
-    .await
-    .expect("send")
-    .json()
-    .await
-    .expect("json");
-    assert_eq!(error_code(&params), Some(-32602));
-    let missing: Value = post(
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"id\":\"task-9999\"}}",
-    )
-    .await
-    .expect("send")
-    .json()
-    .await
-    .expect("json");
-    assert_eq!(error_code(&missing), Some(-32001));
+        assert_eq!(error_code(&answer), Some(code), "{body}");
+    }
     // No token, wrong token: 401. The card stays public.
     let no_token = c.post(sim.url()).body("{}").send().await.expect("send");
     assert_eq!(no_token.status(), 401);

@@ -4,7 +4,7 @@
 //! the answers the remote gave, independent of the sim's own checks.
 
 use argus_sim::{Scenario, World};
-use argus_supervisor::protocol::Constraints;
+use argus_supervisor_lib::protocol::Constraints;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

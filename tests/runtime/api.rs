@@ -3,13 +3,13 @@
 
 use crate::support::rig;
 
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::api::{self, ApiState, HealthInfo, PREFIX};
-use argus_supervisor::control::SystemClock;
-use argus_supervisor::runtime::reduce::CountingWake;
-use argus_supervisor::runtime::{Runtime, RuntimeConfig};
-use argus_supervisor::security::Secret;
-use argus_supervisor::store::Store;
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::api::{self, ApiState, HealthInfo, PREFIX};
+use argus_supervisor_lib::control::SystemClock;
+use argus_supervisor_lib::runtime::reduce::CountingWake;
+use argus_supervisor_lib::runtime::{Runtime, RuntimeConfig};
+use argus_supervisor_lib::security::Secret;
+use argus_supervisor_lib::store::Store;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,6 +86,11 @@ impl Rig {
         let status = resp.status().as_u16();
         (status, resp.json().await.unwrap_or(Value::Null))
     }
+
+    /// An authorised action: `POST {path}` with `body`.
+    async fn act(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call(true, path, Some(body), Some(TOKEN)).await
+    }
 }
 
 const PROTECTED: [(bool, &str); 13] = [
@@ -151,21 +156,11 @@ async fn actions_go_through_the_machine_and_forbidden_ones_are_409() {
         400
     );
     let (s, b) = r
-        .call(
-            true,
-            "/campaigns/c1/observe",
-            Some(json!({"objective": "train"})),
-            t,
-        )
+        .act("/campaigns/c1/observe", json!({"objective": "train"}))
         .await;
     assert_eq!((s, b["state"].as_str()), (200, Some("observing.detached")));
     let (s, b) = r
-        .call(
-            true,
-            "/campaigns/c1/submit",
-            Some(json!({"message": "go"})),
-            t,
-        )
+        .act("/campaigns/c1/submit", json!({"message": "go"}))
         .await;
     assert_eq!(s, 409, "submit without the lease");
     assert_eq!(b["error"]["code"], "forbidden_in_state");
@@ -183,12 +178,7 @@ async fn actions_go_through_the_machine_and_forbidden_ones_are_409() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (s, b) = r
-        .call(
-            true,
-            "/campaigns/c1/submit",
-            Some(json!({"message": "go"})),
-            t,
-        )
+        .act("/campaigns/c1/submit", json!({"message": "go"}))
         .await;
     assert_eq!(
         (s, b["state"].as_str()),

@@ -4,14 +4,14 @@
 use crate::support::rig;
 
 use argus_machines::{ControllerId, StateName};
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::bridges::argus::{ArgusConfig, ReviewStatus};
-use argus_supervisor::bridges::link::{ArgusBoard, ArgusWake, Link, LinkConfig};
-use argus_supervisor::control::SystemClock;
-use argus_supervisor::runtime::reduce::AnswerTo;
-use argus_supervisor::runtime::reply::AnswerReply;
-use argus_supervisor::runtime::{OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::store::Store;
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::bridges::argus::{ArgusConfig, ReviewStatus};
+use argus_supervisor_lib::bridges::link::{ArgusBoard, ArgusWake, Link, LinkConfig};
+use argus_supervisor_lib::control::SystemClock;
+use argus_supervisor_lib::runtime::reduce::AnswerTo;
+use argus_supervisor_lib::runtime::reply::AnswerReply;
+use argus_supervisor_lib::runtime::{OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor_lib::store::Store;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -51,7 +51,7 @@ async fn rig(working_argus: bool) -> Rig {
 
 async fn rig_with(
     working_argus: bool,
-    foreman: Option<argus_supervisor::bridges::foreman::Foreman>,
+    foreman: Option<argus_supervisor_lib::bridges::foreman::Foreman>,
     scenario: &str,
 ) -> Rig {
     let sim = rig::audited_sim(scenario).await;
@@ -100,15 +100,7 @@ async fn wait(rt: &Runtime, want: StateName) {
 }
 
 async fn first_attempt_fails(r: &Rig) {
-    r.rt.create("c1", "make the evaluation pass")
-        .await
-        .expect("create");
-    assert!(
-        r.rt.command("c1", OperatorCommand::Claim)
-            .await
-            .expect("claim")
-            .accepted
-    );
+    rig::controlling(&r.rt, "c1", "make the evaluation pass").await;
     assert!(
         r.rt.command(
             "c1",
@@ -140,6 +132,25 @@ fn messages(r: &Rig) -> Vec<String> {
         .iter()
         .map(|m| m["text"].as_str().unwrap_or("").to_string())
         .collect()
+}
+
+/// Wait until the feed has a line that `says`.
+async fn wait_message(r: &Rig, says: impl Fn(&str) -> bool) {
+    rig::wait_until("a feed line", || messages(r).iter().any(|m| says(m))).await
+}
+
+/// After a moment, still one task and the attempt still waiting for a verdict: `why`.
+async fn nothing_executed(r: &Rig, wait_ms: u64, why: &str) {
+    tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+    assert_eq!(
+        r.sim.audit().counters.tasks_per_campaign.get("c1"),
+        Some(&1),
+        "{why}"
+    );
+    assert_eq!(
+        r.rt.state("c1").await,
+        Some(StateName::RemoteTerminalLocalPending)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,24 +197,8 @@ async fn a_merge_decision_is_escalated_and_never_executed() {
     let r = rig(true).await;
     first_attempt_fails(&r).await;
     decide(&r, "d1", serde_json::json!({"decision_id": "d1", "kind": "retry", "objective": "Merge the fix into main and rerun", "reason": "fast path"})).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !messages(&r)
-        .iter()
-        .any(|m| m.contains("outside the mission's authority"))
-    {
-        assert!(Instant::now() < deadline, "{:?}", messages(&r));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(
-        r.sim.audit().counters.tasks_per_campaign.get("c1"),
-        Some(&1),
-        "nothing executed"
-    );
-    assert_eq!(
-        r.rt.state("c1").await,
-        Some(StateName::RemoteTerminalLocalPending)
-    );
+    wait_message(&r, |m| m.contains("outside the mission's authority")).await;
+    nothing_executed(&r, 500, "nothing executed").await;
     assert!(r
         .rt
         .document("c1")
@@ -224,31 +219,22 @@ async fn argus_unavailable_leaves_the_remote_alone_and_says_so_once() {
     })
     .await;
     // Absence cannot be waited for: give a second notice a generous moment to appear.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    nothing_executed(&r, 800, "no new mutation").await;
     let outage: Vec<String> = messages(&r)
         .into_iter()
         .filter(|m| m.starts_with("Argus is unavailable"))
         .collect();
     assert_eq!(outage.len(), 1, "one critical notice: {:?}", messages(&r));
-    assert_eq!(
-        r.sim.audit().counters.tasks_per_campaign.get("c1"),
-        Some(&1),
-        "no new mutation"
-    );
-    assert_eq!(
-        r.rt.state("c1").await,
-        Some(StateName::RemoteTerminalLocalPending)
-    );
 }
 
-fn foreman_saying(action: &str) -> argus_supervisor::bridges::foreman::Foreman {
+fn foreman_saying(action: &str) -> argus_supervisor_lib::bridges::foreman::Foreman {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("argus-foreman-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).expect("dir");
     let bin = dir.join("foreman");
     std::fs::write(&bin, format!("#!/bin/sh\ncat > /dev/null\necho '{{\"action\": \"{action}\", \"reason\": \"r\", \"confidence\": 0.9}}'\n")).expect("write");
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    argus_supervisor::bridges::foreman::Foreman {
+    argus_supervisor_lib::bridges::foreman::Foreman {
         bin,
         timeout: Duration::from_secs(5),
     }
@@ -256,13 +242,7 @@ fn foreman_saying(action: &str) -> argus_supervisor::bridges::foreman::Foreman {
 
 async fn running_with(foreman: &str) -> Rig {
     let r = rig_with(true, Some(foreman_saying(foreman)), "long-noisy").await;
-    r.rt.create("c1", "train").await.expect("create");
-    assert!(
-        r.rt.command("c1", OperatorCommand::Claim)
-            .await
-            .expect("claim")
-            .accepted
-    );
+    rig::controlling(&r.rt, "c1", "train").await;
     assert!(
         r.rt.command("c1", OperatorCommand::Submit { text: None })
             .await
@@ -424,25 +404,9 @@ async fn argus_killed_mid_run_blocks_new_changes_until_it_is_back() {
     }
     std::fs::write(r.argus_home.join("die"), b"").expect("kill switch");
     // Wait until the outage is seen, so the decision below lands while Argus is down.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !messages(&r)
-        .iter()
-        .any(|m| m.starts_with("Argus is unavailable"))
-    {
-        assert!(Instant::now() < deadline, "{:?}", messages(&r));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_message(&r, |m| m.starts_with("Argus is unavailable")).await;
     decide(&r, "d1", serde_json::json!({"decision_id": "d1", "kind": "retry", "objective": "Drop the column step and rerun.", "reason": "r"})).await;
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(
-        r.sim.audit().counters.tasks_per_campaign.get("c1"),
-        Some(&1),
-        "no new mutation while Argus is down"
-    );
-    assert_eq!(
-        r.rt.state("c1").await,
-        Some(StateName::RemoteTerminalLocalPending)
-    );
+    nothing_executed(&r, 800, "no new mutation while Argus is down").await;
     // Back: the child is restarted (with backoff) and the pending decision runs, once.
     std::fs::remove_file(r.argus_home.join("die")).expect("revive");
     wait(&r.rt, StateName::Running).await;

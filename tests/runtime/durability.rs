@@ -4,12 +4,15 @@
 //! per request id in the remote's audit, never only what a well-behaved remote accepted.
 #![cfg(feature = "test-hooks")]
 
-use crate::support::rig::{controlling, sent, wait_state, wait_until as wait_for, Rig};
+use crate::support::rig::{
+    claim, controlling, hold, intervene, sent, submit, submit_held, wait_state,
+    wait_until as wait_for, Rig,
+};
 
 use argus_machines::{BlockReason, Significant, StateName};
 use argus_sim::{Audit, Fault};
-use argus_supervisor::runtime::reduce::CountingWake;
-use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor_lib::runtime::reduce::CountingWake;
+use argus_supervisor_lib::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -30,6 +33,14 @@ async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime {
 
 async fn runtime(rig: &Rig) -> Runtime {
     runtime_with(rig, Duration::from_secs(1)).await
+}
+
+/// A runtime on the sim playing `scenario`, and campaign c1 holding the lease, ready.
+async fn ready(scenario: &str) -> (Rig, Runtime) {
+    let r = rig(scenario).await;
+    let rt = runtime(&r).await;
+    controlling(&rt, "c1", "train").await;
+    (r, rt)
 }
 
 /// Every request id the supervisor sent, with how many `method` calls carried it.
@@ -62,15 +73,6 @@ fn assert_sent_cleanly(audit: &Audit) {
     }
 }
 
-async fn claim(rt: &Runtime, id: &str) {
-    assert!(
-        rt.command(id, OperatorCommand::Claim)
-            .await
-            .expect("claim")
-            .accepted
-    );
-}
-
 /// Create, claim and submit: the campaign's first attempt is running.
 async fn running(rt: &Runtime, id: &str) {
     rt.create(id, "train").await.expect("create");
@@ -94,9 +96,7 @@ fn significant(rt: &Runtime, id: &str) -> Vec<Significant> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     rt.shutdown().await;
     let campaigns = r.store.root().join("campaigns");
     std::fs::copy(campaigns.join("c1.json"), campaigns.join("c1.bak.json")).expect("copy");
@@ -153,9 +153,7 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(confirms(), 1, "one driver confirmed the lease, not two");
     // Submitting now creates exactly one task.
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let audit = r.sim.audit();
@@ -167,9 +165,7 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_cannot_be_persisted_is_never_sent() {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     r.store.faults().fail_writes.store(true, Ordering::SeqCst);
     let reply = rt
         .command("c1", OperatorCommand::Submit { text: None })
@@ -206,18 +202,14 @@ async fn a_write_that_cannot_be_persisted_is_never_sent() {
 // 3 ---------------------------------------------------------------------------------------------
 
 async fn error_after_apply_is_read_back(status: Option<u16>) {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     r.sim.arm(Fault::RpcErrorAfterApply {
         method: "message/send".into(),
         code: Some(-32603),
         status,
         times: Some(1),
     });
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     let audit = r.sim.audit();
     assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
@@ -248,14 +240,7 @@ async fn the_readback_grace_survives_a_restart() {
     let rt = runtime_with(&r, grace).await;
     controlling(&rt, "c1", "train").await;
     // The remote holds the submit for 2.5 s, then applies it; the client gives up after 0.8 s.
-    r.sim.arm(Fault::Delay {
-        method: "message/send".into(),
-        ms: 2_500,
-        times: Some(1),
-    });
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit_held(&r.sim, &rt, "c1", 2_500).await;
     wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
     // The process dies while the request is still held at the remote.
     rt.kill();
@@ -439,9 +424,7 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_torn_event_line_does_not_take_the_next_event_with_it() {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     r.store
         .faults()
         .torn_next_append
@@ -454,7 +437,7 @@ async fn a_torn_event_line_does_not_take_the_next_event_with_it() {
     wait_state(&rt, "c1", StateName::Ready).await;
     let path = r
         .store
-        .events_path(&argus_supervisor::store::CampaignId::parse("c1").expect("id"));
+        .events_path(&argus_supervisor_lib::store::CampaignId::parse("c1").expect("id"));
     let (lines, bad): (Vec<serde_json::Value>, usize) =
         r.store.read_lines(&path).expect("readable");
     assert_eq!(bad, 0, "the torn line was cut before the next append");
@@ -476,11 +459,7 @@ async fn a_claim_in_flight_at_a_crash_is_read_back_not_forgotten() {
     let grace = Duration::from_secs(3);
     let rt = runtime_with(&r, grace).await;
     rt.create("c1", "train").await.expect("create");
-    r.sim.arm(Fault::Delay {
-        method: "campaign/claim_control".into(),
-        ms: 1_500,
-        times: Some(1),
-    });
+    hold(&r.sim, "campaign/claim_control", 1_500);
     let _ = tokio::time::timeout(
         Duration::from_millis(300),
         rt.command("c1", OperatorCommand::Claim),
@@ -497,9 +476,7 @@ async fn a_claim_in_flight_at_a_crash_is_read_back_not_forgotten() {
         .filter(|e| e.method == "campaign/claim_control")
         .count();
     assert_eq!(claims, 1, "resolved by readback, never claimed again");
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     let audit = r.sim.audit();
     assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
@@ -508,17 +485,13 @@ async fn a_claim_in_flight_at_a_crash_is_read_back_not_forgotten() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     // A plain 500 before anything is applied: ambiguous to us, not applied at the remote.
     r.sim.arm(Fault::Http500 {
         method: "message/send".into(),
         times: Some(1),
     });
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit(&rt, "c1").await;
     wait_for("the not-applied readback to be surfaced", || {
         significant(&rt, "c1").iter().any(|s| {
             matches!(
@@ -547,13 +520,9 @@ async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn incompatible_keeps_observing_and_surfaces_material_changes() {
-    let r = rig("happy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("happy").await;
     r.sim.arm(Fault::UnknownState);
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Incompatible).await;
     let before = significant(&rt, "c1").len();
     r.sim.clear_faults();
@@ -579,19 +548,9 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
     let rt = runtime(&r).await;
     controlling(&rt, "c1", "the objective").await;
     // Refused by the state (nothing is running), but its text must not linger.
-    let reply = rt
-        .command(
-            "c1",
-            OperatorCommand::Intervene {
-                text: "intervention text".into(),
-            },
-        )
-        .await
-        .expect("intervene");
+    let reply = intervene(&rt, "c1", "intervention text").await;
     assert!(!reply.accepted);
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     rt.command("c1", OperatorCommand::Release)
         .await
@@ -624,9 +583,7 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn epochs_going_backwards_are_a_critical_notice_with_a_question() {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     rt.command("c1", OperatorCommand::Release)
         .await
         .expect("release");
@@ -672,9 +629,9 @@ fn a_heartbeat_too_large_to_compute_with_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
-    use argus_supervisor::bridges::link::{ArgusBoard, ArgusWake};
-    use argus_supervisor::runtime::reduce::AnswerTo;
-    use argus_supervisor::runtime::reply::AnswerReply;
+    use argus_supervisor_lib::bridges::link::{ArgusBoard, ArgusWake};
+    use argus_supervisor_lib::runtime::reduce::AnswerTo;
+    use argus_supervisor_lib::runtime::reply::AnswerReply;
     let r = rig("long-noisy").await;
     let (wake, _rx) = ArgusWake::new(ArgusBoard::open(r.store.clone()));
     let rt = r.runtime_with(wake.clone(), |_| {}).await;
@@ -721,13 +678,11 @@ async fn an_answer_that_cannot_be_kept_leaves_the_question_pending() {
 /// campaign's next change. A crash before that change restores the same state again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restored_state_is_published_at_once_and_written_with_the_next_change() {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     rt.kill();
     let path = r
         .store
-        .campaign_path(&argus_supervisor::store::validate_campaign_id("c1").expect("id"));
+        .campaign_path(&argus_supervisor_lib::store::validate_campaign_id("c1").expect("id"));
     let on_disk =
         || -> CampaignDoc { r.store.read_doc(&path).expect("readable").expect("present") };
     assert_eq!(on_disk().machine.state, StateName::Ready);
@@ -823,15 +778,16 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
     running(&rt, "c1").await;
-    let from_events =
-        |rt: &Runtime| argus_supervisor::runtime::messages::feed(&rt.events("c1").expect("events"));
+    let from_events = |rt: &Runtime| {
+        argus_supervisor_lib::runtime::messages::feed(&rt.events("c1").expect("events"))
+    };
     wait_for("an event-derived feed message", || {
         !from_events(&rt).is_empty()
     })
     .await;
     rt.kill();
     drop(rt);
-    let id = argus_supervisor::store::validate_campaign_id("c1").expect("id");
+    let id = argus_supervisor_lib::store::validate_campaign_id("c1").expect("id");
     let (messages, events, doc) = (
         r.store.messages_path(&id),
         r.store.events_path(&id),
@@ -839,9 +795,9 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
     );
     let log_before = std::fs::read(&events).expect("log");
     // The newest event-derived message goes, as if the crash came just before it was appended.
-    let derived = argus_supervisor::runtime::messages::feed(
+    let derived = argus_supervisor_lib::runtime::messages::feed(
         &r.store
-            .read_lines::<argus_supervisor::runtime::reduce::EventLine>(&events)
+            .read_lines::<argus_supervisor_lib::runtime::reduce::EventLine>(&events)
             .expect("log")
             .0,
     );
@@ -918,14 +874,12 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
 /// under its id is refused, never written over it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_reads_no_campaign_file_and_a_creation_never_overwrites_one_not_read() {
-    let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
-    controlling(&rt, "c1", "train").await;
+    let (r, rt) = ready("long-noisy").await;
     rt.shutdown().await;
     drop(rt);
     let path = r
         .store
-        .campaign_path(&argus_supervisor::store::validate_campaign_id("c1").expect("id"));
+        .campaign_path(&argus_supervisor_lib::store::validate_campaign_id("c1").expect("id"));
     let on_disk = std::fs::read(&path).expect("c1's file");
     let hourly = || {
         r.runtime_with(Arc::new(CountingWake::default()), |c| {
@@ -953,7 +907,7 @@ async fn a_start_reads_no_campaign_file_and_a_creation_never_overwrites_one_not_
     rt.kill();
     assert!(matches!(
         rt.create("c1", "another objective").await,
-        Err(argus_supervisor::runtime::RuntimeError::Stopped)
+        Err(argus_supervisor_lib::runtime::RuntimeError::Stopped)
     ));
     assert_eq!(std::fs::read(&path).expect("c1's file"), on_disk);
 
@@ -962,7 +916,7 @@ async fn a_start_reads_no_campaign_file_and_a_creation_never_overwrites_one_not_
     assert!(rt.published("c1").is_none());
     assert!(matches!(
         rt.create("c1", "train").await,
-        Err(argus_supervisor::runtime::RuntimeError::Same)
+        Err(argus_supervisor_lib::runtime::RuntimeError::Same)
     ));
     assert_eq!(rt.state("c1").await, Some(StateName::Confirming));
     assert_eq!(

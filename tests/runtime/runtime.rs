@@ -2,12 +2,15 @@
 //! points, and restart recovery from disk. Assertions come from the sim's audit (what the remote
 //! actually saw) and from the persisted documents and event logs.
 
-use crate::support::rig::{controlling, sent, wait_state, wait_until as eventually, Rig};
+use crate::support::rig::{
+    claim, controlling, hold, intervene, sent, submit, submit_held, wait_state,
+    wait_until as eventually, Rig,
+};
 
 use argus_machines::{ControlChange, LossReason, Significant, StateName, Verdict};
 use argus_sim::Fault;
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,12 +32,7 @@ fn classes(rt: &Runtime, id: &str) -> Vec<String> {
 }
 
 async fn claim_and_submit(rt: &Runtime, id: &str) {
-    assert!(
-        rt.command(id, OperatorCommand::Claim)
-            .await
-            .expect("claim")
-            .accepted
-    );
+    claim(rt, id).await;
     wait_state(rt, id, StateName::Ready).await;
     assert!(
         rt.command(
@@ -168,15 +166,7 @@ async fn running_input_required_is_needs_you_and_intervention_resumes() {
         r.wake.wakes.load(Ordering::Relaxed) >= 1
     })
     .await;
-    let reply = rt
-        .command(
-            "c1",
-            OperatorCommand::Intervene {
-                text: "use dataset A".into(),
-            },
-        )
-        .await
-        .expect("intervene");
+    let reply = intervene(&rt, "c1", "use dataset A").await;
     assert!(reply.accepted);
     wait_state(&rt, "c1", StateName::Running).await;
     r.sim.advance(2_000);
@@ -186,16 +176,9 @@ async fn running_input_required_is_needs_you_and_intervention_resumes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
     let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
+    let rt = r.runtime().await;
     controlling(&rt, "c1", "train").await;
-    r.sim.arm(Fault::Delay {
-        method: "message/send".into(),
-        ms: 1_500,
-        times: Some(1),
-    });
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit_held(&r.sim, &rt, "c1", 1_500).await;
     wait_state(&rt, "c1", StateName::Running).await;
     let audit = r.sim.audit();
     assert_eq!(
@@ -216,16 +199,14 @@ async fn a_timeout_after_the_remote_applied_is_read_back_to_exactly_one_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readback_unavailable_stays_ambiguous_and_needs_you() {
     let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
+    let rt = r.runtime().await;
     controlling(&rt, "c1", "train").await;
     r.sim.arm(Fault::RequestStatusUnavailable);
     r.sim.arm(Fault::DropAfterApply {
         method: "message/send".into(),
         times: Some(1),
     });
-    rt.command("c1", OperatorCommand::Submit { text: None })
-        .await
-        .expect("submit");
+    submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
     tokio::time::sleep(Duration::from_millis(1_600)).await;
     assert_eq!(rt.state("c1").await, Some(StateName::AmbiguousWrite));
@@ -492,7 +473,7 @@ async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
 /// Crash at each named point of the pipeline, restart from disk, and check what the remote saw.
 async fn crash_at(point: Option<CrashPoint>) {
     let r = rig("long-noisy").await;
-    let rt = runtime(&r).await;
+    let rt = r.runtime().await;
     controlling(&rt, "c1", "train").await;
     rt.kill();
     drop(rt);
@@ -502,11 +483,7 @@ async fn crash_at(point: Option<CrashPoint>) {
     match point {
         None => {
             // "After the request was sent": the answer is held back; the process dies meanwhile.
-            r.sim.arm(Fault::Delay {
-                method: "message/send".into(),
-                ms: 600,
-                times: Some(1),
-            });
+            hold(&r.sim, "message/send", 600);
             let _ = tokio::time::timeout(
                 Duration::from_millis(200),
                 rt.command("c1", OperatorCommand::Submit { text: None }),
@@ -635,7 +612,7 @@ async fn a_corrupt_campaign_file_is_moved_aside_and_comes_back_without_authority
     drop(rt);
     let path = r
         .store
-        .campaign_path(&argus_supervisor::store::CampaignId::parse("c1").expect("id"));
+        .campaign_path(&argus_supervisor_lib::store::CampaignId::parse("c1").expect("id"));
     std::fs::write(&path, b"{\"schema_version\": 1, \"campaign_id\": \"c1\", \"machine\": {\"state\": \"controlling.run").expect("corrupt");
     let rt = runtime(&r).await;
     // c1's driver reads its file (asked here, before its offset) and decides on it then.
@@ -831,7 +808,7 @@ async fn a_read_never_touches_the_disk_and_never_moves_a_file() {
         .await
         .expect("claim");
     wait_state(&rt, "c1", StateName::Ready).await;
-    let id = argus_supervisor::store::CampaignId::parse("c1").expect("id");
+    let id = argus_supervisor_lib::store::CampaignId::parse("c1").expect("id");
     let file = r.store.campaign_path(&id);
     std::fs::write(&file, b"{ not json").expect("damage the file");
     for _ in 0..20 {

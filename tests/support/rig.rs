@@ -4,11 +4,11 @@
 
 use argus_machines::StateName;
 use argus_sim::{self as sim, Counters, Scenario, SimHandle, SimOptions};
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::control::Clock;
-use argus_supervisor::runtime::reduce::{CountingWake, WakeSink};
-use argus_supervisor::runtime::{CrashPoint, Runtime, RuntimeConfig};
-use argus_supervisor::store::Store;
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::control::Clock;
+use argus_supervisor_lib::runtime::reduce::{CountingWake, WakeSink};
+use argus_supervisor_lib::runtime::{CrashPoint, Runtime, RuntimeConfig};
+use argus_supervisor_lib::store::Store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -212,15 +212,61 @@ pub fn config() -> RuntimeConfig {
 /// Create campaign `id` with `objective`, claim it, and wait until it holds the lease, ready.
 pub async fn controlling(rt: &Runtime, id: &str, objective: &str) {
     rt.create(id, objective).await.expect("create");
+    claim(rt, id).await;
+    wait_state(rt, id, StateName::Ready).await;
+}
+
+/// Claim campaign `id`; the machine takes the command.
+pub async fn claim(rt: &Runtime, id: &str) {
     let reply = rt
-        .command(id, argus_supervisor::runtime::OperatorCommand::Claim)
+        .command(id, argus_supervisor_lib::runtime::OperatorCommand::Claim)
         .await
         .expect("claim");
-    assert!(reply.accepted, "{id}: the claim was granted");
-    wait_state(rt, id, StateName::Ready).await;
+    assert!(reply.accepted, "{id}: the claim was taken");
 }
 
 /// Whether the remote's audit shows at least one `method` call.
 pub fn sent(audit: &argus_sim::Audit, method: &str) -> bool {
     audit.entries.iter().any(|e| e.method == method)
+}
+
+/// Submit on campaign `id` while the remote holds the submit for `ms` before applying it (the
+/// client gives up after 0.8 s: longer holds make the write ambiguous).
+pub async fn submit_held(sim: &AuditedSim, rt: &Runtime, id: &str, ms: u64) {
+    hold(sim, "message/send", ms);
+    submit(rt, id).await;
+}
+
+/// A submit on campaign `id` with the objective's text (whatever the machine makes of it).
+pub async fn submit(rt: &Runtime, id: &str) {
+    rt.command(
+        id,
+        argus_supervisor_lib::runtime::OperatorCommand::Submit { text: None },
+    )
+    .await
+    .expect("submit");
+}
+
+/// An operator's intervention on campaign `id`, and the reply.
+pub async fn intervene(
+    rt: &Runtime,
+    id: &str,
+    text: &str,
+) -> argus_supervisor_lib::runtime::reply::CommandReply {
+    let text = text.into();
+    rt.command(
+        id,
+        argus_supervisor_lib::runtime::OperatorCommand::Intervene { text },
+    )
+    .await
+    .expect("intervene")
+}
+
+/// The remote holds its next `method` call for `ms` before answering (and applying) it.
+pub fn hold(sim: &SimHandle, method: &str, ms: u64) {
+    sim.arm(argus_sim::Fault::Delay {
+        method: method.into(),
+        ms,
+        times: Some(1),
+    });
 }

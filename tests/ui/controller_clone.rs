@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 
 fn duplicate(controller: &Controller) -> Controller {
     controller.clone()

@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 
 async fn twice(controller: Controller, clock: SystemClock) {
     let request = SubmitRequest { text: "x".into(), project: None };

@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 
 async fn attempt(observer: Observer, clock: SystemClock) {
     let request = SubmitRequest { text: "x".into(), project: None };

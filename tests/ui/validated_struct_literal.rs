@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 
 // Nor can a `Validated` be written by hand.
 fn verdict() -> Validated {

@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 
 // A local verdict can be made only by `RemoteTerminalLocalPending::validate`: an observer (or a
 // controller) has no way to produce a `Validated`.

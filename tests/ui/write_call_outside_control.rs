@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 use argus_machines::ControllerId;
 
 async fn side_door(id: ControllerId, request_id: RequestId) {

@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 
 // Request ids are minted only inside `control`: a raw id cannot become a write intent.
 fn intent() -> WriteIntent {

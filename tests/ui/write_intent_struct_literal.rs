@@ -1,4 +1,4 @@
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 
 // Nor by building one by hand.
 fn intent() -> WriteIntent {

@@ -3,7 +3,7 @@
 //! status parsing (Needs you, completion candidate, reviewer verdicts), tool errors, a minimal
 //! child environment, and a missing runtime.
 
-use argus_supervisor::bridges::argus::{
+use argus_supervisor_lib::bridges::argus::{
     mission_text, ArgusClient, ArgusConfig, ArgusError, ReviewStatus,
 };
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 use crate::support::fake as common;
 
 use argus_machines::Policy;
-use argus_supervisor::control::*;
+use argus_supervisor_lib::control::*;
 use common::{FakeRemote, Fault, ManualClock};
 
 const T0: u64 = 1_700_000_000;

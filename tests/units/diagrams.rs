@@ -1,16 +1,21 @@
 //! The generated diagrams: complete, marked, reproducible, and `--check` catches drift.
 
 use argus_machines::StateName;
-use argus_supervisor::diagrams::{check, generate, write, DiagramError};
+use argus_supervisor_lib::diagrams::{check, generate, write, DiagramError, Generated};
+
+/// The content of the generated file `name`.
+fn file<'a>(files: &'a [Generated], name: &str) -> &'a str {
+    &files
+        .iter()
+        .find(|g| g.name == name)
+        .unwrap_or_else(|| panic!("{name} is generated"))
+        .content
+}
 
 #[test]
 fn mermaid_shows_every_state_with_controlling_composite() {
     let files = generate().expect("generate");
-    let mmd = &files
-        .iter()
-        .find(|g| g.name == "campaign.mmd")
-        .expect("mmd")
-        .content;
+    let mmd = file(&files, "campaign.mmd");
     assert!(mmd.starts_with("%% Generated"));
     assert!(mmd.contains("stateDiagram-v2"));
     for composite in ["state Observing {", "state Controlling {", "state Closed {"] {
@@ -24,21 +29,13 @@ fn mermaid_shows_every_state_with_controlling_composite() {
         );
     }
     assert!(mmd.contains("Ready --> Submitting : op_submit, / WRITE Submit"));
-    let dot = &files
-        .iter()
-        .find(|g| g.name == "campaign.dot")
-        .expect("dot")
-        .content;
+    let dot = file(&files, "campaign.dot");
     assert!(dot.contains("subgraph cluster_Controlling"));
     assert!(
         dot.contains("color=\"red\""),
         "write edges are drawn distinctly"
     );
-    let svg = &files
-        .iter()
-        .find(|g| g.name == "campaign.svg")
-        .expect("svg")
-        .content;
+    let svg = file(&files, "campaign.svg");
     assert!(svg.contains("<svg") && svg.contains("AmbiguousWrite"));
 }
 

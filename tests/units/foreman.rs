@@ -1,7 +1,7 @@
 //! The Foreman bridge with fake executables: each directive, one that hangs, one that prints
 //! garbage, one that prints too much, one that fails; the mapping table; bounded input, no secrets.
 
-use argus_supervisor::bridges::foreman::{
+use argus_supervisor_lib::bridges::foreman::{
     hint, Directive, Foreman, ForemanAction, ForemanError, ForemanObservation, Hint,
 };
 use rstest::rstest;

@@ -14,12 +14,12 @@
 use argus_machines::{
     CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId,
 };
-use argus_supervisor::a2a::{A2aClient, HttpConfig};
-use argus_supervisor::control::SystemClock;
-use argus_supervisor::protocol::Dialect;
-use argus_supervisor::runtime::reduce::CountingWake;
-use argus_supervisor::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
-use argus_supervisor::store::{write_atomic, Store};
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::control::SystemClock;
+use argus_supervisor_lib::protocol::Dialect;
+use argus_supervisor_lib::runtime::reduce::CountingWake;
+use argus_supervisor_lib::runtime::{CampaignDoc, OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor_lib::store::{write_atomic, Store};
 use rustix::time::ClockId;
 use serde_json::json;
 use std::io::{BufRead, BufReader};
@@ -181,7 +181,7 @@ pub struct Row {
     pub rss_fixed_mib: f64,
     pub writes_during_unchanged: u64,
     /// Of those, the writes that waited for the disk: none (a renewal writes only its lease
-    /// record, unsynced: see `Journal::persist` and `store::Durability`).
+    /// record, unsynced: see `Ledger::step` and `store::Durability`).
     pub durable_writes_during_unchanged: u64,
     pub wakes_during_unchanged: u64,
     /// A start on the state root the row left, until every driver is spawned and the API's first
@@ -294,8 +294,8 @@ async fn create_tasks(
     for i in 0..n {
         let message_id = uuid::Uuid::new_v4().to_string();
         let text = format!("argus-supervisor bench task {i}");
-        let body = json!({"jsonrpc": "2.0", "id": i, "method": argus_supervisor::protocol::send_method(dialect),
-                          "params": argus_supervisor::a2a::wire::send_params(dialect, &message_id, &text, json!({}))});
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": argus_supervisor_lib::protocol::send_method(dialect),
+                          "params": argus_supervisor_lib::a2a::wire::send_params(dialect, &message_id, &text, json!({}))});
         let v: serde_json::Value = rpc(&http, config, dialect, &body)
             .send()
             .await
@@ -307,7 +307,7 @@ async fn create_tasks(
             .get("result")
             .ok_or_else(|| format!("the remote refused to create a task: {v}"))
             .and_then(|r| {
-                argus_supervisor::a2a::wire::parse_task(r).map_err(|e| {
+                argus_supervisor_lib::a2a::wire::parse_task(r).map_err(|e| {
                     format!(
                         "the remote answered without a task to poll ({}): {v}",
                         e.class()
@@ -633,8 +633,8 @@ async fn floor_round(
         handles.push(tokio::spawn(async move {
             for i in 0..share {
                 let task = &tasks[((w + i * workers) as usize) % tasks.len().max(1)];
-                let body = json!({"jsonrpc": "2.0", "id": i, "method": argus_supervisor::protocol::get_method(dialect),
-                                  "params": argus_supervisor::a2a::wire::get_params(task)});
+                let body = json!({"jsonrpc": "2.0", "id": i, "method": argus_supervisor_lib::protocol::get_method(dialect),
+                                  "params": argus_supervisor_lib::a2a::wire::get_params(task)});
                 let bytes = rpc(&http, &config, dialect, &body)
                     .send()
                     .await
@@ -671,7 +671,7 @@ fn durable_round(store: &Store, k: usize, round: usize) -> Result<(f64, f64), St
     machine.step(&Event::Operator(argus_machines::Command::Observe {
         task: Some(TaskId::new("t")),
     }));
-    let cid = argus_supervisor::store::validate_campaign_id(&id).map_err(|e| e.to_string())?;
+    let cid = argus_supervisor_lib::store::validate_campaign_id(&id).map_err(|e| e.to_string())?;
     let path = store.campaign_path(&cid);
     let events = store.events_path(&cid);
     let feed = store.messages_path(&cid);
@@ -783,7 +783,7 @@ const FLOOR_MIN_POLLS: u64 = 4_000;
 const FLOOR_MAX_POLLS: u64 = 20_000;
 const FOREIGN_FLOOR_MIN_POLLS: u64 = 500;
 /// A lease renewal writes the lease record alone (unsynced); the campaign document carries the
-/// new expiry from its next write (see `Journal::persist`).
+/// new expiry from its next write (see `Ledger::step`).
 pub const WRITES_PER_RENEWAL: u64 = 1;
 /// Below this share of the expected ticks the heartbeat cadence was not kept.
 pub const MIN_TICK_SHARE: f64 = 0.8;

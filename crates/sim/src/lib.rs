@@ -17,7 +17,7 @@ mod world;
 pub use scenario::Scenario;
 pub use world::{Audit, AuditEntry, Counters, World, EXTENSION_URI};
 
-use argus_supervisor::protocol::{ErrorCode, WireLease};
+use argus_supervisor_lib::protocol::{ErrorCode, WireLease};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -321,7 +321,7 @@ impl Shared {
     fn authorized(&self, headers: &HeaderMap) -> bool {
         match &self.token {
             None => true,
-            Some(token) => argus_supervisor::security::presents_token(headers, token),
+            Some(token) => argus_supervisor_lib::security::presents_token(headers, token),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! updates (heartbeat_seq, metrics, stdout) evenly until the next step, without a revision change.
 //! The state of a task at any instant is a pure function of its timeline and its age.
 
-use argus_supervisor::protocol::TaskState;
+use argus_supervisor_lib::protocol::TaskState;
 use serde::Deserialize;
 use std::path::Path;
 

@@ -7,7 +7,7 @@
 use super::scenario::{Scenario, Timeline};
 use super::{CardChange, Fault};
 use argus_machines::RemoteState;
-use argus_supervisor::protocol::{
+use argus_supervisor_lib::protocol::{
     Constraints, ErrorCode, LeaseAnswer, Method, ReleaseAnswer, RequestState, RequestStatusAnswer,
     TaskState, WireLease,
 };
@@ -1154,4 +1154,4 @@ fn artifact_json(
     json!({"artifactId": id, "name": name, "parts": parts, "metadata": {"argus_supervisor": {"campaign_id": campaign}}})
 }
 
-pub use argus_supervisor::time::iso_time;
+pub use argus_supervisor_lib::time::iso_time;

@@ -587,7 +587,7 @@ fn unique_stamp() -> String {
 /// How far a document write waits for the disk. Both levels write the scratch file and swap it in
 /// ([`swap_in`]), so neither a reader reading in one go nor a crash of the process meets a torn
 /// document; they differ in what a power loss may take back. (A renewal writes only its lease
-/// record, unsynced: `Journal::persist`.)
+/// record, unsynced: `Ledger::step`.)
 ///
 /// (There is deliberately no level that fsyncs the file but not the directory: the next write
 /// overwrites the scratch in place, and until the directory is synced that scratch may still be
