@@ -6,7 +6,7 @@
 //! control characters before it reaches the terminal.
 
 use crate::security::{Secret, Untrusted};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Every operator action and read, as the CLI spells them (each is one API route).
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -39,12 +39,50 @@ fn s(v: &Value) -> String {
     }
 }
 
+/// The API at one base URL, with the operator's token (from the environment; never printed).
+struct Api {
+    http: reqwest::Client,
+    root: String,
+    token: Option<Secret>,
+}
+
+impl Api {
+    /// `POST` (an action, with its body) or `GET` one path; the HTTP status's success and the
+    /// JSON answer, or what went wrong reaching it.
+    async fn call(&self, path: &str, body: Option<Value>) -> Result<(bool, Value), String> {
+        let url = format!("{}{path}", self.root);
+        // Actions wait for their outcome on the server (bounded at 30 s); leave room for it.
+        let mut req = match body {
+            Some(body) => self
+                .http
+                .post(&url)
+                .json(&body)
+                .timeout(std::time::Duration::from_secs(45)),
+            None => self
+                .http
+                .get(&url)
+                .timeout(std::time::Duration::from_secs(30)),
+        };
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t.expose());
+        }
+        let resp = req.send().await.map_err(|e| {
+            let why = if e.is_connect() {
+                "connection refused"
+            } else {
+                "request failed"
+            };
+            format!("cannot reach the supervisor API: {why}")
+        })?;
+        let http_ok = resp.status().is_success();
+        Ok((http_ok, resp.json().await.unwrap_or(Value::Null)))
+    }
+}
+
 /// Run one CLI command against the API at `base` (e.g. `http://127.0.0.1:8787`). Returns the text
 /// to print and whether the command succeeded (for an action: whether it was done).
 pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (String, bool) {
     use CampaignsCommand as C;
-    let token = Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN");
-    let root = format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX);
     let http = match reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -52,141 +90,124 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
         Ok(c) => c,
         Err(e) => return (format!("cannot build an HTTP client: {e}"), false),
     };
-    let (method_post, path, body) = match &command {
-        C::List => (false, "/campaigns".to_string(), None),
-        C::Show { id } => (false, format!("/campaigns/{id}"), None),
-        C::Events { id } => (false, format!("/campaigns/{id}/events"), None),
-        C::Messages { id } => (false, format!("/campaigns/{id}/messages"), None),
-        C::Watch { id } => return watch(&http, &root, token.as_ref(), id, as_json).await,
-        C::Act(verb) => (
-            true,
-            format!("/campaigns/{}/{}", verb.id(), verb.name()),
-            Some(verb.body()),
-        ),
+    let api = Api {
+        http,
+        root: format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX),
+        token: Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN"),
     };
-    let url = format!("{root}{path}");
-    // Actions wait for their outcome on the server (bounded at 30 s); leave room for it.
-    let mut req = if method_post {
-        http.post(&url)
-            .json(&body.unwrap_or(json!({})))
-            .timeout(std::time::Duration::from_secs(45))
-    } else {
-        http.get(&url).timeout(std::time::Duration::from_secs(30))
-    };
-    if let Some(t) = &token {
-        req = req.bearer_auth(t.expose());
-    }
-    let resp = match req.send().await {
-        Ok(r) => r,
-        Err(e) => {
-            return (
-                format!(
-                    "cannot reach the supervisor API: {}",
-                    if e.is_connect() {
-                        "connection refused"
-                    } else {
-                        "request failed"
-                    }
-                ),
-                false,
-            )
+    let (path, render): (String, fn(&Value) -> String) = match &command {
+        C::Watch { id } => return watch(&api, id, as_json).await,
+        C::Act(verb) => {
+            let path = format!("/campaigns/{}/{}", verb.id(), verb.name());
+            return match api.call(&path, Some(verb.body())).await {
+                // An action succeeded only when it was done.
+                Ok((_, v)) if as_json => (pretty(&v), v["outcome"] == "done"),
+                Ok((_, v)) => action_line(&v),
+                Err(e) => (e, false),
+            };
         }
+        C::List => ("/campaigns".into(), list),
+        C::Show { id } => (format!("/campaigns/{id}"), show),
+        C::Events { id } => (format!("/campaigns/{id}/events"), events),
+        C::Messages { id } => (format!("/campaigns/{id}/messages"), messages),
     };
-    let http_ok = resp.status().is_success();
-    let v: Value = resp.json().await.unwrap_or(Value::Null);
-    // An action succeeded only when it was done; reads when they answered.
-    let ok = if method_post {
-        v["outcome"] == "done"
+    match api.call(&path, None).await {
+        Ok((ok, v)) if as_json => (pretty(&v), ok),
+        Ok((true, v)) => (render(&v), true),
+        Ok((false, v)) => (error_line(&v, "request failed"), false),
+        Err(e) => (e, false),
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// `error (<code>): <message>`, from the API's error answer.
+fn error_line(v: &Value, otherwise: &str) -> String {
+    let msg = v
+        .pointer("/error/message")
+        .map(s)
+        .unwrap_or_else(|| otherwise.into());
+    let code = v
+        .pointer("/error/code")
+        .map(s)
+        .unwrap_or_else(|| "error".into());
+    format!("error ({code}): {msg}")
+}
+
+/// An action's answer in one line (with the lease it left, if any), and whether it was done.
+fn action_line(v: &Value) -> (String, bool) {
+    let ok = v["outcome"] == "done";
+    let message = v["message"]
+        .as_str()
+        .or_else(|| v.pointer("/error/message").and_then(Value::as_str))
+        .map(clean)
+        .unwrap_or_else(|| format!("{}: {}", s(&v["outcome"]), s(&v["state"])));
+    let line = if ok {
+        message
     } else {
-        http_ok
-    };
-    if as_json {
-        return (serde_json::to_string_pretty(&v).unwrap_or_default(), ok);
-    }
-    if method_post {
-        let message = v["message"]
-            .as_str()
-            .or_else(|| v.pointer("/error/message").and_then(Value::as_str))
-            .map(clean)
-            .unwrap_or_else(|| format!("{}: {}", s(&v["outcome"]), s(&v["state"])));
-        let line = if ok {
-            message
-        } else {
-            let code = v
-                .pointer("/error/code")
-                .or_else(|| v.get("outcome"))
-                .map(s)
-                .unwrap_or_else(|| "error".into());
-            format!("error ({code}): {message}")
-        };
-        let lease = v
-            .get("lease")
-            .map(|l| {
-                format!(
-                    " (lease epoch {}, expires at {})",
-                    s(&l["epoch"]),
-                    s(&l["expires_at"])
-                )
-            })
-            .unwrap_or_default();
-        return (format!("{line}{lease}\n"), ok);
-    }
-    if !http_ok {
-        let msg = v
-            .pointer("/error/message")
-            .map(s)
-            .unwrap_or_else(|| "request failed".into());
         let code = v
             .pointer("/error/code")
+            .or_else(|| v.get("outcome"))
             .map(s)
             .unwrap_or_else(|| "error".into());
-        return (format!("error ({code}): {msg}"), false);
-    }
-    let text = match command {
-        C::List => {
-            let mut out = format!(
-                "{:<28} {:<32} {:>8} {:<14} {}\n",
-                "CAMPAIGN", "STATE", "ATTEMPTS", "TASK", "QUESTION"
-            );
-            for c in v["campaigns"].as_array().cloned().unwrap_or_default() {
-                out.push_str(&format!(
-                    "{:<28} {:<32} {:>8} {:<14} {}\n",
-                    s(&c["campaign_id"]),
-                    s(&c["state"]),
-                    c["attempts"].as_u64().unwrap_or(0),
-                    s(&c["remote_task_id"]),
-                    if c["pending_question"].is_null() {
-                        "-"
-                    } else {
-                        "yes"
-                    },
-                ));
-            }
-            out
-        }
-        C::Show { .. } => show(&v),
-        C::Events { .. } => {
-            let mut out = String::new();
-            for e in v["events"].as_array().cloned().unwrap_or_default() {
-                out.push_str(&format!(
-                    "{} {} {}\n",
-                    s(&e["at"]),
-                    s(&e["event"]["type"]),
-                    clean(&e["event"].to_string())
-                ));
-            }
-            out
-        }
-        C::Messages { .. } => {
-            let mut out = String::new();
-            for m in v["messages"].as_array().cloned().unwrap_or_default() {
-                out.push_str(&format!("[{}] {}\n", s(&m["kind"]), s(&m["text"])));
-            }
-            out
-        }
-        _ => String::new(),
+        format!("error ({code}): {message}")
     };
-    (text, ok)
+    let lease = v
+        .get("lease")
+        .map(|l| {
+            format!(
+                " (lease epoch {}, expires at {})",
+                s(&l["epoch"]),
+                s(&l["expires_at"])
+            )
+        })
+        .unwrap_or_default();
+    (format!("{line}{lease}\n"), ok)
+}
+
+fn list(v: &Value) -> String {
+    let mut out = format!(
+        "{:<28} {:<32} {:>8} {:<14} {}\n",
+        "CAMPAIGN", "STATE", "ATTEMPTS", "TASK", "QUESTION"
+    );
+    for c in v["campaigns"].as_array().cloned().unwrap_or_default() {
+        out.push_str(&format!(
+            "{:<28} {:<32} {:>8} {:<14} {}\n",
+            s(&c["campaign_id"]),
+            s(&c["state"]),
+            c["attempts"].as_u64().unwrap_or(0),
+            s(&c["remote_task_id"]),
+            if c["pending_question"].is_null() {
+                "-"
+            } else {
+                "yes"
+            },
+        ));
+    }
+    out
+}
+
+fn events(v: &Value) -> String {
+    let mut out = String::new();
+    for e in v["events"].as_array().cloned().unwrap_or_default() {
+        out.push_str(&format!(
+            "{} {} {}\n",
+            s(&e["at"]),
+            s(&e["event"]["type"]),
+            clean(&e["event"].to_string())
+        ));
+    }
+    out
+}
+
+fn messages(v: &Value) -> String {
+    let mut out = String::new();
+    for m in v["messages"].as_array().cloned().unwrap_or_default() {
+        out.push_str(&format!("[{}] {}\n", s(&m["kind"]), s(&m["text"])));
+    }
+    out
 }
 
 fn show(v: &Value) -> String {
@@ -246,16 +267,12 @@ fn show(v: &Value) -> String {
 }
 
 /// Follow the feed's server-sent events, printing each line, until the campaign closes.
-async fn watch(
-    http: &reqwest::Client,
-    root: &str,
-    token: Option<&Secret>,
-    id: &str,
-    as_json: bool,
-) -> (String, bool) {
+async fn watch(api: &Api, id: &str, as_json: bool) -> (String, bool) {
     use std::io::Write;
-    let mut req = http.get(format!("{root}/campaigns/{id}/messages/stream"));
-    if let Some(t) = token {
+    let mut req = api
+        .http
+        .get(format!("{}/campaigns/{id}/messages/stream", api.root));
+    if let Some(t) = &api.token {
         req = req.bearer_auth(t.expose());
     }
     let mut resp = match req.send().await {
@@ -305,6 +322,7 @@ async fn watch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn remote_text_reaches_the_terminal_without_control_characters() {
