@@ -1,31 +1,13 @@
-//! Test helpers: an in-memory remote that enforces leases like a correct OpenTraining, and a manual
-//! clock. In-process fakes are for these unit-level tests only; the simulated remote over real HTTP
-//! serves the integration tests.
+//! Test helpers: an in-memory remote that enforces leases like a correct OpenTraining. In-process
+//! fakes are for these unit-level tests only; the simulated remote over real HTTP serves the
+//! integration tests.
 #![allow(dead_code)]
 
+use super::clock::TestClock;
 use argus_machines::{ControllerId, Observation, RemoteState, TaskId};
 use argus_supervisor_lib::control::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-#[derive(Clone, Default)]
-pub struct ManualClock(pub Arc<AtomicU64>);
-
-impl ManualClock {
-    pub fn at(now: u64) -> Self {
-        ManualClock(Arc::new(AtomicU64::new(now)))
-    }
-    pub fn advance(&self, secs: u64) {
-        self.0.fetch_add(secs, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 /// How the fake answers writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -57,11 +39,11 @@ pub struct State {
 #[derive(Clone)]
 pub struct FakeRemote {
     pub state: Arc<Mutex<State>>,
-    pub clock: ManualClock,
+    pub clock: TestClock,
 }
 
 impl FakeRemote {
-    pub fn new(clock: ManualClock) -> Self {
+    pub fn new(clock: TestClock) -> Self {
         let state = State {
             readback_available: true,
             ..State::default()

@@ -16,26 +16,7 @@ use std::time::{Duration, Instant};
 /// How long any wait of the runtime tests gives a condition before it fails the test.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-/// The system clock plus an offset (seconds) the test can move: the supervisor's notion of now.
-#[derive(Default)]
-pub struct TestClock(pub AtomicU64);
-
-impl TestClock {
-    /// Move the supervisor's now to `secs` past the system clock.
-    pub fn set_offset(&self, secs: u64) {
-        self.0.store(secs, Ordering::SeqCst);
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> u64 {
-        let real = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        real + self.0.load(Ordering::SeqCst)
-    }
-}
+pub use super::clock::TestClock;
 
 /// The in-process rig: the audited sim, a fresh state root, the test clock and a counting wake.
 pub struct Rig {
@@ -121,19 +102,10 @@ pub async fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
     }
 }
 
-/// Judge the supervisor by what it sent: no submit resent under the same request id, no write it
-/// should have known was stale (and the remote's own self-check: no stale write accepted).
+/// Judge the supervisor by what it sent ([`super::procs::assert_supervisor_clean`]).
 pub fn assert_supervisor_clean(c: &Counters) {
-    assert_eq!(
-        c.repeated_submits, 0,
-        "a submit was sent twice under one request id: {:?}",
-        c.submits_per_request_id
-    );
-    assert_eq!(
-        c.known_stale_writes, 0,
-        "the supervisor sent a write it should have known was stale"
-    );
-    assert_eq!(c.stale_or_expired_accepted, 0);
+    let counters = serde_json::to_value(c).expect("counters");
+    super::procs::assert_supervisor_clean(&serde_json::json!({ "counters": counters }));
 }
 
 /// The sim, audited when the test ends (unless it already failed): every runtime test asserts

@@ -2,9 +2,10 @@
 
 use crate::support::fake as common;
 
+use crate::support::clock::TestClock;
 use argus_machines::Policy;
 use argus_supervisor_lib::control::*;
-use common::{FakeRemote, Fault, ManualClock};
+use common::{FakeRemote, Fault};
 
 const T0: u64 = 1_700_000_000;
 
@@ -19,7 +20,7 @@ fn request() -> SubmitRequest {
     }
 }
 
-async fn controller(remote: &FakeRemote, clock: &ManualClock) -> Controller {
+async fn controller(remote: &FakeRemote, clock: &TestClock) -> Controller {
     match Observer::new("c1", us())
         .claim(remote, clock, WriteIntent::fresh(), 600)
         .await
@@ -31,7 +32,7 @@ async fn controller(remote: &FakeRemote, clock: &ManualClock) -> Controller {
 
 #[tokio::test]
 async fn claim_submit_renew_release() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     assert_eq!(c.lease().epoch, 1);
@@ -58,7 +59,7 @@ async fn claim_submit_renew_release() {
 
 #[tokio::test]
 async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.take_over("loopx-local");
@@ -98,7 +99,7 @@ async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
 
 #[tokio::test]
 async fn expired_token_refuses_locally_without_sending() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     clock.advance(600 - Policy::default().expiry_margin);
@@ -121,7 +122,7 @@ async fn expired_token_refuses_locally_without_sending() {
 
 #[tokio::test]
 async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     let last = c.lease().clone();
@@ -152,7 +153,7 @@ async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
 
 #[tokio::test]
 async fn timeout_before_send_is_a_plain_rejection_keeping_control() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.with(|s| s.fault = Fault::Unreachable);
@@ -167,7 +168,7 @@ async fn timeout_before_send_is_a_plain_rejection_keeping_control() {
 
 #[tokio::test]
 async fn readback_unavailable_stays_ambiguous() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.with(|s| {
@@ -196,7 +197,7 @@ async fn readback_unavailable_stays_ambiguous() {
 
 #[tokio::test]
 async fn restart_confirm_refuses_a_lease_that_moved_on() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     let persisted = c.lease().clone();
@@ -213,7 +214,7 @@ async fn restart_confirm_refuses_a_lease_that_moved_on() {
 
 #[tokio::test]
 async fn a_grant_below_the_fencing_floor_is_refused() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let observer = Observer::new("c1", us()).with_epoch_floor(7);
     match observer
@@ -227,7 +228,7 @@ async fn a_grant_below_the_fencing_floor_is_refused() {
 
 #[tokio::test]
 async fn the_disconnected_transport_never_grants() {
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     match Observer::new("c1", us())
         .claim(&Disconnected, &clock, WriteIntent::fresh(), 600)
         .await
@@ -245,7 +246,7 @@ async fn the_token_is_the_typestate_of_every_explored_state() {
     use argus_machines::{explore::explore, CampaignMachine, StateName};
     let exploration = explore();
     let mut seen = std::collections::BTreeSet::new();
-    let clock = ManualClock::at(T0);
+    let clock = TestClock::at(T0);
     for t in &exploration.transitions {
         for record in [&t.from, &t.to] {
             let name = record.state.state_name();
