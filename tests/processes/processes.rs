@@ -195,20 +195,12 @@ fn state(port: u16, id: &str) -> Option<String> {
 }
 
 fn wait_state(port: u16, id: &str, want: &[&str]) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(s) = state(port, id) {
-            if want.contains(&s.as_str()) {
-                return s;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{id} never reached {want:?} (now {:?})",
-            state(port, id)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut now = None;
+    procs::wait_for(&format!("{id} to reach one of {want:?}"), 30, || {
+        now = state(port, id);
+        now.as_deref().is_some_and(|s| want.contains(&s))
+    });
+    now.unwrap_or_default()
 }
 
 fn audit(sim_url: &str) -> Value {
