@@ -65,12 +65,15 @@ pub struct ApiState {
     pub argus: Option<Arc<crate::bridges::link::ArgusBoard>>,
 }
 
+/// Every API answer's shape, errors included, is a verb's [`verbs::Reply`].
+impl IntoResponse for verbs::Reply {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
 fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    (
-        status,
-        Json(json!({"error": {"code": code, "message": message.into()}})),
-    )
-        .into_response()
+    verbs::Reply::error(status, code, message).into_response()
 }
 
 async fn auth(State(state): State<Arc<ApiState>>, request: Request, next: Next) -> Response {
@@ -227,8 +230,7 @@ async fn status(State(s): State<Arc<ApiState>>) -> Response {
 }
 
 fn runtime_error(e: RuntimeError) -> Response {
-    let reply = verbs::Reply::runtime(e);
-    (reply.status, Json(reply.body)).into_response()
+    verbs::Reply::runtime(e).into_response()
 }
 
 async fn campaigns(State(s): State<Arc<ApiState>>) -> Response {
@@ -373,8 +375,7 @@ async fn messages(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
 fn actions() -> Router<Arc<ApiState>> {
     verbs::NAMES.into_iter().fold(Router::new(), |r, name| {
         let act = move |State(s): State<Arc<ApiState>>, Path(id): Path<String>, body: Bytes| async move {
-            let reply = verbs::act(&s.runtime, name, id, &body).await;
-            (reply.status, Json(reply.body)).into_response()
+            verbs::act(&s.runtime, name, id, &body).await.into_response()
         };
         r.route(&format!("/campaigns/{{id}}/{name}"), post(act))
     })

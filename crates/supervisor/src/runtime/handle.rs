@@ -100,15 +100,8 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
         rx: mpsc::Receiver<Box<Input>>,
         crash: Option<CrashPoint>,
     ) -> (DriverTask, Snapshot) {
-        #[allow(unused_mut)]
-        let (mut driver, snapshot) =
-            driver::Driver::new(shared, self.0.clone(), id, machine, doc, None);
-        #[cfg(feature = "test-hooks")]
-        {
-            driver.crash = crash;
-        }
-        #[cfg(not(feature = "test-hooks"))]
-        let _ = crash;
+        let (driver, snapshot) =
+            driver::Driver::new(shared, self.0.clone(), id, machine, doc, None, crash);
         (tokio::spawn(driver.run(vec![], rx, None, None)), snapshot)
     }
 

@@ -75,12 +75,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// The ledger of a campaign about to be driven, around its document as read. Answers whether
-    /// the machine's restored record differs from the document's, so the restored state must be
-    /// published before anything else happens (it reaches the disk with the campaign's next
-    /// change: a restore only ever takes authority away, and the record on disk restores the same
-    /// way at every start, so a crash before that write loses nothing).
-    pub fn open(machine: &CampaignMachine, doc: Arc<CampaignDoc>) -> (Ledger, bool) {
+    /// The ledger of a campaign about to be driven, around its document as read, holding the
+    /// machine's restored record: the restored state is published before anything else happens
+    /// and reaches the disk with the campaign's next change (a restore only ever takes authority
+    /// away, and the record on disk restores the same way at every start, so a crash before that
+    /// write loses nothing).
+    pub fn open(machine: &CampaignMachine, doc: Arc<CampaignDoc>) -> Ledger {
         let mut ledger = Ledger {
             doc,
             unpublished: false,
@@ -90,11 +90,10 @@ impl Ledger {
             lease_file: machine.held_lease().cloned(),
         };
         let record = machine.record();
-        let restored = record != ledger.doc.machine;
-        if restored {
+        if record != ledger.doc.machine {
             ledger.record(record);
         }
-        (ledger, restored)
+        ledger
     }
 
     pub fn doc(&self) -> &CampaignDoc {
@@ -501,8 +500,12 @@ mod tests {
     /// A ledger around a fresh campaign's document, published.
     fn ledger(m: &CampaignMachine) -> Ledger {
         let doc = Arc::new(CampaignDoc::new(m, "train", NOW));
-        let (mut l, restored) = Ledger::open(m, doc);
-        assert!(!restored, "a fresh document holds the machine's record");
+        let mut l = Ledger::open(m, doc);
+        assert_eq!(
+            l.doc().machine,
+            m.record(),
+            "a fresh document holds the machine's record"
+        );
         l.publish();
         l
     }
@@ -662,7 +665,7 @@ mod tests {
         }
         let mut doc = CampaignDoc::new(&m, "train", NOW);
         doc.feed_written = 1;
-        let (mut l, _) = Ledger::open(&m, Arc::new(doc));
+        let mut l = Ledger::open(&m, Arc::new(doc));
         let backlog = l.resume(&log);
         assert_eq!(backlog.len(), 1, "{backlog:?}");
         assert!(matches!(&backlog[0], Write::Feed { derived: true, .. }));

@@ -107,7 +107,7 @@ impl Journal {
         doc: CampaignDoc,
         snapshot: Option<Snapshot>,
     ) -> (Journal, Snapshot) {
-        let (mut ledger, _restored) = Ledger::open(machine, Arc::new(doc));
+        let mut ledger = Ledger::open(machine, Arc::new(doc));
         let published = ledger.publish();
         let snapshot = match snapshot {
             Some(s) => {

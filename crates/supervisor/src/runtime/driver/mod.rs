@@ -59,7 +59,7 @@ pub struct Driver<T: Transport + 'static> {
     text: Option<String>,
     /// Where to stop dead (crash tests; compiled with `test-hooks` only).
     #[cfg(feature = "test-hooks")]
-    pub(super) crash: Option<CrashPoint>,
+    crash: Option<CrashPoint>,
     jitter_seed: u64,
     /// The last step of this input could not be persisted (reset per input).
     storage_failed: bool,
@@ -78,7 +78,10 @@ impl<T: Transport + 'static> Driver<T> {
         machine: CampaignMachine,
         doc: CampaignDoc,
         snapshot: Option<Snapshot>,
+        crash: Option<CrashPoint>,
     ) -> (Self, Snapshot) {
+        #[cfg(not(feature = "test-hooks"))]
+        let _ = crash;
         let jitter_seed = pacing::seed(&id);
         let (journal, snapshot) = Journal::open(id, &machine, doc, snapshot);
         let driver = Driver {
@@ -90,7 +93,7 @@ impl<T: Transport + 'static> Driver<T> {
             remote,
             text: None,
             #[cfg(feature = "test-hooks")]
-            crash: None,
+            crash,
             jitter_seed,
             storage_failed: false,
             refusal: None,

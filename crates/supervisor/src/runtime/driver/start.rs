@@ -51,13 +51,6 @@ pub(crate) async fn recovered<T: Transport + 'static>(
     };
     // Taken at its offset, the first step is due now; taken early by an input, at the offset.
     let first = if input.is_some() { at } else { Instant::now() };
-    #[allow(unused_mut)]
-    let (mut driver, _) = Driver::new(shared, remote, id, machine, doc, Some(snapshot));
-    #[cfg(feature = "test-hooks")]
-    {
-        driver.crash = crash;
-    }
-    #[cfg(not(feature = "test-hooks"))]
-    let _ = crash;
+    let (driver, _) = Driver::new(shared, remote, id, machine, doc, Some(snapshot), crash);
     driver.run(entry, rx, Some(first), input).await
 }
