@@ -14,6 +14,7 @@
 //! running them again after a restore is safe. Everything else is emitted on the transition itself.
 
 use crate::model::*;
+use crate::StateName;
 use statig::prelude::*;
 
 /// The effects of one step, collected by the handlers.
@@ -126,7 +127,7 @@ impl Campaign {
             Event::PollFailed(condition) => {
                 let failures = 1;
                 self.maybe_unavailable(context, failures, *condition);
-                Transition(State::remote_unavailable(task.clone(), failures))
+                Transition(Self::failed_read_state(task, failures, *condition))
             }
             Event::Tick { .. } => {
                 context.push(Action::Poll { task: task.clone() });
@@ -145,6 +146,15 @@ impl Campaign {
         context.push(Action::Poll { task: task.clone() });
     }
 
+    /// Where a watched task goes when its read fails: the remote saying it has no such task is
+    /// not an outage, and is named as what it is.
+    fn failed_read_state(task: &TaskId, failures: u32, condition: RemoteCondition) -> State {
+        match condition {
+            RemoteCondition::TaskNotFound => State::task_not_found(task.clone(), failures),
+            _ => State::remote_unavailable(task.clone(), failures),
+        }
+    }
+
     /// The remote cannot be reached; the campaign is retained and reads are retried with backoff.
     #[state(superstate = "observing")]
     fn remote_unavailable(
@@ -155,11 +165,60 @@ impl Campaign {
         event: &Event,
     ) -> Outcome<State> {
         match event {
+            Event::PollFailed(condition) => self.failed_again(
+                context,
+                task,
+                failures,
+                *condition,
+                StateName::RemoteUnavailable,
+            ),
+            _ => self.reread(context, task, event),
+        }
+    }
+
+    /// The remote says it has no such task (A2A -32001): reachable, but the task is not there.
+    /// Read again with backoff (a remote restoring its store may find it); a person decides
+    /// whether the campaign watches the right task.
+    #[state(superstate = "observing")]
+    fn task_not_found(
+        &mut self,
+        context: &mut Effects,
+        task: &mut TaskId,
+        failures: &mut u32,
+        event: &Event,
+    ) -> Outcome<State> {
+        match event {
             Event::PollFailed(condition) => {
-                *failures = failures.saturating_add(1);
-                self.maybe_unavailable(context, *failures, *condition);
-                Handled
+                self.failed_again(context, task, failures, *condition, StateName::TaskNotFound)
             }
+            _ => self.reread(context, task, event),
+        }
+    }
+
+    /// Another failed read of a task whose reads fail: counted (the outage goes on, whatever its
+    /// kind), surfaced once, and the state named by what the remote said.
+    fn failed_again(
+        &mut self,
+        context: &mut Effects,
+        task: &TaskId,
+        failures: &mut u32,
+        condition: RemoteCondition,
+        here: StateName,
+    ) -> Outcome<State> {
+        *failures = failures.saturating_add(1);
+        self.maybe_unavailable(context, *failures, condition);
+        let next = Self::failed_read_state(task, *failures, condition);
+        if next.state_name() == here {
+            Handled
+        } else {
+            Transition(next)
+        }
+    }
+
+    /// What a task whose reads failed does with anything but another failure: poll on each
+    /// tick, go back to watching on a reading, pause on request.
+    fn reread(&mut self, context: &mut Effects, task: &TaskId, event: &Event) -> Outcome<State> {
+        match event {
             Event::Tick { .. } => {
                 context.push(Action::Poll { task: task.clone() });
                 Handled
@@ -1367,8 +1426,12 @@ impl Campaign {
                 if !lease.usable_at(*now, self.policy.expiry_margin) {
                     return lost(self, context, lease, LossReason::Expired);
                 }
+                // Authority is confirmed every heartbeat: by the renewal when one is due, else
+                // by reading who holds the lease, so a takeover is seen within one heartbeat.
                 if lease.expires_at - now <= self.policy.renew_ahead {
                     context.push(Action::Renew { epoch: lease.epoch });
+                } else {
+                    context.push(Action::ReadControl);
                 }
                 if let Some(t) = task {
                     context.push(Action::Poll { task: t.clone() });

@@ -157,6 +157,13 @@ pub fn representative_states() -> Vec<(State, Memory)> {
             m.clone(),
         ),
         (
+            State::TaskNotFound {
+                task: task(1),
+                failures: 1,
+            },
+            m.clone(),
+        ),
+        (
             State::Claiming {
                 task: Some(task(1)),
                 request_id: req("1"),
@@ -548,7 +555,9 @@ fn key(m: &CampaignMachine, seen: &Witnessed) -> (CampaignRecord, Witnessed) {
     r.memory.attempts = r.memory.attempts.min(1);
     r.memory.last_seen = None;
     r.memory.finished.sort();
-    if let StateRecord::RemoteUnavailable { failures, .. } = &mut r.state {
+    if let StateRecord::RemoteUnavailable { failures, .. }
+    | StateRecord::TaskNotFound { failures, .. } = &mut r.state
+    {
         *failures = (*failures).min(policy().unavailable_threshold + 1);
     }
     (r, seen.clone())

@@ -17,6 +17,7 @@ impl State {
             State::Detached {} => StateName::Detached,
             State::Watching { .. } => StateName::Watching,
             State::RemoteUnavailable { .. } => StateName::RemoteUnavailable,
+            State::TaskNotFound { .. } => StateName::TaskNotFound,
             State::Claiming { .. } => StateName::Claiming,
             State::Confirming { .. } => StateName::Confirming,
             State::Ready { .. } => StateName::Ready,
@@ -209,7 +210,9 @@ impl CampaignMachine {
     pub fn next_deadline(&self) -> Deadline {
         let lease = self.held_lease();
         let failures = match self.sm.state() {
-            State::RemoteUnavailable { failures, .. } => *failures,
+            State::RemoteUnavailable { failures, .. } | State::TaskNotFound { failures, .. } => {
+                *failures
+            }
             _ if lease.is_some() => 0,
             _ => self.memory().read_failures,
         };

@@ -15,6 +15,9 @@ pub enum StateName {
     /// Reads fail; retrying read-only with backoff.
     #[serde(rename = "observing.remote_unavailable")]
     RemoteUnavailable,
+    /// The remote says it has no such task: not an outage; read again with backoff.
+    #[serde(rename = "observing.task_not_found")]
+    TaskNotFound,
     /// A claim is in flight (or being read back).
     #[serde(rename = "observing.claiming")]
     Claiming,
@@ -89,10 +92,11 @@ impl Superstate {
 
 impl StateName {
     /// Every state, in drawing order.
-    pub const ALL: [StateName; 19] = [
+    pub const ALL: [StateName; 20] = [
         StateName::Detached,
         StateName::Watching,
         StateName::RemoteUnavailable,
+        StateName::TaskNotFound,
         StateName::Claiming,
         StateName::Confirming,
         StateName::Ready,
@@ -117,6 +121,7 @@ impl StateName {
             StateName::Detached => "Detached",
             StateName::Watching => "Watching",
             StateName::RemoteUnavailable => "RemoteUnavailable",
+            StateName::TaskNotFound => "TaskNotFound",
             StateName::Claiming => "Claiming",
             StateName::Confirming => "Confirming",
             StateName::Ready => "Ready",
@@ -150,6 +155,7 @@ impl StateName {
             StateName::Detached
             | StateName::Watching
             | StateName::RemoteUnavailable
+            | StateName::TaskNotFound
             | StateName::Claiming
             | StateName::Confirming => Some(Superstate::Observing),
             StateName::Ready

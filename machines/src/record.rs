@@ -45,6 +45,8 @@ pub enum StateRecord {
     Watching { task: TaskId },
     #[serde(rename = "observing.remote_unavailable")]
     RemoteUnavailable { task: TaskId, failures: u32 },
+    #[serde(rename = "observing.task_not_found")]
+    TaskNotFound { task: TaskId, failures: u32 },
     #[serde(rename = "observing.claiming")]
     Claiming {
         task: Option<TaskId>,
@@ -118,6 +120,7 @@ impl StateRecord {
             StateRecord::Detached {} => StateName::Detached,
             StateRecord::Watching { .. } => StateName::Watching,
             StateRecord::RemoteUnavailable { .. } => StateName::RemoteUnavailable,
+            StateRecord::TaskNotFound { .. } => StateName::TaskNotFound,
             StateRecord::Claiming { .. } => StateName::Claiming,
             StateRecord::Confirming { .. } => StateName::Confirming,
             StateRecord::Ready { .. } => StateName::Ready,
@@ -162,6 +165,7 @@ impl StateRecord {
         match self {
             StateRecord::Watching { task }
             | StateRecord::RemoteUnavailable { task, .. }
+            | StateRecord::TaskNotFound { task, .. }
             | StateRecord::Running { task, .. }
             | StateRecord::AwaitingInput { task, .. }
             | StateRecord::Cancelling { task, .. }
@@ -271,6 +275,7 @@ impl From<State> for StateRecord {
             State::RemoteUnavailable { task, failures } => {
                 StateRecord::RemoteUnavailable { task, failures }
             }
+            State::TaskNotFound { task, failures } => StateRecord::TaskNotFound { task, failures },
             State::Claiming {
                 task,
                 request_id,
@@ -456,6 +461,7 @@ impl CampaignRecord {
             StateRecord::RemoteUnavailable { task, failures } => {
                 State::RemoteUnavailable { task, failures }
             }
+            StateRecord::TaskNotFound { task, failures } => State::TaskNotFound { task, failures },
             StateRecord::Claiming {
                 task,
                 request_id,
@@ -589,6 +595,10 @@ impl RecordV1 {
             StateName::Detached => State::Detached {},
             StateName::Watching => State::Watching { task: task()? },
             StateName::RemoteUnavailable => State::RemoteUnavailable {
+                task: task()?,
+                failures: self.failures,
+            },
+            StateName::TaskNotFound => State::TaskNotFound {
                 task: task()?,
                 failures: self.failures,
             },

@@ -394,6 +394,7 @@ fn every_state_belongs_to_its_drawn_superstate() {
             StateName::Detached
             | StateName::Watching
             | StateName::RemoteUnavailable
+            | StateName::TaskNotFound
             | StateName::Claiming
             | StateName::Confirming => Some("Observing"),
             s if s.is_controlling() => Some("Controlling"),
