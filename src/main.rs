@@ -127,6 +127,10 @@ enum Command {
         /// The PEM private key of --tls-cert.
         #[arg(long, requires = "tls_cert")]
         tls_key: Option<PathBuf>,
+        /// Play a remote without this extension operation (repeatable): absent from the card and
+        /// answered -32601.
+        #[arg(long, value_parser = ["claim_control", "read_control", "renew_control", "release_control", "intervene", "request_status", "cancel"])]
+        omit: Vec<String>,
     },
     /// Write the generated state diagrams (Mermaid, DOT, SVG) from the explored machine.
     Diagrams {
@@ -296,6 +300,7 @@ fn main() -> ExitCode {
             allow_non_loopback,
             tls_cert,
             tls_key,
+            omit,
         } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => match argus_sim::SimTls::from_files(&cert, &key) {
@@ -307,7 +312,7 @@ fn main() -> ExitCode {
                 },
                 _ => None,
             };
-            run_sim(listen, &scenario, token, allow_non_loopback, tls)
+            run_sim(listen, &scenario, &omit, token, allow_non_loopback, tls)
         }
         Command::Diagrams { check: true, dir } => match argus_supervisor_lib::diagrams::check(&dir)
         {
@@ -340,6 +345,7 @@ fn main() -> ExitCode {
 fn run_sim(
     listen: std::net::SocketAddr,
     scenario: &str,
+    omit: &[String],
     token: Option<String>,
     allow_non_loopback: bool,
     tls: Option<argus_sim::SimTls>,
@@ -349,13 +355,14 @@ fn run_sim(
         eprintln!("refusing to listen on {listen}: the sim is for loopback (pass --allow-non-loopback to override)");
         return ExitCode::from(2);
     }
-    let scenario = match sim::Scenario::load(scenario) {
+    let mut scenario = match sim::Scenario::load(scenario) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
         }
     };
+    scenario.omit.extend(omit.iter().cloned());
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -474,5 +481,13 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport, token_present: bool)
             s(serde_json::json!(status))
         ));
     }
+    out.push_str(&format!(
+        "can            {}\n",
+        if r.can.is_empty() {
+            "nothing".to_string()
+        } else {
+            r.can.join(", ")
+        }
+    ));
     out
 }

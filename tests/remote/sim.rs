@@ -328,6 +328,8 @@ async fn bad_input_gets_json_rpc_errors_never_a_panic() {
     for (body, code) in [
         ("{not json", -32700),
         ("{\"method\": \"tasks/get\"}", -32600),
+        ("{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"tasks/get\",\"params\":{}}", -32600),
+        ("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"tasks/get\",\"params\":{}}", -32600),
         ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/resubscribe\",\"params\":{}}", -32601),
         ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"campaign/claim_control\",\"params\":[1,2]}", -32602),
         ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"id\":\"task-9999\"}}", -32001),

@@ -102,6 +102,8 @@ pub enum Fault {
     Injection,
     /// Task metadata and an artifact bound to another campaign.
     ForeignArtifact,
+    /// An artifact of this campaign that names another run and attempt than its task.
+    OtherRunArtifact,
     /// Task state reported as a state A2A does not define.
     UnknownState,
     /// `campaign/request_status` answers -32601.
@@ -613,12 +615,16 @@ async fn rpc(
         ))
         .into_response();
     };
+    // JSON-RPC 2.0: an id is a string, a number or null; any other id makes the request invalid
+    // (and is not echoed back).
     let id = envelope.get("id").cloned().unwrap_or(Value::Null);
+    let id_valid = matches!(id, Value::String(_) | Value::Number(_) | Value::Null);
+    let id = if id_valid { id } else { Value::Null };
     let method = match (
         envelope.get("jsonrpc").and_then(Value::as_str),
         envelope.get("method").and_then(Value::as_str),
     ) {
-        (Some("2.0"), Some(m)) => m.to_string(),
+        (Some("2.0"), Some(m)) if id_valid => m.to_string(),
         _ => {
             refuse("(invalid)", "-32600 invalid request");
             return Json(rpc_error(

@@ -27,6 +27,11 @@ pub struct Scenario {
     /// without spending anything on setup.
     #[serde(default)]
     pub seed_campaigns: usize,
+    /// Extension operations this remote does not have at all (`claim_control`, `read_control`,
+    /// `renew_control`, `release_control`, `intervene`, `request_status`, `cancel`): absent from
+    /// the card and answered -32601, as the contract lets a remote do.
+    #[serde(default)]
+    pub omit: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

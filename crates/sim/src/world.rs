@@ -319,6 +319,9 @@ impl World {
         let mut description =
             "Runs Training Master campaigns on remote compute (simulated).".to_string();
         let mut version = "1.0.0".to_string();
+        for omitted in &self.scenario.omit {
+            operations.remove(omitted.as_str());
+        }
         for change in &self.card_changes {
             match change {
                 CardChange::RemoveOperation { operation } => {
@@ -543,7 +546,11 @@ impl World {
         if !p.is_object() {
             return Err(err(ErrorCode::InvalidParams, "invalid params"));
         }
-        let Some(method) = method else {
+        let omitted = |m: Method| {
+            m.extension_key()
+                .is_some_and(|k| self.scenario.omit.iter().any(|o| o == k))
+        };
+        let Some(method) = method.filter(|m| !omitted(*m)) else {
             return Err(err(ErrorCode::MethodNotFound, "method not found"));
         };
         match method {
@@ -856,6 +863,11 @@ impl World {
             "metadata.argus_supervisor is required",
         ))?;
         let (campaign, controller, epoch, request) = self.identity(meta, seen)?;
+        // The contract's cancel carries a reason: the audit keeps what was sent.
+        seen.text = meta
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(|t| t.chars().take(200).collect());
         if let Some(answer) = self.replay(request, campaign, Method::Cancel.contract_name()) {
             return answer;
         }
@@ -895,7 +907,9 @@ impl World {
             .get("text")
             .and_then(Value::as_str)
             .map(|t| t.chars().take(200).collect());
-        if serde_json::to_string(intervention).map_or(true, |s| s.len() > 16 * 1024) {
+        if serde_json::to_string(intervention).map_or(true, |s| {
+            s.len() > argus_supervisor_lib::protocol::INTERVENTION_MAX_BYTES
+        }) {
             return Err(err(ErrorCode::InvalidParams, "intervention too large"));
         }
         if let Some(answer) = self.replay(request, campaign, Method::Intervene.contract_name()) {
@@ -1021,6 +1035,10 @@ impl World {
         let mut revision = r.revision;
         let mut heartbeat_seq = r.heartbeat_seq;
         let mut evidence_revision = r.evidence_revision;
+        let (run_id, attempt_id) = (
+            format!("run-{}", task.id),
+            format!("attempt-{}", task.attempt),
+        );
         let mut artifacts: Vec<Value> = r
             .artifacts
             .iter()
@@ -1031,7 +1049,7 @@ impl World {
                     &a.name,
                     a.text.as_deref(),
                     a.uri.as_deref(),
-                    &task.campaign_id,
+                    (&task.campaign_id, &run_id, &attempt_id),
                 )
             })
             .collect();
@@ -1053,7 +1071,7 @@ impl World {
                     "late-result",
                     Some("checkpoint written after cancel"),
                     None,
-                    &task.campaign_id,
+                    (&task.campaign_id, &run_id, &attempt_id),
                 ));
             }
         }
@@ -1068,7 +1086,16 @@ impl World {
                 "foreign-result",
                 Some("result of another campaign"),
                 None,
-                &campaign_id,
+                (&campaign_id, &run_id, &attempt_id),
+            ));
+        }
+        if self.has(|f| matches!(f, Fault::OtherRunArtifact)) {
+            artifacts.push(artifact_json(
+                &format!("{id}-other-run"),
+                "other-run-result",
+                Some("result of an earlier run of this campaign"),
+                None,
+                (&task.campaign_id, "run-of-another-task", "attempt-0"),
             ));
         }
         if self.has(|f| matches!(f, Fault::Injection)) {
@@ -1082,7 +1109,7 @@ impl World {
                 "operator-notes",
                 Some(INJECTION),
                 None,
-                &task.campaign_id,
+                (&task.campaign_id, &run_id, &attempt_id),
             ));
         }
         let status_message = message.map(|text| {
@@ -1115,8 +1142,8 @@ impl World {
                     "revision": revision,
                     "heartbeat_seq": heartbeat_seq,
                     "stage": r.step.stage,
-                    "run_id": format!("run-{}", task.id),
-                    "attempt_id": format!("attempt-{}", task.attempt),
+                    "run_id": run_id,
+                    "attempt_id": attempt_id,
                     "source_sha": format!("{:040x}", u64::from(task.attempt) * 0x9e37_79b9),
                     "evidence_revision": evidence_revision,
                     "evidence_ref": (evidence_revision > 0).then(|| format!("evidence/{id}/{evidence_revision}")),
@@ -1137,12 +1164,13 @@ fn text_of(message: &Value) -> Option<String> {
     (!text.is_empty()).then(|| text.join("\n"))
 }
 
+/// An artifact, bound (in its metadata) to a campaign, run and attempt.
 fn artifact_json(
     id: &str,
     name: &str,
     text: Option<&str>,
     uri: Option<&str>,
-    campaign: &str,
+    (campaign, run, attempt): (&str, &str, &str),
 ) -> Value {
     let mut parts = vec![];
     if let Some(t) = text {
@@ -1151,7 +1179,8 @@ fn artifact_json(
     if let Some(u) = uri {
         parts.push(json!({"kind": "file", "file": {"uri": u, "name": name}}));
     }
-    json!({"artifactId": id, "name": name, "parts": parts, "metadata": {"argus_supervisor": {"campaign_id": campaign}}})
+    json!({"artifactId": id, "name": name, "parts": parts,
+           "metadata": {"argus_supervisor": {"campaign_id": campaign, "run_id": run, "attempt_id": attempt}}})
 }
 
 pub use argus_supervisor_lib::time::iso_time;
