@@ -171,9 +171,6 @@ pub async fn run(
     )
     .await
     .map_err(|e| e.to_string())?;
-    let _ =
-        d.rt.command(CAMPAIGN, OperatorCommand::Observe { task: None })
-            .await;
     d.show();
     for attempt in 1..=2 {
         d.command(OperatorCommand::Claim).await?;

@@ -324,6 +324,15 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     );
     shots.push(shot(&c, "3-campaign-question").await);
 
+    // An answer larger than the remote accepts is refused here, says so, and the question stays.
+    js(
+        &c,
+        "document.getElementById('answer-text').value = 'x'.repeat(20000); return null;",
+    )
+    .await;
+    click(&c, "#answer-send").await;
+    text_with(&c, "outcome", &["answer → 413", "refused here (too_large)"]).await;
+    text_with(&c, "question", &["asks for input"]).await;
     type_into(&c, "#answer-text", "Use the first dataset.").await;
     click(&c, "#answer-send").await;
     current_state(&c, "RemoteTerminalLocalPending").await;

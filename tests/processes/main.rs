@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod contract;
 mod processes;
 mod serve_loop;
 mod tls;

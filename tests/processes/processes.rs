@@ -735,6 +735,19 @@ fn the_demo_plays_the_repair_scenario_to_acceptance() {
     );
     assert!(home.join("campaigns/training-master-demo.json").exists());
     assert!(home.join("path.mmd").exists());
+    // The persisted feed starts with what happened (the claim), never with a refusal.
+    let feed = std::fs::read_to_string(home.join("messages/training-master-demo.jsonl"))
+        .expect("the demo's feed");
+    let first: Value =
+        serde_json::from_str(feed.lines().next().expect("a first line")).expect("a feed line");
+    assert_eq!(
+        first["text"], "Operator claim: control acquired (epoch 1).",
+        "{feed}"
+    );
+    assert!(
+        !feed.contains("refused") && !feed.contains("not allowed"),
+        "{feed}"
+    );
 }
 
 // ----- Issue 11 through the shipped binary --------------------------------------------------------
@@ -1173,9 +1186,16 @@ fn an_operator_carries_a_two_attempt_mission_to_its_end_through_the_cli() {
     let (ok, out) = run(&["submit", "m1", "--message", "run attempt 1"]);
     assert!(ok, "{out}");
     wait_state(port, "m1", &["remote_terminal_local_pending"]);
-    // A second submit is refused by the state, and says so.
+    // A second submit is refused by the state, says so and what to do instead.
     let (ok, out) = run(&["submit", "m1", "--message", "again"]);
-    assert!(!ok && out.contains("forbidden_in_state"), "{out}");
+    assert!(
+        !ok && out.contains("refused here (forbidden_in_state)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Next: the attempt failed: use next-attempt or reject"),
+        "{out}"
+    );
     let (ok, out) = run(&[
         "next-attempt",
         "m1",
@@ -1205,7 +1225,6 @@ fn an_operator_carries_a_two_attempt_mission_to_its_end_through_the_cli() {
         "Operator claim: control acquired",
         "Operator submit: done",
         "Attempt 1 failed during preprocessing",
-        "Operator submit: not allowed in state remote_terminal_local_pending",
         "Operator next-attempt: done",
         "Needs you: the remote asks for input",
         "Operator intervene: done",
@@ -1245,18 +1264,18 @@ fn a_claim_refused_by_another_holder_says_so_and_exits_non_zero() {
     let (ok, out) = cli(port, &["claim", "r1"]);
     println!("$ campaigns claim r1\n{out}");
     assert!(!ok, "a refused claim is not success: {out}");
-    assert!(out.contains("held_by_other"), "{out}");
-    let lines = feed(port, "r1");
     assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("Operator claim: refused by OpenTraining (held by other)")),
-        "{lines:?}"
+        out.contains("refused by OpenTraining (held_by_other)"),
+        "{out}"
     );
+    // The refusal changed nothing: it is the answer's, not the permanent feed's.
+    let lines = feed(port, "r1");
+    assert!(!lines.iter().any(|l| l.contains("refused")), "{lines:?}");
     let (_, json_out) = cli(port, &["--json", "claim", "r1"]);
     let v: Value = serde_json::from_str(&json_out).expect("json");
     assert_eq!(v["outcome"], "refused");
-    assert_eq!(v["class"], "held_by_other");
+    assert_eq!(v["code"], "held_by_other");
+    assert_eq!(v["refused_by"], "remote");
 
     // A submit fenced by a takeover is refused too, and the loss says who holds the lease.
     assert!(cli(port, &["observe", "r2", "--objective", "train"]).0);
@@ -1267,7 +1286,12 @@ fn a_claim_refused_by_another_holder_says_so_and_exits_non_zero() {
         json!({"kind": "takeover", "campaign_id": "r2", "controller_id": "someone-else"}),
     );
     let (ok, out) = cli(port, &["submit", "r2", "--message", "go"]);
-    assert!(!ok && out.contains("held_by_other"), "{out}");
+    // Fenced by the remote, or — when the heartbeat's read_control saw the takeover first —
+    // refused here because the lease is gone: never sent as ours either way.
+    assert!(
+        !ok && (out.contains("held_by_other") || out.contains("forbidden_in_state")),
+        "{out}"
+    );
     wait_for_line(
         port,
         "r2",

@@ -13,16 +13,16 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const SIM_TOKEN: &str = "sim-secret-loop-4410";
-const API_TOKEN: &str = "api-secret-loop-8e21";
+pub(crate) const SIM_TOKEN: &str = "sim-secret-loop-4410";
+pub(crate) const API_TOKEN: &str = "api-secret-loop-8e21";
 
-fn tmp(name: &str) -> PathBuf {
+pub(crate) fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("argus-loop-{name}-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&d).expect("dir");
     d
 }
 
-fn sim(scenario: &str, listen: &str) -> (SimProc, String) {
+pub(crate) fn sim(scenario: &str, listen: &str) -> (SimProc, String) {
     spawn_sim(listen, scenario, SIM_TOKEN, [] as [&str; 0])
 }
 
@@ -57,18 +57,18 @@ fn bridges(dir: &Path) -> (PathBuf, PathBuf) {
     (argus, foreman)
 }
 
-struct Daemon {
+pub(crate) struct Daemon {
     _p: Kill,
-    port: u16,
+    pub(crate) port: u16,
     home: PathBuf,
 }
 
-fn serve(url: &str, home: &Path, extra: &[(&str, String)]) -> Daemon {
+pub(crate) fn serve(url: &str, home: &Path, extra: &[(&str, String)]) -> Daemon {
     serve_as(url, SIM_TOKEN, home, extra, None)
 }
 
 /// `serve` with the remote token given, its log (stderr) written to `log` when one is named.
-fn serve_as(
+pub(crate) fn serve_as(
     url: &str,
     remote_token: &str,
     home: &Path,
@@ -95,22 +95,22 @@ fn serve_as(
     }
 }
 
-fn call(post: bool, url: &str, token: &str, body: Value) -> Option<(u16, Value)> {
+pub(crate) fn call(post: bool, url: &str, token: &str, body: Value) -> Option<(u16, Value)> {
     let client = reqwest::Client::builder().timeout(Duration::from_secs(40));
     procs::call(post, url, token, body, client)
 }
 
 impl Daemon {
-    fn api(&self, path: &str) -> String {
+    pub(crate) fn api(&self, path: &str) -> String {
         format!(
             "http://127.0.0.1:{}/api/plugins/argus-supervisor{path}",
             self.port
         )
     }
-    fn get(&self, path: &str) -> Option<(u16, Value)> {
+    pub(crate) fn get(&self, path: &str) -> Option<(u16, Value)> {
         call(false, &self.api(path), API_TOKEN, Value::Null)
     }
-    fn act(&self, id: &str, action: &str, body: Value) -> (u16, Value) {
+    pub(crate) fn act(&self, id: &str, action: &str, body: Value) -> (u16, Value) {
         call(
             true,
             &self.api(&format!("/campaigns/{id}/{action}")),
@@ -120,27 +120,27 @@ impl Daemon {
         .expect("answer")
     }
     /// Observe `id` with `objective`, then claim it: both must be done (200).
-    fn observe_and_claim(&self, id: &str, objective: &str) {
+    pub(crate) fn observe_and_claim(&self, id: &str, objective: &str) {
         let (s, b) = self.act(id, "observe", json!({ "objective": objective }));
         assert_eq!(s, 200, "observe: {b}");
         let (s, b) = self.act(id, "claim", json!({}));
         assert_eq!(s, 200, "claim: {b}");
     }
-    fn state(&self, id: &str) -> Option<String> {
+    pub(crate) fn state(&self, id: &str) -> Option<String> {
         self.get(&format!("/campaigns/{id}"))
             .and_then(|(_, d)| d["state"].as_str().map(str::to_string))
     }
-    fn feed(&self, id: &str) -> Vec<String> {
+    pub(crate) fn feed(&self, id: &str) -> Vec<String> {
         self.get(&format!("/campaigns/{id}/messages"))
             .map(|(_, v)| procs::feed_texts(&v))
             .unwrap_or_default()
     }
-    fn wait_state(&self, id: &str, want: &str) {
+    pub(crate) fn wait_state(&self, id: &str, want: &str) {
         wait_for(&format!("{id} to reach {want}"), || {
             self.state(id).as_deref() == Some(want)
         });
     }
-    fn wait_health(&self, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn wait_health(&self, pred: impl Fn(&Value) -> bool) -> Value {
         let mut last = Value::Null;
         wait_for("health", || {
             last = self.get("/health").map(|(_, h)| h).unwrap_or(Value::Null);
@@ -158,11 +158,11 @@ impl Daemon {
     }
 }
 
-fn wait_for(what: &str, ok: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, ok: impl FnMut() -> bool) {
     procs::wait_for(what, 60, ok)
 }
 
-fn audit(sim_url: &str) -> Value {
+pub(crate) fn audit(sim_url: &str) -> Value {
     procs::sim_audit(sim_url, SIM_TOKEN)
 }
 
@@ -439,7 +439,8 @@ fn serve_answers_at_once_while_the_remote_is_down_then_supervision_resumes() {
     assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
     let (s, b) = d.act("c1", "claim", json!({}));
     assert_eq!(s, 503, "{b}");
-    assert_eq!(b["class"], "remote_unavailable");
+    assert_eq!(b["code"], "remote_unavailable");
+    assert_eq!(b["refused_by"], "supervisor");
     // The remote comes up on that port: discovery succeeds and supervision resumes.
     let (_sim, _) = sim("happy", &format!("127.0.0.1:{remote_port}"));
     d.wait_health(|h| h["status"] == "ok");
@@ -556,9 +557,10 @@ fn supervision_off_serves_the_state_read_only_and_a_pinned_card_is_enforced() {
     );
     assert_eq!(d.act("c2", "observe", json!({"objective": "train"})).0, 200);
     let (s, b) = d.act("c2", "claim", json!({}));
+    // The card is not the pinned one: refused here, before anything is sent.
     assert_eq!(
-        (s, b["class"].as_str()),
-        (409, Some("capability_unavailable")),
+        (s, b["code"].as_str(), b["refused_by"].as_str()),
+        (409, Some("card_not_qualified"), Some("supervisor")),
         "{b}"
     );
 }

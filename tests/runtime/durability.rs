@@ -31,6 +31,14 @@ async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime {
         .await
 }
 
+/// Cancel campaign `id`'s attempt (with a reason, as every cancel has).
+async fn cancel(rt: &Runtime, id: &str) {
+    let reason = "test".to_string();
+    rt.command(id, OperatorCommand::Cancel { reason })
+        .await
+        .expect("cancel");
+}
+
 async fn runtime(rig: &Rig) -> Runtime {
     runtime_with(rig, Duration::from_secs(1)).await
 }
@@ -108,7 +116,12 @@ async fn a_stale_copy_of_a_campaign_document_is_quarantined_not_driven() {
         .filter(|e| e.method == "campaign/read_control")
         .count();
 
-    let rt = runtime(&r).await;
+    // A 2 s heartbeat: a controller reads control once a heartbeat, so within the half-second
+    // watched below only the confirmation at start reads it — once per driver.
+    let slow = |config: &mut RuntimeConfig| config.heartbeat = Duration::from_secs(2);
+    let rt = r
+        .runtime_with(Arc::new(CountingWake::default()), slow)
+        .await;
     wait_state(&rt, "c1", StateName::Ready).await;
     // Each driver reads its own file; the listing asks every one not read yet.
     let listed: Vec<String> = rt
@@ -306,9 +319,7 @@ async fn an_ambiguous_cancel_keeps_observing_its_task() {
         method: "tasks/cancel".into(),
         times: Some(1),
     });
-    rt.command("c1", OperatorCommand::Cancel)
-        .await
-        .expect("cancel");
+    cancel(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
     let reads = |a: &Audit| a.entries.iter().filter(|e| e.method == "tasks/get").count();
     let before = reads(&r.sim.audit());
@@ -351,9 +362,7 @@ async fn a_late_artifact_after_a_cancel_is_seen_and_quarantined() {
     let rt = runtime(&r).await;
     running(&rt, "c1").await;
     r.sim.arm(Fault::LateArtifact);
-    rt.command("c1", OperatorCommand::Cancel)
-        .await
-        .expect("cancel");
+    cancel(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
     // The artifact lands after the cancel took effect: the finished task is still read.
     wait_for("the late artifact to be quarantined", || {

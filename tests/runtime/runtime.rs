@@ -257,10 +257,15 @@ async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
     })
     .await;
     assert!(
-        !rt.command("c1", OperatorCommand::Cancel)
-            .await
-            .expect("cancel")
-            .accepted,
+        !rt.command(
+            "c1",
+            OperatorCommand::Cancel {
+                reason: "test".into(),
+            }
+        )
+        .await
+        .expect("cancel")
+        .accepted,
         "no mutation after the loss"
     );
     tokio::time::sleep(Duration::from_millis(300)).await;

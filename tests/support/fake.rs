@@ -181,7 +181,7 @@ impl Transport for FakeRemote {
         })
     }
 
-    async fn cancel(&self, call: WriteCall<'_>, _: &TaskId) -> Result<(), RemoteError> {
+    async fn cancel(&self, call: WriteCall<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
         self.with(|s| {
             self.check(s, &call)?;
             s.requests.insert(call.request_id().to_string(), None);
@@ -217,6 +217,8 @@ impl Transport for FakeRemote {
         Ok(Evidence {
             task: task.clone(),
             evidence_revision: None,
+            run_id: None,
+            attempt_id: None,
             artifacts: vec![],
         })
     }
@@ -236,7 +238,7 @@ pub async fn renew_then_cancel<T: Transport>(
         other => panic!("renew: {other:?}"),
     };
     match ctl
-        .cancel(remote, &SystemClock, WriteIntent::fresh(), task)
+        .cancel(remote, &SystemClock, WriteIntent::fresh(), task, "test")
         .await
     {
         WriteResult::Applied(c, ()) => c,

@@ -181,6 +181,7 @@ async fn readback_unavailable_stays_ambiguous() {
             &clock,
             WriteIntent::fresh(),
             &TaskId::new("task-9"),
+            "test",
         )
         .await
     {

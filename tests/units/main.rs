@@ -7,3 +7,4 @@ mod argus_bridge;
 mod control;
 mod diagrams;
 mod foreman;
+mod refusals;

@@ -144,7 +144,8 @@ fn action_line(v: &Value) -> (String, bool) {
         .or_else(|| v.pointer("/error/message").and_then(Value::as_str))
         .map(clean)
         .unwrap_or_else(|| format!("{}: {}", s(&v["outcome"]), s(&v["state"])));
-    let line = if ok {
+    // A refusal's message already says whose it is and what to do next.
+    let line = if ok || v.get("refused_by").is_some() {
         message
     } else {
         let code = v

@@ -328,17 +328,36 @@ pub struct Intervention<'a> {
     pub text: &'a str,
 }
 
+/// The largest intervention (its `intervention` object, serialised) OpenTraining is known to
+/// accept: the simulated remote's limit. Larger ones are refused before sending.
+pub const INTERVENTION_MAX_BYTES: usize = 16 * 1024;
+
+impl Intervention<'_> {
+    /// Its size on the wire (the `intervention` object, serialised).
+    pub fn wire_len(&self) -> usize {
+        serde_json::to_string(self).map_or(usize::MAX, |s| s.len())
+    }
+}
+
 /// `tasks/cancel` params: the task, and the write's identity as metadata.
 #[derive(Debug, Serialize)]
 pub struct CancelParams<'a> {
     pub id: &'a str,
-    pub metadata: SupervisorMetadata<'a>,
+    pub metadata: CancelMetadata<'a>,
 }
 
-/// `metadata.argus_supervisor` of a write sent through an A2A core method.
+/// `tasks/cancel`'s `metadata`.
 #[derive(Debug, Serialize)]
-pub struct SupervisorMetadata<'a> {
-    pub argus_supervisor: WriteMeta<'a>,
+pub struct CancelMetadata<'a> {
+    pub argus_supervisor: CancelMeta<'a>,
+}
+
+/// `metadata.argus_supervisor` of a cancel: the write's identity and the contract's `reason`.
+#[derive(Debug, Serialize)]
+pub struct CancelMeta<'a> {
+    #[serde(flatten)]
+    pub meta: WriteMeta<'a>,
+    pub reason: &'a str,
 }
 
 /// `campaign/request_status` params.

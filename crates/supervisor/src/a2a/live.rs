@@ -1,5 +1,5 @@
 //! The remote as `serve` holds it: discovered in the background, re-read on a schedule and before
-//! every claim, and trusted to mutate only while its card stays verified.
+//! every claim and write, and trusted to mutate only while its card stays verified.
 //!
 //! This module owns the "discovery is a claim" rule: the agent card is not
 //! trusted for the life of the process. Until the first discovery succeeds every call fails locally
@@ -38,6 +38,9 @@ pub struct RemoteView {
     /// Card hashes seen after the first, with when.
     pub card_changes: Vec<(u64, String)>,
     pub operations: std::collections::BTreeMap<Method, OpStatus>,
+    /// What the supervisor can do with the remote now (`observe`, `claim`, `renew`, `release`,
+    /// `submit`, `intervene`, `cancel`, `readback`).
+    pub can: Vec<&'static str>,
 }
 
 /// The live remote: an `A2aClient` once discovered, swapped on each refresh.
@@ -70,6 +73,7 @@ impl LiveRemote {
                 quarantine: None,
                 card_changes: vec![],
                 operations: Default::default(),
+                can: vec![],
             }),
             quarantined_tx: Mutex::new(None),
         }
@@ -87,6 +91,11 @@ impl LiveRemote {
         let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(c) = self.current() {
             v.operations = c.operations();
+            v.can = if v.quarantine.is_some() {
+                c.can().into_iter().filter(|a| *a == "observe").collect()
+            } else {
+                c.can()
+            };
             v.compatibility = Some(if v.quarantine.is_some() {
                 Compatibility::QuarantinedPendingReview
             } else {
@@ -163,7 +172,14 @@ impl LiveRemote {
                 None => mutation.reason.to_string(),
             };
         }
-        *self.client.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(fresh));
+        // An unchanged card keeps the client in use: what it learned of each operation (a -32601)
+        // stays learned.
+        if old
+            .as_ref()
+            .is_none_or(|o| o.card().sha256 != fresh.card().sha256)
+        {
+            *self.client.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(fresh));
+        }
         if newly_quarantined {
             if let Some(q) = quarantine {
                 tracing::error!(reason = %q, "CRITICAL: remote quarantined pending review; mutation disabled");
@@ -193,21 +209,36 @@ impl LiveRemote {
             .quarantine
             .is_some();
         if quarantined {
-            return Err(RemoteError::CapabilityUnavailable(
+            return Err(RemoteError::CardNotQualified(
                 "remote quarantined pending review",
             ));
         }
         Ok(())
     }
 
-    /// The client, for a mutation: discovered, not quarantined, and verified compatible.
-    fn writer(&self) -> Answer<Arc<A2aClient>> {
+    /// The client, for new work (a claim, a submit, an intervention, a cancel): the card is read
+    /// again first — no cache: writes are rare and each is worth one small GET, so a card that
+    /// dropped the extension, an enforcement flag or an operation a moment ago never receives
+    /// the write. Refused locally when the card cannot be re-read, is quarantined, or does not
+    /// enable campaign control; each operation then checks that the card offers it.
+    async fn writer(&self) -> Answer<Arc<A2aClient>> {
+        if self.current().is_some() {
+            if let Err(e) = self.refresh().await {
+                return Err(match e {
+                    // Unreachable is said as such (nothing was sent either way).
+                    RemoteError::Unavailable
+                    | RemoteError::TimeoutBeforeSend
+                    | RemoteError::Tls(_) => e,
+                    _ => RemoteError::CardNotQualified(
+                        "the agent card could not be re-read before the write",
+                    ),
+                });
+            }
+        }
         let c = self.reader()?;
         self.not_quarantined()?;
-        if c.compatibility() != Compatibility::VerifiedCompatible {
-            return Err(RemoteError::CapabilityUnavailable(
-                "remote not verified compatible",
-            ));
+        if !c.mutation().enabled {
+            return Err(RemoteError::CapabilityUnavailable("campaign control"));
         }
         Ok(c)
     }
@@ -236,9 +267,7 @@ fn judge_change(old: &A2aClient, new: &A2aClient) -> Option<String> {
 
 impl Transport for LiveRemote {
     async fn claim_control(&self, call: ClaimCall<'_>) -> Answer<Lease> {
-        // Discovery is a claim: the card is read again before every claim.
-        let _ = self.refresh().await;
-        self.writer()?.claim_control(call).await
+        self.writer().await?.claim_control(call).await
     }
     async fn read_control(&self, campaign_id: &str) -> Answer<Option<Lease>> {
         self.reader()?.read_control(campaign_id).await
@@ -253,13 +282,13 @@ impl Transport for LiveRemote {
         self.reader()?.release_control(call).await
     }
     async fn submit(&self, call: WriteCall<'_>, request: &SubmitRequest) -> Answer<TaskId> {
-        self.writer()?.submit(call, request).await
+        self.writer().await?.submit(call, request).await
     }
     async fn intervene(&self, call: WriteCall<'_>, task: &TaskId, text: &str) -> Answer<()> {
-        self.writer()?.intervene(call, task, text).await
+        self.writer().await?.intervene(call, task, text).await
     }
-    async fn cancel(&self, call: WriteCall<'_>, task: &TaskId) -> Answer<()> {
-        self.writer()?.cancel(call, task).await
+    async fn cancel(&self, call: WriteCall<'_>, task: &TaskId, reason: &str) -> Answer<()> {
+        self.writer().await?.cancel(call, task, reason).await
     }
     async fn request_status(&self, campaign_id: &str, id: &RequestId) -> Answer<ReadbackAnswer> {
         self.reader()?.request_status(campaign_id, id).await

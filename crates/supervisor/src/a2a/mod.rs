@@ -16,8 +16,8 @@ pub mod wire;
 use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
 use crate::protocol::{
     self, ClaimParams, Constraints, InterveneParams, Intervention, LeaseAnswer, ReadControlParams,
-    ReleaseAnswer, RenewParams, RequestState, RequestStatusAnswer, RequestStatusParams,
-    SupervisorMetadata, WireLease, WriteMeta,
+    ReleaseAnswer, RenewParams, RequestState, RequestStatusAnswer, RequestStatusParams, WireLease,
+    WriteMeta,
 };
 use crate::time::now_secs;
 use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
@@ -173,6 +173,36 @@ impl A2aClient {
             enabled: true,
             reason: "extension advertised with lease and policy enforcement",
         }
+    }
+
+    /// What the supervisor can do with this remote, by the contract's rules, from the operations
+    /// present (an operation is present until the card omits it or the remote answers -32601):
+    /// observe always (with `tasks/get`); claim only with `claim_control` and `read_control`
+    /// under an enforcing extension; each write only with its own operation; a readback (an
+    /// ambiguous write settled without the operator) only with `request_status`.
+    pub fn can(&self) -> Vec<&'static str> {
+        let has = |op| self.op_status(op) != OpStatus::Unavailable;
+        let mut can = vec![];
+        if has(Method::Status) {
+            can.push("observe");
+        }
+        if !self.mutation().enabled {
+            return can;
+        }
+        can.push("claim");
+        for (op, action) in [
+            (Method::RenewControl, "renew"),
+            (Method::ReleaseControl, "release"),
+            (Method::Submit, "submit"),
+            (Method::Intervene, "intervene"),
+            (Method::Cancel, "cancel"),
+            (Method::RequestStatus, "readback"),
+        ] {
+            if has(op) {
+                can.push(action);
+            }
+        }
+        can
     }
 
     /// The compatibility class, from what is known now.
@@ -383,6 +413,9 @@ impl Transport for A2aClient {
         request: &SubmitRequest,
     ) -> Result<TaskId, RemoteError> {
         self.require_mutation("submit")?;
+        if self.op_status(Method::Submit) == OpStatus::Unavailable {
+            return Err(RemoteError::CapabilityUnavailable("submit"));
+        }
         let mut meta = json!({ "argus_supervisor": params(&Self::write_meta(&call)) });
         if let Some(project) = &request.project {
             meta["project"] = json!(project);
@@ -414,23 +447,35 @@ impl Transport for A2aClient {
     ) -> Result<(), RemoteError> {
         self.require_mutation("intervene")?;
         let method = self.extension_method(Method::Intervene, "intervene")?;
+        let intervention = Intervention { text: intervention };
+        if intervention.wire_len() > protocol::INTERVENTION_MAX_BYTES {
+            return Err(RemoteError::TooLargeToSend);
+        }
         let params = params(&InterveneParams {
             meta: Self::write_meta(&call),
             task_id: task.as_str(),
-            intervention: Intervention { text: intervention },
+            intervention,
         });
         self.call(Method::Intervene, &method, &params, VersionHeader::None)
             .await
             .map(|_| ())
     }
 
-    async fn cancel(&self, call: WriteCall<'_>, task: &TaskId) -> Result<(), RemoteError> {
+    async fn cancel(
+        &self,
+        call: WriteCall<'_>,
+        task: &TaskId,
+        reason: &str,
+    ) -> Result<(), RemoteError> {
         self.require_mutation("cancel")?;
         let method = self.extension_method(Method::Cancel, "cancel")?;
         let params = params(&protocol::CancelParams {
             id: task.as_str(),
-            metadata: SupervisorMetadata {
-                argus_supervisor: Self::write_meta(&call),
+            metadata: protocol::CancelMetadata {
+                argus_supervisor: protocol::CancelMeta {
+                    meta: Self::write_meta(&call),
+                    reason: crate::security::Untrusted::new(reason, 1024).as_str(),
+                },
             },
         });
         let version = if method == protocol::cancel_method(Dialect::V1) {
@@ -507,6 +552,8 @@ pub struct ProbeReport {
     pub card_sha256: Option<String>,
     pub card_path: Option<&'static str>,
     pub operations: BTreeMap<Method, OpStatus>,
+    /// What the supervisor can do with this remote (see [`A2aClient::can`]).
+    pub can: Vec<&'static str>,
     pub mutation_enabled: bool,
     pub mutation_reason: String,
     pub error: Option<&'static str>,
@@ -528,6 +575,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
                 card_sha256: Some(client.card.sha256.clone()),
                 card_path: Some(client.card.path),
                 operations: client.operations(),
+                can: client.can(),
                 mutation_enabled: mutation.enabled,
                 mutation_reason: mutation.reason.to_string(),
                 error: None,
@@ -545,6 +593,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
             card_sha256: None,
             card_path: None,
             operations: BTreeMap::new(),
+            can: vec![],
             mutation_enabled: false,
             mutation_reason: "discovery failed".into(),
             error: Some(e.class()),

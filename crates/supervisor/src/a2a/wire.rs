@@ -64,6 +64,8 @@ impl TaskView {
         Evidence {
             task: self.id,
             evidence_revision: self.meta.evidence_revision,
+            run_id: self.meta.run_id,
+            attempt_id: self.meta.attempt_id,
             artifacts: self.artifacts,
         }
     }
@@ -456,6 +458,8 @@ fn parse_artifacts(v: Option<&Value>) -> Vec<Artifact> {
             text,
             uris,
             campaign_id: short(a.pointer("/metadata/argus_supervisor/campaign_id")),
+            run_id: short(a.pointer("/metadata/argus_supervisor/run_id")),
+            attempt_id: short(a.pointer("/metadata/argus_supervisor/attempt_id")),
             bytes,
         });
     }

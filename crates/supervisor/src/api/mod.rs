@@ -196,6 +196,8 @@ async fn health(State(s): State<Arc<ApiState>>) -> Response {
         },
         "secrets": {"opentraining_token": h.opentraining_token_present, "api_token": h.api_token_present},
         "campaigns": s.runtime.campaign_ids().len(),
+        // Files repaired or set aside at start and on append: listed in `status`.
+        "repairs": s.runtime.recovery_reports().len(),
     });
     if let (Some(live), Value::Object(out)) = (&h.live, &mut body) {
         if let Value::Object(parts) = (live.0)() {

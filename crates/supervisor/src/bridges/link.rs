@@ -619,7 +619,12 @@ impl Link {
                     .await;
             }
             Ruling::Cancel => {
-                let _ = rt.command_as(id, OperatorCommand::Cancel, by).await;
+                let reason = match &by {
+                    Actor::Argus { why: Some(why) } => format!("Argus decided to cancel: {why}"),
+                    _ => "Argus decided to cancel".into(),
+                };
+                let command = OperatorCommand::Cancel { reason };
+                let _ = rt.command_as(id, command, by).await;
             }
             Ruling::Finish => {
                 let _ = rt.validate_as(id, Verdict::Accepted, by).await;

@@ -81,6 +81,13 @@ pub enum RemoteError {
     /// The local capability check refused before sending (the card does not offer it).
     #[error("capability not offered by the remote: {0}")]
     CapabilityUnavailable(&'static str),
+    /// The card, re-read before this write, no longer qualifies for writes (quarantined, or it
+    /// could not be re-read); refused before sending.
+    #[error("the remote's card does not qualify for writes: {0}")]
+    CardNotQualified(&'static str),
+    /// The request is larger than the remote is known to accept; refused before sending.
+    #[error("larger than the remote accepts")]
+    TooLargeToSend,
     /// The card is not a usable agent card (no name, no skills array, not JSON).
     #[error("incompatible agent card")]
     IncompatibleCard,
@@ -109,6 +116,8 @@ impl RemoteError {
             RemoteError::Unavailable
             | RemoteError::TimeoutBeforeSend
             | RemoteError::CapabilityUnavailable(_)
+            | RemoteError::CardNotQualified(_)
+            | RemoteError::TooLargeToSend
             | RemoteError::InsecureEndpoint
             | RemoteError::InvalidEndpoint
             | RemoteError::IncompatibleCard
@@ -160,6 +169,8 @@ impl RemoteError {
             RemoteError::DroppedAfterSend => "dropped_after_send",
             RemoteError::Http { .. } => "http_error",
             RemoteError::CapabilityUnavailable(_) => "capability_unavailable",
+            RemoteError::CardNotQualified(_) => "card_not_qualified",
+            RemoteError::TooLargeToSend => "too_large_to_send",
             RemoteError::IncompatibleCard => "incompatible_card",
             RemoteError::InsecureEndpoint => "insecure_endpoint",
             RemoteError::InvalidEndpoint => "invalid_endpoint",
@@ -176,9 +187,9 @@ impl RemoteError {
             RemoteError::LeaseExpired => LeaseRefusal::Expired,
             RemoteError::UnknownCampaign => LeaseRefusal::UnknownCampaign,
             RemoteError::PolicyViolation => LeaseRefusal::PolicyRefused,
-            RemoteError::CapabilityUnavailable(_) | RemoteError::MethodUnavailable => {
-                LeaseRefusal::CapabilityUnavailable
-            }
+            RemoteError::CapabilityUnavailable(_)
+            | RemoteError::CardNotQualified(_)
+            | RemoteError::MethodUnavailable => LeaseRefusal::CapabilityUnavailable,
             RemoteError::AuthFailed => LeaseRefusal::AuthFailed,
             RemoteError::Unavailable | RemoteError::TimeoutBeforeSend | RemoteError::Tls(_) => {
                 LeaseRefusal::Unreachable

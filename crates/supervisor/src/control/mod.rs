@@ -435,11 +435,12 @@ impl Controller {
         clock: &dyn Clock,
         intent: WriteIntent,
         task: &TaskId,
+        reason: &str,
     ) -> WriteResult<()> {
         if self.expired(clock) {
             return WriteResult::Lost(self.lost(), LossReason::Expired, None);
         }
-        let answer = remote.cancel(self.call(&intent), task).await;
+        let answer = remote.cancel(self.call(&intent), task, reason).await;
         self.settle(intent, Operation::Cancel, answer)
     }
 
@@ -473,6 +474,14 @@ impl Controller {
     fn relinquish(self) -> Observer {
         let floor = self.lease.epoch;
         self.who.observer(floor)
+    }
+
+    /// Who the remote says holds the lease now (a read: it grants nothing).
+    pub async fn read_control(
+        &self,
+        remote: &impl Transport,
+    ) -> Result<Option<Lease>, RemoteError> {
+        remote.read_control(&self.who.campaign_id).await
     }
 
     /// Give the lease back. Local authority ends whatever the remote answers (an unanswered release

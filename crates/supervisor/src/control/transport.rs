@@ -70,8 +70,10 @@ pub struct Artifact {
     /// Text content, bounded and sanitised by the client.
     pub text: Option<Untrusted>,
     pub uris: Vec<Untrusted>,
-    /// The campaign the remote says this artifact belongs to, if it says.
+    /// The campaign, run and attempt the remote says this artifact belongs to, where it says.
     pub campaign_id: Option<String>,
+    pub run_id: Option<String>,
+    pub attempt_id: Option<String>,
     /// Size of the artifact's parts as received (text, data, inline file bytes).
     pub bytes: usize,
 }
@@ -80,7 +82,23 @@ pub struct Artifact {
 pub struct Evidence {
     pub task: TaskId,
     pub evidence_revision: Option<u64>,
+    /// The run and attempt the task itself names: its artifacts must not name others.
+    pub run_id: Option<String>,
+    pub attempt_id: Option<String>,
     pub artifacts: Vec<Artifact>,
+}
+
+impl Evidence {
+    /// Whether `a` belongs here: an artifact that names another campaign, or a run or attempt
+    /// other than the one its task names, is foreign (never the campaign's evidence).
+    pub fn owns(&self, campaign_id: &str, a: &Artifact) -> bool {
+        let same = |named: &Option<String>, ours: Option<&str>| {
+            named.as_deref().is_none_or(|n| Some(n) == ours)
+        };
+        same(&a.campaign_id, Some(campaign_id))
+            && same(&a.run_id, self.run_id.as_deref())
+            && same(&a.attempt_id, self.attempt_id.as_deref())
+    }
 }
 
 type Answer<T> = Result<T, RemoteError>;
@@ -107,8 +125,12 @@ pub trait Transport: Send + Sync {
         task: &TaskId,
         intervention: &str,
     ) -> impl Future<Output = Answer<()>> + Send;
-    fn cancel(&self, call: WriteCall<'_>, task: &TaskId)
-        -> impl Future<Output = Answer<()>> + Send;
+    fn cancel(
+        &self,
+        call: WriteCall<'_>,
+        task: &TaskId,
+        reason: &str,
+    ) -> impl Future<Output = Answer<()>> + Send;
     fn request_status(
         &self,
         campaign_id: &str,
@@ -142,7 +164,7 @@ impl Transport for Disconnected {
     async fn intervene(&self, _: WriteCall<'_>, _: &TaskId, _: &str) -> Answer<()> {
         Err(RemoteError::Unavailable)
     }
-    async fn cancel(&self, _: WriteCall<'_>, _: &TaskId) -> Answer<()> {
+    async fn cancel(&self, _: WriteCall<'_>, _: &TaskId, _: &str) -> Answer<()> {
         Err(RemoteError::Unavailable)
     }
     async fn request_status(&self, _: &str, _: &RequestId) -> Answer<ReadbackAnswer> {

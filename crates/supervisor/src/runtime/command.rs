@@ -25,7 +25,10 @@ pub enum OperatorCommand {
     Intervene {
         text: String,
     },
-    Cancel,
+    /// Cancel the bound task; the reason goes to the remote with the cancel.
+    Cancel {
+        reason: String,
+    },
     Release,
     Pause,
     Resume,

@@ -404,11 +404,11 @@ impl Runtime {
                 },
                 Some(text),
             ),
-            OperatorCommand::Cancel => (
+            OperatorCommand::Cancel { reason } => (
                 Command::Cancel {
                     request_id: fresh(),
                 },
-                None,
+                Some(reason),
             ),
             OperatorCommand::Release => (Command::Release, None),
             OperatorCommand::Pause => (Command::Pause, None),

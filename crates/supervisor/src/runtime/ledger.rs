@@ -222,6 +222,15 @@ impl Ledger {
     pub fn observed(&mut self, o: &Observation, now: u64) {
         let doc = self.doc_mut();
         doc.remote = Some(o.clone());
+        // The remote's question stands while the remote asks it.
+        let asking = matches!(
+            o.state,
+            argus_machines::RemoteState::InputRequired | argus_machines::RemoteState::AuthRequired
+        );
+        if doc.question_source.as_deref() == Some("remote") && !asking && !o.blocked {
+            doc.pending_question = None;
+            doc.question_source = None;
+        }
         let h = &mut doc.attempt_history;
         let cut = |v: &Option<String>| {
             v.as_deref()
@@ -368,10 +377,11 @@ impl Ledger {
         writes
     }
 
-    /// After an operator's command: a remote question is answered once the campaign has left
-    /// `AwaitingInput` through a command the machine took.
-    pub fn commanded(&mut self, machine: &CampaignMachine, accepted: bool) -> Vec<Write> {
-        let answered = accepted
+    /// After an operator's command: a remote question is answered once a command the remote
+    /// accepted (`delivered`: done, not refused, not ambiguous) has left `AwaitingInput`. A
+    /// refused or ambiguous answer leaves the question pending.
+    pub fn commanded(&mut self, machine: &CampaignMachine, delivered: bool) -> Vec<Write> {
+        let answered = delivered
             && machine.state_name() != StateName::AwaitingInput
             && self.doc.question_source.as_deref() == Some("remote");
         if !answered {
@@ -421,6 +431,11 @@ impl Ledger {
     /// what Argus approved.
     pub fn action(&self, action: &str, r: &CommandReply, actor: &Actor, now: u64) -> Vec<Write> {
         let Actor::Argus { why } = actor else {
+            // An operator's refusal changed nothing: it is the action's answer and the log's, not
+            // an event in the campaign's permanent feed.
+            if !matches!(r.outcome(), "done" | "ambiguous") {
+                return vec![];
+            }
             let line = format!("Operator {action}: {}.", operator_outcome(action, r));
             return vec![self.feed_line(MessageKind::OperatorAction, line, now)];
         };
@@ -447,7 +462,8 @@ impl Ledger {
             (_, true) => format!("Argus decided to {action}; done."),
             (_, false) => format!(
                 "Argus decided to {action}, but it was not done ({}).",
-                r.refusal.unwrap_or(r.outcome()).replace('_', " ")
+                r.refusal
+                    .map_or_else(|| r.outcome().replace('_', " "), |f| f.says())
             ),
         };
         writes.push(self.feed_line(MessageKind::Decision, line, now));
@@ -455,20 +471,12 @@ impl Ledger {
     }
 }
 
-/// An operator action's outcome, as its feed line says it.
+/// A done (or sent) operator action's outcome, as its feed line says it.
 fn operator_outcome(action: &str, r: &CommandReply) -> String {
-    match r.outcome() {
-        "done" => match &r.lease {
-            Some(l) if action == "claim" => format!("control acquired (epoch {})", l.epoch),
-            _ => format!("done; now {}", r.state.persisted()),
-        },
-        "refused" => format!(
-            "refused by OpenTraining ({})",
-            r.refusal.unwrap_or("refused").replace('_', " ")
-        ),
-        "ambiguous" => "sent, outcome unknown; reading it back before anything else".into(),
-        "forbidden_in_state" => format!("not allowed in state {}", r.state.persisted()),
-        _ => "not done: the state root cannot be written".into(),
+    match (r.outcome(), &r.lease) {
+        ("ambiguous", _) => "sent, outcome unknown; reading it back before anything else".into(),
+        (_, Some(l)) if action == "claim" => format!("control acquired (epoch {})", l.epoch),
+        _ => format!("done; now {}", r.state.persisted()),
     }
 }
 
@@ -476,7 +484,7 @@ fn operator_outcome(action: &str, r: &CommandReply) -> String {
 mod tests {
     //! The ledger alone, without a disk: what each fact writes, in what order.
     use super::*;
-    use crate::runtime::reply::CommandReply;
+    use crate::runtime::reply::{CommandReply, Refusal};
     use crate::runtime::RuntimeConfig;
     use argus_machines::{
         BlockReason, Command, ControllerId, Event, Lease, RemoteState, RequestId, TaskId,
@@ -720,23 +728,29 @@ mod tests {
     }
 
     #[test]
-    fn an_action_line_says_who_refused() {
+    fn an_operators_refusal_stays_out_of_the_feed_and_argus_refusal_names_its_owner() {
         let m = machine();
         let l = ledger(&m);
         let reply = CommandReply {
             accepted: true,
             state: StateName::Detached,
             storage_failed: false,
-            refusal: Some("held_by_other"),
+            refusal: Some(Refusal::of(&crate::control::RemoteError::LeaseHeldByOther)),
             lease: None,
             ambiguous: false,
+            allowed: vec![],
         };
-        let writes = l.action("claim", &reply, &Actor::Operator, NOW);
-        assert!(matches!(
-            writes.as_slice(),
-            [Write::Feed { derived: false, message }]
-                if message.text == "Operator claim: refused by OpenTraining (held by other)."
-        ));
+        assert_eq!(l.action("claim", &reply, &Actor::Operator, NOW), vec![]);
+        let argus = Actor::Argus { why: None };
+        let writes = l.action("submit", &reply, &argus, NOW);
+        assert!(
+            matches!(
+                writes.as_slice(),
+                [Write::Feed { derived: false, message }]
+                    if message.text.starts_with("Argus decided to submit, but it was not done (refused by OpenTraining (held_by_other)")
+            ),
+            "{writes:?}"
+        );
         let argus = Actor::Argus {
             why: Some("loss plateaued".into()),
         };

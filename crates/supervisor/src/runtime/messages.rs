@@ -100,10 +100,9 @@ impl FeedFold {
                         op_name(*op)
                     ),
                 ),
-                BlockReason::WriteRefused(op) => (
-                    MessageKind::CriticalFailure,
-                    format!("The remote refused a {}; nothing was applied.", op_name(*op)),
-                ),
+                // A refused write changed nothing: whoever asked for it is told in the action's
+                // answer (and Argus's decision line), naming who refused; the event log keeps it.
+                BlockReason::WriteRefused(_) => return None,
                 BlockReason::WriteNotApplied(op) => (
                     MessageKind::NeedsYou,
                     format!(

@@ -34,9 +34,9 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Log a recovery problem and keep it for `status`.
+    /// Log a repair or recovery problem and keep it for `status` (`recovery_reports`).
     pub(crate) fn report(&self, id: impl std::fmt::Display, what: &str) {
-        tracing::error!(campaign_id = %id, "{what}");
+        tracing::warn!(campaign_id = %id, "repair: {what}");
         self.reports
             .lock()
             .unwrap_or_else(|p| p.into_inner())

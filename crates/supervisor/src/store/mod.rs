@@ -345,8 +345,13 @@ impl Store {
     }
 
     /// Append one JSON line and fsync it. A torn last line (a crash mid-append) is cut off first,
-    /// kept in `quarantine/`, so it cannot swallow the line appended after it.
-    pub fn append_line<T: Serialize>(&self, path: &Path, line: &T) -> Result<(), StoreError> {
+    /// kept in `quarantine/`, so it cannot swallow the line appended after it; what was cut, and
+    /// where it was kept, is returned for the operator.
+    pub fn append_line<T: Serialize>(
+        &self,
+        path: &Path,
+        line: &T,
+    ) -> Result<Option<String>, StoreError> {
         let mut bytes = serde_json::to_vec(line).map_err(|e| StoreError::Io {
             path: path.to_path_buf(),
             source: io::Error::other(e),
@@ -359,7 +364,7 @@ impl Store {
             .append(true)
             .open(path)
             .map_err(io_err(path))?;
-        self.repair_tail(path, &mut f)?;
+        let repaired = self.repair_tail(path, &mut f)?;
         #[cfg(feature = "test-hooks")]
         if self.faults.take_torn() {
             let _ = f.write_all(&bytes[..bytes.len() / 2]);
@@ -370,21 +375,23 @@ impl Store {
             });
         }
         f.write_all(&bytes).map_err(io_err(path))?;
-        f.sync_data().map_err(io_err(path))
+        f.sync_data().map_err(io_err(path))?;
+        Ok(repaired)
     }
 
-    /// Cut a partial last line off a log (one without its newline), keeping the fragment aside.
-    fn repair_tail(&self, path: &Path, f: &mut File) -> Result<(), StoreError> {
+    /// Cut a partial last line off a log (one without its newline), keeping the fragment aside;
+    /// what was done, if anything.
+    fn repair_tail(&self, path: &Path, f: &mut File) -> Result<Option<String>, StoreError> {
         use std::io::{Read, Seek, SeekFrom};
         let len = f.metadata().map_err(io_err(path))?.len();
         if len == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let mut last = [0u8; 1];
         f.seek(SeekFrom::Start(len - 1)).map_err(io_err(path))?;
         f.read_exact(&mut last).map_err(io_err(path))?;
         if last[0] == b'\n' {
-            return Ok(());
+            return Ok(None);
         }
         // Find the start of the torn line, reading backwards in bounded chunks.
         let mut end = len;
@@ -411,7 +418,12 @@ impl Store {
         write_atomic(&aside, &fragment)?;
         f.set_len(cut).map_err(io_err(path))?;
         tracing::warn!(log = %path.display(), bytes = fragment.len(), "torn log tail cut and kept aside");
-        Ok(())
+        Ok(Some(format!(
+            "a torn last line of {} ({} bytes) was cut and kept in {}",
+            path.display(),
+            fragment.len(),
+            aside.display()
+        )))
     }
 
     /// Read every well-formed line of a JSONL log. A torn last line (a crash mid-append) or a line
@@ -429,11 +441,12 @@ impl Store {
         Ok(parse_lines(&bytes))
     }
 
-    /// Every well-formed line of a JSONL log that can be read as a file (as [`Store::read_lines`]);
-    /// `None` when it cannot (a directory in its place, unreadable bytes): [`Store::repair_log`]
-    /// then moves it aside. An absent log has no lines. One read, for recovery.
-    pub fn load_log<T: DeserializeOwned>(&self, path: &Path) -> Option<Vec<T>> {
-        log_bytes(path).map(|bytes| parse_lines(&bytes).0)
+    /// Every well-formed line of a JSONL log that can be read as a file, and how many lines were
+    /// not (as [`Store::read_lines`]); `None` when it cannot be read (a directory in its place,
+    /// unreadable bytes): [`Store::repair_log`] then moves it aside. An absent log has no lines.
+    /// One read, for recovery.
+    pub fn load_log<T: DeserializeOwned>(&self, path: &Path) -> Option<(Vec<T>, usize)> {
+        log_bytes(path).map(|bytes| parse_lines(&bytes))
     }
 
     /// Make a log usable again: a log that cannot be read as a file (a directory in its place,

@@ -232,7 +232,7 @@ async function act(id, action, box, outcome) {
       method: "POST",
       body: JSON.stringify(body),
     });
-    const said = answer && (answer.outcome || (answer.error && answer.error.message)) || "";
+    const said = answer && (answer.message || (answer.error && answer.error.message) || answer.outcome) || "";
     outcome.textContent = action + " → " + status + (answer && answer.state ? " · now " + answer.state : "") + (said ? " · " + (typeof said === "string" ? said : JSON.stringify(said)) : "");
     outcome.className = status >= 200 && status < 300 ? "accepted" : "refused";
   } catch (e) {

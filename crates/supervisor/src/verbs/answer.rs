@@ -30,7 +30,20 @@ impl Answer {
     pub async fn apply(self, rt: &Runtime) -> Reply {
         let answer = rt.answer(&self.id, self.message);
         waited(rt, &self.id, answer, |a| match a {
-            AnswerReply::Intervened(reply) => Reply::of(Self::NAME, &reply),
+            AnswerReply::Intervened(reply) => {
+                let mut r = Reply::of(Self::NAME, &reply);
+                if reply.outcome() != "done" {
+                    // Not accepted by the remote (yet): the operator's question is not lost.
+                    if let Some(m) = r.body["message"].as_str() {
+                        let said = json!(format!("{m}. The question stays pending."));
+                        if r.body.get("error").is_some() {
+                            r.body["error"]["message"] = said.clone();
+                        }
+                        r.body["message"] = said;
+                    }
+                }
+                r
+            }
             AnswerReply::Kept(to) => Reply::ok(json!({
                 "outcome": "done",
                 "accepted": true,

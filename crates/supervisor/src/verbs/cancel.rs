@@ -7,7 +7,7 @@ use crate::runtime::{OperatorCommand, Runtime};
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Cancel {
     pub id: String,
-    /// Why (logged, bounded).
+    /// Why (sent to OpenTraining with the cancel, and logged; bounded).
     #[arg(long)]
     pub reason: Option<String>,
 }
@@ -16,6 +16,11 @@ impl Cancel {
     pub const NAME: &'static str = "cancel";
 
     pub async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::NAME, &self.id, OperatorCommand::Cancel).await
+        // The contract's cancel carries a reason; an operator who gave none is said as such.
+        let reason = self
+            .reason
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or_else(|| "cancelled by the operator (no reason given)".into());
+        command(rt, Self::NAME, &self.id, OperatorCommand::Cancel { reason }).await
     }
 }

@@ -37,7 +37,7 @@ pub use resolve::Resolve;
 pub use resume::Resume;
 pub use submit::Submit;
 
-use crate::runtime::reply::CommandReply;
+use crate::runtime::reply::{CommandReply, Refusal};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use http::StatusCode;
 use serde::Deserialize;
@@ -172,53 +172,82 @@ impl Reply {
         }
     }
 
-    /// A command's real outcome: 200 done, 202 sent but unknown (read back), 409 refused by the
-    /// state or by the remote, 503 remote unavailable or the state root unwritable.
+    /// A command's real outcome: 200 done, 202 sent but unknown (read back), 409 refused (by the
+    /// state, here, or by OpenTraining), 413 too large for the remote, 503 remote unreachable or
+    /// the state root unwritable. A refusal names its owner (`refused_by`), its code and, where
+    /// there is one, the next step.
     pub fn of(verb: &str, reply: &CommandReply) -> Reply {
         let state = reply.state.persisted();
         let outcome = reply.outcome();
-        let status = match outcome {
-            "done" => StatusCode::OK,
-            "ambiguous" => StatusCode::ACCEPTED,
-            "storage_failed" => StatusCode::SERVICE_UNAVAILABLE,
-            "refused" if matches!(reply.refusal, Some("remote_unavailable" | "auth_failed")) => {
+        let refusal = match outcome {
+            "storage_failed" => Some(Refusal::here("storage_failed")),
+            "forbidden_in_state" => Some(Refusal::here("forbidden_in_state")),
+            "refused" => reply.refusal,
+            _ => None,
+        };
+        let status = match refusal.map(|r| r.code) {
+            None if outcome == "ambiguous" => StatusCode::ACCEPTED,
+            None => StatusCode::OK,
+            Some("storage_failed" | "remote_unavailable" | "auth_failed") => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            _ => StatusCode::CONFLICT,
+            Some("too_large") => StatusCode::PAYLOAD_TOO_LARGE,
+            Some(_) => StatusCode::CONFLICT,
         };
-        let message = match outcome {
-            "done" => format!("{verb}: done; state {state}"),
-            "ambiguous" => format!(
-                "{verb}: sent; its outcome is unknown and is being read back (state {state})"
-            ),
-            "refused" => format!(
-                "{verb}: refused by OpenTraining ({}); state {state}",
-                reply.refusal.unwrap_or("refused")
-            ),
-            "storage_failed" => format!("{verb} was not done: the state root cannot be written; the campaign stays in {state}"),
-            _ => format!("{verb} is not allowed in state {state}"),
+        let Some(refusal) = refusal else {
+            let message = if outcome == "ambiguous" {
+                format!(
+                    "{verb}: sent; its outcome is unknown and is being read back (state {state})"
+                )
+            } else {
+                format!("{verb}: done; state {state}")
+            };
+            let mut body = json!({"outcome": outcome, "accepted": outcome == "done", "state": state, "message": message});
+            if let Some(l) = &reply.lease {
+                body["lease"] = json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
+            }
+            return Reply { status, body };
         };
+        let next = if refusal.code == "forbidden_in_state" {
+            Some(next_in_state(verb, &reply.allowed))
+        } else {
+            refusal.next_step().map(str::to_string)
+        };
+        let message = format!(
+            "{verb}: {}; state {state}{}",
+            refusal.says(),
+            next.as_deref()
+                .map(|n| format!(". Next: {n}"))
+                .unwrap_or_default()
+        );
         let mut body = json!({
             "outcome": outcome,
-            "accepted": outcome == "done",
+            "accepted": false,
             "state": state,
             "message": message,
+            "refused_by": refusal.by,
+            "code": refusal.code,
+            "next": next,
+            "error": {"code": refusal.code, "message": message},
         });
-        if let Some(class) = reply.refusal {
-            body["class"] = json!(class);
-        }
-        if let Some(l) = &reply.lease {
-            body["lease"] = json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
-        }
-        if !status.is_success() {
-            let code = match outcome {
-                "refused" => reply.refusal.unwrap_or("refused"),
-                "storage_failed" => "storage_failed",
-                _ => "forbidden_in_state",
-            };
-            body["error"] = json!({"code": code, "message": message});
+        if refusal.code == "forbidden_in_state" {
+            body["allowed_actions"] = json!(reply.allowed);
         }
         Reply { status, body }
+    }
+}
+
+/// What to do instead of `verb`, from the actions the state allows now.
+fn next_in_state(verb: &str, allowed: &[&str]) -> String {
+    let has = |a: &str| allowed.contains(&a);
+    if matches!(verb, "submit" | "intervene" | "cancel" | "answer") && has("claim") {
+        "claim first".into()
+    } else if has("next-attempt") && has("reject") && !has("accept") {
+        "the attempt failed: use next-attempt or reject".into()
+    } else if allowed.is_empty() {
+        "nothing until the campaign moves on; watch it".into()
+    } else {
+        format!("allowed now: {}", allowed.join(", "))
     }
 }
 

@@ -137,7 +137,17 @@ impl Journal {
         }
         let events = sh.store.events_path(&self.id);
         let log: Vec<EventLine> = match sh.store.load_log(&events) {
-            Some(lines) => lines,
+            Some((lines, 0)) => lines,
+            Some((lines, skipped)) => {
+                // Left in place (the log is append-only); a torn last line is cut at the next
+                // append, and said then.
+                let what = format!(
+                    "{skipped} unreadable line(s) of {} skipped; the rest of the log is read",
+                    events.display()
+                );
+                sh.report(&self.id, &what);
+                lines
+            }
             None => {
                 match sh.store.repair_log(&events) {
                     Ok(Some(what)) => sh.report(&self.id, &format!("unreadable event log: {what}")),
@@ -236,8 +246,8 @@ impl Journal {
     }
 
     /// What an operator's command leaves to record besides its step (a remote question answered).
-    pub(crate) fn commanded(&mut self, sh: &Shared, machine: &CampaignMachine, accepted: bool) {
-        let writes = self.ledger.commanded(machine, accepted);
+    pub(crate) fn commanded(&mut self, sh: &Shared, machine: &CampaignMachine, delivered: bool) {
+        let writes = self.ledger.commanded(machine, delivered);
         let _ = self.execute(sh, machine, writes);
     }
 
@@ -341,8 +351,10 @@ impl Journal {
     /// bytes) is moved aside, said in the feed, and the event goes to a fresh log.
     fn append_event(&mut self, sh: &Shared, machine: &CampaignMachine, line: &EventLine) {
         let path = sh.store.events_path(&self.id);
-        let Err(e) = sh.store.append_line(&path, line) else {
-            return;
+        let e = match sh.store.append_line(&path, line) {
+            Ok(None) => return,
+            Ok(Some(repaired)) => return sh.report(&self.id, &repaired),
+            Err(e) => e,
         };
         tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
         if let Ok(Some(what)) = sh.store.repair_log(&path) {
@@ -358,11 +370,17 @@ impl Journal {
 
     /// Append one message to the persisted feed file.
     fn append_message(&self, sh: &Shared, m: &HumanMessage) -> bool {
-        let written = sh.store.append_line(&sh.store.messages_path(&self.id), m);
-        if let Err(e) = &written {
-            tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
+        match sh.store.append_line(&sh.store.messages_path(&self.id), m) {
+            Ok(None) => true,
+            Ok(Some(repaired)) => {
+                sh.report(&self.id, &repaired);
+                true
+            }
+            Err(e) => {
+                tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
+                false
+            }
         }
-        written.is_ok()
     }
 }
 

@@ -25,8 +25,8 @@ pub use journal::{Published, Snapshot};
 pub(crate) use start::recovered;
 
 use super::command::command_name;
-use super::reply::lease_refusal_class;
 use super::reply::AnswerReply;
+use super::reply::Refusal;
 use super::shared::{CrashPoint, Shared};
 use super::{Actor, CampaignDoc};
 use crate::control::{Token, TokenKind, Transport, WriteIntent};
@@ -64,7 +64,7 @@ pub struct Driver<T: Transport + 'static> {
     /// The last step of this input could not be persisted (reset per input).
     storage_failed: bool,
     /// The remote's refusal during the current input, by safe class (reset per input).
-    refusal: Option<&'static str>,
+    refusal: Option<Refusal>,
 }
 
 impl<T: Transport + 'static> Driver<T> {
@@ -216,8 +216,11 @@ impl<T: Transport + 'static> Driver<T> {
                 let _ = reply.send(r);
             }
             Input::Answer { text, intent, done } => {
-                let reply = if self.machine.state_name() == StateName::AwaitingInput {
-                    // The remote asked: the answer goes to it as an intervention.
+                let remote_asks = self.machine.state_name() == StateName::AwaitingInput
+                    || self.journal.doc().question_source.as_deref() == Some("remote");
+                let reply = if remote_asks {
+                    // The remote asked: the answer goes to it as an intervention (and the
+                    // question stays until the remote accepts one).
                     let command = Command::Intervene {
                         request_id: intent.request_id().clone(),
                     };
@@ -361,7 +364,7 @@ impl<T: Transport + 'static> Driver<T> {
                     change: argus_machines::ControlChange::ClaimRefused(reason),
                 } = &sig
                 {
-                    self.refusal.get_or_insert(lease_refusal_class(*reason));
+                    self.refusal.get_or_insert(Refusal::of_lease(*reason));
                 }
                 self.journal.surface(&sh, &self.machine, &sig);
             }

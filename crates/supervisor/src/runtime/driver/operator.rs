@@ -16,6 +16,11 @@ impl<T: Transport + 'static> Driver<T> {
             refusal: self.refusal,
             lease: self.machine.held_lease().cloned(),
             ambiguous: super::super::resolving(&self.machine),
+            allowed: if accepted {
+                vec![]
+            } else {
+                argus_machines::allowed_actions(&self.machine.record(), self.shared.config.policy())
+            },
         }
     }
 
@@ -44,9 +49,11 @@ impl<T: Transport + 'static> Driver<T> {
         let record = self.machine.record();
         let queued = record.state.claim_then_submit();
         self.intents.retain(|i| queued == Some(i.request_id()));
+        let reply = self.reply(accepted);
         let sh = self.shared.clone();
-        self.journal.commanded(&sh, &self.machine, accepted);
-        Ok(self.reply(accepted))
+        self.journal
+            .commanded(&sh, &self.machine, reply.outcome() == "done");
+        Ok(reply)
     }
 
     /// A local verdict: only `RemoteTerminalLocalPending` can make one, and it is recorded only
@@ -75,6 +82,9 @@ impl<T: Transport + 'static> Driver<T> {
 
     /// The action and its outcome, in the feed (who decided what, and why).
     pub(super) fn action_line(&mut self, action: &str, r: &CommandReply, actor: &Actor) {
+        if let Some(refusal) = r.refusal.filter(|_| r.outcome() == "refused") {
+            tracing::info!(campaign_id = %self.id(), action, refused_by = ?refusal.by, code = refusal.code, "action refused");
+        }
         let sh = self.shared.clone();
         self.journal.action(&sh, &self.machine, action, r, actor);
     }

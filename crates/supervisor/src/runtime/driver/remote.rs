@@ -5,6 +5,7 @@
 //! does), never send a write without the intent the command brought (a request id is sent once,
 //! ever), and never resend a write whose outcome is unknown: it is read back.
 
+use super::super::reply::Refusal;
 use super::super::shared::CrashPoint;
 use super::super::shared::Shared;
 use super::super::EvidenceSummary;
@@ -78,8 +79,14 @@ impl<T: Transport + 'static> Driver<T> {
                 None
             }
             Action::ReadControl => {
-                let Token::Observer(observer) = self.take_token() else {
-                    return Ok(None);
+                let observer = match self.take_token() {
+                    Token::Observer(o) => o,
+                    // A controller's heartbeat check: does the remote still name us?
+                    Token::Controller(c) => return Ok(self.still_ours(c).await),
+                    other => {
+                        self.token = Some(other);
+                        return Ok(None);
+                    }
                 };
                 let last = self.machine.record().state.lease().cloned();
                 let _permit = permit(&sh).await;
@@ -111,6 +118,7 @@ impl<T: Transport + 'static> Driver<T> {
                     (token, _) => {
                         // Only a command's own claim is sent, once; anything else is not applied.
                         tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
+                        self.refusal = Some(Refusal::here("forbidden_in_state"));
                         self.token = Some(token);
                         return Ok(Some(Event::LeaseRefused {
                             reason: LeaseRefusal::NotApplied,
@@ -138,7 +146,7 @@ impl<T: Transport + 'static> Driver<T> {
                         )
                     }
                     ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) => {
-                        self.refusal = Some(refusal_class(&e));
+                        self.refusal = Some(Refusal::of(&e));
                         let reason = e.lease_refusal();
                         (Token::Observer(o), Event::LeaseRefused { reason })
                     }
@@ -161,6 +169,13 @@ impl<T: Transport + 'static> Driver<T> {
                     RenewOutcome::Renewed(c) => {
                         let lease = c.lease().clone();
                         (Token::Controller(c), Event::LeaseGranted { lease, now })
+                    }
+                    // The card offers no renewal: nothing was sent, and the lease runs its
+                    // term (it ends as a local expiry), never mistaken for an outage.
+                    RenewOutcome::Unanswered(c, RemoteError::CapabilityUnavailable(_)) => {
+                        tracing::debug!(campaign_id = %self.id(), "renew_control not offered; the lease runs its term");
+                        self.token = Some(Token::Controller(c));
+                        return Ok(None);
                     }
                     RenewOutcome::Unanswered(c, e) => {
                         (Token::Controller(c), Event::PollFailed(condition_of(&e)))
@@ -213,8 +228,9 @@ impl<T: Transport + 'static> Driver<T> {
             Action::Cancel {
                 request_id, task, ..
             } => {
+                let reason = self.text.take().unwrap_or_default();
                 self.write(request_id, |c, intent| async move {
-                    c.cancel(remote, clock, intent, &task)
+                    c.cancel(remote, clock, intent, &task, &reason)
                         .await
                         .map_applied(|()| None)
                 })
@@ -237,6 +253,28 @@ impl<T: Transport + 'static> Driver<T> {
         })
     }
 
+    /// A controller's once-a-heartbeat `read_control`. Its answer goes to the machine, which
+    /// judges it (another holder or epoch, or none: control lost). A remote without the operation,
+    /// or a read that failed, says nothing here: polls and renewals notice outages.
+    async fn still_ours(&mut self, c: crate::control::Controller) -> Option<Event> {
+        let sh = self.shared.clone();
+        let read = {
+            let _permit = permit(&sh).await;
+            c.read_control(self.remote.as_ref()).await
+        };
+        self.token = Some(Token::Controller(c));
+        match read {
+            Ok(lease) => Some(Event::ControlRead {
+                lease,
+                now: sh.clock.now(),
+            }),
+            Err(e) => {
+                tracing::debug!(campaign_id = %self.id(), class = e.class(), "read_control failed");
+                None
+            }
+        }
+    }
+
     /// One mutation: through the `Controller`, with the command's own intent, once.
     async fn write<F, Fut>(
         &mut self,
@@ -253,6 +291,7 @@ impl<T: Transport + 'static> Driver<T> {
                 // Without control, or without the intent its command brought (a persisted request
                 // id is only ever read back), nothing is sent.
                 tracing::warn!(campaign_id = %self.id(), "write not sent: no lease held, or not this command's request id");
+                self.refusal = Some(Refusal::here("no_lease"));
                 self.token = Some(token);
                 return Ok(Some(Event::Written {
                     request_id,
@@ -275,12 +314,17 @@ impl<T: Transport + 'static> Driver<T> {
             WriteResult::Applied(c, task) => (Token::Controller(c), WriteOutcome::Acked { task }),
             WriteResult::Rejected(c, e) => {
                 tracing::info!(campaign_id = %self.id(), class = e.class(), "write refused; nothing applied");
-                self.refusal = Some(refusal_class(&e));
+                self.refusal = Some(Refusal::of(&e));
                 (Token::Controller(c), WriteOutcome::Refused)
             }
             WriteResult::Ambiguous(a) => (Token::AmbiguousWrite(a), WriteOutcome::TimedOut),
             WriteResult::Lost(l, _, cause) => {
-                self.refusal = Some(cause.as_ref().map_or("lease_expired", refusal_class));
+                // No answer behind the loss: the lease ran out here.
+                self.refusal = Some(
+                    cause
+                        .as_ref()
+                        .map_or(Refusal::here("lease_lapsed"), Refusal::of),
+                );
                 self.token = Some(Token::ControlLost(l));
                 // Fenced because another controller holds the lease: say so, not "fenced".
                 if let Some(RemoteError::LeaseHeldByOther) = cause {
@@ -358,15 +402,16 @@ impl<T: Transport + 'static> Driver<T> {
         Some(Event::ReadBack { request_id, answer })
     }
 
-    /// Keep evidence the machine has accepted; set aside artifacts that name another campaign.
+    /// Keep evidence the machine has accepted; set aside artifacts bound to another campaign,
+    /// run or attempt.
     fn keep_evidence(&mut self, task: &TaskId, mut ev: crate::control::Evidence) {
         let sh = self.shared.clone();
-        // Artifacts that name another campaign are foreign: quarantined, never kept, never handed
-        // to Argus or the feed.
+        // Artifacts that name another campaign, run or attempt than their task are foreign:
+        // quarantined, never kept, never handed to Argus or the feed.
         let id = self.machine.campaign_id();
         let before = ev.artifacts.len();
-        ev.artifacts
-            .retain(|a| a.campaign_id.as_ref().is_none_or(|c| c == id));
+        let artifacts = std::mem::take(&mut ev.artifacts);
+        ev.artifacts = artifacts.into_iter().filter(|a| ev.owns(id, a)).collect();
         let foreign = before - ev.artifacts.len();
         if foreign > 0 {
             tracing::warn!(campaign_id = %id, foreign, "foreign artifacts quarantined");
@@ -402,25 +447,6 @@ fn condition_of(e: &crate::control::RemoteError) -> argus_machines::RemoteCondit
         RemoteError::AuthFailed => RemoteCondition::AuthRequired,
         RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
         _ => RemoteCondition::Unreachable,
-    }
-}
-
-/// The safe class an operator sees for a remote refusal.
-fn refusal_class(e: &crate::control::RemoteError) -> &'static str {
-    use crate::control::RemoteError;
-    match e {
-        RemoteError::LeaseHeldByOther => "held_by_other",
-        RemoteError::PolicyViolation => "policy_refused",
-        RemoteError::CapabilityUnavailable(_) | RemoteError::MethodUnavailable => {
-            "capability_unavailable"
-        }
-        RemoteError::StaleEpoch => "stale_epoch",
-        RemoteError::LeaseExpired => "lease_expired",
-        RemoteError::AuthFailed => "auth_failed",
-        RemoteError::Unavailable | RemoteError::TimeoutBeforeSend | RemoteError::Tls(_) => {
-            "remote_unavailable"
-        }
-        other => other.class(),
     }
 }
 

@@ -1,0 +1,501 @@
+//! Issue 32: every remote the contract allows, every refusal owned, no question lost. The shipped
+//! binary (`sim --omit`, `serve`, the `campaigns` CLI) against remotes that differ as the contract
+//! permits, judged by what the supervisor sent (the remote's audit) and what it said (API, CLI).
+
+use super::serve_loop::{audit, call, serve, sim, tmp, wait_for, Daemon, API_TOKEN, SIM_TOKEN};
+use crate::support::procs::{free_port, spawn_sim, SimProc, BIN};
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::Instant;
+
+/// The JSON-RPC methods the remote received after the first `from` audit entries.
+fn methods_since(sim_url: &str, from: usize) -> Vec<String> {
+    audit(sim_url)["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .skip(from)
+        .filter_map(|e| e["method"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The first call of `method` the remote's audit holds.
+fn first_sent(sim_url: &str, method: &str) -> Value {
+    audit(sim_url)["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["method"] == method)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {method} was sent"))
+}
+
+fn entries(sim_url: &str) -> usize {
+    audit(sim_url)["entries"].as_array().map_or(0, Vec::len)
+}
+
+/// `campaigns ARGS` against the daemon: whether it succeeded, and what it printed.
+fn cli(d: &Daemon, args: &[&str]) -> (bool, String) {
+    let out = Command::new(BIN)
+        .arg("campaigns")
+        .args(["--url", &format!("http://127.0.0.1:{}", d.port)])
+        .args(args)
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .output()
+        .expect("cli");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn arm(sim_url: &str, fault: Value) {
+    let (s, b) = call(true, &format!("{sim_url}_sim/faults"), SIM_TOKEN, fault).expect("arm");
+    assert_eq!(s, 200, "{b}");
+}
+
+/// A refusal decided here: nothing sent, owner and code named, in the API answer.
+fn refused_here(answer: &(u16, Value), code: &str) {
+    let (s, b) = answer;
+    assert!(!(200..300).contains(s), "{b}");
+    assert_eq!(b["refused_by"], "supervisor", "{b}");
+    assert_eq!(b["code"], code, "{b}");
+    let message = b["message"].as_str().unwrap_or("");
+    assert!(message.contains("refused here"), "{message}");
+    assert!(message.contains("nothing was sent"), "{message}");
+}
+
+/// A sim playing `long-noisy` and `serve` on it, with campaign `id` claimed and its attempt
+/// running; `extra` for `serve`'s environment.
+fn running(id: &str, extra: &[(&str, String)]) -> (SimProc, String, Daemon) {
+    let (sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &tmp(id).join("state"), extra);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim(id, "train");
+    assert_eq!(d.act(id, "submit", json!({"message": "go"})).0, 200);
+    d.wait_state(id, "controlling.running");
+    (sim, url, d)
+}
+
+#[test]
+fn each_missing_operation_leaves_what_the_contract_allows_and_refuses_the_rest_here() {
+    let all = [
+        "observe",
+        "claim",
+        "renew",
+        "release",
+        "submit",
+        "intervene",
+        "cancel",
+        "readback",
+    ];
+    for (omit, lost) in [
+        ("claim_control", &all[1..]),
+        ("read_control", &all[1..]),
+        ("renew_control", &["renew"][..]),
+        ("release_control", &["release"][..]),
+        ("intervene", &["intervene"][..]),
+        ("cancel", &["cancel"][..]),
+        ("request_status", &["readback"][..]),
+    ] {
+        let (_sim, url) = spawn_sim("127.0.0.1:0", "long-noisy", SIM_TOKEN, ["--omit", omit]);
+        let want: Vec<&str> = all.iter().copied().filter(|a| !lost.contains(a)).collect();
+        // `probe` says the same as `health` will.
+        let out = Command::new(BIN)
+            .args([
+                "probe",
+                "--json",
+                "--allow-insecure-loopback",
+                "--url",
+                &url,
+            ])
+            .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+            .output()
+            .expect("probe");
+        let report: Value = serde_json::from_slice(&out.stdout).expect("probe json");
+        assert_eq!(report["can"], json!(want), "probe without {omit}: {report}");
+        assert_eq!(report["mutation_enabled"], json!(want.contains(&"claim")));
+        // The probe's own reads are not the supervisor's.
+        let from = entries(&url);
+        // A lease short enough that its renewal falls due at once (62 s, a 1 s heartbeat).
+        let d = serve(
+            &url,
+            &tmp(&format!("omit-{omit}")).join("state"),
+            &[("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "62".into())],
+        );
+        let h = d.wait_health(|h| h["remote"]["state"] == "discovered");
+        let can: Vec<&str> = h["remote"]["can"]
+            .as_array()
+            .expect("can")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        println!("without {omit}: can {can:?}");
+        assert_eq!(can, want, "without {omit}");
+        assert_eq!(
+            h["remote"]["mutation_enabled"],
+            can.contains(&"claim"),
+            "mutation_enabled says whether a claim would go: {}",
+            h["remote"]
+        );
+        let id = "c1";
+        assert_eq!(d.act(id, "observe", json!({"objective": "train"})).0, 200);
+        if !can.contains(&"claim") {
+            refused_here(&d.act(id, "claim", json!({})), "capability_unavailable");
+            let sent = methods_since(&url, from);
+            assert!(
+                !sent.iter().any(|m| m.starts_with("campaign/")),
+                "without {omit} nothing of the extension is sent: {sent:?}"
+            );
+            continue;
+        }
+        if omit == "request_status" {
+            // The submit's answer is lost: without readback it waits for the operator.
+            assert_eq!(d.act(id, "claim", json!({})).0, 200);
+            arm(
+                &url,
+                json!({"kind": "rpc_error_after_apply", "method": "message/send", "times": 1}),
+            );
+            let (s, b) = d.act(id, "submit", json!({"message": "go"}));
+            assert_eq!(s, 202, "{b}");
+            wait_for("the operator to be asked to resolve", || {
+                d.get(&format!("/campaigns/{id}")).is_some_and(|(_, v)| {
+                    v["allowed_actions"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|x| x == "resolve"))
+                        && v["pending_question"].is_object()
+                })
+            });
+            let submit = first_sent(&url, "message/send");
+            let task = submit["task_id"].as_str().expect("the submit made a task");
+            let (s, b) = d.act(id, "resolve", json!({ "applied": task }));
+            assert_eq!(s, 200, "{b}");
+            d.wait_state(id, "controlling.running");
+        } else {
+            assert_eq!(d.act(id, "claim", json!({})).0, 200);
+            assert_eq!(d.act(id, "submit", json!({"message": "go"})).0, 200);
+            d.wait_state(id, "controlling.running");
+        }
+        let before = entries(&url);
+        match omit {
+            "intervene" => refused_here(
+                &d.act(id, "intervene", json!({"message": "use dataset B"})),
+                "capability_unavailable",
+            ),
+            "cancel" => refused_here(
+                &d.act(id, "cancel", json!({"reason": "wrong data"})),
+                "capability_unavailable",
+            ),
+            "release_control" => {
+                let (s, b) = d.act(id, "release", json!({}));
+                assert_eq!(s, 200, "{b}");
+            }
+            "renew_control" => {
+                // Renewal is due from the start: ticks pass and none is sent.
+                let polls = |from| {
+                    methods_since(&url, from)
+                        .iter()
+                        .filter(|m| *m == "tasks/get")
+                        .count()
+                };
+                wait_for("three ticks", || polls(before) >= 3);
+            }
+            _ => {}
+        }
+        let sent = methods_since(&url, from);
+        let method = match omit {
+            "cancel" => "tasks/cancel".to_string(),
+            op => format!("campaign/{op}"),
+        };
+        assert!(
+            !sent.contains(&method),
+            "{method} was sent to a remote without it: {sent:?}"
+        );
+        // What remains allowed still works: the attempt was submitted and is watched.
+        assert!(sent.iter().any(|m| m == "message/send"), "{sent:?}");
+    }
+    // A request whose JSON-RPC id is an object is invalid (-32600), as JSON-RPC requires.
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let (_, v) = call(
+        true,
+        &url,
+        SIM_TOKEN,
+        json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "tasks/get", "params": {"id": "t"}}),
+    )
+    .expect("answer");
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], Value::Null, "{v}");
+}
+
+#[test]
+fn every_refusal_names_its_owner_and_stays_out_of_the_feed() {
+    // The remote down: a claim never leaves the process, and says so.
+    let dir = tmp("owner");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let d = serve(&url, &dir.join("state"), &[]);
+    wait_for("the API", || d.get("/health").is_some());
+    assert_eq!(d.act("c1", "observe", json!({"objective": "train"})).0, 200);
+    let answer = d.act("c1", "claim", json!({}));
+    println!("claim with the remote down: {}", answer.1);
+    refused_here(&answer, "remote_unavailable");
+    assert_eq!(answer.0, 503);
+    let (ok, out) = cli(&d, &["claim", "c1"]);
+    println!("$ campaigns claim c1\n{out}");
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("claim: refused here (remote_unavailable)"),
+        "{out}"
+    );
+    assert!(!out.contains("OpenTraining ("), "{out}");
+    // A write the state does not allow: refused here, with the next step.
+    let answer = d.act("c1", "submit", json!({"message": "go"}));
+    refused_here(&answer, "forbidden_in_state");
+    assert_eq!(answer.1["next"], "claim first", "{}", answer.1);
+    let (ok, out) = cli(&d, &["submit", "c1", "--message", "go"]);
+    assert!(!ok && out.contains("Next: claim first"), "{out}");
+    // Nothing of it is in the campaign's permanent feed.
+    let feed = d.feed("c1");
+    assert!(!feed.iter().any(|l| l.contains("refused")), "{feed:?}");
+    drop(d);
+
+    // The remote's own refusal is the remote's.
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &dir.join("state2"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    assert_eq!(d.act("c2", "observe", json!({"objective": "train"})).0, 200);
+    arm(
+        &url,
+        json!({"kind": "takeover", "campaign_id": "c2", "controller_id": "someone-else"}),
+    );
+    let (s, b) = d.act("c2", "claim", json!({}));
+    assert_eq!(s, 409, "{b}");
+    assert_eq!(b["refused_by"], "remote", "{b}");
+    assert_eq!(b["code"], "held_by_other", "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("refused by OpenTraining")),
+        "{b}"
+    );
+    let feed = d.feed("c2");
+    assert!(!feed.iter().any(|l| l.contains("refused")), "{feed:?}");
+}
+
+#[test]
+fn a_refused_answer_keeps_the_question_and_the_remotes_limit_is_enforced_before_sending() {
+    let (_sim, url) = sim("input-required", "127.0.0.1:0");
+    let d = serve(&url, &tmp("question").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim("q1", "train");
+    assert_eq!(d.act("q1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("q1", "controlling.awaiting_input");
+    let question = |d: &Daemon| {
+        d.get("/campaigns/q1")
+            .map(|(_, v)| v["pending_question"].clone())
+            .unwrap_or(Value::Null)
+    };
+    wait_for("the question", || question(&d)["source"] == "remote");
+    let before = entries(&url);
+    // 20 KB: the API takes it, OpenTraining (16 KiB) would not; refused here, nothing sent.
+    let big = "x".repeat(20_000);
+    let answer = d.act("q1", "answer", json!({ "message": big }));
+    println!("an answer over the remote's limit: {}", answer.1["message"]);
+    refused_here(&answer, "too_large");
+    assert_eq!(answer.0, 413);
+    assert!(
+        answer.1["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("The question stays pending.")),
+        "{}",
+        answer.1
+    );
+    let sent = methods_since(&url, before);
+    assert!(!sent.iter().any(|m| m == "campaign/intervene"), "{sent:?}");
+    // The question is still pending, and still the remote's; the CLI's `show` says so.
+    assert_eq!(question(&d)["source"], "remote", "{}", question(&d));
+    let (ok, out) = cli(&d, &["show", "q1"]);
+    assert!(ok && out.contains("Two candidate datasets"), "{out}");
+    let (ok, out) = cli(&d, &["answer", "q1", "--message", &"y".repeat(20_000)]);
+    assert!(!ok && out.contains("refused here (too_large)"), "{out}");
+    // A proper answer goes to the remote once, and then the question is answered.
+    let (s, b) = d.act("q1", "answer", json!({"message": "use dataset B"}));
+    assert_eq!(s, 200, "{b}");
+    wait_for("the question to be answered", || question(&d).is_null());
+    let a = audit(&url);
+    let interventions: Vec<&Value> = a["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["method"] == "campaign/intervene")
+        .collect();
+    assert_eq!(interventions.len(), 1, "{interventions:?}");
+    assert_eq!(interventions[0]["text"], "use dataset B");
+}
+
+#[test]
+fn cancel_carries_the_operators_reason_to_the_remote() {
+    let (_sim, url, d) = running("k1", &[]);
+    let (ok, out) = cli(&d, &["cancel", "k1", "--reason", "wrong dataset"]);
+    assert!(ok, "{out}");
+    let cancel = first_sent(&url, "tasks/cancel");
+    assert_eq!(cancel["text"], "wrong dataset", "{cancel}");
+    assert_eq!(cancel["accepted"], true, "{cancel}");
+}
+
+#[test]
+fn the_card_is_read_again_before_each_write_and_a_changed_one_gets_none() {
+    // The scheduled re-read is an hour away: only the read before the write can notice.
+    let refresh = [("ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS", "3600".to_string())];
+    let (_sim, url, d) = running("v1", &refresh);
+    arm(
+        &url,
+        json!({"kind": "card", "change": {"change": "enforcement_off"}}),
+    );
+    let before = entries(&url);
+    let answer = d.act("v1", "intervene", json!({"message": "use dataset B"}));
+    println!(
+        "an intervention after the card changed: {}",
+        answer.1["message"]
+    );
+    refused_here(&answer, "card_not_qualified");
+    let sent = methods_since(&url, before);
+    assert!(!sent.iter().any(|m| m == "campaign/intervene"), "{sent:?}");
+    let h = d.wait_health(|h| h["remote"]["state"] == "quarantined_pending_review");
+    assert_eq!(h["remote"]["mutation_enabled"], false);
+    assert_eq!(h["remote"]["can"], json!(["observe"]));
+}
+
+#[test]
+fn evidence_naming_another_run_is_quarantined_and_never_the_campaigns() {
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    arm(&url, json!({"kind": "other_run_artifact"}));
+    let d = serve(&url, &tmp("evidence").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim("e1", "train");
+    assert_eq!(d.act("e1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("e1", "remote_terminal_local_pending");
+    let mut view = Value::Null;
+    wait_for("the evidence to be kept", || {
+        view = d.get("/campaigns/e1").map(|(_, v)| v).unwrap_or_default();
+        view["latest_evidence"].is_object()
+    });
+    let evidence = view["latest_evidence"].to_string();
+    println!("evidence kept: {evidence}");
+    assert!(evidence.contains("evaluation-report"), "{evidence}");
+    assert!(!evidence.contains("other-run-result"), "{evidence}");
+    assert!(view["quarantined"].as_u64() >= Some(1), "{view}");
+}
+
+#[test]
+fn a_takeover_mid_run_is_noticed_within_one_heartbeat() {
+    let (_sim, url, d) = running("t1", &[]);
+    let before = entries(&url);
+    let started = Instant::now();
+    arm(
+        &url,
+        json!({"kind": "takeover", "campaign_id": "t1", "controller_id": "someone-else"}),
+    );
+    wait_for("control to be lost", || {
+        d.state("t1")
+            .is_some_and(|s| !s.starts_with("controlling."))
+    });
+    println!(
+        "takeover noticed after {:?} (heartbeat 1 s)",
+        started.elapsed()
+    );
+    // Seen by the heartbeat's read_control, not by a renewal or a write, and before a second
+    // heartbeat's poll.
+    let sent = methods_since(&url, before);
+    println!("sent meanwhile: {sent:?}");
+    let read = sent
+        .iter()
+        .position(|m| m == "campaign/read_control")
+        .expect("a read_control after the takeover");
+    assert!(
+        !sent[..read]
+            .iter()
+            .any(|m| m == "campaign/renew_control" || m == "campaign/intervene"),
+        "{sent:?}"
+    );
+    let polls = sent[..read].iter().filter(|m| *m == "tasks/get").count();
+    assert!(polls <= 1, "more than one heartbeat passed: {sent:?}");
+    let feed = d.feed("t1");
+    assert!(feed.iter().any(|l| l.contains("Control lost")), "{feed:?}");
+}
+
+#[test]
+fn a_task_the_remote_does_not_know_is_named_so_not_called_an_outage() {
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let d = serve(&url, &tmp("missing").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    let (s, b) = d.act(
+        "m1",
+        "observe",
+        json!({"objective": "train", "task_id": "task-nobody-made"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    d.wait_state("m1", "observing.task_not_found");
+    wait_for("the feed to say the task is missing", || {
+        d.feed("m1").iter().any(|l| l.contains("disappeared"))
+    });
+    let (_, h) = d.get("/health").expect("health");
+    assert_eq!(h["remote"]["state"], "discovered", "{h}");
+}
+
+#[test]
+fn repairs_at_start_and_on_append_are_listed_in_status_and_logged() {
+    let dir = tmp("repairs");
+    let home = dir.join("state");
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    {
+        let d = serve(&url, &home, &[]);
+        d.wait_health(|h| h["remote"]["state"] == "discovered");
+        assert_eq!(d.act("r1", "observe", json!({"objective": "train"})).0, 200);
+        d.observe_and_claim("r2", "train");
+        d.wait_state("r2", "controlling.ready");
+    }
+    // A binary line in r2's event log, then a torn last line; a campaign path that is a
+    // directory.
+    let events = home.join("events/r2.jsonl");
+    let mut bytes = std::fs::read(&events).expect("events");
+    bytes.extend_from_slice(b"\x00\xff\xfe binary\n{\"torn\": ");
+    std::fs::write(&events, bytes).expect("write");
+    std::fs::create_dir_all(home.join("campaigns/r9.json")).expect("dir");
+    let log = dir.join("serve.log");
+    let d = super::serve_loop::serve_as(&url, SIM_TOKEN, &home, &[], Some(&log));
+    let reports = |d: &Daemon| -> Vec<String> {
+        d.get("/status")
+            .map(|(_, v)| v["recovery_reports"].clone())
+            .and_then(|r| serde_json::from_value(r).ok())
+            .unwrap_or_default()
+    };
+    wait_for("the start's repairs", || {
+        let r = reports(&d);
+        r.iter().any(|l| l.contains("r9.json"))
+            && r.iter().any(|l| l.starts_with("r2: 2 unreadable"))
+    });
+    // The next event of r2 cuts the torn line off and keeps it aside: said too.
+    assert_eq!(d.act("r2", "release", json!({})).0, 200);
+    wait_for("the append's repair", || {
+        reports(&d)
+            .iter()
+            .any(|l| l.starts_with("r2: a torn last line"))
+    });
+    println!("recovery reports: {:#?}", reports(&d));
+    let (_, h) = d.get("/health").expect("health");
+    assert!(h["repairs"].as_u64() >= Some(3), "{h}");
+    let kept = std::fs::read_dir(home.join("quarantine"))
+        .expect("quarantine")
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("r2.jsonl."));
+    assert!(kept, "the torn line was kept aside");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let warned = logged
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains("repair"))
+        .count();
+    assert!(warned >= 3, "{logged}");
+}
