@@ -5,5 +5,6 @@ mod support;
 
 mod contract;
 mod processes;
+mod real_argus;
 mod serve_loop;
 mod tls;

@@ -755,7 +755,7 @@ fn a_state_root_written_by_version_1_is_upgraded_without_losing_the_argus_links_
     std::fs::create_dir_all(&argus_home).expect("home");
     std::fs::write(
         argus_home.join("fake-argus.json"),
-        json!({"projects": [{"project_id": "p-1", "name": "c1", "workdir": "w"}], "messages": []})
+        json!({"projects": [{"id": "p-1", "display_name": "c1", "label": "c1", "workdir": "w"}], "messages": []})
             .to_string(),
     )
     .expect("argus state");

@@ -41,6 +41,8 @@ fn argus_config(home: &std::path::Path, working: bool) -> ArgusConfig {
         )],
         home: home.to_path_buf(),
         backend: None,
+        user_home: std::env::temp_dir().join(format!("argus-user-{}", uuid::Uuid::new_v4())),
+        pass_env: vec![],
         timeout: Duration::from_secs(20),
     }
 }

@@ -63,6 +63,9 @@ pub struct ServeConfig {
     pub argus_bin: Option<PathBuf>,
     pub argus_home: Option<PathBuf>,
     pub backend: Option<String>,
+    /// `ARGUS_SUPERVISOR_ARGUS_ENV`: names of variables passed on to Argus (model credentials the
+    /// operator chooses to give it); never ours.
+    pub argus_env: Vec<String>,
     /// `ARGUS_SUPERVISOR_MAX_ATTEMPTS`: the mission's bound on attempts (default 3).
     pub max_attempts: u32,
     pub foreman_enabled: bool,
@@ -181,6 +184,8 @@ impl ServeConfig {
             argus_bin: var("ARGUS_SUPERVISOR_ARGUS_BIN").map(PathBuf::from),
             argus_home: var("ARGUS_SUPERVISOR_ARGUS_HOME").map(PathBuf::from),
             backend: var("ARGUS_SUPERVISOR_BACKEND"),
+            argus_env: argus_env_names(var("ARGUS_SUPERVISOR_ARGUS_ENV"))
+                .map_err(|e| bad("ARGUS_SUPERVISOR_ARGUS_ENV", e))?,
             max_attempts: u32::try_from(number("ARGUS_SUPERVISOR_MAX_ATTEMPTS", 3)?)
                 .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
             foreman_enabled: flag("ARGUS_SUPERVISOR_FOREMAN_ENABLED", false)?,
@@ -328,6 +333,8 @@ async fn bridges(
             .clone()
             .unwrap_or_else(|| root.join("argus-home")),
         backend: cfg.backend.clone(),
+        user_home: root.join("argus-user"),
+        pass_env: cfg.argus_env.clone(),
         timeout: Duration::from_secs(30),
     };
     match crate::bridges::argus::ArgusClient::start(&argus).await {
@@ -492,4 +499,28 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     tracing::info!("shutting down: finishing current steps and persisting");
     runtime.shutdown().await;
     Ok(())
+}
+
+/// The variable names `ARGUS_SUPERVISOR_ARGUS_ENV` lists (comma- or space-separated), checked: a
+/// name of ours that carries a secret (the OpenTraining or API token) is refused, so no setting can
+/// hand it to Argus.
+fn argus_env_names(list: Option<String>) -> Result<Vec<String>, String> {
+    let mut names = vec![];
+    for name in list
+        .unwrap_or_default()
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|n| !n.is_empty())
+    {
+        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("{name:?} is not a variable name"));
+        }
+        if matches!(
+            name,
+            "OPENTRAINING_A2A_TOKEN" | "ARGUS_SUPERVISOR_API_TOKEN"
+        ) {
+            return Err(format!("{name} is never given to Argus"));
+        }
+        names.push(name.to_string());
+    }
+    Ok(names)
 }

@@ -1,6 +1,9 @@
 """A fake Argus MCP server (stdio) with the seven tool signatures and answer shapes of the real
-`argus-plugin-server`. State lives in $ARGUS_SKILL_HOME/fake-argus.json so a restarted client can
-re-attach; a test scripts `argus_status` by writing $ARGUS_SKILL_HOME/status.json."""
+`argus-plugin-server` (argus-skill 0.1.2: `project.sid` on create, list rows with `id`,
+`display_name`, `label`, `workdir`; errors as `ok: false` with `error_code`). It stands in for what
+the real one cannot do here: take a message as work (`kind: "task"`), which needs a model backend.
+State lives in $ARGUS_SKILL_HOME/fake-argus.json so a restarted client can re-attach; a test
+scripts `argus_status` by writing $ARGUS_SKILL_HOME/status.json."""
 
 import json
 import os
@@ -9,6 +12,12 @@ from pathlib import Path
 from mcp.server.fastmcp import FastMCP
 
 HOME = Path(os.environ.get("ARGUS_SKILL_HOME", "."))
+# The real server's recorded answers (tests/units/argus_bridge.rs keeps them true).
+RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "argus-skill-0.1.2"
+
+
+def recorded(name):
+    return json.loads((RECORDED / f"{name}.json").read_text())
 STATE = HOME / "fake-argus.json"
 HOME.mkdir(parents=True, exist_ok=True)
 (HOME / "env.json").write_text(json.dumps(dict(os.environ)))
@@ -29,28 +38,33 @@ def save(state):
     os.replace(tmp, STATE)
 
 
+def error(code, message):
+    return {"ok": False, "error_code": code, "error": message}
+
+
 @mcp.tool()
-def argus_project_create(workdir: str, name: str) -> dict:
+def argus_project_create(workdir: str, name: str = "") -> dict:
     state = load()
-    pid = f"p-{len(state['projects']) + 1}"
-    state["projects"].append({"project_id": pid, "name": name, "workdir": workdir})
+    sid = f"s-{len(state['projects']) + 1:08x}"
+    state["projects"].append({"id": sid, "display_name": name, "label": name, "workdir": workdir})
     save(state)
-    return {"ok": True, "project_id": pid}
+    return {"ok": True, "project": {"sid": sid, "rc": 0, "spawned": False, "objective": "", "workdir": workdir}}
 
 
 @mcp.tool()
-def argus_project_list(workdir: str) -> dict:
-    return {"ok": True, "projects": [p for p in load()["projects"] if p["workdir"] == workdir]}
+def argus_project_list(workdir: str = "") -> dict:
+    rows = [p for p in load()["projects"] if not workdir or p["workdir"] == workdir]
+    return {"ok": True, "projects": rows}
 
 
 @mcp.tool()
 def argus_message(project_id: str, text: str) -> dict:
     state = load()
-    if not any(p["project_id"] == project_id for p in state["projects"]):
-        return {"ok": False, "error": "unknown project"}
+    if not any(p["id"] == project_id for p in state["projects"]):
+        return error("project_not_found", f"unknown Argus project: {project_id}")
     state["messages"].append({"project_id": project_id, "text": text})
     save(state)
-    return {"ok": True}
+    return {"ok": True, "kind": "task", "reply": "Queued.", "daemon_alive": True}
 
 
 @mcp.tool()
@@ -59,29 +73,25 @@ def argus_status(project_id: str) -> dict:
     if (HOME / "die").exists():
         os._exit(1)
     scripted = HOME / "status.json"
-    status = json.loads(scripted.read_text()) if scripted.exists() else {
-        "pending_questions": [],
-        "continuous": {"enabled": True, "objective": "", "done_reason": None, "done_at": None},
-        "backlog_pending": [],
-        "daemon": {"running": True},
-        "active_role": "manager",
-    }
+    status = recorded("status")["status"]
+    if scripted.exists():
+        status.update(json.loads(scripted.read_text()))
     return {"ok": True, "status": status}
 
 
 @mcp.tool()
 def argus_doctor(project_id: str) -> dict:
-    return {"ok": True, "checks": []}
+    return recorded("doctor")
 
 
 @mcp.tool()
-def argus_stop(project_id: str, force: bool) -> dict:
-    return {"ok": True, "stopped": True}
+def argus_stop(project_id: str, force: bool = False) -> dict:
+    return recorded("stop")
 
 
 @mcp.tool()
 def argus_artifacts(project_id: str) -> dict:
-    return {"ok": True, "artifacts": []}
+    return recorded("artifacts")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 //! The Argus MCP client: the supervisor is an outer operator around Argus, never a copy of it.
 //!
 //! It speaks MCP (the official Rust SDK, `rmcp`) to Argus's `argus-plugin-server` as a child process
-//! over stdio — no listener. The child gets a minimal environment: `ARGUS_SKILL_HOME` (from
-//! `ARGUS_SUPERVISOR_ARGUS_HOME`), `ARGUS_SUPERVISOR_BACKEND` where set, `PATH`, and nothing else of
-//! ours: never the OpenTraining or API tokens. Every tool answers `{"ok": true, ...}` or
+//! over stdio — no listener. The child gets an explicit allowlist: `PATH`, `HOME` (a directory
+//! under the state root), `ARGUS_SKILL_HOME` (from `ARGUS_SUPERVISOR_ARGUS_HOME`), the backend the
+//! real runtime reads (`ARGUS_SKILL_RUNNER_BACKEND`, from `ARGUS_SUPERVISOR_BACKEND`) and the names
+//! `ARGUS_SUPERVISOR_ARGUS_ENV` lists; never the OpenTraining or API tokens. Every tool answers `{"ok": true, ...}` or
 //! `{"ok": false, "error": ...}`; everything Argus says is model output and is kept as bounded,
 //! untrusted text. This module never acts on the remote; decisions go through `decisions`.
 
@@ -25,8 +26,13 @@ pub struct ArgusConfig {
     pub args: Vec<String>,
     /// `ARGUS_SUPERVISOR_ARGUS_HOME`, passed as `ARGUS_SKILL_HOME`.
     pub home: PathBuf,
-    /// `ARGUS_SUPERVISOR_BACKEND`.
+    /// `ARGUS_SUPERVISOR_BACKEND`, given as `ARGUS_SKILL_RUNNER_BACKEND` (what the real runtime
+    /// reads first: `argus_skill/core/knobs.py`, `resolve_role_backend`).
     pub backend: Option<String>,
+    /// The child's `HOME` (under the state root: its tools keep their own state there).
+    pub user_home: PathBuf,
+    /// Variables of ours passed on by name (`ARGUS_SUPERVISOR_ARGUS_ENV`), when set.
+    pub pass_env: Vec<String>,
     /// Per tool call.
     pub timeout: Duration,
 }
@@ -41,6 +47,23 @@ pub enum ArgusError {
     Tool(String),
     #[error("Argus answered in an unexpected shape")]
     Malformed,
+    /// `ok: true`, but nothing was dispatched: the Manager could not take the message as work
+    /// (the real runtime without a model backend answers `kind: "chat"`, "[not dispatched] …").
+    #[error("Argus took nothing as work (no model backend?)")]
+    NotDispatched,
+}
+
+impl ArgusError {
+    /// The class `health` and the log give a failed Argus call.
+    pub fn class(&self) -> &'static str {
+        match self {
+            ArgusError::Unavailable => "unavailable",
+            ArgusError::Timeout => "timeout",
+            ArgusError::Tool(_) => "tool_error",
+            ArgusError::Malformed => "protocol",
+            ArgusError::NotDispatched => "backend_unavailable",
+        }
+    }
 }
 
 /// A reviewer verdict from Argus's backlog (`outcome.review_status`).
@@ -91,15 +114,25 @@ impl ArgusClient {
     /// Start the child and initialise the MCP session.
     pub async fn start(cfg: &ArgusConfig) -> Result<ArgusClient, ArgusError> {
         let home = cfg.home.clone();
+        let user_home = cfg.user_home.clone();
+        let _ = std::fs::create_dir_all(&user_home);
         let backend = cfg.backend.clone();
         let args = cfg.args.clone();
+        let passed: Vec<(String, std::ffi::OsString)> = cfg
+            .pass_env
+            .iter()
+            .filter_map(|n| std::env::var_os(n).map(|v| (n.clone(), v)))
+            .collect();
         let command = tokio::process::Command::new(&cfg.bin).configure(move |cmd| {
+            // The listed names first: none of them can override what is set after.
             cmd.args(&args)
                 .env_clear()
+                .envs(passed.iter().map(|(n, v)| (n, v)))
                 .env("PATH", std::env::var("PATH").unwrap_or_default())
+                .env("HOME", &user_home)
                 .env("ARGUS_SKILL_HOME", &home);
             if let Some(b) = &backend {
-                cmd.env("ARGUS_SUPERVISOR_BACKEND", b);
+                cmd.env("ARGUS_SKILL_RUNNER_BACKEND", b);
             }
         });
         let (transport, _stderr) = TokioChildProcess::builder(command)
@@ -150,31 +183,33 @@ impl ArgusClient {
         }
     }
 
-    /// The campaign's Argus project: re-attached by name when it exists, created otherwise.
+    /// The campaign's Argus project: found again in the real list (a row whose `display_name` or
+    /// `label` is the campaign's name, in its work directory) when it exists — after a restart, or
+    /// a kill between its creation and the binding being kept — created otherwise (the real
+    /// answer names it `project.sid`). True when it was created now.
     pub async fn ensure_project(
         &self,
         workdir: &str,
         name: &str,
-        mission: &str,
-    ) -> Result<String, ArgusError> {
+    ) -> Result<(String, bool), ArgusError> {
         let listed = self
             .call("argus_project_list", json!({"workdir": workdir}))
             .await?;
         let projects = listed
             .get("projects")
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+            .ok_or(ArgusError::Malformed)?;
+        let named = |p: &&Value| {
+            ["display_name", "label"]
+                .iter()
+                .any(|k| p.get(*k).and_then(Value::as_str) == Some(name))
+        };
         if let Some(id) = projects
             .iter()
-            .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
-            .and_then(|p| {
-                p.get("project_id")
-                    .or_else(|| p.get("id"))
-                    .and_then(Value::as_str)
-            })
+            .find(named)
+            .and_then(|p| p.get("id").and_then(Value::as_str))
         {
-            return Ok(id.to_string());
+            return Ok((id.to_string(), false));
         }
         let created = self
             .call(
@@ -183,23 +218,28 @@ impl ArgusClient {
             )
             .await?;
         let id = created
-            .get("project_id")
-            .or_else(|| created.pointer("/project/id"))
+            .pointer("/project/sid")
             .and_then(Value::as_str)
-            .ok_or(ArgusError::Malformed)?
-            .to_string();
-        self.call("argus_message", json!({"project_id": id, "text": mission}))
-            .await?;
-        Ok(id)
+            .ok_or(ArgusError::Malformed)?;
+        Ok((id.to_string(), true))
     }
 
+    /// One message to the project's Manager. Delivered only when it was taken as work: a task, or
+    /// the answer that resolved Argus's pending question (what makes the real runtime start its
+    /// executor); any other `ok: true` — a chat reply, "[not dispatched]" — is `NotDispatched`.
     pub async fn message(&self, project_id: &str, text: &str) -> Result<(), ArgusError> {
-        self.call(
-            "argus_message",
-            json!({"project_id": project_id, "text": text}),
-        )
-        .await
-        .map(|_| ())
+        let answer = self
+            .call(
+                "argus_message",
+                json!({"project_id": project_id, "text": text}),
+            )
+            .await?;
+        let kind = answer.get("kind").and_then(Value::as_str).unwrap_or("");
+        let resolved = answer.get("resolved").and_then(Value::as_bool) == Some(true);
+        match (kind, resolved) {
+            ("task", _) | ("pending_question", true) => Ok(()),
+            _ => Err(ArgusError::NotDispatched),
+        }
     }
 
     pub async fn status(&self, project_id: &str) -> Result<ArgusStatus, ArgusError> {
@@ -218,13 +258,16 @@ impl ArgusClient {
             })
             .unwrap_or_default();
         let continuous = status.get("continuous");
+        // The real runtime reports `enabled: false` with an empty `done_reason` for a project
+        // that never ran continuously: only a stated reason is a completion.
         let done_reason = match continuous
             .and_then(|c| c.get("enabled"))
             .and_then(Value::as_bool)
         {
             Some(false) => continuous
                 .and_then(|c| c.get("done_reason"))
-                .and_then(bounded),
+                .and_then(bounded)
+                .filter(|r| !r.trim().is_empty()),
             _ => None,
         };
         let verdicts = status

@@ -59,12 +59,23 @@ pub struct ArgusWake {
     pub foreman_wakes: AtomicU64,
     /// Foreman consultations.
     pub foreman_calls: AtomicU64,
-    /// What `health` says of Argus: `running`, `unavailable since <unix seconds>`, `starting`.
+    /// What `health` says of Argus: `running`, `starting`, `unavailable since <unix seconds>` (the
+    /// child cannot be reached), `degraded (<class>) since <unix seconds>` (it answers, but does
+    /// not take wakes as work).
     pub argus_status: std::sync::Mutex<String>,
     /// The same for Foreman (`not configured` when off).
     pub foreman_status: std::sync::Mutex<String>,
     /// Each campaign's Argus state, which the link owns (read by the API's campaign view).
     pub board: Arc<ArgusBoard>,
+}
+
+/// Argus answers but does not take wakes as work: `degraded (<class>) since <unix seconds>`, kept
+/// from the first failed delivery of the outage.
+pub fn set_degraded(slot: &std::sync::Mutex<String>, class: &str) {
+    let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if !s.starts_with("degraded") {
+        *s = format!("degraded ({class}) since {}", crate::time::now_secs());
+    }
 }
 
 /// A bridge's health line: `running`, or `unavailable since <unix seconds>` (kept from the first
@@ -287,7 +298,18 @@ pub struct Link {
     down_noticed: bool,
     retry_after: Option<tokio::time::Instant>,
     backoff: Duration,
+    /// Wakes Argus did not take, per campaign, oldest first (bounded): sent again with backoff.
+    undelivered: BTreeMap<String, Vec<String>>,
+    /// The class of the failing deliveries while they fail.
+    degraded: Option<&'static str>,
+    /// Campaigns told that decisions fall to the operator (once per outage).
+    told: std::collections::BTreeSet<String>,
+    redeliver_after: Option<tokio::time::Instant>,
+    redeliver_backoff: Duration,
 }
+
+/// At most this many undelivered wakes are kept per campaign (the newest).
+const UNDELIVERED: usize = 8;
 
 impl Link {
     pub fn new(runtime: Arc<Runtime>, cfg: LinkConfig, wake: Arc<ArgusWake>) -> Self {
@@ -299,6 +321,11 @@ impl Link {
             down_noticed: false,
             retry_after: None,
             backoff: Duration::from_millis(500),
+            undelivered: BTreeMap::new(),
+            degraded: None,
+            told: Default::default(),
+            redeliver_after: None,
+            redeliver_backoff: Duration::from_secs(1),
         }
     }
 
@@ -329,6 +356,7 @@ impl Link {
                     None => break,
                 },
                 _ = tick.tick() => {
+                    self.redeliver().await;
                     for id in self.wake.board.bound() {
                         self.boundary(&id).await;
                     }
@@ -394,6 +422,23 @@ impl Link {
             }
         };
         let h = hint(&directive);
+        // ESCALATE while Argus cannot act (down, or not taking wakes) reaches a person directly
+        // (spec §13): Needs you, never dropped.
+        let argus_can_act = self
+            .wake
+            .argus_status
+            .lock()
+            .map(|s| s.as_str() == "running")
+            .unwrap_or(false);
+        if h == Hint::Escalate && !argus_can_act {
+            let why = crate::security::Untrusted::new(&directive.reason, 400);
+            let text = format!(
+                "Needs you: Foreman escalates, and Argus cannot act on it now. Foreman's reason (untrusted): {}",
+                why.as_str()
+            );
+            let _ = self.runtime.notice(id, true, text).await;
+            return;
+        }
         if h.wakes_argus() {
             self.wake.foreman_wakes.fetch_add(1, Ordering::Relaxed);
             self.on_wake(WakeRequest {
@@ -405,9 +450,10 @@ impl Link {
         }
     }
 
-    /// A call failed. If the child died or hung, drop it (the next use restarts it, with backoff)
-    /// and surface the outage once.
+    /// A call failed: logged with its class. If the child died or hung, drop it (the next use
+    /// restarts it, with backoff) and surface the outage once.
     async fn lost(&mut self, campaign: &str, e: &ArgusError) {
+        tracing::warn!(campaign_id = campaign, class = e.class(), error = %e, "an Argus call failed");
         if !matches!(e, ArgusError::Unavailable | ArgusError::Timeout) {
             return;
         }
@@ -424,12 +470,86 @@ impl Link {
         }
     }
 
-    /// A call succeeded: the outage, if any, is over.
+    /// A call succeeded: the child's outage, if any, is over (a failing delivery is not: only a
+    /// delivered wake ends it).
     fn back(&mut self) {
-        self.argus_ok(true);
+        if self.degraded.is_none() {
+            self.argus_ok(true);
+        }
         self.down_noticed = false;
         self.backoff = Duration::from_millis(500);
         self.retry_after = None;
+    }
+
+    /// Send the campaign's wakes to its project, oldest first, until one is not taken. A wake not
+    /// taken as work is kept (bounded) and sent again with backoff; Argus is then `degraded` in
+    /// `health`, and the campaign is told once that decisions fall to the operator.
+    async fn deliver(&mut self, id: &str, project: &str, texts: Vec<String>) {
+        let queue = self.undelivered.entry(id.to_string()).or_default();
+        queue.extend(texts);
+        let excess = queue.len().saturating_sub(UNDELIVERED);
+        queue.drain(..excess);
+        while let Some(text) = self.undelivered.get(id).and_then(|q| q.first().cloned()) {
+            let Some(c) = self.client(id).await else {
+                return;
+            };
+            match c.message(project, &text).await {
+                Ok(()) => {
+                    if let Some(q) = self.undelivered.get_mut(id) {
+                        q.remove(0);
+                    }
+                    self.delivered(id).await;
+                }
+                Err(e @ (ArgusError::Unavailable | ArgusError::Timeout)) => {
+                    return self.lost(id, &e).await;
+                }
+                Err(e) => return self.not_taken(id, &e).await,
+            }
+        }
+        self.undelivered.remove(id);
+    }
+
+    /// Argus answered but did not take the wake.
+    async fn not_taken(&mut self, id: &str, e: &ArgusError) {
+        tracing::warn!(campaign_id = id, class = e.class(), error = %e, "Argus did not take the wake; decisions fall to the operator");
+        self.degraded.get_or_insert(e.class());
+        set_degraded(&self.wake.argus_status, e.class());
+        self.redeliver_after = Some(tokio::time::Instant::now() + self.redeliver_backoff);
+        self.redeliver_backoff = (self.redeliver_backoff * 2).min(Duration::from_secs(300));
+        if self.told.insert(id.to_string()) {
+            let text = format!("Argus is not taking this campaign's wakes ({}): decisions fall to the operator until it does. The remote keeps running; `health` shows Argus degraded.", e.class());
+            let _ = self.runtime.notice(id, false, text).await;
+        }
+    }
+
+    /// A wake was taken: a failing delivery is over, and said once where it was told.
+    async fn delivered(&mut self, id: &str) {
+        if self.degraded.take().is_some() {
+            tracing::info!("Argus takes wakes again");
+            self.argus_ok(true);
+            self.redeliver_backoff = Duration::from_secs(1);
+            self.redeliver_after = None;
+        }
+        if self.told.remove(id) {
+            let line = "Argus takes this campaign's wakes again; decisions are its again.";
+            let _ = self.runtime.decision(id, line.to_string()).await;
+        }
+    }
+
+    /// Send the wakes Argus did not take again, once their backoff has passed.
+    async fn redeliver(&mut self) {
+        if self
+            .redeliver_after
+            .is_some_and(|t| tokio::time::Instant::now() < t)
+        {
+            return;
+        }
+        let waiting: Vec<String> = self.undelivered.keys().cloned().collect();
+        for id in waiting {
+            if let Some(project) = self.wake.board.get(&id).and_then(|r| r.project_id) {
+                self.deliver(&id, &project, vec![]).await;
+            }
+        }
     }
 
     async fn doc(&self, id: &str) -> Option<std::sync::Arc<CampaignDoc>> {
@@ -456,10 +576,10 @@ impl Link {
                     return;
                 };
                 match c
-                    .ensure_project(&workdir.to_string_lossy(), &w.campaign_id, &mission)
+                    .ensure_project(&workdir.to_string_lossy(), &w.campaign_id)
                     .await
                 {
-                    Ok(p) => {
+                    Ok((p, created)) => {
                         // Kept only once persisted: an unrecorded project would be created again.
                         let kept = self.wake.board.update(&w.campaign_id, |r| {
                             r.project_id = Some(p.clone());
@@ -467,6 +587,11 @@ impl Link {
                         if let Err(e) = kept {
                             tracing::error!(campaign_id = %w.campaign_id, error = %e, "cannot persist the campaign's Argus project");
                             return;
+                        }
+                        // The mission goes first, once, to a project just created (a project
+                        // found again by the list already has it).
+                        if created {
+                            self.deliver(&w.campaign_id, &p, vec![mission]).await;
                         }
                         Some(p)
                     }
@@ -478,12 +603,7 @@ impl Link {
             }
         };
         let Some(project) = project else { return };
-        if let Some(c) = self.client(&w.campaign_id).await {
-            if let Err(e) = c.message(&project, &text).await {
-                self.lost(&w.campaign_id, &e).await;
-                return;
-            }
-        }
+        self.deliver(&w.campaign_id, &project, vec![text]).await;
         self.boundary(&w.campaign_id).await;
     }
 
@@ -520,15 +640,18 @@ impl Link {
                 return;
             };
             match c.message(&project, &text).await {
-                // Cleared only once sent: a crash in between gives Argus the answer twice, never
+                // Cleared only once taken: a crash in between gives Argus the answer twice, never
                 // loses it.
                 Ok(()) => {
                     self.record(id, |r| r.pending_answer = None);
+                    self.delivered(id).await;
                 }
-                Err(e) => {
+                Err(e @ (ArgusError::Unavailable | ArgusError::Timeout)) => {
                     self.lost(id, &e).await;
                     return;
                 }
+                // Kept for the next boundary; the operator is told Argus does not take it.
+                Err(e) => self.not_taken(id, &e).await,
             }
         }
         for q in &status.pending_questions {

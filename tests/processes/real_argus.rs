@@ -1,0 +1,218 @@
+//! Issue 33: `serve` with the real Argus runtime — `argus-plugin-server` from the vendored
+//! argus-skill 0.1.2 (vendor/argus-skill), installed by scripts/test.sh in its own venv — never
+//! only our fake. Without a model backend (the case here) the real server creates, lists and
+//! reports projects, and answers every message "[not dispatched]": the campaign must be bound to
+//! one real project (found again after a restart or a kill before the binding was kept), and Argus
+//! must be said to be degraded, never "running", while it takes no wake.
+
+use super::serve_loop::{serve, sim, tmp, wait_for, Daemon, API_TOKEN, SIM_TOKEN};
+use serde_json::json;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+fn real_argus() -> PathBuf {
+    let venvs = std::env::var("ARGUS_INTEROP_VENVS")
+        .expect("ARGUS_INTEROP_VENVS is not set: run scripts/test.sh");
+    let bin = PathBuf::from(venvs).join("argus-skill-0.1.2/bin/argus-plugin-server");
+    assert!(
+        bin.exists(),
+        "{} is missing: run scripts/test.sh",
+        bin.display()
+    );
+    bin
+}
+
+/// The projects the real runtime keeps under its home (`<ARGUS_SKILL_HOME>/projects/<sid>`).
+fn real_projects(argus_home: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(argus_home.join("projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn bound_project(d: &Daemon, id: &str) -> Option<String> {
+    d.get(&format!("/campaigns/{id}"))
+        .and_then(|(_, v)| v["argus_project_id"].as_str().map(str::to_string))
+}
+
+fn degraded_notices(d: &Daemon, id: &str) -> usize {
+    d.feed(id)
+        .iter()
+        .filter(|l| l.contains("Argus is not taking this campaign's wakes"))
+        .count()
+}
+
+#[test]
+fn serve_binds_a_campaign_to_one_real_argus_project_and_says_argus_cannot_act() {
+    let dir = tmp("real-argus");
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let (home, argus_home) = (dir.join("state"), dir.join("argus-home"));
+    // The real server behind a wrapper that records the environment it is given.
+    let wrapper = dir.join("argus-plugin-server");
+    let seen = dir.join("argus-env.txt");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nenv > {}\nexec {} \"$@\"\n",
+            seen.display(),
+            real_argus().display()
+        ),
+    )
+    .expect("wrapper");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // Foreman says ESCALATE on every event it is shown.
+    let foreman = dir.join("foreman");
+    std::fs::write(
+        &foreman,
+        "#!/bin/sh\ncat > /dev/null\necho '{\"action\": \"ESCALATE\", \"reason\": \"loss diverged\", \"confidence\": 0.9}'\n",
+    )
+    .expect("foreman");
+    std::fs::set_permissions(&foreman, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let env = [
+        ("ARGUS_SUPERVISOR_FOREMAN_ENABLED", "1".to_string()),
+        (
+            "ARGUS_SUPERVISOR_FOREMAN_BIN",
+            foreman.display().to_string(),
+        ),
+        ("ARGUS_SUPERVISOR_ARGUS_BIN", wrapper.display().to_string()),
+        (
+            "ARGUS_SUPERVISOR_ARGUS_HOME",
+            argus_home.display().to_string(),
+        ),
+        ("ARGUS_SUPERVISOR_BACKEND", "codex".to_string()),
+        (
+            "ARGUS_SUPERVISOR_ARGUS_ENV",
+            "ARGUS_TEST_MODEL_KEY".to_string(),
+        ),
+        ("ARGUS_TEST_MODEL_KEY", "model-key-for-argus".to_string()),
+        ("ARGUS_TEST_UNLISTED", "not-for-argus".to_string()),
+    ];
+    let d = serve(&url, &home, &env);
+    // The MCP handshake with the real server succeeded: running, until a wake is not taken.
+    d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
+    d.observe_and_claim("a1", "train");
+    assert_eq!(
+        d.act("a1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_state("a1", "remote_terminal_local_pending");
+    // The attempt's completion woke Argus: the campaign is bound to the project the real
+    // runtime created (its own id, `s-…`), and to no other.
+    let mut project = None;
+    wait_for("the campaign to be bound to a real project", || {
+        project = bound_project(&d, "a1");
+        project.is_some()
+    });
+    let project = project.unwrap_or_default();
+    assert!(project.starts_with("s-"), "{project}");
+    assert_eq!(real_projects(&argus_home), std::slice::from_ref(&project));
+    // The real runtime answered the wake "[not dispatched]": degraded, said once in the feed.
+    let h = d.wait_health(|h| {
+        h["argus"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("degraded (backend_unavailable) since"))
+    });
+    println!(
+        "health with the real Argus and no backend: argus = {}",
+        h["argus"]
+    );
+    wait_for("the notice", || degraded_notices(&d, "a1") == 1);
+    // Foreman's ESCALATE while Argus takes no wake reaches the operator as Needs you.
+    assert_eq!(
+        d.act("a1", "next-attempt", json!({"message": "attempt 2"}))
+            .0,
+        200
+    );
+    d.wait_state("a1", "remote_terminal_local_pending");
+    wait_for("Foreman's escalation to reach a person", || {
+        d.feed("a1")
+            .iter()
+            .any(|l| l.starts_with("Needs you: Foreman escalates") && l.contains("loss diverged"))
+    });
+    // What the real server was given: the allowlist, never a token of ours.
+    let given = std::fs::read_to_string(&seen).expect("the recorded environment");
+    let mut names: Vec<&str> = given
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .filter(|k| !matches!(*k, "PWD" | "SHLVL" | "_" | "OLDPWD"))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "ARGUS_SKILL_HOME",
+            "ARGUS_SKILL_RUNNER_BACKEND",
+            "ARGUS_TEST_MODEL_KEY",
+            "HOME",
+            "PATH"
+        ],
+        "{given}"
+    );
+    assert!(
+        !given.contains(SIM_TOKEN) && !given.contains(API_TOKEN),
+        "{given}"
+    );
+    assert!(
+        given.contains("ARGUS_SKILL_RUNNER_BACKEND=codex"),
+        "{given}"
+    );
+    assert!(
+        given.contains(&format!("HOME={}", home.join("argus-user").display())),
+        "{given}"
+    );
+    drop(d);
+
+    // A kill between the project's creation and its binding being kept: the binding is gone;
+    // the next wake finds the project again in the real list, never a second one.
+    std::fs::remove_file(home.join("argus/a1.json")).expect("the binding's record");
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
+    let (s, b) = d.act("a1", "next-attempt", json!({"message": "attempt 2"}));
+    assert_eq!(s, 200, "{b}");
+    d.wait_state("a1", "remote_terminal_local_pending");
+    wait_for("the campaign to be bound again", || {
+        bound_project(&d, "a1").is_some()
+    });
+    assert_eq!(bound_project(&d, "a1"), Some(project.clone()));
+    assert_eq!(real_projects(&argus_home), [project]);
+    d.wait_health(|h| {
+        h["argus"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("degraded"))
+    });
+}
+
+#[test]
+fn a_token_of_ours_can_never_be_listed_for_argus() {
+    let dir = tmp("argus-env");
+    for name in ["OPENTRAINING_A2A_TOKEN", "ARGUS_SUPERVISOR_API_TOKEN"] {
+        let out = crate::support::procs::serve_command(
+            "http://127.0.0.1:9/",
+            SIM_TOKEN,
+            API_TOKEN,
+            &dir.join("state"),
+            crate::support::procs::free_port(),
+        )
+        .arg("--allow-insecure-loopback")
+        .env(
+            "ARGUS_SUPERVISOR_ARGUS_ENV",
+            format!("ARGUS_TEST_MODEL_KEY, {name}"),
+        )
+        .output()
+        .expect("serve");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("ARGUS_SUPERVISOR_ARGUS_ENV") && said.contains("never given to Argus"),
+            "{said}"
+        );
+        assert!(
+            !said.contains(SIM_TOKEN) && !said.contains(API_TOKEN),
+            "{said}"
+        );
+    }
+}
