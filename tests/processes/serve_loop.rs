@@ -216,16 +216,58 @@ fn argus_projects(argus_home: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// Argus's reviewer says `done`, now (its backlog item made now, as the real runtime stamps it).
 fn reviewer_done(argus_home: &Path) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
     std::fs::write(
         argus_home.join("status.json"),
-        json!({"pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "done"}}]}).to_string(),
+        json!({"pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"id": format!("b-{now}"), "ts": now, "outcome": {"review_status": "done"}}]}).to_string(),
     )
     .expect("status");
 }
 
 fn retry(id: &str) -> Value {
     json!({"decision_id": id, "kind": "retry", "objective": "Drop the messages-column step and rerun.", "reason": "text-only dataset: the engine removed a column that does not exist"})
+}
+
+#[test]
+fn a_reviewer_done_about_an_earlier_attempt_never_accepts_a_later_one() {
+    let (dir, argus, _, argus_home, _sim, url) = mission("verdict");
+    let d = serve(&url, &dir.join("state"), &argus_env(&argus, &argus_home));
+    d.wait_health(|h| h["status"] == "ok" && h["argus"] == "running");
+    d.observe_and_claim("v1", "make the evaluation pass");
+    assert_eq!(
+        d.act("v1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_state("v1", "remote_terminal_local_pending");
+    // The operator starts attempt 2 before the reviewer has spoken; the reviewer's `done` about
+    // attempt 1 arrives while attempt 2 runs.
+    assert_eq!(
+        d.act("v1", "next-attempt", json!({"message": "attempt 2"}))
+            .0,
+        200
+    );
+    d.wait_state("v1", "controlling.running");
+    reviewer_done(&argus_home);
+    wait_for("the verdict to be read", || {
+        d.get("/campaigns/v1")
+            .is_some_and(|(_, v)| v["reviewer_verdict"] == "done")
+    });
+    d.wait_state("v1", "remote_terminal_local_pending");
+    // Absence cannot be waited for: three of the link's 1 s status reads pass, nothing accepted.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        d.state("v1").as_deref(),
+        Some("remote_terminal_local_pending"),
+        "a verdict about attempt 1 accepted attempt 2"
+    );
+    // A verdict given after attempt 2 finished is about it.
+    reviewer_done(&argus_home);
+    d.wait_state("v1", "closed.accepted");
 }
 
 #[test]

@@ -168,9 +168,10 @@ async fn a_retry_decision_starts_exactly_one_new_attempt_and_the_reviewer_closes
         Some(&2),
         "exactly one new attempt"
     );
-    // The reviewer's verdict arrives through argus_status.
+    // The reviewer's verdict arrives through argus_status, made after attempt 2 finished.
+    let now = argus_supervisor_lib::time::now_secs();
     std::fs::write(r.argus_home.join("status.json"), serde_json::json!({
-        "pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "done"}}]
+        "pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"id": "b-2", "ts": now, "outcome": {"review_status": "done"}}]
     }).to_string()).expect("status");
     wait(&r.rt, StateName::ClosedAccepted).await;
     assert!(r.wake.wakes.load(Ordering::Relaxed) >= 2);

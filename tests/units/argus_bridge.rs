@@ -119,7 +119,7 @@ async fn status_reads_needs_you_completion_and_verdicts() {
     std::fs::write(
         h.join("status.json"),
         serde_json::json!({
-            "pending_questions": ["Which dataset should attempt 3 use?", {"text": "Approve spending?"}],
+            "pending_questions": ["Which dataset should attempt 3 use?", {"text": "Approve spending?"}, {"id": "b-7", "ts": 1.0, "pending_question": "Publish the model?"}],
             "continuous": {"enabled": false, "objective": "x", "done_reason": "reviewer accepted the final evaluation", "done_at": "2026-11-29"},
             "backlog_pending": [{"outcome": {"review_status": "continue"}}, {"outcome": {"review_status": "done"}}, {"outcome": {}}],
             "daemon": {"alive": true},
@@ -136,7 +136,11 @@ async fn status_reads_needs_you_completion_and_verdicts() {
     let s = argus.status(&id).await.expect("status");
     assert_eq!(
         s.pending_questions,
-        vec!["Which dataset should attempt 3 use?", "Approve spending?"]
+        vec![
+            "Which dataset should attempt 3 use?",
+            "Approve spending?",
+            "Publish the model?"
+        ]
     );
     assert_eq!(
         s.done_reason.as_deref(),
@@ -326,4 +330,26 @@ async fn the_fake_answers_in_the_real_servers_shapes() {
     ));
     real.close().await;
     fake.close().await;
+}
+
+/// A reviewer's `done` counts only for an attempt that had finished when its item was made; one
+/// without a time accepts nothing.
+#[test]
+fn a_done_verdict_is_bound_to_the_time_it_was_given() {
+    use argus_supervisor_lib::bridges::argus::ArgusStatus;
+    let status = ArgusStatus {
+        verdicts: vec![
+            ReviewStatus::Done,
+            ReviewStatus::Continue,
+            ReviewStatus::Done,
+        ],
+        verdict_times: vec![Some(100), Some(200), None],
+        ..ArgusStatus::default()
+    };
+    assert!(status.done_since(100));
+    assert!(status.done_since(50));
+    assert!(
+        !status.done_since(101),
+        "a done about an earlier attempt, and one of no time"
+    );
 }

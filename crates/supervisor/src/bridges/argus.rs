@@ -97,6 +97,21 @@ pub struct ArgusStatus {
     pub done_reason: Option<String>,
     /// Reviewer verdicts found in the backlog, in order.
     pub verdicts: Vec<ReviewStatus>,
+    /// When each verdict's backlog item was made (`ts`, unix seconds), where it says: a verdict
+    /// counts only for an attempt that had finished by then.
+    pub verdict_times: Vec<Option<u64>>,
+}
+
+impl ArgusStatus {
+    /// Whether the reviewer judged `done` an attempt that finished at `finished_at` (unix
+    /// seconds): only a verdict whose item was made at or after it counts — a `done` about an
+    /// earlier attempt never accepts a later one, and one of unknown time accepts nothing.
+    pub fn done_since(&self, finished_at: u64) -> bool {
+        self.verdicts
+            .iter()
+            .zip(&self.verdict_times)
+            .any(|(v, t)| *v == ReviewStatus::Done && t.is_some_and(|t| t >= finished_at))
+    }
 }
 
 /// A connected Argus.
@@ -252,7 +267,13 @@ impl ArgusClient {
             .and_then(Value::as_array)
             .map(|qs| {
                 qs.iter()
-                    .filter_map(|q| bounded(q).or_else(|| q.get("text").and_then(bounded)))
+                    // The real runtime lists backlog items whose `pending_question` is the text.
+                    .filter_map(|q| {
+                        bounded(q)
+                            .or_else(|| q.get("pending_question").and_then(bounded))
+                            .or_else(|| q.get("text").and_then(bounded))
+                    })
+                    .filter(|q| !q.trim().is_empty())
                     .take(16)
                     .collect()
             })
@@ -270,27 +291,33 @@ impl ArgusClient {
                 .filter(|r| !r.trim().is_empty()),
             _ => None,
         };
-        let verdicts = status
+        let (verdicts, verdict_times) = status
             .get("backlog_pending")
             .and_then(Value::as_array)
             .map(|items| {
                 items
                     .iter()
-                    .filter_map(|i| i.pointer("/outcome/review_status").and_then(Value::as_str))
-                    .filter_map(|s| match s {
-                        "done" => Some(ReviewStatus::Done),
-                        "continue" => Some(ReviewStatus::Continue),
-                        "blocked" => Some(ReviewStatus::Blocked),
-                        "replan_requested" => Some(ReviewStatus::ReplanRequested),
-                        _ => None,
+                    .filter_map(|i| {
+                        let verdict = match i.pointer("/outcome/review_status")?.as_str()? {
+                            "done" => ReviewStatus::Done,
+                            "continue" => ReviewStatus::Continue,
+                            "blocked" => ReviewStatus::Blocked,
+                            "replan_requested" => ReviewStatus::ReplanRequested,
+                            _ => return None,
+                        };
+                        // Whole seconds (the cast saturates: a negative or absurd time is 0 or
+                        // the maximum, never a panic).
+                        let ts = i.get("ts").and_then(Value::as_f64).map(|t| t as u64);
+                        Some((verdict, ts))
                     })
-                    .collect()
+                    .unzip()
             })
             .unwrap_or_default();
         Ok(ArgusStatus {
             pending_questions,
             done_reason,
             verdicts,
+            verdict_times,
         })
     }
 

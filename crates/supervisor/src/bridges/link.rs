@@ -678,9 +678,9 @@ impl Link {
             self.record(id, |r| r.reviewer_verdict = Some(v));
         }
         self.record(id, |r| r.status = Some(summary));
-        let reviewer_done =
-            status.verdicts.contains(&ReviewStatus::Done) || status.done_reason.is_some();
-        if reviewer_done && doc.machine.state == StateName::RemoteTerminalLocalPending {
+        if doc.machine.state == StateName::RemoteTerminalLocalPending
+            && (status.done_reason.is_some() || self.judged_done(id, &doc, &status))
+        {
             let _ = self
                 .runtime
                 .validate_as(id, Verdict::Accepted, Actor::Argus { why: None })
@@ -705,6 +705,26 @@ impl Link {
             let why = super::decisions::reason_of(&workdir.join("decisions"), &decision);
             self.execute(id, ruling, Actor::Argus { why }).await;
         }
+    }
+
+    /// Whether the reviewer's `done` is about the attempt waiting for its verdict: given after
+    /// that attempt finished (its ATTEMPT_COMPLETED in the event log), never one about an earlier
+    /// attempt.
+    fn judged_done(&self, id: &str, doc: &CampaignDoc, status: &super::argus::ArgusStatus) -> bool {
+        let Some(task) = doc.machine.state.task() else {
+            return false;
+        };
+        let finished_at = self
+            .runtime
+            .events(id)
+            .unwrap_or_default()
+            .into_iter()
+            .rev()
+            .find_map(|l| match &l.event {
+                Significant::AttemptCompleted { task: t, .. } if t == task => Some(l.at),
+                _ => None,
+            });
+        finished_at.is_some_and(|at| status.done_since(at))
     }
 
     /// Execute an authorised ruling through the campaign's machine.
