@@ -34,6 +34,21 @@ fn real_projects(argus_home: &Path) -> Vec<String> {
     ids
 }
 
+/// The shared skills the real runtime lists under `argus_home` (its own `SkillStore`).
+fn real_skills(argus_home: &Path) -> String {
+    let python = real_argus().with_file_name("python");
+    let out = std::process::Command::new(python)
+        .args([
+            "-c",
+            "from argus_skill.core import paths; from argus_skill.skills.store import SkillStore; \
+             print([r['name'] for r in SkillStore(paths.shared_skills_root()).list_summaries()])",
+        ])
+        .env("ARGUS_SKILL_HOME", argus_home)
+        .output()
+        .expect("the real runtime's python");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn bound_project(d: &Daemon, id: &str) -> Option<String> {
     d.get(&format!("/campaigns/{id}"))
         .and_then(|(_, v)| v["argus_project_id"].as_str().map(str::to_string))
@@ -94,6 +109,16 @@ fn serve_binds_a_campaign_to_one_real_argus_project_and_says_argus_cannot_act() 
     let d = serve(&url, &home, &env);
     // The MCP handshake with the real server succeeded: running, until a wake is not taken.
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
+    // The orchestration skill is where the real runtime reads skills, and it lists it.
+    let skills = real_skills(&argus_home);
+    assert!(
+        skills.contains("argus-runtime-orchestration/SKILL"),
+        "the real runtime lists: {skills}"
+    );
+    let skill = argus_home.join("skills/argus-runtime-orchestration/SKILL.md");
+    let installed = std::fs::metadata(&skill)
+        .and_then(|m| m.modified())
+        .expect("installed");
     d.observe_and_claim("a1", "train");
     assert_eq!(
         d.act("a1", "submit", json!({"message": "attempt 1"})).0,
@@ -171,7 +196,12 @@ fn serve_binds_a_campaign_to_one_real_argus_project_and_says_argus_cannot_act() 
     std::fs::remove_file(home.join("argus/a1.json")).expect("the binding's record");
     let d = serve(&url, &home, &env);
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
-    let (s, b) = d.act("a1", "next-attempt", json!({"message": "attempt 2"}));
+    // Installed once: a restart leaves the skill as it was.
+    assert_eq!(
+        std::fs::metadata(&skill).and_then(|m| m.modified()).ok(),
+        Some(installed)
+    );
+    let (s, b) = d.act("a1", "next-attempt", json!({"message": "attempt 3"}));
     assert_eq!(s, 200, "{b}");
     d.wait_state("a1", "remote_terminal_local_pending");
     wait_for("the campaign to be bound again", || {

@@ -337,6 +337,14 @@ async fn bridges(
         pass_env: cfg.argus_env.clone(),
         timeout: Duration::from_secs(30),
     };
+    // The skill Argus needs to relay decisions, where the real runtime lists its skills.
+    match crate::bridges::argus::install_skill(&argus.home) {
+        Ok(true) => {
+            tracing::info!(home = %argus.home.display(), "Argus orchestration skill installed")
+        }
+        Ok(false) => {}
+        Err(e) => tracing::error!(error = %e, "cannot install the Argus orchestration skill"),
+    }
     match crate::bridges::argus::ArgusClient::start(&argus).await {
         Ok(c) => {
             c.close().await;

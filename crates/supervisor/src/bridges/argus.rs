@@ -341,6 +341,32 @@ impl ArgusClient {
     }
 }
 
+/// The skill that tells Argus how to relay decisions (`skills/argus-runtime-orchestration`),
+/// shipped in the binary.
+pub const ORCHESTRATION_SKILL: &str =
+    include_str!("../../../../skills/argus-runtime-orchestration/SKILL.md");
+
+/// Install the orchestration skill where the real runtime reads its shared skills
+/// (`<ARGUS_SKILL_HOME>/skills/`, `argus_skill/core/paths.py`), idempotently: written (atomically)
+/// only when absent or different. True when it was written now.
+pub fn install_skill(argus_home: &std::path::Path) -> Result<bool, crate::store::StoreError> {
+    let path = argus_home
+        .join("skills")
+        .join("argus-runtime-orchestration")
+        .join("SKILL.md");
+    if std::fs::read(&path).is_ok_and(|b| b == ORCHESTRATION_SKILL.as_bytes()) {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| crate::store::StoreError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    crate::store::write_atomic(&path, ORCHESTRATION_SKILL.as_bytes())?;
+    Ok(true)
+}
+
 /// The mission text sent at project creation .
 pub fn mission_text(campaign_id: &str, objective: &str, max_attempts: u32) -> String {
     format!(
