@@ -208,15 +208,17 @@ async fn readback_unavailable_stays_ambiguous_and_needs_you() {
     });
     submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::AmbiguousWrite).await;
-    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    let blocked = || {
+        rt.events("c1")
+            .expect("events")
+            .iter()
+            .filter(|l| matches!(l.event, Significant::Blocked { .. }))
+            .count()
+    };
+    // After the readback grace (1 s) the remote cannot be asked: Needs you.
+    eventually("the operator to be asked", || blocked() >= 1).await;
     assert_eq!(rt.state("c1").await, Some(StateName::AmbiguousWrite));
-    let blocked = rt
-        .events("c1")
-        .expect("events")
-        .iter()
-        .filter(|l| matches!(l.event, Significant::Blocked { .. }))
-        .count();
-    assert_eq!(blocked, 1, "Needs you, once");
+    assert_eq!(blocked(), 1, "Needs you, once");
     assert!(
         !rt.command("c1", OperatorCommand::Submit { text: None })
             .await
