@@ -6,6 +6,16 @@
 //! - [`clock`]: the one test clock.
 #![allow(dead_code, unused_imports)]
 
+/// The environment the Argus child is given in the tests that set `ARGUS_TEST_MODEL_KEY` in
+/// `ARGUS_SUPERVISOR_ARGUS_ENV`: these names and no others (sorted).
+pub const ARGUS_CHILD_ENV: [&str; 5] = [
+    "ARGUS_SKILL_HOME",
+    "ARGUS_SKILL_RUNNER_BACKEND",
+    "ARGUS_TEST_MODEL_KEY",
+    "HOME",
+    "PATH",
+];
+
 pub mod clock;
 pub mod fake;
 pub mod procs;

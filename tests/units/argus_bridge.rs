@@ -95,17 +95,7 @@ async fn a_project_is_created_once_and_reattached_after_a_restart() {
         .filter(|k| !k.starts_with("LC_") && *k != "PWD")
         .collect();
     names.sort_unstable();
-    assert_eq!(
-        names,
-        [
-            "ARGUS_SKILL_HOME",
-            "ARGUS_SKILL_RUNNER_BACKEND",
-            "ARGUS_TEST_MODEL_KEY",
-            "HOME",
-            "PATH"
-        ],
-        "{env}"
-    );
+    assert_eq!(names, crate::support::ARGUS_CHILD_ENV, "{env}");
     assert_eq!(env["ARGUS_SKILL_HOME"].as_str(), h.to_str());
     assert_eq!(env["ARGUS_SKILL_RUNNER_BACKEND"], "claude");
     assert_eq!(env["ARGUS_TEST_MODEL_KEY"], "model-key-for-argus");
@@ -256,38 +246,25 @@ async fn the_fake_answers_in_the_real_servers_shapes() {
         Ok((real_id.clone(), false))
     );
     let mut gaps = vec![];
-    for (tool, fixture, args_real, args_fake) in [
-        (
-            "argus_project_list",
-            "project_list",
-            serde_json::json!({"workdir": wd}),
-            serde_json::json!({"workdir": wd}),
-        ),
-        (
-            "argus_status",
-            "status",
-            serde_json::json!({"project_id": real_id}),
-            serde_json::json!({"project_id": fake_id}),
-        ),
-        (
-            "argus_doctor",
-            "doctor",
-            serde_json::json!({"project_id": real_id}),
-            serde_json::json!({"project_id": fake_id}),
-        ),
-        (
-            "argus_artifacts",
-            "artifacts",
-            serde_json::json!({"project_id": real_id}),
-            serde_json::json!({"project_id": fake_id}),
-        ),
-        (
-            "argus_stop",
-            "stop",
-            serde_json::json!({"project_id": real_id}),
-            serde_json::json!({"project_id": fake_id}),
-        ),
+    // Each tool's recording is named after it (`argus_status` → `status.json`).
+    for tool in [
+        "argus_project_list",
+        "argus_status",
+        "argus_doctor",
+        "argus_artifacts",
+        "argus_stop",
     ] {
+        let fixture = tool.trim_start_matches("argus_");
+        let (args_real, args_fake) = match tool {
+            "argus_project_list" => (
+                serde_json::json!({"workdir": wd}),
+                serde_json::json!({"workdir": wd}),
+            ),
+            _ => (
+                serde_json::json!({"project_id": real_id}),
+                serde_json::json!({"project_id": fake_id}),
+            ),
+        };
         let r = real.call(tool, args_real).await.expect(tool);
         let f = fake.call(tool, args_fake).await.expect(tool);
         shape_gaps(&f, &r, tool, &mut gaps);

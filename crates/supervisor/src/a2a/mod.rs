@@ -226,15 +226,21 @@ impl A2aClient {
 
     /// The method the card named for an extension operation; refused locally when not offered.
     fn extension_method(&self, op: Method, what: &'static str) -> Result<String, RemoteError> {
-        if self.op_status(op) == OpStatus::Unavailable {
-            return Err(RemoteError::CapabilityUnavailable(what));
-        }
+        self.offered(op, what)?;
         self.card
             .extension
             .as_ref()
             .and_then(|e| e.operations.get(&op))
             .cloned()
             .ok_or(RemoteError::CapabilityUnavailable(what))
+    }
+
+    /// Refused locally when the card omits `op` or the remote answered -32601 for it.
+    fn offered(&self, op: Method, what: &'static str) -> Result<(), RemoteError> {
+        if self.op_status(op) == OpStatus::Unavailable {
+            return Err(RemoteError::CapabilityUnavailable(what));
+        }
+        Ok(())
     }
 
     fn require_mutation(&self, what: &'static str) -> Result<(), RemoteError> {
@@ -413,9 +419,7 @@ impl Transport for A2aClient {
         request: &SubmitRequest,
     ) -> Result<TaskId, RemoteError> {
         self.require_mutation("submit")?;
-        if self.op_status(Method::Submit) == OpStatus::Unavailable {
-            return Err(RemoteError::CapabilityUnavailable("submit"));
-        }
+        self.offered(Method::Submit, "submit")?;
         let mut meta = json!({ "argus_supervisor": params(&Self::write_meta(&call)) });
         if let Some(project) = &request.project {
             meta["project"] = json!(project);
