@@ -236,3 +236,70 @@ fn a_token_of_ours_can_never_be_listed_for_argus() {
         );
     }
 }
+
+/// A SIGKILL between the real server's creating a campaign's project and the binding being
+/// persisted: the disk refuses the binding from the moment the creation is answered (a pass-
+/// through in front of the real server), and the daemon is killed there. Restarted, the next wake
+/// finds the project again in the real list — one project for the campaign, never two.
+#[test]
+fn a_kill_between_creating_the_project_and_keeping_the_binding_never_makes_a_second() {
+    let dir = tmp("real-argus-kill");
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let (home, argus_home) = (dir.join("state"), dir.join("argus-home"));
+    let flag = dir.join("disk-refuses-writes");
+    let proxy = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop/servers/fail_writes_after_create.py");
+    let wrapper = dir.join("argus-plugin-server");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec {} {} {} {} \"$@\"\n",
+            real_argus().with_file_name("python").display(),
+            proxy.display(),
+            flag.display(),
+            real_argus().display()
+        ),
+    )
+    .expect("wrapper");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let env = [
+        ("ARGUS_SUPERVISOR_ARGUS_BIN", wrapper.display().to_string()),
+        (
+            "ARGUS_SUPERVISOR_ARGUS_HOME",
+            argus_home.display().to_string(),
+        ),
+        (
+            "ARGUS_SUPERVISOR_TEST_FAIL_WRITES_FLAG",
+            flag.display().to_string(),
+        ),
+    ];
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
+    d.observe_and_claim("k1", "train");
+    assert_eq!(
+        d.act("k1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    wait_for("the real server to create the project", || {
+        flag.exists() && real_projects(&argus_home).len() == 1
+    });
+    let created = real_projects(&argus_home);
+    // Killed (SIGKILL) with the binding refused by the disk: nothing of it was kept.
+    drop(d);
+    let kept = std::fs::read_to_string(home.join("argus/k1.json")).unwrap_or_default();
+    assert!(!kept.contains(&created[0]), "the binding was kept: {kept}");
+    std::fs::remove_file(&flag).expect("the disk takes writes again");
+    let d = serve(&url, &home, &env);
+    d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
+    d.wait_state("k1", "remote_terminal_local_pending");
+    let (s, b) = d.act("k1", "next-attempt", json!({"message": "attempt 2"}));
+    assert_eq!(s, 200, "{b}");
+    wait_for("the campaign to be bound", || {
+        bound_project(&d, "k1").is_some()
+    });
+    assert_eq!(
+        bound_project(&d, "k1").as_deref(),
+        Some(created[0].as_str())
+    );
+    assert_eq!(real_projects(&argus_home), created, "a second project");
+}

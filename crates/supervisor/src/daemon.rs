@@ -487,6 +487,8 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
                 "supervision": if enabled { "on" } else { "off (ARGUS_SUPERVISOR_ENABLED=0)" },
                 "remote": view,
                 "argus": bridge(argus.as_ref().map(|w| &w.argus_status), true),
+                // Campaigns whose Argus daemon says it is stalled: Argus answers, decides nothing.
+                "argus_stalled": argus.as_ref().map(|w| w.board.stalled()).unwrap_or_default(),
                 "foreman": bridge(argus.as_ref().map(|w| &w.foreman_status), foreman_configured),
             })
         })),

@@ -1,7 +1,8 @@
 """A fake Argus MCP server (stdio) with the seven tool signatures and answer shapes of the real
 `argus-plugin-server` (argus-skill 0.1.2: `project.sid` on create, list rows with `id`,
 `display_name`, `label`, `workdir`; errors as `ok: false` with `error_code`). It stands in for what
-the real one cannot do here: take a message as work (`kind: "task"`), which needs a model backend.
+the real one cannot do here: take a message as work (`kind: "task"`), which needs a model backend
+(with $ARGUS_SKILL_HOME/not_dispatched present it answers as the real one without a backend).
 State lives in $ARGUS_SKILL_HOME/fake-argus.json so a restarted client can re-attach; a test
 scripts `argus_status` by writing $ARGUS_SKILL_HOME/status.json."""
 
@@ -62,6 +63,9 @@ def argus_message(project_id: str, text: str) -> dict:
     state = load()
     if not any(p["id"] == project_id for p in state["projects"]):
         return error("project_not_found", f"unknown Argus project: {project_id}")
+    # A test takes the model backend away by creating this file: the real server's answer then.
+    if (HOME / "not_dispatched").exists():
+        return recorded("message_not_dispatched")
     state["messages"].append({"project_id": project_id, "text": text})
     save(state)
     return {"ok": True, "kind": "task", "reply": "Queued.", "daemon_alive": True}

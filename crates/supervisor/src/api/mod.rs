@@ -324,6 +324,12 @@ pub fn view(
         })),
         "argus_project_id": argus.and_then(|a| a.project_id.as_ref()),
         "argus_status": argus.and_then(|a| a.status.as_ref()),
+        "argus_stalled_since": argus.and_then(|a| a.stalled_since).map(rfc3339),
+        // Argus's own journal: its text, not ours, and never sent anywhere.
+        "argus_journal": argus.filter(|a| !a.journal.is_empty()).map(|a| json!({
+            "untrusted": true,
+            "entries": a.journal,
+        })),
         "reviewer_verdict": argus.and_then(|a| a.reviewer_verdict.as_ref()),
         "created_at": rfc3339(d.created_at),
         "updated_at": rfc3339(d.updated_at),

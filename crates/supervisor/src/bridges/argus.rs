@@ -100,7 +100,27 @@ pub struct ArgusStatus {
     /// When each verdict's backlog item was made (`ts`, unix seconds), where it says: a verdict
     /// counts only for an attempt that had finished by then.
     pub verdict_times: Vec<Option<u64>>,
+    /// The project's daemon says it has made no progress for longer than its stall limit
+    /// (`daemon.health.state == "stalled"`): decisions are not being made.
+    pub stalled: bool,
+    /// The newest entries of the project's journal (mission summaries, notes), oldest first:
+    /// untrusted text kept for the campaign view, never sent anywhere.
+    pub journal: Vec<JournalNote>,
 }
+
+/// One entry of an Argus project's journal, bounded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct JournalNote {
+    /// When it was written (unix seconds), where it says.
+    #[serde(default)]
+    pub ts: Option<u64>,
+    pub kind: String,
+    pub title: String,
+    pub summary: String,
+}
+
+/// At most this many journal entries are kept per campaign.
+pub const JOURNAL_KEPT: usize = 3;
 
 impl ArgusStatus {
     /// Whether the reviewer judged `done` an attempt that finished at `finished_at` (unix
@@ -313,11 +333,44 @@ impl ArgusClient {
                     .unzip()
             })
             .unwrap_or_default();
+        let stalled = status
+            .pointer("/daemon/health/state")
+            .and_then(Value::as_str)
+            == Some("stalled")
+            || status
+                .pointer("/daemon/health/stalled")
+                .and_then(Value::as_bool)
+                == Some(true);
+        let text = |e: &Value, key: &str, max: usize| {
+            e.get(key)
+                .and_then(Value::as_str)
+                .map(|s| Untrusted::new(s, max).as_str().to_string())
+                .unwrap_or_default()
+        };
+        let journal = status
+            .get("journal")
+            .and_then(Value::as_array)
+            .map(|entries| {
+                let skip = entries.len().saturating_sub(JOURNAL_KEPT);
+                entries
+                    .iter()
+                    .skip(skip)
+                    .map(|e| JournalNote {
+                        ts: e.get("ts").and_then(Value::as_f64).map(|t| t as u64),
+                        kind: text(e, "kind", 64),
+                        title: text(e, "title", 256),
+                        summary: text(e, "summary", 1024),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(ArgusStatus {
             pending_questions,
             done_reason,
             verdicts,
             verdict_times,
+            stalled,
+            journal,
         })
     }
 

@@ -172,6 +172,14 @@ pub struct ArgusRecord {
     /// An operator's answer to a pending question, kept until Argus has been given it.
     #[serde(default)]
     pub pending_answer: Option<String>,
+    /// Since when (unix seconds) the project's daemon has said it is stalled; the campaign is
+    /// told once per stall, and again only after a stall that ended.
+    #[serde(default)]
+    pub stalled_since: Option<u64>,
+    /// The newest entries of the project's journal: untrusted, kept here for the campaign view
+    /// and sent nowhere.
+    #[serde(default)]
+    pub journal: Vec<super::argus::JournalNote>,
 }
 
 /// Version 1 (a binding: `campaign_id`, `project_id`, `asked`) reads as it is: what version 2
@@ -245,6 +253,17 @@ impl ArgusBoard {
             .cloned()
     }
 
+    /// The campaigns whose Argus daemon says it is stalled.
+    pub fn stalled(&self) -> Vec<String> {
+        self.records
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|r| r.stalled_since.is_some())
+            .map(|r| r.campaign_id.to_string())
+            .collect()
+    }
+
     /// The campaigns bound to an Argus project.
     pub fn bound(&self) -> Vec<String> {
         self.records
@@ -273,6 +292,8 @@ impl ArgusBoard {
             reviewer_verdict: None,
             status: None,
             pending_answer: None,
+            stalled_since: None,
+            journal: vec![],
         });
         let before = record.clone();
         change(&mut record);
@@ -666,6 +687,7 @@ impl Link {
         let latest = status.verdicts.last().copied();
         // Argus's status, summarised for the campaign view.
         let summary = match (&status.done_reason, latest) {
+            _ if status.stalled => "stalled".to_string(),
             (Some(_), _) => "done".to_string(),
             (None, Some(v)) => format!("reviewer verdict: {}", v.as_str()),
             (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
@@ -677,7 +699,11 @@ impl Link {
             let _ = self.runtime.decision(id, line).await;
             self.record(id, |r| r.reviewer_verdict = Some(v));
         }
-        self.record(id, |r| r.status = Some(summary));
+        self.record(id, |r| {
+            r.status = Some(summary);
+            r.journal = status.journal.clone();
+        });
+        self.stall(id, status.stalled).await;
         if doc.machine.state == StateName::RemoteTerminalLocalPending
             && (status.done_reason.is_some() || self.judged_done(id, &doc, &status))
         {
@@ -704,6 +730,35 @@ impl Link {
             tracing::info!(campaign_id = id, decision, ?ruling, "Argus decision");
             let why = super::decisions::reason_of(&workdir.join("decisions"), &decision);
             self.execute(id, ruling, Actor::Argus { why }).await;
+        }
+    }
+
+    /// The project's daemon stalled (no progress for longer than its own limit) or moved again:
+    /// each change is logged and told to the campaign once, kept across a restart.
+    async fn stall(&mut self, id: &str, stalled: bool) {
+        let since = self.wake.board.get(id).and_then(|r| r.stalled_since);
+        match (stalled, since) {
+            (true, None) => {
+                tracing::warn!(
+                    campaign_id = id,
+                    class = "stalled",
+                    "Argus's daemon for this campaign has stalled"
+                );
+                let text = "Argus's daemon for this campaign reports no progress (stalled): decisions fall to the operator until it moves again. The remote keeps running.";
+                // Told first, then remembered: a crash in between tells twice rather than never.
+                let _ = self.runtime.notice(id, false, text.to_string()).await;
+                self.record(id, |r| r.stalled_since = Some(crate::time::now_secs()));
+            }
+            (false, Some(_)) => {
+                tracing::info!(
+                    campaign_id = id,
+                    "Argus's daemon for this campaign makes progress again"
+                );
+                let line = "Argus's daemon for this campaign makes progress again.";
+                let _ = self.runtime.decision(id, line.to_string()).await;
+                self.record(id, |r| r.stalled_since = None);
+            }
+            _ => {}
         }
     }
 
