@@ -126,6 +126,18 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
     }
 }
 
+/// A driver's answer, or `None` once it has stopped without one. A driver stopped dead (killed)
+/// while an input was being sent can leave that input in its channel, where its reply sender lives
+/// as long as our sender does: waiting on the reply alone would never end, so the channel's
+/// closing ends the wait too (an answer given before the close is still taken first).
+async fn answer<R>(tx: &mpsc::Sender<Box<Input>>, rx: oneshot::Receiver<R>) -> Option<R> {
+    tokio::select! {
+        biased;
+        r = rx => r.ok(),
+        () = tx.closed() => None,
+    }
+}
+
 impl Runtime {
     /// Start the runtime on `store`, recovering every campaign found there.
     pub fn start<T: Transport + 'static>(
@@ -456,7 +468,7 @@ impl Runtime {
         if h.tx.send(Box::new(input(reply))).await.is_err() {
             return Err(stopped());
         }
-        rx.await.map_err(|_| stopped())
+        answer(&h.tx, rx).await.ok_or_else(stopped)
     }
 
     /// Feed a local validation verdict on a remote-terminal attempt.
@@ -543,12 +555,12 @@ impl Runtime {
             if matches!(h.doc.get(), Published::Unread) {
                 let (done, rx) = oneshot::channel();
                 if h.tx.send(Box::new(Input::Read { done })).await.is_ok() {
-                    asked.push(rx);
+                    asked.push((h, rx));
                 }
             }
         }
-        for rx in asked {
-            let _ = rx.await;
+        for (h, rx) in asked {
+            let _ = answer(&h.tx, rx).await;
         }
         handles.iter().filter_map(|h| h.doc.doc()).collect()
     }
@@ -660,7 +672,7 @@ impl Runtime {
                 .await
                 .is_ok()
             {
-                let _ = rx.await;
+                let _ = answer(&h.tx, rx).await;
             }
         }
         let supervisor = serde_json::json!({
