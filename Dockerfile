@@ -31,7 +31,9 @@ ENV ARGUS_SUPERVISOR_HOME=/a0/usr/argus-supervisor \
     ARGUS_SUPERVISOR_FOREMAN_BIN=/opt/venv-foreman/bin/foreman
 VOLUME ["/a0/usr/argus-supervisor"]
 EXPOSE 8787
+# Readiness (503 with its reasons when not ready: curl -f fails), on the port serve really listens
+# on (ARGUS_SUPERVISOR_LISTEN, overridable at run time).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
-  CMD curl -fsS http://127.0.0.1:8787/api/plugins/argus-supervisor/health || exit 1
+  CMD sh -c 'curl -fsS "http://127.0.0.1:${ARGUS_SUPERVISOR_LISTEN##*:}/api/plugins/argus-supervisor/health" || exit 1'
 ENTRYPOINT ["argus-supervisor"]
 CMD ["serve"]

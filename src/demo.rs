@@ -355,6 +355,7 @@ async fn serve_panel(
             ..HealthInfo::default()
         },
         argus: None,
+        argus_counters: None,
     });
     println!();
     println!("panel:     http://{addr}{}/ui/", api::PREFIX);

@@ -2,14 +2,14 @@
 
 mod demo;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     name = "argus-supervisor",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("ARGUS_GIT_COMMIT"), ")"),
     about = "Supervises long-running campaigns run by a remote A2A agent."
 )]
 struct Cli {
@@ -32,28 +32,23 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:8788", requires = "serve")]
         listen: std::net::SocketAddr,
     },
-    /// Run the supervisor daemon (configuration from the environment; see the README).
+    /// Run the supervisor daemon. Every setting is a flag or its environment variable (listed
+    /// below with its default); secrets come from the environment only.
     Serve {
-        /// Listen address (overrides ARGUS_SUPERVISOR_LISTEN).
-        #[arg(long)]
-        listen: Option<std::net::SocketAddr>,
-        /// State root (overrides ARGUS_SUPERVISOR_HOME).
-        #[arg(long)]
-        home: Option<PathBuf>,
-        /// Serve without an API token (refused unless the listener is loopback).
-        #[arg(long)]
-        insecure_no_auth: bool,
-        /// Allow a plain-HTTP remote on loopback (tests, the sim).
-        #[arg(long)]
-        allow_insecure_loopback: bool,
-        /// Log as JSON lines instead of human text.
-        #[arg(long)]
-        log_json: bool,
+        #[command(flatten)]
+        args: Box<argus_supervisor_lib::daemon::ServeArgs>,
     },
-    /// Operate campaigns through the API.
+    /// Operate campaigns through the API. The token is read from ARGUS_SUPERVISOR_API_TOKEN (never
+    /// a flag). Exit codes: 0 done, 1 refused (or not done), 2 usage, 3 supervisor unreachable,
+    /// 4 unauthorized, 5 not found.
     Campaigns {
         /// The supervisor's base URL.
-        #[arg(long, default_value = "http://127.0.0.1:8787", global = true)]
+        #[arg(
+            long,
+            env = "ARGUS_SUPERVISOR_URL",
+            default_value = "http://127.0.0.1:8787",
+            global = true
+        )]
         url: String,
         /// Print the API's JSON answer.
         #[arg(long, global = true)]
@@ -61,6 +56,8 @@ enum Command {
         #[command(subcommand)]
         command: argus_supervisor_lib::cli::CampaignsCommand,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions { shell: clap_complete::Shell },
     /// Measure the runtime against the simulated remote in a separate process; print figures.
     Bench {
         /// Campaign counts to measure.
@@ -153,19 +150,50 @@ fn tokio_runtime() -> Option<tokio::runtime::Runtime> {
     }
 }
 
-fn init_logging(json: bool) {
+/// Logs on stderr, filtered by `--log-level`/`RUST_LOG` (tracing-subscriber's syntax); colour only
+/// on a terminal; `--log-json` makes every line JSON.
+fn init_logging(filter: &str, json: bool) -> Result<(), String> {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .map_err(|e| format!("invalid configuration: RUST_LOG (--log-level): {e}"))?;
     let builder = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::INFO)
+        .with_env_filter(filter)
         .with_writer(std::io::stderr);
     if json {
-        builder.json().init();
+        builder.json().with_ansi(false).init();
     } else {
-        builder.init();
+        builder.with_ansi(std::io::stderr().is_terminal()).init();
     }
+    Ok(())
+}
+
+/// The command line, with each secret's help saying whether it is set (never its value).
+fn command() -> clap::Command {
+    Cli::command().mut_subcommand("serve", |serve| {
+        // `[env: NAME]` only: a value (clap shows `NAME=` even when unset) is never printed.
+        let serve = serve.mut_args(|a| a.hide_env_values(true));
+        argus_supervisor_lib::daemon::SECRET_SETTINGS
+            .iter()
+            .fold(serve, |serve, (id, var)| {
+                let state = if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
+                    "set"
+                } else {
+                    "unset"
+                };
+                serve.mut_arg(*id, |a| {
+                    let help = a.get_help().map(ToString::to_string).unwrap_or_default();
+                    a.help(format!("{help} [now: {state}]"))
+                })
+            })
+    })
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Demo {
             home,
@@ -183,28 +211,28 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Serve {
-            listen,
-            home,
-            insecure_no_auth,
-            allow_insecure_loopback,
-            log_json,
-        } => {
+        Command::Serve { args } => {
             use argus_supervisor_lib::daemon;
-            let overrides = daemon::Overrides {
-                listen,
-                home,
-                insecure_no_auth,
-                allow_insecure_loopback,
-            };
-            let config = match daemon::ServeConfig::from_env(&overrides) {
+            // A secret on the command line would be visible to every user of the machine.
+            if let Some(serve) = matches.subcommand_matches("serve") {
+                for (id, var) in daemon::SECRET_SETTINGS {
+                    if serve.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+                        eprintln!("invalid configuration: {var}: secrets are read from the environment only, never from a flag");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            let config = match daemon::ServeConfig::from_args(&args) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("{e}");
                     return ExitCode::from(2);
                 }
             };
-            init_logging(log_json);
+            if let Err(e) = init_logging(&args.log_level, args.log_json) {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
             };
@@ -222,21 +250,36 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Completions { shell } => {
+            use std::io::Write;
+            let mut script = vec![];
+            clap_complete::generate(shell, &mut command(), "argus-supervisor", &mut script);
+            match std::io::stdout().write_all(&script) {
+                Ok(()) => ExitCode::SUCCESS,
+                // A closed pipe (`| head`) is the reader's choice, not a failure to report.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("cannot write the completion script: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Campaigns { url, json, command } => {
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
             };
-            let (text, ok) = rt.block_on(argus_supervisor_lib::cli::run(&url, command, json));
-            if ok {
+            let (text, exit) = rt.block_on(argus_supervisor_lib::cli::run(&url, command, json));
+            if exit == argus_supervisor_lib::cli::Exit::Done {
                 print!("{text}");
                 if json {
                     println!();
                 }
-                ExitCode::SUCCESS
+            } else if json {
+                println!("{text}");
             } else {
                 eprintln!("{text}");
-                ExitCode::FAILURE
             }
+            ExitCode::from(exit as u8)
         }
         Command::Bench {
             campaigns,

@@ -4,6 +4,7 @@
 mod support;
 
 mod contract;
+mod operable;
 mod processes;
 mod real_argus;
 mod serve_loop;

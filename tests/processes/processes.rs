@@ -332,9 +332,14 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
         everything.push_str(&api_get(port, path));
     }
     let health: Value = serde_json::from_str(
-        &c.call(false, &format!("{}/health", base(port)), None, None)
-            .expect("h")
-            .1,
+        &c.call(
+            false,
+            &format!("{}/health", base(port)),
+            Some(API_TOKEN),
+            None,
+        )
+        .expect("h")
+        .1,
     )
     .expect("json");
     assert_eq!(
@@ -346,9 +351,14 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
     while health["heartbeat"]["last_tick_age_seconds"].is_null() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
         health = serde_json::from_str(
-            &c.call(false, &format!("{}/health", base(port)), None, None)
-                .expect("h")
-                .1,
+            &c.call(
+                false,
+                &format!("{}/health", base(port)),
+                Some(API_TOKEN),
+                None,
+            )
+            .expect("h")
+            .1,
         )
         .expect("json");
     }

@@ -469,7 +469,9 @@ fn serve_answers_at_once_while_the_remote_is_down_then_supervision_resumes() {
     let (s2, _) = d.get("/campaigns").expect("campaigns");
     let took = t.elapsed();
     println!("health while the remote is down: {h}");
-    assert_eq!((s, s2), (200, 200));
+    // Alive and answering, not ready: the remote is not discovered.
+    assert_eq!((s, s2), (503, 200));
+    assert_eq!(h["reasons"][0]["class"], "remote_undiscovered", "{h}");
     assert!(took < Duration::from_secs(1), "answered in {took:?}");
     assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(h["remote"]["state"], "undiscovered");
@@ -567,7 +569,8 @@ fn supervision_off_serves_the_state_read_only_and_a_pinned_card_is_enforced() {
     }
     let before = audit(&url)["entries"].as_array().map(Vec::len).unwrap_or(0);
     let d = serve(&url, &home, &[("ARGUS_SUPERVISOR_ENABLED", "0".into())]);
-    let h = d.wait_health(|h| h["status"] == "disabled");
+    let h = d.wait_health(|h| h["reasons"][0]["class"] == "supervision_off");
+    assert_eq!(h["status"], "unready", "{h}");
     assert_eq!(h["supervision"], "off (ARGUS_SUPERVISOR_ENABLED=0)");
     assert_eq!(
         d.state("c1").as_deref(),
@@ -626,7 +629,8 @@ fn refused_credentials_at_discovery_are_said_once_and_shown_in_health() {
     let log = dir.join("serve.log");
     let d = serve_as(&url, "wrong-token", &dir.join("state"), &[], Some(&log));
     let h = d.wait_health(|h| h["remote"]["last_error"] == "auth_failed");
-    assert_eq!(h["status"], "starting", "{h}");
+    assert_eq!(h["status"], "unready", "{h}");
+    assert_eq!(h["reasons"][0]["class"], "remote_undiscovered", "{h}");
     std::thread::sleep(Duration::from_secs(2));
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(

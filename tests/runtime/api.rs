@@ -50,6 +50,7 @@ async fn rig() -> Rig {
             ..Default::default()
         },
         argus: None,
+        argus_counters: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -128,7 +129,13 @@ async fn every_protected_route_needs_the_token_and_health_does_not() {
         .await
         .expect("send");
     assert_eq!(resp.status(), 200);
-    let (status, health) = r.call(false, "/health", None, None).await;
+    // Without the token: the status alone; with it, what the daemon knows (secrets as booleans).
+    let (status, bare) = r.call(false, "/health", None, None).await;
+    assert_eq!(
+        (status, bare),
+        (200, json!({"status": "ok", "reasons": []}))
+    );
+    let (status, health) = r.call(false, "/health", None, Some(TOKEN)).await;
     assert_eq!(status, 200);
     assert_eq!(
         health["secrets"],

@@ -197,3 +197,33 @@ pub fn bench_row(stdout: &str, campaigns: usize) -> std::collections::BTreeMap<S
     assert_eq!(header.len(), row.len(), "{header:?}\n{row:?}");
     header.into_iter().zip(row).collect()
 }
+
+/// One HTTP call as given (method, headers, body): the status and the body as text.
+pub fn raw(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Option<(u16, String)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let c = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(30))
+            .build()
+            .ok()?;
+        let mut req = c.request(method.parse().ok()?, url);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_vec());
+        }
+        let r = req.send().await.ok()?;
+        Some((r.status().as_u16(), r.text().await.unwrap_or_default()))
+    })
+}

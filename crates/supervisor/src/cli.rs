@@ -39,6 +39,61 @@ fn s(v: &Value) -> String {
     }
 }
 
+/// How a CLI command ended: its exit code (documented in `campaigns --help` and the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// Done: an action carried out, a read answered.
+    Done = 0,
+    /// Refused (by the supervisor or the remote), or not done.
+    Refused = 1,
+    /// The supervisor could not be reached.
+    Unreachable = 3,
+    /// The API refused the token (401).
+    Unauthorized = 4,
+    /// No such campaign or route (404).
+    NotFound = 5,
+}
+
+impl Exit {
+    fn of(status: reqwest::StatusCode) -> Exit {
+        match status.as_u16() {
+            200..=299 => Exit::Done,
+            401 => Exit::Unauthorized,
+            404 => Exit::NotFound,
+            _ => Exit::Refused,
+        }
+    }
+}
+
+/// One path segment (a campaign id as typed), percent-encoded: `x?y` names a campaign, not a query.
+fn seg(id: &str) -> String {
+    percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+/// A time for a person: relative ("in 9m 12s", "3m ago") with the absolute UTC time beside it.
+/// Takes unix seconds or RFC 3339, as the API gives them.
+pub fn when(v: &Value, now: u64) -> String {
+    let at = match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(t) => crate::time::parse_rfc3339(t),
+        _ => None,
+    };
+    let Some(at) = at else { return s(v) };
+    let span = |d: u64| match d {
+        0..=59 => format!("{d}s"),
+        60..=3599 => format!("{}m {}s", d / 60, d % 60),
+        3600..=86_399 => format!("{}h {}m", d / 3600, (d % 3600) / 60),
+        _ => format!("{}d {}h", d / 86_400, (d % 86_400) / 3600),
+    };
+    let rel = if at >= now {
+        format!("in {}", span(at - now))
+    } else {
+        format!("{} ago", span(now - at))
+    };
+    format!("{rel} ({})", crate::time::rfc3339(at))
+}
+
 /// The API at one base URL, with the operator's token (from the environment; never printed).
 struct Api {
     http: reqwest::Client,
@@ -49,7 +104,7 @@ struct Api {
 impl Api {
     /// `POST` (an action, with its body) or `GET` one path; the HTTP status's success and the
     /// JSON answer, or what went wrong reaching it.
-    async fn call(&self, path: &str, body: Option<Value>) -> Result<(bool, Value), String> {
+    async fn call(&self, path: &str, body: Option<Value>) -> Result<(Exit, Value), (Exit, String)> {
         let url = format!("{}{path}", self.root);
         // Actions wait for their outcome on the server (bounded at 30 s); leave room for it.
         let mut req = match body {
@@ -66,56 +121,73 @@ impl Api {
         if let Some(t) = &self.token {
             req = req.bearer_auth(t.expose());
         }
-        let resp = req.send().await.map_err(|e| {
-            let why = if e.is_connect() {
-                "connection refused"
-            } else {
-                "request failed"
-            };
-            format!("cannot reach the supervisor API: {why}")
-        })?;
-        let http_ok = resp.status().is_success();
-        Ok((http_ok, resp.json().await.unwrap_or(Value::Null)))
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| (Exit::Unreachable, unreachable(&self.root, &e)))?;
+        let exit = Exit::of(resp.status());
+        Ok((exit, resp.json().await.unwrap_or(Value::Null)))
     }
+}
+
+/// What went wrong reaching the API, naming where it was sought (the base URL carries no secret:
+/// the token travels in a header).
+fn unreachable(root: &str, e: &reqwest::Error) -> String {
+    let why = if e.is_connect() {
+        "connection refused"
+    } else if e.is_timeout() {
+        "timed out"
+    } else {
+        "request failed"
+    };
+    format!("cannot reach the supervisor API at {root}: {why} (set --url or ARGUS_SUPERVISOR_URL)")
 }
 
 /// Run one CLI command against the API at `base` (e.g. `http://127.0.0.1:8787`). Returns the text
 /// to print and whether the command succeeded (for an action: whether it was done).
-pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (String, bool) {
+pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (String, Exit) {
     use CampaignsCommand as C;
     let http = match reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
     {
         Ok(c) => c,
-        Err(e) => return (format!("cannot build an HTTP client: {e}"), false),
+        Err(e) => return (format!("cannot build an HTTP client: {e}"), Exit::Refused),
     };
     let api = Api {
         http,
         root: format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX),
         token: Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN"),
     };
-    let (path, render): (String, fn(&Value) -> String) = match &command {
+    let now = crate::time::now_secs();
+    let (path, render): (String, fn(&Value, u64) -> String) = match &command {
         C::Watch { id } => return watch(&api, id, as_json).await,
         C::Act(verb) => {
-            let path = format!("/campaigns/{}/{}", verb.id(), verb.name());
+            let path = format!("/campaigns/{}/{}", seg(verb.id()), verb.name());
             return match api.call(&path, Some(verb.body())).await {
                 // An action succeeded only when it was done.
-                Ok((_, v)) if as_json => (pretty(&v), v["outcome"] == "done"),
-                Ok((_, v)) => action_line(&v),
-                Err(e) => (e, false),
+                Ok((exit, v)) => {
+                    let (line, done) = action_line(&v, now);
+                    let exit = match exit {
+                        Exit::Done | Exit::Refused if done => Exit::Done,
+                        Exit::Done => Exit::Refused,
+                        other => other,
+                    };
+                    (if as_json { pretty(&v) } else { line }, exit)
+                }
+                Err(e) => (e.1, e.0),
             };
         }
         C::List => ("/campaigns".into(), list),
-        C::Show { id } => (format!("/campaigns/{id}"), show),
-        C::Events { id } => (format!("/campaigns/{id}/events"), events),
-        C::Messages { id } => (format!("/campaigns/{id}/messages"), messages),
+        C::Show { id } => (format!("/campaigns/{}", seg(id)), show),
+        C::Events { id } => (format!("/campaigns/{}/events", seg(id)), events),
+        C::Messages { id } => (format!("/campaigns/{}/messages", seg(id)), messages),
     };
     match api.call(&path, None).await {
-        Ok((ok, v)) if as_json => (pretty(&v), ok),
-        Ok((true, v)) => (render(&v), true),
-        Ok((false, v)) => (error_line(&v, "request failed"), false),
-        Err(e) => (e, false),
+        Ok((exit, v)) if as_json => (pretty(&v), exit),
+        Ok((Exit::Done, v)) => (render(&v, now), Exit::Done),
+        Ok((exit, v)) => (error_line(&v, "request failed"), exit),
+        Err((exit, e)) => (e, exit),
     }
 }
 
@@ -137,7 +209,7 @@ fn error_line(v: &Value, otherwise: &str) -> String {
 }
 
 /// An action's answer in one line (with the lease it left, if any), and whether it was done.
-fn action_line(v: &Value) -> (String, bool) {
+fn action_line(v: &Value, now: u64) -> (String, bool) {
     let ok = v["outcome"] == "done";
     let message = v["message"]
         .as_str()
@@ -159,16 +231,16 @@ fn action_line(v: &Value) -> (String, bool) {
         .get("lease")
         .map(|l| {
             format!(
-                " (lease epoch {}, expires at {})",
+                " (lease epoch {}, expires {})",
                 s(&l["epoch"]),
-                s(&l["expires_at"])
+                when(&l["expires_at"], now)
             )
         })
         .unwrap_or_default();
     (format!("{line}{lease}\n"), ok)
 }
 
-fn list(v: &Value) -> String {
+fn list(v: &Value, _: u64) -> String {
     let mut out = format!(
         "{:<28} {:<32} {:>8} {:<14} {}\n",
         "CAMPAIGN", "STATE", "ATTEMPTS", "TASK", "QUESTION"
@@ -190,28 +262,66 @@ fn list(v: &Value) -> String {
     out
 }
 
-fn events(v: &Value) -> String {
+/// The significant events, one readable line each (`--json` gives the log's lines as they are).
+fn events(v: &Value, now: u64) -> String {
     let mut out = String::new();
     for e in v["events"].as_array().cloned().unwrap_or_default() {
+        let event = &e["event"];
+        // The event's own fields, after its type, as `key=value` (nested ones as `a.b=value`;
+        // remote text cleaned).
+        let mut fields = vec![];
+        if let Some(o) = event.as_object() {
+            for (k, v) in o.iter().filter(|(k, _)| k.as_str() != "type") {
+                flat(k, v, &mut fields);
+            }
+        }
+        let fields = fields.join(" ");
         out.push_str(&format!(
-            "{} {} {}\n",
-            s(&e["at"]),
-            s(&e["event"]["type"]),
-            clean(&e["event"].to_string())
+            "{}  {}  {}\n",
+            when(&e["at"], now),
+            s(&event["type"]),
+            fields
         ));
     }
     out
 }
 
-fn messages(v: &Value) -> String {
+/// `key=value` pairs of a JSON value, nested keys joined with `.`.
+fn flat(key: &str, v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) if !o.is_empty() => {
+            for (k, v) in o {
+                flat(&format!("{key}.{k}"), v, out);
+            }
+        }
+        Value::Array(a) => out.push(format!(
+            "{key}=[{}]",
+            a.iter().map(s).collect::<Vec<_>>().join(", ")
+        )),
+        other => out.push(format!("{key}={}", s(other))),
+    }
+}
+
+/// The feed, each line with its time.
+fn messages(v: &Value, now: u64) -> String {
     let mut out = String::new();
     for m in v["messages"].as_array().cloned().unwrap_or_default() {
-        out.push_str(&format!("[{}] {}\n", s(&m["kind"]), s(&m["text"])));
+        out.push_str(&feed_line(&m, now));
+        out.push('\n');
     }
     out
 }
 
-fn show(v: &Value) -> String {
+fn feed_line(m: &Value, now: u64) -> String {
+    format!(
+        "{}  [{}] {}",
+        when(&m["at"], now),
+        s(&m["kind"]),
+        s(&m["text"])
+    )
+}
+
+fn show(v: &Value, now: u64) -> String {
     let lease = match (
         v.get("controller_epoch").and_then(Value::as_u64),
         v["lease_expires_at"].as_str(),
@@ -219,7 +329,7 @@ fn show(v: &Value) -> String {
         (Some(epoch), Some(expires)) => format!(
             "held by {} epoch {epoch}, expires {}",
             s(&v["controller_id"]),
-            clean(expires)
+            when(&json_str(expires), now)
         ),
         _ => "none".into(),
     };
@@ -268,28 +378,28 @@ fn show(v: &Value) -> String {
 }
 
 /// Follow the feed's server-sent events, printing each line, until the campaign closes.
-async fn watch(api: &Api, id: &str, as_json: bool) -> (String, bool) {
+fn json_str(t: &str) -> Value {
+    Value::String(t.to_string())
+}
+
+async fn watch(api: &Api, id: &str, as_json: bool) -> (String, Exit) {
     use std::io::Write;
-    let mut req = api
-        .http
-        .get(format!("{}/campaigns/{id}/messages/stream", api.root));
+    let mut req = api.http.get(format!(
+        "{}/campaigns/{}/messages/stream",
+        api.root,
+        seg(id)
+    ));
     if let Some(t) = &api.token {
         req = req.bearer_auth(t.expose());
     }
     let mut resp = match req.send().await {
         Ok(r) if r.status().is_success() => r,
         Ok(r) => {
+            let exit = Exit::of(r.status());
             let v: Value = r.json().await.unwrap_or(Value::Null);
-            return (
-                format!(
-                    "error ({}): {}",
-                    v.pointer("/error/code").map(s).unwrap_or_default(),
-                    v.pointer("/error/message").map(s).unwrap_or_default()
-                ),
-                false,
-            );
+            return (error_line(&v, "request failed"), exit);
         }
-        Err(_) => return ("cannot reach the supervisor API".into(), false),
+        Err(e) => return (unreachable(&api.root, &e), Exit::Unreachable),
     };
     let mut buf = String::new();
     let mut event = String::new();
@@ -303,13 +413,13 @@ async fn watch(api: &Api, id: &str, as_json: bool) -> (String, bool) {
                 event = name.trim().to_string();
             } else if let Some(data) = line.strip_prefix("data:") {
                 if event == "closed" {
-                    return (String::new(), true);
+                    return (String::new(), Exit::Done);
                 }
                 let m: Value = serde_json::from_str(data.trim()).unwrap_or(Value::Null);
                 let text = if as_json {
                     m.to_string()
                 } else {
-                    format!("[{}] {}", s(&m["kind"]), s(&m["text"]))
+                    feed_line(&m, crate::time::now_secs())
                 };
                 let mut out = stdout.lock();
                 let _ = writeln!(out, "{text}");
@@ -317,7 +427,7 @@ async fn watch(api: &Api, id: &str, as_json: bool) -> (String, bool) {
             }
         }
     }
-    (String::new(), true)
+    (String::new(), Exit::Done)
 }
 
 #[cfg(test)]
@@ -339,7 +449,7 @@ mod tests {
             "pending_question": {"text": evil},
             "remote_message": format!("which dataset? {evil}"),
         });
-        let out = show(&v);
+        let out = show(&v, 0);
         assert!(out.contains("task-1"), "{out}");
         assert!(
             out.contains("remote says (untrusted) which dataset?"),

@@ -80,21 +80,156 @@ pub struct ServeConfig {
 /// How `serve` begins its error when another supervisor holds the state root (exit code 2).
 pub const ROOT_LOCKED: &str = "state root locked";
 
-/// Flags that override the environment.
-#[derive(Debug, Default, Clone)]
-pub struct Overrides {
-    pub listen: Option<SocketAddr>,
-    pub home: Option<PathBuf>,
+/// `serve`'s configuration as declared: each setting once, with its variable, default and meaning
+/// (`serve --help` lists them). Values stay raw here; [`ServeConfig::from_args`] validates them and
+/// names the variable of any it refuses. An empty variable counts as unset.
+#[derive(Debug, Default, Clone, clap::Args)]
+#[command(next_help_heading = "Configuration (flag or environment variable)")]
+pub struct ServeArgs {
+    /// The remote's A2A base URL: HTTPS (plain HTTP only on loopback with
+    /// --allow-insecure-loopback); may carry a path such as /a2a/t-<token>/, so it is never printed.
+    /// Required.
+    #[arg(
+        long = "remote-url",
+        env = "OPENTRAINING_A2A_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub remote_url: Option<String>,
+    /// Token sent to the remote as `Authorization: Bearer` and `X-API-KEY` (environment only).
+    #[arg(
+        long = "remote-token",
+        env = "OPENTRAINING_A2A_TOKEN",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    pub remote_token: Option<String>,
+    /// Project selection sent with submits.
+    #[arg(long, env = "OPENTRAINING_A2A_PROJECT", value_name = "NAME")]
+    pub project: Option<String>,
+    /// Our controller id in leases (1-128 of A-Z a-z 0-9 - _ . :). [default: argus-openoperator]
+    #[arg(long, env = "ARGUS_SUPERVISOR_CONTROLLER_ID", value_name = "ID")]
+    pub controller_id: Option<String>,
+    /// 0: serve the persisted state read-only; no polling, no mutation. [default: 1]
+    #[arg(long, env = "ARGUS_SUPERVISOR_ENABLED", value_name = "0|1")]
+    pub enabled: Option<String>,
+    /// Poll cadence in seconds (jittered ±10%). [default: 120]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub heartbeat_seconds: Option<String>,
+    /// Lease TTL in seconds; must exceed two heartbeats + 60 s, at most 1 day. [default: 600]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub lease_ttl_seconds: Option<String>,
+    /// Wait after a write became ambiguous before reading it back (at most 1 day). [default: 60]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub readback_grace_seconds: Option<String>,
+    /// Argus's MCP server executable (argus-plugin-server); unset: no Argus, decisions are the
+    /// operator's.
+    #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_BIN", value_name = "PATH")]
+    pub argus_bin: Option<String>,
+    /// Given to Argus as ARGUS_SKILL_HOME. [default: <state root>/argus-home]
+    #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_HOME", value_name = "DIR")]
+    pub argus_home: Option<String>,
+    /// Given to Argus as ARGUS_SKILL_RUNNER_BACKEND (its model backend, e.g. codex).
+    #[arg(long, env = "ARGUS_SUPERVISOR_BACKEND", value_name = "NAME")]
+    pub backend: Option<String>,
+    /// Names of further variables passed to Argus (model credentials), comma- or space-separated;
+    /// our tokens are refused.
+    #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_ENV", value_name = "NAMES")]
+    pub argus_env: Option<String>,
+    /// The mission's bound on attempts Argus may start. [default: 3]
+    #[arg(long, env = "ARGUS_SUPERVISOR_MAX_ATTEMPTS", value_name = "N")]
+    pub max_attempts: Option<String>,
+    /// How often Argus's status and decision files are read between wakes (1-3600). [default: 30]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub argus_poll_seconds: Option<String>,
+    /// 1: consult Foreman (needs Argus) on non-boundary events. [default: 0]
+    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_ENABLED", value_name = "0|1")]
+    pub foreman_enabled: Option<String>,
+    /// Foreman's executable.
+    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_BIN", value_name = "PATH")]
+    pub foreman_bin: Option<String>,
+    /// How often the agent card is re-read (1-86400; also before every write). [default: 600]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub card_refresh_seconds: Option<String>,
+    /// Pin the agent card: any other hash is quarantined_pending_review.
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256",
+        value_name = "HEX"
+    )]
+    pub expected_card_sha256: Option<String>,
+    /// State root. [default: /a0/usr/argus-supervisor]
+    #[arg(long, env = "ARGUS_SUPERVISOR_HOME", value_name = "DIR")]
+    pub home: Option<String>,
+    /// A PEM bundle of CA certificates trusted in addition to the platform's and built-in roots.
+    #[arg(long, env = "ARGUS_SUPERVISOR_CA_FILE", value_name = "PATH")]
+    pub ca_file: Option<String>,
+    /// 1: trust only --ca-file. [default: 0]
+    #[arg(long, env = "ARGUS_SUPERVISOR_CA_ONLY", value_name = "0|1")]
+    pub ca_only: Option<String>,
+    /// The one listener, HOST:PORT. [default: 127.0.0.1:8787]
+    #[arg(long, env = "ARGUS_SUPERVISOR_LISTEN", value_name = "HOST:PORT")]
+    pub listen: Option<String>,
+    /// The API's token (environment only); required unless --insecure-no-auth on loopback.
+    #[arg(
+        long = "api-token",
+        env = "ARGUS_SUPERVISOR_API_TOKEN",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    pub api_token: Option<String>,
+    /// Serve without an API token (refused unless the listener is loopback).
+    #[arg(long)]
     pub insecure_no_auth: bool,
+    /// Allow a plain-HTTP remote on loopback (tests, the sim).
+    #[arg(long)]
     pub allow_insecure_loopback: bool,
+    /// Log filter, tracing-subscriber's syntax (e.g. warn, info,argus_supervisor_lib=debug).
+    #[arg(
+        long = "log-level",
+        env = "RUST_LOG",
+        default_value = "info",
+        value_name = "FILTER"
+    )]
+    pub log_level: String,
+    /// Log every line as JSON.
+    #[arg(long, env = "ARGUS_SUPERVISOR_LOG_JSON", value_parser = clap::builder::FalseyValueParser::new())]
+    pub log_json: bool,
 }
 
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+/// The settings that are secrets: read from the environment only, never echoed; `serve --help`
+/// says whether each is set.
+pub const SECRET_SETTINGS: [(&str, &str); 2] = [
+    ("remote_token", "OPENTRAINING_A2A_TOKEN"),
+    ("api_token", "ARGUS_SUPERVISOR_API_TOKEN"),
+];
+
+fn set(v: &Option<String>) -> Option<String> {
+    v.clone().filter(|v| !v.trim().is_empty())
 }
 
-fn flag(name: &'static str, default: bool) -> Result<bool, ConfigError> {
-    match var(name).as_deref() {
+fn flag(name: &'static str, raw: &Option<String>, default: bool) -> Result<bool, ConfigError> {
+    match set(raw).as_deref().map(str::trim) {
         None => Ok(default),
         Some("1" | "true" | "yes") => Ok(true),
         Some("0" | "false" | "no") => Ok(false),
@@ -102,28 +237,27 @@ fn flag(name: &'static str, default: bool) -> Result<bool, ConfigError> {
     }
 }
 
-fn number(name: &'static str, default: u64) -> Result<u64, ConfigError> {
-    match var(name) {
+fn number(name: &'static str, raw: &Option<String>, default: u64) -> Result<u64, ConfigError> {
+    match set(raw) {
         None => Ok(default),
         Some(v) => v
             .trim()
             .parse()
-            .map_err(|_| bad(name, "expected a whole number of seconds")),
+            .map_err(|_| bad(name, "expected a whole number")),
     }
 }
 
 impl ServeConfig {
-    /// Read and validate the environment (plus flags). Nothing starts when this fails.
-    pub fn from_env(o: &Overrides) -> Result<ServeConfig, ConfigError> {
-        let enabled = flag("ARGUS_SUPERVISOR_ENABLED", true)?;
-        let remote_url = var("OPENTRAINING_A2A_URL")
-            .ok_or_else(|| bad("OPENTRAINING_A2A_URL", "is required"))?;
-        let allow_insecure_loopback = o.allow_insecure_loopback;
+    /// Validate the declared settings. Nothing starts when this fails.
+    pub fn from_args(a: &ServeArgs) -> Result<ServeConfig, ConfigError> {
+        let enabled = flag("ARGUS_SUPERVISOR_ENABLED", &a.enabled, true)?;
+        let remote_url =
+            set(&a.remote_url).ok_or_else(|| bad("OPENTRAINING_A2A_URL", "is required"))?;
+        let allow_insecure_loopback = a.allow_insecure_loopback;
         // Validate the URL now (without printing it: it may carry a token in its path).
         crate::a2a::Endpoint::parse(&remote_url, allow_insecure_loopback)
             .map_err(|e| bad("OPENTRAINING_A2A_URL", e.to_string()))?;
-        let controller_id =
-            var("ARGUS_SUPERVISOR_CONTROLLER_ID").unwrap_or_else(|| "argus-openoperator".into());
+        let controller_id = set(&a.controller_id).unwrap_or_else(|| "argus-openoperator".into());
         if controller_id.len() > 128
             || !controller_id
                 .bytes()
@@ -134,25 +268,37 @@ impl ServeConfig {
                 "1-128 characters of A-Z a-z 0-9 - _ . :",
             ));
         }
-        let heartbeat_secs = number("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", 120)?;
-        let readback_grace_secs = number("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", 60)?;
+        let heartbeat_secs = number(
+            "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
+            &a.heartbeat_seconds,
+            120,
+        )?;
+        let readback_grace_secs = number(
+            "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
+            &a.readback_grace_seconds,
+            60,
+        )?;
         if readback_grace_secs > 86_400 {
             return Err(bad(
                 "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
                 "must be at most 1 day",
             ));
         }
-        let lease_ttl_secs = number("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", 600)?;
-        let listen = match (o.listen, var("ARGUS_SUPERVISOR_LISTEN")) {
-            (Some(l), _) => l,
-            (None, Some(v)) => v
+        let lease_ttl_secs = number(
+            "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
+            &a.lease_ttl_seconds,
+            600,
+        )?;
+        let listen = match set(&a.listen) {
+            Some(v) => v
+                .trim()
                 .parse()
                 .map_err(|_| bad("ARGUS_SUPERVISOR_LISTEN", "expected HOST:PORT"))?,
-            (None, None) => SocketAddr::from(([127, 0, 0, 1], 8787)),
+            None => SocketAddr::from(([127, 0, 0, 1], 8787)),
         };
         // Trust: refused here (exit 2, naming the variable) rather than at the first handshake.
         let trust = HttpConfig::new(remote_url.clone())
-            .with_trust_from_env()
+            .with_trust(set(&a.ca_file).as_deref(), set(&a.ca_only).as_deref())
             .map_err(|e| {
                 bad(
                     if matches!(e, crate::a2a::TrustError::BadFlag) {
@@ -163,8 +309,8 @@ impl ServeConfig {
                     e.to_string(),
                 )
             })?;
-        let api_token = Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN");
-        if api_token.is_none() && !(o.insecure_no_auth && listen.ip().is_loopback()) {
+        let api_token = set(&a.api_token).map(Secret::new);
+        if api_token.is_none() && !(a.insecure_no_auth && listen.ip().is_loopback()) {
             return Err(bad(
                 "ARGUS_SUPERVISOR_API_TOKEN",
                 "is required (only a loopback listener with --insecure-no-auth may run without one)",
@@ -172,8 +318,8 @@ impl ServeConfig {
         }
         let cfg = ServeConfig {
             remote_url,
-            remote_token: Secret::from_env("OPENTRAINING_A2A_TOKEN"),
-            project: var("OPENTRAINING_A2A_PROJECT"),
+            remote_token: set(&a.remote_token).map(Secret::new),
+            project: set(&a.project),
             enabled,
             controller_id,
             heartbeat_secs,
@@ -181,27 +327,42 @@ impl ServeConfig {
             readback_grace_secs,
             ca_pem: trust.ca_pem,
             ca_only: trust.ca_only,
-            argus_bin: var("ARGUS_SUPERVISOR_ARGUS_BIN").map(PathBuf::from),
-            argus_home: var("ARGUS_SUPERVISOR_ARGUS_HOME").map(PathBuf::from),
-            backend: var("ARGUS_SUPERVISOR_BACKEND"),
-            argus_env: argus_env_names(var("ARGUS_SUPERVISOR_ARGUS_ENV"))
+            argus_bin: set(&a.argus_bin).map(PathBuf::from),
+            argus_home: set(&a.argus_home).map(PathBuf::from),
+            backend: set(&a.backend),
+            argus_env: argus_env_names(set(&a.argus_env))
                 .map_err(|e| bad("ARGUS_SUPERVISOR_ARGUS_ENV", e))?,
-            max_attempts: u32::try_from(number("ARGUS_SUPERVISOR_MAX_ATTEMPTS", 3)?)
-                .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
-            foreman_enabled: flag("ARGUS_SUPERVISOR_FOREMAN_ENABLED", false)?,
-            argus_poll_secs: number("ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS", 30)?.clamp(1, 3600),
-            card_refresh_secs: number("ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS", 600)?
-                .clamp(1, 86_400),
-            expected_card_sha256: var("ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256"),
-            foreman_bin: var("ARGUS_SUPERVISOR_FOREMAN_BIN").map(PathBuf::from),
-            home: o
-                .home
-                .clone()
-                .or_else(|| var("ARGUS_SUPERVISOR_HOME").map(PathBuf::from))
+            max_attempts: u32::try_from(number(
+                "ARGUS_SUPERVISOR_MAX_ATTEMPTS",
+                &a.max_attempts,
+                3,
+            )?)
+            .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
+            foreman_enabled: flag(
+                "ARGUS_SUPERVISOR_FOREMAN_ENABLED",
+                &a.foreman_enabled,
+                false,
+            )?,
+            argus_poll_secs: number(
+                "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
+                &a.argus_poll_seconds,
+                30,
+            )?
+            .clamp(1, 3600),
+            card_refresh_secs: number(
+                "ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS",
+                &a.card_refresh_seconds,
+                600,
+            )?
+            .clamp(1, 86_400),
+            expected_card_sha256: set(&a.expected_card_sha256),
+            foreman_bin: set(&a.foreman_bin).map(PathBuf::from),
+            home: set(&a.home)
+                .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor")),
             listen,
             api_token,
-            insecure_no_auth: o.insecure_no_auth,
+            insecure_no_auth: a.insecure_no_auth,
             allow_insecure_loopback,
         };
         cfg.runtime_config().validate().map_err(|e| {
@@ -440,6 +601,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     );
     let argus = link.as_ref().map(|(w, _, _)| w.clone());
     let argus_board = argus.as_ref().map(|w| w.board.clone());
+    let argus_counters = argus.clone();
     if let Some((wake, link, rx)) = link {
         tokio::spawn(Link::new(runtime.clone(), link, wake).run(rx));
     }
@@ -456,6 +618,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
         tracing::warn!("ARGUS_SUPERVISOR_ENABLED=0: the API is read-only; no polling, no mutation");
     }
     let live = remote.clone();
+    let store_probe = runtime.store().clone();
     let enabled = cfg.enabled;
     let foreman_configured = cfg.foreman_enabled;
     let health = HealthInfo {
@@ -469,13 +632,13 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
         api_token_present: cfg.api_token.is_some(),
         live: Some(crate::api::LiveHealth::new(move || {
             let view = live.view();
-            let status = if !enabled {
-                "disabled"
-            } else if view.state == "undiscovered" {
-                "starting"
-            } else {
-                "ok"
-            };
+            let argus_line = argus
+                .as_ref()
+                .map(|w| w.argus_status.lock().map(|v| v.clone()).unwrap_or_default());
+            let stalled = argus
+                .as_ref()
+                .map(|w| w.board.stalled())
+                .unwrap_or_default();
             let bridge = |slot: Option<&std::sync::Mutex<String>>, configured: bool| match slot {
                 Some(s) if configured => {
                     serde_json::json!(s.lock().map(|v| v.clone()).unwrap_or_default())
@@ -483,12 +646,18 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
                 _ => serde_json::json!("not configured"),
             };
             serde_json::json!({
-                "status": status,
+                "reasons": crate::api::health::reasons(&crate::api::health::Readiness {
+                    supervision: enabled,
+                    remote_state: view.state,
+                    argus: argus_line.as_deref(),
+                    argus_stalled: stalled.len(),
+                    store: store_probe.writable().err().map(|e| e.to_string()),
+                }),
                 "supervision": if enabled { "on" } else { "off (ARGUS_SUPERVISOR_ENABLED=0)" },
                 "remote": view,
                 "argus": bridge(argus.as_ref().map(|w| &w.argus_status), true),
                 // Campaigns whose Argus daemon says it is stalled: Argus answers, decides nothing.
-                "argus_stalled": argus.as_ref().map(|w| w.board.stalled()).unwrap_or_default(),
+                "argus_stalled": stalled,
                 "foreman": bridge(argus.as_ref().map(|w| &w.foreman_status), foreman_configured),
             })
         })),
@@ -498,10 +667,13 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
         token: cfg.api_token.clone(),
         health,
         argus: argus_board,
+        argus_counters: argus_counters.clone(),
     });
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
-    println!("listening on http://{addr}{}", api::PREFIX);
+    // Each URL printed answers: the panel, and readiness (the API's routes hang off the prefix).
+    println!("panel   http://{addr}{}/ui/", api::PREFIX);
+    println!("health  http://{addr}{}/health", api::PREFIX);
     axum::serve(listener, api::router(state))
         .with_graceful_shutdown(shutdown_signal())
         .await

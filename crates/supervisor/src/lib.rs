@@ -14,6 +14,7 @@ pub mod cli;
 pub mod control;
 pub mod daemon;
 pub mod diagrams;
+pub mod metrics;
 pub mod protocol;
 pub mod runtime;
 pub mod security;

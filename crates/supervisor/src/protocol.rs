@@ -67,6 +67,23 @@ impl Method {
         })
     }
 
+    /// The operation's own name, whatever the peer calls it (its serialised name: `submit`,
+    /// `status`, `claim_control`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Submit => "submit",
+            Method::Status => "status",
+            Method::Evidence => "evidence",
+            Method::ClaimControl => "claim_control",
+            Method::ReadControl => "read_control",
+            Method::RenewControl => "renew_control",
+            Method::ReleaseControl => "release_control",
+            Method::Intervene => "intervene",
+            Method::Cancel => "cancel",
+            Method::RequestStatus => "request_status",
+        }
+    }
+
     /// The A2A core method this operation is, in `dialect` (the extension's operations have
     /// no core name: their names come from the card).
     pub fn core_name(self, dialect: Dialect) -> Option<&'static str> {

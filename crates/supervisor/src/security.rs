@@ -65,7 +65,13 @@ pub fn presents_token(headers: &axum::http::HeaderMap, token: &str) -> bool {
     let bearer = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        // The scheme is case-insensitive (RFC 7235 §2.1): `bearer`, `BEARER` and `Bearer` alike.
+        .and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| rest.trim_start())
+        });
     let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
     [bearer, key]
         .into_iter()

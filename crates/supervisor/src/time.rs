@@ -34,8 +34,41 @@ pub fn rfc3339(secs: u64) -> String {
     iso_time(secs.saturating_mul(1000))
 }
 
+/// Unix seconds of an RFC 3339 time in UTC (`Z`) as [`rfc3339`] writes it (fractions ignored);
+/// `None` for anything else.
+pub fn parse_rfc3339(t: &str) -> Option<u64> {
+    let t = t.strip_suffix('Z')?;
+    let (date, clock) = t.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
+    let clock = clock.split('.').next()?;
+    let mut c = clock.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (h, mi, s) = (c.next()??, c.next()??, c.next()??);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = y - i64::from(mo <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + h * 3600 + mi * 60 + s).ok()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn parsed_back() {
+        for t in [0, 1_796_025_457, 951_782_400, 4_102_444_799] {
+            assert_eq!(super::parse_rfc3339(&super::rfc3339(t)), Some(t));
+        }
+        assert_eq!(super::parse_rfc3339("2026-13-01T00:00:00Z"), None);
+        assert_eq!(super::parse_rfc3339("yesterday"), None);
+    }
+
     #[test]
     fn known_instants() {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00.000Z");

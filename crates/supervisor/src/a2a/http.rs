@@ -76,16 +76,29 @@ impl HttpConfig {
     }
 
     /// Read `ARGUS_SUPERVISOR_CA_FILE` and `ARGUS_SUPERVISOR_CA_ONLY` into this configuration.
-    pub fn with_trust_from_env(mut self) -> Result<Self, TrustError> {
+    pub fn with_trust_from_env(self) -> Result<Self, TrustError> {
         let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
-        self.ca_only = match var("ARGUS_SUPERVISOR_CA_ONLY").as_deref() {
+        self.with_trust(
+            var("ARGUS_SUPERVISOR_CA_FILE").as_deref(),
+            var("ARGUS_SUPERVISOR_CA_ONLY").as_deref(),
+        )
+    }
+
+    /// Trust the certificates of the PEM bundle at `ca_file` besides the usual roots, or
+    /// (`ca_only` 1) only them.
+    pub fn with_trust(
+        mut self,
+        ca_file: Option<&str>,
+        ca_only: Option<&str>,
+    ) -> Result<Self, TrustError> {
+        self.ca_only = match ca_only.map(str::trim) {
             None | Some("0" | "false" | "no") => false,
             Some("1" | "true" | "yes") => true,
             Some(_) => return Err(TrustError::BadFlag),
         };
-        if let Some(path) = var("ARGUS_SUPERVISOR_CA_FILE") {
+        if let Some(path) = ca_file {
             let pem =
-                std::fs::read(&path).map_err(|e| TrustError::Unreadable(e.kind().to_string()))?;
+                std::fs::read(path).map_err(|e| TrustError::Unreadable(e.kind().to_string()))?;
             if reqwest::Certificate::from_pem_bundle(&pem).map_or(true, |c| c.is_empty()) {
                 return Err(TrustError::NoCertificate);
             }

@@ -131,6 +131,10 @@ impl A2aClient {
     }
 
     fn note<T>(&self, op: Method, result: &Result<T, RemoteError>) {
+        crate::metrics::remote_call(
+            op.name(),
+            result.as_ref().err().map_or("ok", RemoteError::class),
+        );
         let mut ops = self.ops.lock().unwrap_or_else(|p| p.into_inner());
         match result {
             Ok(_) => {

@@ -5,6 +5,8 @@
 //! through the campaign's machine like every other event: this module has no path to the remote
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
+pub mod health;
+
 use crate::runtime::{Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
 use crate::verbs;
@@ -41,7 +43,7 @@ pub struct HealthInfo {
 
 /// A source of the live parts of `health`.
 #[derive(Clone)]
-pub struct LiveHealth(Arc<dyn Fn() -> Value + Send + Sync>);
+pub struct LiveHealth(pub(crate) Arc<dyn Fn() -> Value + Send + Sync>);
 
 impl LiveHealth {
     pub fn new(f: impl Fn() -> Value + Send + Sync + 'static) -> Self {
@@ -63,6 +65,8 @@ pub struct ApiState {
     /// The Argus link's per-campaign state (project, reviewer verdict, status), which the link
     /// owns and publishes; `None` when no Argus is attached.
     pub argus: Option<Arc<crate::bridges::link::ArgusBoard>>,
+    /// The Argus link's counters, for `metrics`; `None` when no Argus is attached.
+    pub argus_counters: Option<Arc<crate::bridges::link::ArgusWake>>,
 }
 
 /// Every API answer's shape, errors included, is a verb's [`verbs::Reply`].
@@ -91,6 +95,7 @@ async fn auth(State(state): State<Arc<ApiState>>, request: Request, next: Next) 
 pub fn router(state: Arc<ApiState>) -> Router {
     let protected = Router::new()
         .route("/status", get(status))
+        .route("/metrics", get(metrics))
         .route("/campaigns", get(campaigns))
         .route("/campaigns/{id}", get(campaign))
         .route("/campaigns/{id}/events", get(events))
@@ -98,14 +103,30 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/campaigns/{id}/messages/stream", get(stream))
         .merge(actions())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
-    let api = Router::new().route("/health", get(health)).merge(protected);
+    let api = Router::new()
+        .route("/health", get(health::ready))
+        .route("/health/live", get(health::live))
+        .merge(protected);
     Router::new()
         .nest(PREFIX, api.merge(crate::ui::router()))
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        // An unknown route says so only to a caller with the token: without it, 401 like any
+        // protected route, so the API's routes cannot be mapped from outside.
+        .fallback(not_found)
         .layer(middleware::map_response(json_errors))
         .layer(middleware::map_response(nosniff))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
+}
+
+async fn not_found(State(state): State<Arc<ApiState>>, headers: axum::http::HeaderMap) -> Response {
+    match &state.token {
+        Some(token) if !presents_token(&headers, token.expose()) => error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid bearer token or X-API-KEY is required",
+        ),
+        _ => error(StatusCode::NOT_FOUND, "not_found", "no such route"),
+    }
 }
 
 /// No answer of ours is ever to be sniffed into another type (a JSON body as HTML, say).
@@ -175,36 +196,27 @@ async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
         .into_response()
 }
 
-async fn health(State(s): State<Arc<ApiState>>) -> Response {
-    let h = &s.health;
-    let stats = s.runtime.stats();
-    let mut body = json!({
-        "status": "ok",
-        "version": env!("CARGO_PKG_VERSION"),
-        "controller_id": h.controller_id,
-        "remote": h.remote,
-        "argus_runtime_present": h.argus_runtime_present,
-        "foreman": {"enabled": h.foreman_enabled, "present": h.foreman_present},
-        "heartbeat": {
-            "seconds": h.heartbeat_seconds,
-            "ticks": stats.ticks.load(Ordering::Relaxed),
-            // Freshness: seconds since the latest tick (null before the first).
-            "last_tick_age_seconds": match stats.last_tick_at.load(Ordering::Relaxed) {
-                0 => Value::Null,
-                t => json!(now_secs().saturating_sub(t)),
-            },
-        },
-        "secrets": {"opentraining_token": h.opentraining_token_present, "api_token": h.api_token_present},
-        "campaigns": s.runtime.campaign_ids().len(),
-        // Files repaired or set aside at start and on append: listed in `status`.
-        "repairs": s.runtime.recovery_reports().len(),
-    });
-    if let (Some(live), Value::Object(out)) = (&h.live, &mut body) {
-        if let Value::Object(parts) = (live.0)() {
-            out.extend(parts);
-        }
+/// The Prometheus text exposition ([`crate::metrics`]).
+async fn metrics(State(s): State<Arc<ApiState>>) -> Response {
+    let scrape = crate::metrics::Scrape {
+        runtime: s.runtime.clone(),
+        argus: s.argus_counters.clone(),
+    };
+    match crate::metrics::render(scrape) {
+        Ok(text) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "metrics_failed",
+            "the metrics could not be rendered",
+        ),
     }
-    Json(body).into_response()
 }
 
 async fn status(State(s): State<Arc<ApiState>>) -> Response {

@@ -59,6 +59,10 @@ pub struct ArgusWake {
     pub foreman_wakes: AtomicU64,
     /// Foreman consultations.
     pub foreman_calls: AtomicU64,
+    /// Foreman consultations that failed (no directive).
+    pub foreman_failures: AtomicU64,
+    /// Argus calls that failed, by class (`timeout`, `backend_unavailable`, …).
+    pub argus_failures: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
     /// What `health` says of Argus: `running`, `starting`, `unavailable since <unix seconds>` (the
     /// child cannot be reached), `degraded (<class>) since <unix seconds>` (it answers, but does
     /// not take wakes as work).
@@ -98,6 +102,8 @@ impl ArgusWake {
             wakes: AtomicU64::new(0),
             foreman_wakes: AtomicU64::new(0),
             foreman_calls: AtomicU64::new(0),
+            foreman_failures: AtomicU64::new(0),
+            argus_failures: Default::default(),
             argus_status: std::sync::Mutex::new("starting".into()),
             foreman_status: std::sync::Mutex::new("not configured".into()),
             board: Arc::new(board),
@@ -438,6 +444,7 @@ impl Link {
             Err(e) => {
                 // Foreman is advisory: Argus continues without it.
                 tracing::warn!(campaign_id = id, error = %e, "Foreman unavailable; continuing without it");
+                self.wake.foreman_failures.fetch_add(1, Ordering::Relaxed);
                 set_status(&self.wake.foreman_status, false);
                 return;
             }
@@ -475,6 +482,7 @@ impl Link {
     /// restarts it, with backoff) and surface the outage once.
     async fn lost(&mut self, campaign: &str, e: &ArgusError) {
         tracing::warn!(campaign_id = campaign, class = e.class(), error = %e, "an Argus call failed");
+        self.failed(e);
         if !matches!(e, ArgusError::Unavailable | ArgusError::Timeout) {
             return;
         }
@@ -489,6 +497,17 @@ impl Link {
             let text = format!("Argus is unavailable ({e}); the remote keeps running, supervision is read-only and no new change starts until it is back.");
             let _ = self.runtime.notice(campaign, false, text).await;
         }
+    }
+
+    /// Count a failed Argus call by its class (the metrics' `argus_call_failures_total`).
+    fn failed(&self, e: &ArgusError) {
+        *self
+            .wake
+            .argus_failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(e.class())
+            .or_default() += 1;
     }
 
     /// A call succeeded: the child's outage, if any, is over (a failing delivery is not: only a
@@ -533,6 +552,7 @@ impl Link {
     /// Argus answered but did not take the wake.
     async fn not_taken(&mut self, id: &str, e: &ArgusError) {
         tracing::warn!(campaign_id = id, class = e.class(), error = %e, "Argus did not take the wake; decisions fall to the operator");
+        self.failed(e);
         self.degraded.get_or_insert(e.class());
         set_degraded(&self.wake.argus_status, e.class());
         self.redeliver_after = Some(tokio::time::Instant::now() + self.redeliver_backoff);

@@ -27,4 +27,8 @@ pub struct Stats {
     pub storage_failures: AtomicU64,
     /// Evidence dropped because it named another campaign, or arrived late.
     pub quarantined: AtomicU64,
+    /// Leases lost at a renewal (refused, expired, or taken over).
+    pub lease_losses: AtomicU64,
+    /// Significant events surfaced, by class (`ATTEMPT_COMPLETED`, …).
+    pub significant_by_class: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }

@@ -178,6 +178,15 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the state root takes a write now (readiness): a small file created, written and
+    /// removed under `state/` — no document is touched.
+    pub fn writable(&self) -> Result<(), StoreError> {
+        let path = self.root.join("state").join("ready-probe");
+        self.check_writable(&path)?;
+        fs::write(&path, b"probe").map_err(io_err(&path))?;
+        fs::remove_file(&path).map_err(io_err(&path))
+    }
+
     /// Take the state root for this process: one running supervisor per root. The lock is an OS
     /// file lock (`state/lock`), so it dies with the process; the file names the holder's pid.
     pub fn lock(&self) -> Result<RootLock, LockError> {

@@ -341,12 +341,19 @@ function kv(obj, prefix, out) {
 }
 
 async function healthPage(view) {
+  const board = el("div", { id: "readiness" });
   const health = el("dl", { class: "kv", id: "health" });
   const status = el("dl", { class: "kv", id: "status" });
-  view.replaceChildren(el("h2", {}, "Health"), health, el("h2", {}, "Status and counters"), status);
+  view.replaceChildren(el("h2", {}, "Health"), board, health, el("h2", {}, "Status and counters"), status);
   every(REFRESH_MS * 2, async () => {
     try {
-      const h = await fetch(PREFIX + "/health").then((r) => r.json());
+      // Readiness first: ready, or each reason it is not (the daemon's own words).
+      const { status: code, body: h } = await api("/health");
+      const ready = h && h.status === "ok";
+      board.replaceChildren(
+        el("p", { class: ready ? "badge ok" : "badge bad" }, ready ? "Ready" : "Not ready (HTTP " + code + ")"),
+        ...((h && h.reasons) || []).map((r) => el("p", { class: "reason" }, r.class + ": " + (r.detail || ""))),
+      );
       health.replaceChildren(...kv(h, "", []));
       const { body } = await api("/status");
       status.replaceChildren(...kv(body, "", []));

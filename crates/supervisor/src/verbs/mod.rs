@@ -99,7 +99,60 @@ pub struct Body {
     pub not_applied: Option<bool>,
 }
 
+/// Largest objective a campaign keeps (it is the mission text given to Argus).
+pub const OBJECTIVE_MAX_BYTES: usize = 4096;
+/// Largest reason an action takes (logged, and carried to the remote with a cancel).
+pub const REASON_MAX_BYTES: usize = 4096;
+
+/// An action's body, or a 400 naming the field and what is wrong with it (a syntax error names
+/// the line and column instead).
+fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize::<_, Body>(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let problem = inner.to_string();
+        let (field, message) = if inner.is_syntax() || inner.is_eof() {
+            (
+                Value::Null,
+                format!("the body is not valid JSON: {problem}"),
+            )
+        } else if path == "." {
+            // serde names an unknown field in its message, not in the path.
+            (Value::Null, format!("the body: {problem}"))
+        } else {
+            (json!(path), format!("field `{path}`: {problem}"))
+        };
+        let mut reply = Reply::invalid(&message);
+        reply.body["error"]["field"] = field;
+        reply
+    })
+}
+
 impl Body {
+    /// A field over its limit, refused with the limit (413), never cut.
+    fn too_large(&self) -> Option<Reply> {
+        [
+            ("objective", &self.objective, OBJECTIVE_MAX_BYTES),
+            ("reason", &self.reason, REASON_MAX_BYTES),
+        ]
+        .into_iter()
+        .find_map(|(field, value, max)| {
+            let len = value.as_ref()?.len();
+            (len > max).then(|| {
+                let mut reply = Reply::error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    format!("field `{field}` is {len} bytes; the limit is {max} bytes (nothing was kept or sent)"),
+                );
+                reply.body["error"]["field"] = json!(field);
+                reply.body["refused_by"] = json!("supervisor");
+                reply.body["code"] = json!("too_large");
+                reply
+            })
+        })
+    }
+
     /// The operator's message, when it says anything.
     fn message(&self) -> Option<String> {
         self.message.clone().filter(|m| !m.trim().is_empty())
@@ -394,11 +447,14 @@ pub async fn act(rt: &Runtime, name: &str, id: String, body: &[u8]) -> Reply {
     let body = if body.is_empty() {
         Body::default()
     } else {
-        match serde_json::from_slice::<Body>(body) {
+        match body_of(body) {
             Ok(b) => b,
-            Err(_) => return Reply::invalid("expected a JSON object with known fields"),
+            Err(reply) => return reply,
         }
     };
+    if let Some(reply) = body.too_large() {
+        return reply;
+    }
     if let Some(reason) = &body.reason {
         tracing::info!(campaign_id = %id, action = name, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
     }

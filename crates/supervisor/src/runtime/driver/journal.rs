@@ -222,6 +222,12 @@ impl Journal {
         };
         let _ = self.execute(sh, machine, writes);
         sh.stats.significant.fetch_add(1, Ordering::Relaxed);
+        *sh.stats
+            .significant_by_class
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(sig.class())
+            .or_default() += 1;
         tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");
         sh.wake.significant(self.id.as_str(), sig);
         true

@@ -181,6 +181,7 @@ impl<T: Transport + 'static> Driver<T> {
                         (Token::Controller(c), Event::PollFailed(condition_of(&e)))
                     }
                     RenewOutcome::Lost(l, reason) => {
+                        sh.stats.lease_losses.fetch_add(1, Ordering::Relaxed);
                         let reason = match reason {
                             LossReason::Refused(r) => r,
                             LossReason::Expired => LeaseRefusal::Expired,

@@ -1,0 +1,129 @@
+//! `health/live` (the process answers) and `health` (ready: 503 with the reasons when not).
+//!
+//! Readiness is decided here from what the daemon publishes (the remote's discovery, Argus's line,
+//! a probe write to the state root, supervision on or off). Without the token only the status and
+//! the reasons' classes are shown; everything else `health` knows (card hash, operations,
+//! controller id, counters) needs the token.
+
+use super::ApiState;
+use crate::security::presents_token;
+use crate::time::now_secs;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What readiness is judged on.
+pub struct Readiness<'a> {
+    /// `ARGUS_SUPERVISOR_ENABLED`.
+    pub supervision: bool,
+    /// The remote's discovery state (`undiscovered`, `discovered`, `quarantined_pending_review`).
+    pub remote_state: &'a str,
+    /// Argus's health line when Argus is configured (`running`, `degraded (…) since …`, …).
+    pub argus: Option<&'a str>,
+    /// Campaigns whose Argus daemon says it is stalled.
+    pub argus_stalled: usize,
+    /// Why the state root refused a probe write, if it did.
+    pub store: Option<String>,
+}
+
+/// Every reason the daemon is not ready, as `{class, detail}`; none when it is.
+pub fn reasons(r: &Readiness) -> Vec<Value> {
+    let mut out = vec![];
+    let mut say = |class: &str, detail: String| out.push(json!({"class": class, "detail": detail}));
+    if !r.supervision {
+        say(
+            "supervision_off",
+            "ARGUS_SUPERVISOR_ENABLED=0: read-only, nothing is polled or written".into(),
+        );
+    }
+    match r.remote_state {
+        "discovered" => {}
+        "undiscovered" => say(
+            "remote_undiscovered",
+            "the remote's agent card has not been read yet".into(),
+        ),
+        other => say(
+            "remote_quarantined",
+            format!("the remote is {other}: mutation is disabled"),
+        ),
+    }
+    match r.argus {
+        None => {}
+        Some("running") => {}
+        Some(line) if line.starts_with("degraded") => say("argus_degraded", line.to_string()),
+        Some(line) => say("argus_unavailable", format!("Argus is {line}")),
+    }
+    if r.argus_stalled > 0 {
+        say(
+            "argus_stalled",
+            format!(
+                "{} campaign(s) with a stalled Argus daemon",
+                r.argus_stalled
+            ),
+        );
+    }
+    if let Some(e) = &r.store {
+        say(
+            "store_unwritable",
+            format!("the state root refuses writes: {e}"),
+        );
+    }
+    out
+}
+
+/// `GET health/live`: the process is up and answers (no token needed, nothing else said).
+pub async fn live() -> Response {
+    Json(json!({"status": "live"})).into_response()
+}
+
+/// `GET health`: 200 `ok` when ready, 503 `unready` with the reasons otherwise.
+pub async fn ready(State(s): State<Arc<ApiState>>, headers: HeaderMap) -> Response {
+    let h = &s.health;
+    let stats = s.runtime.stats();
+    let mut body = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "controller_id": h.controller_id,
+        "remote": h.remote,
+        "argus_runtime_present": h.argus_runtime_present,
+        "foreman": {"enabled": h.foreman_enabled, "present": h.foreman_present},
+        "heartbeat": {
+            "seconds": h.heartbeat_seconds,
+            "ticks": stats.ticks.load(Ordering::Relaxed),
+            // Freshness: seconds since the latest tick (null before the first).
+            "last_tick_age_seconds": match stats.last_tick_at.load(Ordering::Relaxed) {
+                0 => Value::Null,
+                t => json!(now_secs().saturating_sub(t)),
+            },
+        },
+        "secrets": {"opentraining_token": h.opentraining_token_present, "api_token": h.api_token_present},
+        "campaigns": s.runtime.campaign_ids().len(),
+        // Files repaired or set aside at start and on append: listed in `status`.
+        "repairs": s.runtime.recovery_reports().len(),
+        "reasons": [],
+    });
+    if let (Some(live), Value::Object(out)) = (&h.live, &mut body) {
+        if let Value::Object(parts) = (live.0)() {
+            out.extend(parts);
+        }
+    }
+    let reasons = body["reasons"].as_array().cloned().unwrap_or_default();
+    let (code, status) = if reasons.is_empty() {
+        (StatusCode::OK, "ok")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "unready")
+    };
+    body["status"] = json!(status);
+    let authorised = match &s.token {
+        None => true,
+        Some(t) => presents_token(&headers, t.expose()),
+    };
+    if !authorised {
+        let classes: Vec<&Value> = reasons.iter().map(|r| &r["class"]).collect();
+        body = json!({"status": status, "reasons": classes});
+    }
+    (code, Json(body)).into_response()
+}

@@ -1,0 +1,473 @@
+//! Issue 34: operable like the daemons people run — readiness that says why, metrics that match
+//! what the remote saw, logs that follow `RUST_LOG`, configuration declared once (`serve --help`),
+//! a CLI with exit codes, encoded ids and times for people, and input errors that name the field.
+//! Every test starts the shipped binary and judges it from outside.
+
+use super::serve_loop::{audit, serve, sim, tmp, wait_for, Daemon, API_TOKEN};
+use crate::support::procs::{self, free_port, raw, BIN};
+use serde_json::{json, Value};
+use std::process::Command;
+
+fn get(d: &Daemon, path: &str, token: Option<&str>) -> (u16, String) {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("authorization", a.as_str())).collect();
+    raw("GET", &d.api(path), &headers, None).unwrap_or((0, String::new()))
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The Dockerfile's HEALTHCHECK command, run as Docker runs it (`/bin/sh -c`), against a daemon
+/// listening on `port` (the image's `ARGUS_SUPERVISOR_LISTEN`): whether it passed.
+fn docker_healthcheck(port: u16) -> bool {
+    let dockerfile = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Dockerfile"))
+        .expect("Dockerfile");
+    let check = dockerfile
+        .split("HEALTHCHECK")
+        .nth(1)
+        .and_then(|h| h.split("CMD ").nth(1))
+        .and_then(|c| c.lines().next())
+        .expect("a HEALTHCHECK CMD");
+    Command::new("sh")
+        .args(["-c", check])
+        .env("ARGUS_SUPERVISOR_LISTEN", format!("0.0.0.0:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("sh")
+        .success()
+}
+
+#[test]
+fn health_is_ready_only_when_it_is_and_says_why_not_to_anyone_and_more_to_the_token() {
+    let dir = tmp("ready");
+    // A remote that is not there: the daemon lives, and is not ready.
+    let nowhere = format!("http://127.0.0.1:{}/", free_port());
+    let d = serve(&nowhere, &dir.join("a"), &[]);
+    wait_for("live", || get(&d, "/health/live", None).0 == 200);
+    let (code, body) = get(&d, "/health", None);
+    assert_eq!(code, 503, "{body}");
+    // Without the token: the status and the reasons' classes, nothing else.
+    assert_eq!(
+        json_of(&body),
+        json!({"status": "unready", "reasons": ["remote_undiscovered"]})
+    );
+    let (code, body) = get(&d, "/health", Some(API_TOKEN));
+    assert_eq!(code, 503);
+    let h = json_of(&body);
+    assert_eq!(h["reasons"][0]["class"], "remote_undiscovered", "{h}");
+    assert!(
+        h["controller_id"].is_string() && h["remote"].is_object(),
+        "{h}"
+    );
+    drop(d);
+
+    // A remote that is there: ready; a disk that refuses writes: not ready, and why.
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let flag = dir.join("disk-full");
+    let d = serve(
+        &url,
+        &dir.join("b"),
+        &[(
+            "ARGUS_SUPERVISOR_TEST_FAIL_WRITES_FLAG",
+            flag.display().to_string(),
+        )],
+    );
+    wait_for("ready", || get(&d, "/health", None).0 == 200);
+    assert_eq!(
+        json_of(&get(&d, "/health", None).1),
+        json!({"status": "ok", "reasons": []})
+    );
+    assert!(
+        docker_healthcheck(d.port),
+        "the image's HEALTHCHECK fails a ready daemon"
+    );
+    std::fs::write(&flag, b"").expect("flag");
+    let (code, body) = get(&d, "/health", None);
+    assert_eq!(
+        (code, json_of(&body)["reasons"].clone()),
+        (503, json!(["store_unwritable"]))
+    );
+    assert!(
+        !docker_healthcheck(d.port),
+        "the image's HEALTHCHECK passes a daemon that cannot write"
+    );
+    std::fs::remove_file(&flag).expect("flag");
+    assert_eq!(get(&d, "/health", None).0, 200);
+    drop(d);
+
+    // Supervision off: not ready, and said.
+    let d = serve(
+        &url,
+        &dir.join("c"),
+        &[("ARGUS_SUPERVISOR_ENABLED", "0".into())],
+    );
+    wait_for("live", || get(&d, "/health/live", None).0 == 200);
+    let (code, body) = get(&d, "/health", None);
+    assert_eq!(code, 503);
+    assert!(
+        json_of(&body)["reasons"]
+            .as_array()
+            .is_some_and(|r| r.contains(&json!("supervision_off"))),
+        "{body}"
+    );
+}
+
+/// The value of one sample line of a Prometheus text exposition (0 when absent).
+fn sample(text: &str, series: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix(series)
+                .and_then(|rest| rest.strip_prefix(' '))
+        })
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
+}
+
+#[test]
+fn metrics_match_what_the_remote_saw() {
+    let dir = tmp("metrics");
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let d = serve(&url, &dir.join("state"), &[]);
+    d.wait_health(|h| h["status"] == "ok");
+    d.observe_and_claim("m1", "train");
+    assert_eq!(
+        d.act("m1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_state("m1", "remote_terminal_local_pending");
+    assert_eq!(get(&d, "/metrics", None).0, 401, "metrics need the token");
+    let (code, text) = get(&d, "/metrics", Some(API_TOKEN));
+    assert_eq!(code, 200, "{text}");
+    // Read after the scrape: the remote has seen at least every call counted.
+    let seen = audit(&url);
+    let count = |method: &str| {
+        seen["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["method"] == method)
+            .count() as u64
+    };
+    let calls = |m: &str| {
+        sample(
+            &text,
+            &format!("argus_supervisor_remote_calls_total{{method=\"{m}\",outcome=\"ok\"}}"),
+        )
+    };
+    assert_eq!(calls("submit"), count("message/send"), "{text}");
+    assert_eq!(
+        calls("claim_control"),
+        count("campaign/claim_control"),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "argus_supervisor_remote_writes_total{kind=\"submit\"}"
+        ),
+        1,
+        "{text}"
+    );
+    let polls = sample(&text, "argus_supervisor_polls_total");
+    assert!(
+        polls >= 1 && polls <= count("tasks/get"),
+        "polls {polls}: {text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "argus_supervisor_campaigns{state=\"remote_terminal_local_pending\"}"
+        ),
+        1,
+        "{text}"
+    );
+    assert!(
+        sample(
+            &text,
+            "argus_supervisor_significant_events_total{class=\"ATTEMPT_COMPLETED\"}"
+        ) >= 1,
+        "{text}"
+    );
+    assert!(
+        text.contains("# TYPE argus_supervisor_lease_losses counter"),
+        "{text}"
+    );
+    assert!(
+        text.contains("argus_supervisor_store_failures_total 0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn logs_follow_rust_log_and_log_json_makes_every_line_json() {
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let dir = tmp("logs");
+    let run = |name: &str, extra: &[(&str, &str)], args: &[&str]| -> String {
+        let log = dir.join(format!("{name}.log"));
+        let port = free_port();
+        let mut cmd = procs::serve_command(
+            &url,
+            super::serve_loop::SIM_TOKEN,
+            API_TOKEN,
+            &dir.join(name),
+            port,
+        );
+        cmd.arg("--allow-insecure-loopback")
+            .args(args)
+            .envs(extra.iter().copied())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"));
+        let _p = procs::Kill(cmd.spawn().expect("serve"));
+        let health = format!("http://127.0.0.1:{port}/api/plugins/argus-supervisor/health");
+        wait_for("ready", || {
+            raw("GET", &health, &[], None).is_some_and(|(c, _)| c == 200)
+        });
+        drop(_p);
+        std::fs::read_to_string(&log).unwrap_or_default()
+    };
+    let quiet = run("warn", &[("RUST_LOG", "warn")], &[]);
+    assert!(
+        !quiet.contains("INFO"),
+        "RUST_LOG=warn still logs INFO:\n{quiet}"
+    );
+    let plain = run("plain", &[], &[]);
+    assert!(
+        plain.contains("INFO") && plain.contains("serving the API"),
+        "{plain}"
+    );
+    assert!(
+        !plain.contains('\u{1b}'),
+        "colour went into a file:\n{plain}"
+    );
+    let lines = run("json", &[("RUST_LOG", "debug")], &["--log-json"]);
+    assert!(lines.lines().count() > 3, "{lines}");
+    for l in lines.lines() {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}"));
+        assert!(v["level"].is_string(), "{l}");
+    }
+    assert!(
+        lines.contains("\"DEBUG\""),
+        "RUST_LOG=debug logged no DEBUG line"
+    );
+    let bad = Command::new(BIN)
+        .args(["serve", "--log-level", "no such=level=x"])
+        .env("OPENTRAINING_A2A_URL", &url)
+        .env("ARGUS_SUPERVISOR_API_TOKEN", "t")
+        .args(["--allow-insecure-loopback", "--home"])
+        .arg(dir.join("bad"))
+        .output()
+        .expect("serve");
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
+fn cli(url: &str, token: &str, args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN)
+        .arg("campaigns")
+        .args(args)
+        .env_clear()
+        .env("ARGUS_SUPERVISOR_URL", url)
+        .env("ARGUS_SUPERVISOR_API_TOKEN", token)
+        .output()
+        .expect("cli");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn the_cli_has_exit_codes_encodes_ids_and_shows_times_for_people() {
+    let dir = tmp("cli34");
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let d = serve(&url, &dir.join("state"), &[]);
+    d.wait_health(|h| h["status"] == "ok");
+    let base = format!("http://127.0.0.1:{}", d.port);
+    // The URL comes from ARGUS_SUPERVISOR_URL; 0 done.
+    let (code, out) = cli(&base, API_TOKEN, &["observe", "t1", "--objective", "train"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(cli(&base, API_TOKEN, &["claim", "t1"]).0, 0);
+    // 1 refused: submit twice is refused the second time? No: an id the API refuses.
+    let (code, out) = cli(
+        &base,
+        API_TOKEN,
+        &["observe", "x?y", "--objective", "train"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("campaign id") && !out.contains("method_not_allowed"),
+        "an id is one path segment: {out}"
+    );
+    // 5 not found, 4 unauthorized, 3 unreachable (naming where it looked).
+    let (code, out) = cli(&base, API_TOKEN, &["show", "nope"]);
+    assert_eq!(code, 5, "{out}");
+    assert_eq!(cli(&base, "wrong", &["list"]).0, 4);
+    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    let (code, out) = cli(&nowhere, API_TOKEN, &["list"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains(&nowhere), "{out}");
+    // Times for people: relative, with the absolute time beside.
+    let (_, show) = cli(&base, API_TOKEN, &["show", "t1"]);
+    assert!(
+        show.contains("expires in ") && show.contains("Z)"),
+        "{show}"
+    );
+    let (code, feed) = cli(&base, API_TOKEN, &["messages", "t1"]);
+    assert_eq!(code, 0);
+    let first = feed.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(" ago (") || first.starts_with("in 0s"),
+        "{feed}"
+    );
+    let (_, events) = cli(&base, API_TOKEN, &["events", "t1"]);
+    assert!(
+        events.contains("CONTROL_CHANGED") && !events.contains("{\""),
+        "readable by default: {events}"
+    );
+    let (_, raw_events) = cli(&base, API_TOKEN, &["--json", "events", "t1"]);
+    assert!(json_of(&raw_events)["events"].is_array(), "{raw_events}");
+}
+
+#[test]
+fn configuration_is_declared_once_and_the_readme_lists_what_serve_help_lists() {
+    let help = Command::new(BIN)
+        .args(["serve", "--help"])
+        .env_clear()
+        .env("OPENTRAINING_A2A_TOKEN", "secret-value-never-shown")
+        .output()
+        .expect("help");
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    assert!(!help.contains("secret-value-never-shown"), "{help}");
+    assert!(
+        help.contains("[now: set] [env: OPENTRAINING_A2A_TOKEN]"),
+        "{help}"
+    );
+    assert!(
+        help.contains("[now: unset] [env: ARGUS_SUPERVISOR_API_TOKEN]"),
+        "{help}"
+    );
+    let in_help: std::collections::BTreeSet<String> = help
+        .split("[env: ")
+        .skip(1)
+        .filter_map(|r| r.split(']').next().map(str::to_string))
+        .collect();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let section = readme
+        .split("## Configuration")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README's configuration section");
+    let in_readme: std::collections::BTreeSet<String> = section
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .filter_map(|l| l.split('`').nth(1).map(str::to_string))
+        .collect();
+    assert_eq!(
+        in_readme, in_help,
+        "the README's table and `serve --help` differ"
+    );
+    // A secret on the command line is refused before anything starts.
+    let out = Command::new(BIN)
+        .args(["serve", "--api-token", "x"])
+        .env_clear()
+        .output()
+        .expect("serve");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("environment only"));
+    let version = Command::new(BIN)
+        .arg("--version")
+        .output()
+        .expect("version");
+    assert!(String::from_utf8_lossy(&version.stdout).contains("(commit "));
+    for shell in ["bash", "zsh", "fish"] {
+        let out = Command::new(BIN)
+            .args(["completions", shell])
+            .output()
+            .expect("completions");
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("campaigns"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_answered_with_the_field_and_the_limit_and_nothing_is_cut() {
+    let dir = tmp("input");
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let d = serve(&url, &dir.join("state"), &[]);
+    d.wait_health(|h| h["status"] == "ok");
+    let bearer = format!("Bearer {API_TOKEN}");
+    let post = |path: &str, body: &[u8]| {
+        let (c, b) = raw(
+            "POST",
+            &d.api(path),
+            &[("authorization", bearer.as_str())],
+            Some(body),
+        )
+        .expect("answer");
+        (c, json_of(&b))
+    };
+    let (c, b) = post("/campaigns/i1/observe", br#"{"objective": 5}"#);
+    assert_eq!((c, &b["error"]["field"]), (400, &json!("objective")), "{b}");
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("expected a string")),
+        "{b}"
+    );
+    let (c, b) = post("/campaigns/i1/observe", br#"{"objectiv": "x"}"#);
+    assert_eq!(c, 400);
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown field `objectiv`")),
+        "{b}"
+    );
+    let (c, b) = post("/campaigns/i1/observe", br#"{"objective": "#);
+    assert_eq!(c, 400);
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not valid JSON")),
+        "{b}"
+    );
+    // 60 KB of objective: refused with the limit, not cut to fit; nothing was created.
+    let long = json!({"objective": "x".repeat(60_000)}).to_string();
+    let (c, b) = post("/campaigns/i1/observe", long.as_bytes());
+    assert_eq!(
+        (c, &b["code"], &b["refused_by"]),
+        (413, &json!("too_large"), &json!("supervisor")),
+        "{b}"
+    );
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("4096")),
+        "{b}"
+    );
+    assert_eq!(d.get("/campaigns/i1").map(|(c, _)| c), Some(404));
+    // No route oracle without the token; the scheme's case does not matter.
+    assert_eq!(get(&d, "/no/such/route", None).0, 401);
+    assert_eq!(get(&d, "/no/such/route", Some(API_TOKEN)).0, 404);
+    let lower = format!("bearer {API_TOKEN}");
+    let (c, _) = raw(
+        "GET",
+        &d.api("/campaigns"),
+        &[("authorization", lower.as_str())],
+        None,
+    )
+    .expect("answer");
+    assert_eq!(c, 200);
+}
