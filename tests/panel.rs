@@ -98,6 +98,22 @@ async fn current_state(c: &Client, want: &str) {
     assert_eq!(highlighted, json!([want]), "one node highlighted");
 }
 
+/// Whether the current state's node lies inside the browser's viewport (what the operator sees
+/// without scrolling), and the node's rectangle.
+async fn current_node_in_view(c: &Client) -> (bool, Value) {
+    let r = js(
+        c,
+        "const g = document.querySelector('#diagram g.node.current'); if (!g) return null; \
+         const r = g.getBoundingClientRect(); \
+         return {top: r.top, left: r.left, bottom: r.bottom, right: r.right, h: window.innerHeight, w: window.innerWidth};",
+    )
+    .await;
+    let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+    let inside =
+        f("top") >= 0.0 && f("left") >= 0.0 && f("bottom") <= f("h") && f("right") <= f("w");
+    (inside, r)
+}
+
 async fn shot(c: &Client, name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("panel-screenshots");
     std::fs::create_dir_all(&dir).expect("screenshot dir");
@@ -253,17 +269,49 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         .expect("url")
         .as_str()
         .contains(API_TOKEN));
+    // A state badge; the filter hides what does not match and shows it again.
+    assert!(js(
+        &c,
+        "return document.querySelectorAll('tr[data-campaign] .badge.state-observing').length;"
+    )
+    .await
+    .as_u64()
+    .is_some_and(|n| n == 1));
+    type_into(&c, "#filter", "no such campaign").await;
+    until(
+        &c,
+        "the filter to hide p1",
+        "return document.querySelectorAll('tr[data-campaign]').length;",
+        |v| v == 0,
+    )
+    .await;
+    type_into(&c, "#filter", "evaluation").await;
+    until(
+        &c,
+        "the filter to show p1",
+        "return document.querySelectorAll('tr[data-campaign]').length;",
+        |v| v == 1,
+    )
+    .await;
     shots.push(shot(&c, "2-campaigns").await);
 
     click(&c, "tr[data-campaign=\"p1\"] a").await;
+    // Never the complete graph: the overview (superstates) and one detail view.
     until(
         &c,
-        "the diagram",
+        "the detail view",
         "return document.querySelectorAll('#diagram g.node').length;",
-        |v| v.as_u64().is_some_and(|n| n >= 19),
+        |v| v.as_u64().is_some_and(|n| (4..19).contains(&n)),
     )
     .await;
     current_state(&c, "Detached").await;
+    assert_eq!(
+        js(&c, "return Array.from(document.querySelectorAll('#overview g.node.current title')).map(t => t.textContent);").await,
+        json!(["Observing"]),
+        "the overview shows the superstate"
+    );
+    let (inside, rect) = current_node_in_view(&c).await;
+    assert!(inside, "the current state is off-screen on load: {rect}");
     // Buttons follow the machine: claim is allowed here, accept is not.
     until_enabled(&c, "action-claim").await;
     assert!(!enabled(&c, "action-accept").await);
@@ -313,6 +361,46 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         v.as_u64().is_some_and(|n| n > feed_before)
     })
     .await;
+    let (inside, rect) = current_node_in_view(&c).await;
+    assert!(
+        inside,
+        "the current state is off-screen after the view changed: {rect}"
+    );
+    assert_eq!(
+        js(
+            &c,
+            "return document.querySelector('#overview g.node.current title').textContent;"
+        )
+        .await,
+        "Controlling"
+    );
+    // Its path as a timeline, each state with its time.
+    let timeline = text_with(
+        &c,
+        "timeline",
+        &["Detached", "Claiming", "Running", "AwaitingInput", "UTC"],
+    )
+    .await;
+    assert!(!timeline.contains("time unknown"), "{timeline}");
+    // A destructive action is not sent without confirming: cancel asks, and "keep" sends nothing.
+    let said = js(&c, "return document.getElementById('outcome').textContent;").await;
+    until_enabled(&c, "action-cancel").await;
+    click(&c, "#action-cancel").await;
+    text_with(&c, "confirm", &["Really cancel campaign p1?"]).await;
+    shots.push(shot(&c, "3a-confirm-cancel").await);
+    click(&c, "#confirm-abort").await;
+    until(
+        &c,
+        "the confirmation to close",
+        "return document.getElementById('confirm').hidden;",
+        |v| v == true,
+    )
+    .await;
+    assert_eq!(
+        js(&c, "return document.getElementById('outcome').textContent;").await,
+        said,
+        "nothing was sent"
+    );
     // The remote's question is pending for the operator, and answering is allowed.
     text_with(&c, "question", &["asks for input"]).await;
     until_enabled(&c, "answer-send").await;
@@ -341,6 +429,7 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         !enabled(&c, "action-submit").await,
         "no submit while the attempt waits for a verdict"
     );
+    text_with(&c, "evidence-label", &["Evidence of attempt 1 (task "]).await;
     let evidence = text_with(&c, "evidence", &["evaluation-report"]).await;
     // The injected markup (an artifact's text) is shown literally, as text, and inert.
     assert!(
@@ -353,6 +442,7 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     shots.push(shot(&c, "4-campaign-accepted").await);
 
     click(&c, "#nav-health").await;
+    text_with(&c, "readiness", &["Ready"]).await;
     let health = text_with(
         &c,
         "health",
@@ -403,6 +493,11 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
             .count()
     };
     assert_eq!(n("message/send"), 1);
+    assert_eq!(
+        n("tasks/cancel"),
+        0,
+        "the cancel that was not confirmed was never sent"
+    );
     assert_eq!(n("campaign/intervene"), 1);
     assert_eq!(audit["counters"]["tasks_per_campaign"]["p1"], 1);
     for s in &shots {

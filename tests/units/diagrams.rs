@@ -37,13 +37,26 @@ fn mermaid_shows_every_state_with_controlling_composite() {
     );
     let svg = file(&files, "campaign.svg");
     assert!(svg.contains("<svg") && svg.contains("AmbiguousWrite"));
+    // The panel's pictures: each view's nodes are titled with the names the API gives
+    // (`diagram_state`, `diagram_superstate`), so the panel can find the current one.
+    let overview = file(&files, "overview.svg");
+    assert!(
+        overview.contains("<title>Controlling</title>")
+            && !overview.contains("<title>Running</title>")
+    );
+    let controlling = file(&files, "controlling.svg");
+    assert!(
+        controlling.contains("<title>Running</title>")
+            && controlling.contains("<title>AwaitingInput</title>")
+    );
 }
 
 #[test]
 fn generation_is_deterministic_and_check_names_the_stale_file() {
     let dir = std::env::temp_dir().join(format!("argus-diagrams-{}", std::process::id()));
     write(&dir).expect("write");
-    assert_eq!(check(&dir).expect("fresh files pass"), 11);
+    // 11 Markdown, Mermaid and DOT files and the complete SVG, plus the panel's 5 view SVGs.
+    assert_eq!(check(&dir).expect("fresh files pass"), 16);
     std::fs::write(dir.join("campaign.dot"), "digraph {}").expect("tamper");
     match check(&dir) {
         Err(DiagramError::Stale(path)) => assert!(path.ends_with("campaign.dot")),

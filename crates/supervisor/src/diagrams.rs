@@ -67,6 +67,16 @@ fn svg(dot: &str) -> Result<String, DiagramError> {
         .map_err(|_| DiagramError::Svg("Graphviz wrote non-UTF-8 output".into()))
 }
 
+/// The views the panel shows, as SVG: the overview and the detail views (never the complete
+/// graph), each `<view>.mmd` also rendered as `<view>.svg`.
+pub const PANEL_VIEWS: [(&str, &str); 5] = [
+    ("overview.mmd", "overview.svg"),
+    ("observing.mmd", "observing.svg"),
+    ("controlling.mmd", "controlling.svg"),
+    ("recovery.mmd", "recovery.svg"),
+    ("ending.mmd", "ending.svg"),
+];
+
 /// Every view, in reading order: the overview, the detail views, the authority view.
 pub fn views(x: &Exploration) -> Vec<View> {
     let mut v = vec![views::overview(&x.graph, &[])];
@@ -174,7 +184,7 @@ pub fn generate() -> Result<Vec<Generated>, DiagramError> {
     views::coverage(&x.graph).map_err(DiagramError::Coverage)?;
     let mermaid = render::mermaid(&x.graph);
     let dot = render::dot(&x.graph);
-    let svg = svg(&dot)?;
+    let complete = svg(&dot)?;
     let all = views(&x);
     let mut files = vec![
         Generated {
@@ -195,9 +205,18 @@ pub fn generate() -> Result<Vec<Generated>, DiagramError> {
         },
         Generated {
             name: "campaign.svg",
-            content: svg,
+            content: complete,
         },
     ];
+    // The panel's pictures: the overview and each detail view, rendered by Graphviz.
+    for v in &all {
+        if let Some((_, svg_name)) = PANEL_VIEWS.iter().find(|(mmd, _)| *mmd == v.file) {
+            files.push(Generated {
+                name: svg_name,
+                content: svg(&v.dot())?,
+            });
+        }
+    }
     files.extend(all.into_iter().map(|v| Generated {
         name: v.file,
         content: v.mermaid,

@@ -312,7 +312,7 @@ pub fn view(
     if d.pending_question.is_some() || d.machine.state == argus_machines::StateName::AwaitingInput {
         allowed.push("answer");
     }
-    json!({
+    let mut view = json!({
         "campaign_id": d.campaign_id,
         "objective": d.objective,
         "remote_task_id": d.machine.state.task(),
@@ -367,7 +367,25 @@ pub fn view(
         "latest_evidence": d.latest_evidence,
         "machine": d.machine,
         "untrusted_fields": ["objective", "remote_task_id", "run_id", "attempt_id", "source_sha", "remote_stage", "remote_message", "latest_evidence_ref", "latest_evidence", "attempt_history", "pending_question.text"],
-    })
+    });
+    // The superstate the overview draws the current state in, and the path with its times.
+    view["diagram_superstate"] = json!(argus_machines::views::group(d.machine.state.state_name()));
+    view["timeline"] = timeline(d);
+    view
+}
+
+/// The path with when each state was entered (`at` null: before times were kept).
+fn timeline(d: &crate::runtime::CampaignDoc) -> Value {
+    d.path
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            json!({
+                "state": s.name(),
+                "at": d.path_at.get(i).copied().filter(|t| *t > 0).map(rfc3339),
+            })
+        })
+        .collect()
 }
 
 async fn events(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {

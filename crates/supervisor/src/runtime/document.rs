@@ -96,6 +96,10 @@ pub struct CampaignDoc {
     /// [`MAX_PATH`]; the oldest are dropped): the panel draws it over the state diagram.
     #[serde(default)]
     pub path: Vec<argus_machines::StateName>,
+    /// When the campaign moved into each state of `path` (Unix seconds, the step's time), same
+    /// length; 0 (unknown) for the states a document written before it was kept already had.
+    #[serde(default)]
+    pub path_at: Vec<u64>,
 }
 
 /// How many attempts a campaign document lists in full.
@@ -249,6 +253,7 @@ impl CampaignDoc {
             older_attempts: 0,
             latest_significant_at: None,
             path: vec![machine.state_name()],
+            path_at: vec![now],
         }
     }
 }

@@ -157,7 +157,9 @@ impl Ledger {
     /// The last [`Write::Document`] failed: the path does not keep a state the disk never had.
     pub fn unwritten(&mut self) {
         if std::mem::take(&mut self.moved) {
-            self.doc_mut().path.pop();
+            let doc = self.doc_mut();
+            doc.path.pop();
+            doc.path_at.pop();
         }
     }
 
@@ -168,9 +170,15 @@ impl Ledger {
         doc.machine = record;
         let moved = doc.path.last() != Some(&state);
         if moved {
+            // Times kept beside their states; a document from before they were kept has 0
+            // (unknown) for the states it already had.
+            doc.path_at.resize(doc.path.len(), 0);
             doc.path.push(state);
+            doc.path_at.push(doc.updated_at);
             let excess = doc.path.len().saturating_sub(MAX_PATH);
             doc.path.drain(..excess);
+            let excess = doc.path_at.len().saturating_sub(doc.path.len());
+            doc.path_at.drain(..excess);
         }
         self.moved = moved;
     }

@@ -1,6 +1,6 @@
 //! The supervisor panel, served under the API's prefix at `ui/`, on the API's one listener.
 //!
-//! Owns: the panel's static assets (HTML, CSS, JavaScript, the generated state diagram), compiled
+//! Owns: the panel's static assets (HTML, CSS, JavaScript, the generated state diagrams), compiled
 //! into the binary, and the headers that make a page showing untrusted text safe: a strict
 //! Content-Security-Policy (`default-src 'self'`, so no inline script, no `eval`, no foreign origin),
 //! `frame-ancestors 'none'`, `nosniff`, no referrer, no caching.
@@ -18,10 +18,29 @@ use axum::Router;
 const INDEX: &str = include_str!("index.html");
 const SCRIPT: &str = include_str!("panel.js");
 const STYLE: &str = include_str!("panel.css");
-/// The same SVG as `diagrams/campaign.svg`, produced from the explored machine (`diagrams --check`
-/// keeps it current); node titles are `StateName::name()`, which the API's `diagram_state` and
-/// `path` use.
-const DIAGRAM: &str = include_str!("../../../../diagrams/campaign.svg");
+/// The panel's pictures, the same SVGs as `diagrams/<view>.svg` (`diagrams --check` keeps them
+/// current): the overview and the detail views, never the complete graph. Node titles are
+/// `StateName::name()` (the API's `diagram_state` and `path`) or, in the overview, the superstate
+/// (the API's `diagram_superstate`).
+const VIEWS: [(&str, &str); 5] = [
+    (
+        "overview",
+        include_str!("../../../../diagrams/overview.svg"),
+    ),
+    (
+        "observing",
+        include_str!("../../../../diagrams/observing.svg"),
+    ),
+    (
+        "controlling",
+        include_str!("../../../../diagrams/controlling.svg"),
+    ),
+    (
+        "recovery",
+        include_str!("../../../../diagrams/recovery.svg"),
+    ),
+    ("ending", include_str!("../../../../diagrams/ending.svg")),
+];
 
 /// Content-Security-Policy of every panel asset.
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
@@ -61,8 +80,14 @@ pub fn router<S: Clone + Send + Sync + 'static>() -> Router<S> {
             "/ui/panel.css",
             get(|| async { asset("text/css; charset=utf-8", STYLE) }),
         )
-        .route(
-            "/ui/campaign.svg",
-            get(|| async { asset("image/svg+xml", DIAGRAM) }),
-        )
+        .route("/ui/views/{file}", get(view))
+}
+
+/// `ui/views/<view>.svg`.
+async fn view(axum::extract::Path(file): axum::extract::Path<String>) -> Response {
+    let name = file.strip_suffix(".svg").unwrap_or_default();
+    match VIEWS.iter().find(|(n, _)| *n == name) {
+        Some((_, svg)) => asset("image/svg+xml", svg),
+        None => (StatusCode::NOT_FOUND, "no such view").into_response(),
+    }
 }

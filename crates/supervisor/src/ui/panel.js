@@ -84,6 +84,17 @@ function every(ms, f) {
   timer = setInterval(f, ms);
 }
 
+// A time for a person: "3 min ago (2026-12-02 07:40:00 UTC)"; accepts unix seconds or RFC 3339.
+function when(at) {
+  if (at === null || at === undefined || at === 0) return "time unknown";
+  const ms = typeof at === "number" ? at * 1000 : Date.parse(at);
+  if (Number.isNaN(ms)) return String(at);
+  const abs = new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  const d = Math.round((Date.now() - ms) / 1000);
+  const rel = d >= 0 ? age(d) : "in " + (-d) + " s";
+  return rel + " (" + abs + ")";
+}
+
 function age(seconds) {
   if (seconds === null || seconds === undefined) return "";
   if (seconds < 60) return seconds + " s ago";
@@ -103,10 +114,24 @@ function eventText(e) {
 
 // ----- Campaigns ---------------------------------------------------------------------------
 
+// The superstate a persisted state name belongs to (`controlling.running` → controlling).
+function group(state) {
+  return String(state || "").split(".")[0];
+}
+
 async function campaignsPage(view) {
   const tbody = el("tbody", { id: "campaign-rows" });
+  const filter = el("input", { id: "filter", type: "search", placeholder: "Filter: id, objective or state" });
+  const sort = el(
+    "select",
+    { id: "sort" },
+    el("option", { value: "id" }, "Sort by campaign"),
+    el("option", { value: "state" }, "Sort by state"),
+    el("option", { value: "recent" }, "Sort by latest event")
+  );
   view.replaceChildren(
     el("h2", {}, "Campaigns"),
+    el("p", { class: "controls" }, filter, " ", sort),
     el(
       "table",
       { id: "campaigns" },
@@ -124,25 +149,42 @@ async function campaignsPage(view) {
       tbody
     )
   );
-  every(REFRESH_MS, async () => {
-    try {
-      const { status, body } = await api("/campaigns");
-      if (status !== 200) return notice("Campaigns could not be read (" + status + ").", true);
-      notice("");
-      const rows = (body.campaigns || []).map((c) =>
+  let campaigns = [];
+  const draw = () => {
+    const q = filter.value.trim().toLowerCase();
+    const shown = campaigns
+      .filter((c) => !q || [c.campaign_id, c.objective, c.state].some((v) => String(v || "").toLowerCase().includes(q)))
+      .sort((a, b) => {
+        if (sort.value === "state") return String(a.state).localeCompare(String(b.state)) || a.campaign_id.localeCompare(b.campaign_id);
+        if (sort.value === "recent")
+          return (a.latest_significant_age_seconds ?? Infinity) - (b.latest_significant_age_seconds ?? Infinity);
+        return a.campaign_id.localeCompare(b.campaign_id);
+      });
+    tbody.replaceChildren(
+      ...shown.map((c) =>
         el(
           "tr",
           { "data-campaign": c.campaign_id },
           el("td", {}, el("a", { href: "#/c/" + encodeURIComponent(c.campaign_id) }, c.campaign_id)),
           el("td", {}, c.objective),
-          el("td", { class: "state" }, c.state),
+          el("td", { class: "state" }, el("span", { class: "badge state-" + group(c.state) }, c.state)),
           el("td", {}, leaseText(c.lease)),
           el("td", {}, c.attempts),
-          el("td", {}, c.pending_question || ""),
+          el("td", {}, c.pending_question ? el("span", { class: "badge needs-you" }, "Needs you") : ""),
           el("td", {}, eventText(c.latest_significant_event) + " " + age(c.latest_significant_age_seconds))
         )
-      );
-      tbody.replaceChildren(...rows);
+      )
+    );
+  };
+  filter.addEventListener("input", draw);
+  sort.addEventListener("change", draw);
+  every(REFRESH_MS, async () => {
+    try {
+      const { status, body } = await api("/campaigns");
+      if (status !== 200) return notice("Campaigns could not be read (" + status + ").", true);
+      notice("");
+      campaigns = body.campaigns || [];
+      draw();
     } catch (e) {
       if (!(e instanceof Unauthorized)) notice("The supervisor did not answer.", true);
     }
@@ -151,20 +193,31 @@ async function campaignsPage(view) {
 
 // ----- One campaign ------------------------------------------------------------------------
 
-async function diagram() {
-  if (diagramText === null) {
-    const resp = await fetch(PREFIX + "/ui/campaign.svg");
-    diagramText = await resp.text();
+const VIEWS = ["overview", "observing", "controlling", "recovery", "ending"];
+const viewText = {}; // each view's SVG text, fetched once
+
+// A view's picture: our own static asset (no data in it), parsed as SVG, never as HTML.
+async function picture(name) {
+  if (viewText[name] === undefined) {
+    const resp = await fetch(PREFIX + "/ui/views/" + name + ".svg");
+    viewText[name] = await resp.text();
   }
-  // Our own static asset (no data in it), parsed as SVG, never as HTML.
-  const doc = new DOMParser().parseFromString(diagramText, "image/svg+xml");
-  return document.importNode(doc.documentElement, true);
+  const doc = new DOMParser().parseFromString(viewText[name], "image/svg+xml");
+  const svg = document.importNode(doc.documentElement, true);
+  svg.dataset.view = name;
+  return svg;
 }
 
+function nodes(svg) {
+  const out = new Map();
+  for (const g of svg.querySelectorAll("g.node")) out.set(g.querySelector("title")?.textContent, g);
+  return out;
+}
+
+// Current node filled, the campaign's path outlined, the steps it took drawn thick.
 function highlight(svg, current, path) {
   const visited = new Set(path);
-  for (const g of svg.querySelectorAll("g.node")) {
-    const name = g.querySelector("title")?.textContent;
+  for (const [name, g] of nodes(svg)) {
     g.classList.toggle("visited", visited.has(name));
     g.classList.toggle("current", name === current);
   }
@@ -174,6 +227,29 @@ function highlight(svg, current, path) {
     const name = g.querySelector("title")?.textContent || "";
     g.classList.toggle("taken", steps.has(name));
   }
+}
+
+// The detail view that shows the current state, preferring the one the path runs through most.
+async function detailFor(current, path) {
+  let best = null;
+  let score = -1;
+  for (const name of VIEWS.slice(1)) {
+    const svg = await picture(name);
+    const names = nodes(svg);
+    if (!names.has(current)) continue;
+    const s = path.filter((p) => names.has(p)).length;
+    if (s > score) {
+      best = svg;
+      score = s;
+    }
+  }
+  return best;
+}
+
+// Scroll the box so the current node is in view (the picture is scaled to the box's width).
+function reveal(box) {
+  const g = box.querySelector("g.node.current");
+  if (g) g.scrollIntoView({ block: "center", inline: "center" });
 }
 
 function followFeed(id, list) {
@@ -209,22 +285,19 @@ function followFeed(id, list) {
         } catch (_) {
           continue;
         }
-        list.append(el("li", { class: "feed-line", "data-kind": m.kind || "" }, el("strong", {}, m.kind || ""), " ", m.text || ""));
+        list.append(
+          el("li", { class: "feed-line", "data-kind": m.kind || "" }, el("time", {}, when(m.at)), " ", el("strong", {}, m.kind || ""), " ", m.text || "")
+        );
       }
     }
   })().catch(() => {});
 }
 
 const NEEDS_TEXT = { submit: "message", intervene: "message", "next-attempt": "message" };
+// What cannot be taken back: each asks to be confirmed and takes a reason.
+const DESTRUCTIVE = new Set(["cancel", "abandon", "reject"]);
 
-async function act(id, action, box, outcome) {
-  const body = {};
-  const text = box.value.trim();
-  if ((NEEDS_TEXT[action] || action === "answer") && text) body.message = text;
-  if (action === "resolve") {
-    if (text) body.applied = text;
-    else body.not_applied = true;
-  }
+async function send(id, action, body, outcome) {
   outcome.textContent = action + ": waiting for the outcome…";
   outcome.className = "";
   try {
@@ -243,54 +316,126 @@ async function act(id, action, box, outcome) {
   }
 }
 
+async function act(id, action, box, outcome) {
+  const body = {};
+  const text = box.value.trim();
+  if ((NEEDS_TEXT[action] || action === "answer") && text) body.message = text;
+  return send(id, action, body, outcome);
+}
+
+// A form in `box` for a destructive action: nothing is sent until "Confirm" is pressed.
+function confirmBox(box, id, action, outcome) {
+  const reason = el("textarea", { id: "confirm-reason", placeholder: "Why (kept in the log and, for cancel, sent to the remote)" });
+  const yes = el("button", { type: "button", id: "confirm-send", class: "danger" }, "Confirm " + action);
+  const no = el("button", { type: "button", id: "confirm-abort" }, "Keep the campaign as it is");
+  box.replaceChildren(
+    el("p", { id: "confirm-text" }, "Really " + action + " campaign " + id + "? This cannot be undone."),
+    reason,
+    yes,
+    no
+  );
+  box.hidden = false;
+  no.addEventListener("click", () => {
+    box.hidden = true;
+    box.replaceChildren();
+  });
+  yes.addEventListener("click", () => {
+    const body = reason.value.trim() ? { reason: reason.value.trim() } : {};
+    box.hidden = true;
+    box.replaceChildren();
+    send(id, action, body, outcome);
+  });
+}
+
+// Resolve asks which it was, explicitly: applied (with the task it created) or not applied.
+function resolveBox(box, id, outcome) {
+  const applied = el("input", { type: "radio", name: "resolve", id: "resolve-applied", value: "applied" });
+  const task = el("input", { type: "text", id: "resolve-task", placeholder: "the task id it created" });
+  const notApplied = el("input", { type: "radio", name: "resolve", id: "resolve-not-applied", value: "not" });
+  const go = el("button", { type: "button", id: "resolve-send" }, "Resolve");
+  const no = el("button", { type: "button", id: "resolve-abort" }, "Not now");
+  box.replaceChildren(
+    el("p", {}, "The write's outcome could not be read back. What happened at the remote?"),
+    el("label", {}, applied, " applied — task ", task),
+    el("br", {}),
+    el("label", {}, notApplied, " not applied"),
+    el("br", {}),
+    go,
+    no
+  );
+  box.hidden = false;
+  no.addEventListener("click", () => {
+    box.hidden = true;
+    box.replaceChildren();
+  });
+  go.addEventListener("click", () => {
+    let body;
+    if (applied.checked && task.value.trim()) body = { applied: task.value.trim() };
+    else if (notApplied.checked) body = { not_applied: true };
+    else return (outcome.textContent = "resolve: choose applied (with its task id) or not applied");
+    box.hidden = true;
+    box.replaceChildren();
+    send(id, "resolve", body, outcome);
+  });
+}
+
 async function campaignPage(view, id) {
   const title = el("h2", {}, "Campaign ", el("span", { id: "campaign-id" }, id));
   const state = el("p", { id: "campaign-state" });
   const lease = el("p", { id: "campaign-lease" });
-  const svgBox = el("div", { class: "diagram", id: "diagram" });
+  const overviewBox = el("div", { class: "diagram overview", id: "overview" });
+  const detailBox = el("div", { class: "diagram detail", id: "diagram" });
+  const timeline = el("ol", { id: "timeline" });
   const feed = el("ol", { id: "feed" });
+  const evidenceLabel = el("p", { id: "evidence-label" });
   const evidence = el("pre", { id: "evidence" });
   const question = el("p", { id: "question" });
   const remoteMessage = el("pre", { id: "remote-message" });
   const answer = el("textarea", { id: "answer-text", placeholder: "Your answer" });
   const answerButton = el("button", { type: "button", id: "answer-send" }, "Answer");
-  const message = el("textarea", { id: "action-text", placeholder: "Message for submit / intervene / next-attempt; task id for resolve (empty: not applied)" });
+  const message = el("textarea", { id: "action-text", placeholder: "Message for submit / intervene / next-attempt" });
   const buttons = el("div", { class: "actions", id: "actions" });
+  const confirm = el("div", { class: "confirm", id: "confirm", hidden: "" });
   const outcome = el("p", { id: "outcome", role: "status" });
   view.replaceChildren(
     title,
     state,
     lease,
-    el("h3", {}, "State diagram (current state filled, path taken outlined)"),
-    svgBox,
+    el(
+      "div",
+      { class: "grid" },
+      el("section", {}, el("h3", {}, "Actions"), message, buttons, confirm, outcome),
+      el(
+        "section",
+        { id: "question-box" },
+        el("h3", {}, "Pending question"),
+        question,
+        el("section", { class: "untrusted" }, el("h3", {}, "What the remote says"), remoteMessage),
+        answer,
+        answerButton
+      )
+    ),
+    el("h3", {}, "Where it is (current state filled, its path outlined)"),
+    el("div", { class: "grid diagrams" }, overviewBox, detailBox),
     el(
       "div",
       { class: "grid" },
       el("section", {}, el("h3", {}, "Feed"), feed),
-      el(
-        "section",
-        {},
-        el("h3", {}, "Actions"),
-        message,
-        buttons,
-        outcome,
-        el("section", { id: "question-box" }, el("h3", {}, "Pending question"), question,
-          el("section", { class: "untrusted" }, el("h3", {}, "What the remote says"), remoteMessage),
-          answer, answerButton),
-        el("section", { class: "untrusted" }, el("h3", {}, "Latest evidence"), evidence)
-      )
-    )
+      el("section", {}, el("h3", {}, "Its path"), timeline)
+    ),
+    el("section", { class: "untrusted" }, el("h3", {}, "Latest evidence"), evidenceLabel, evidence)
   );
   answerButton.addEventListener("click", () => act(id, "answer", answer, outcome));
-  let svg = null;
+  let overview = null;
   try {
-    svg = await diagram();
-    svgBox.append(svg);
+    overview = await picture("overview");
+    overviewBox.append(overview);
   } catch (_) {
-    svgBox.textContent = "The state diagram could not be loaded.";
+    overviewBox.textContent = "The overview could not be loaded.";
   }
   followFeed(id, feed);
   let shownActions = null;
+  let shownDetail = null;
   every(REFRESH_MS, async () => {
     try {
       const { status, body: c } = await api("/campaigns/" + encodeURIComponent(id));
@@ -298,26 +443,56 @@ async function campaignPage(view, id) {
       notice("");
       state.textContent = "State: " + c.state + " · remote: " + (c.remote_state || "unknown") + (c.remote_stage ? " (" + c.remote_stage + ")" : "") + " · attempts: " + c.attempts;
       lease.textContent = "Lease: " + leaseText(c.lease);
-      if (svg) highlight(svg, c.diagram_state, c.path || []);
-      svgBox.dataset.current = c.diagram_state;
+      const path = c.path || [];
+      if (overview) highlight(overview, c.diagram_superstate, []);
+      // The detail view holding the current state; switched (and scrolled to) when it changes.
+      const detail = await detailFor(c.diagram_state, path);
+      if (detail && detail.dataset.view !== shownDetail) {
+        shownDetail = detail.dataset.view;
+        detailBox.replaceChildren(detail);
+        highlight(detail, c.diagram_state, path);
+        reveal(detailBox);
+      } else {
+        const svg = detailBox.querySelector("svg");
+        if (svg) highlight(svg, c.diagram_state, path);
+      }
+      detailBox.dataset.current = c.diagram_state;
+      timeline.replaceChildren(
+        ...(c.timeline || []).map((t) => el("li", { "data-state": t.state }, el("time", {}, when(t.at)), " ", t.state))
+      );
       const allowed = new Set(c.allowed_actions || []);
       const all = (c.actions || []).filter((a) => a !== "observe" && a !== "answer");
       if (shownActions !== all.join(",")) {
         shownActions = all.join(",");
         buttons.replaceChildren(
           ...all.map((a) => {
-            const b = el("button", { type: "button", id: "action-" + a, "data-action": a }, a);
-            b.addEventListener("click", () => act(id, a, message, outcome));
+            const b = el("button", { type: "button", id: "action-" + a, "data-action": a, class: DESTRUCTIVE.has(a) ? "danger" : "" }, a);
+            b.addEventListener("click", () => {
+              if (DESTRUCTIVE.has(a)) return confirmBox(confirm, id, a, outcome);
+              if (a === "resolve") return resolveBox(confirm, id, outcome);
+              act(id, a, message, outcome);
+            });
             return b;
           })
         );
       }
       for (const b of buttons.querySelectorAll("button")) b.disabled = !allowed.has(b.dataset.action);
       const q = c.pending_question;
-      question.textContent = q ? q.text + " (from " + q.source + ")" : "No question pending.";
+      question.textContent = q ? q.text + " (from " + q.source + ", asked " + when(q.asked_at) + ")" : "No question pending.";
       remoteMessage.textContent = c.remote_message || "nothing";
       answer.disabled = answerButton.disabled = !allowed.has("answer");
-      evidence.textContent = c.latest_evidence ? JSON.stringify(c.latest_evidence, null, 2) : "none yet";
+      // Evidence says which attempt and task it is from: during attempt 2 it may still be 1's.
+      const ev = c.latest_evidence;
+      if (ev) {
+        const n = (c.attempt_history || []).findIndex((a) => a.task_id === ev.task);
+        const which = n >= 0 ? "attempt " + (n + 1 + (c.older_attempts || 0)) : "an attempt";
+        evidenceLabel.textContent =
+          "Evidence of " + which + " (task " + ev.task + ")" + (ev.task !== c.remote_task_id ? " — an earlier attempt, not the current one" : "");
+        evidence.textContent = JSON.stringify(ev.artifacts || [], null, 2);
+      } else {
+        evidenceLabel.textContent = "";
+        evidence.textContent = "none yet";
+      }
     } catch (e) {
       if (!(e instanceof Unauthorized)) notice("The supervisor did not answer.", true);
     }
@@ -342,9 +517,18 @@ function kv(obj, prefix, out) {
 
 async function healthPage(view) {
   const board = el("div", { id: "readiness" });
+  const tiles = el("div", { class: "tiles", id: "tiles" });
   const health = el("dl", { class: "kv", id: "health" });
   const status = el("dl", { class: "kv", id: "status" });
-  view.replaceChildren(el("h2", {}, "Health"), board, health, el("h2", {}, "Status and counters"), status);
+  view.replaceChildren(
+    el("h2", {}, "Health"),
+    board,
+    tiles,
+    el("details", {}, el("summary", {}, "Everything health says"), health),
+    el("details", {}, el("summary", {}, "Status and counters"), status)
+  );
+  const tile = (name, value, good) =>
+    el("div", { class: "tile " + (good ? "ok" : "bad"), "data-tile": name }, el("h3", {}, name), el("p", {}, String(value)));
   every(REFRESH_MS * 2, async () => {
     try {
       // Readiness first: ready, or each reason it is not (the daemon's own words).
@@ -353,6 +537,16 @@ async function healthPage(view) {
       board.replaceChildren(
         el("p", { class: ready ? "badge ok" : "badge bad" }, ready ? "Ready" : "Not ready (HTTP " + code + ")"),
         ...((h && h.reasons) || []).map((r) => el("p", { class: "reason" }, r.class + ": " + (r.detail || ""))),
+      );
+      const r = (h && h.remote) || {};
+      const tick = h && h.heartbeat ? h.heartbeat.last_tick_age_seconds : null;
+      tiles.replaceChildren(
+        tile("Remote", (r.state || "?") + (r.dialect ? " · A2A " + r.dialect : "") + (r.can ? " · can: " + r.can.join(", ") : ""), r.state === "discovered"),
+        tile("Argus", h ? h.argus : "?", !h || h.argus === "running" || h.argus === "not configured"),
+        tile("Foreman", h ? h.foreman : "?", !h || h.foreman === "running" || h.foreman === "not configured"),
+        tile("Heartbeat", tick === null || tick === undefined ? "no tick yet" : "last tick " + age(tick), tick !== null && tick !== undefined),
+        tile("Campaigns", h ? h.campaigns : "?", true),
+        tile("Supervision", h ? h.supervision : "?", h && h.supervision === "on")
       );
       health.replaceChildren(...kv(h, "", []));
       const { body } = await api("/status");
