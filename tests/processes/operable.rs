@@ -471,3 +471,41 @@ fn bad_input_is_answered_with_the_field_and_the_limit_and_nothing_is_cut() {
     .expect("answer");
     assert_eq!(c, 200);
 }
+
+#[test]
+fn serve_prints_urls_that_answer() {
+    use std::io::BufRead;
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let dir = tmp("urls");
+    let port = free_port();
+    let mut child = procs::serve_command(&url, super::serve_loop::SIM_TOKEN, API_TOKEN, &dir, port)
+        .arg("--allow-insecure-loopback")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let out = child.stdout.take().expect("stdout");
+    let _p = procs::Kill(child);
+    let printed: Vec<String> = std::io::BufReader::new(out)
+        .lines()
+        .take(2)
+        .map_while(Result::ok)
+        .collect();
+    let base = format!("http://127.0.0.1:{port}/api/plugins/argus-supervisor");
+    assert_eq!(
+        printed,
+        [
+            format!("panel   {base}/ui/"),
+            format!("health  {base}/health")
+        ]
+    );
+    for line in &printed {
+        let target = line.split_whitespace().nth(1).unwrap_or_default();
+        wait_for(target, || {
+            raw("GET", target, &[], None).is_some_and(|(c, _)| c == 200 || c == 503)
+        });
+    }
+    let (code, page) = raw("GET", &format!("{base}/ui/"), &[], None).expect("panel");
+    assert_eq!(code, 200);
+    assert!(page.contains("<title>argus-supervisor</title>"));
+}
