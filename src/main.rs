@@ -42,7 +42,7 @@ enum Command {
     /// a flag). Exit codes: 0 done, 1 refused (or not done), 2 usage, 3 supervisor unreachable,
     /// 4 unauthorized, 5 not found.
     Campaigns {
-        /// The supervisor's base URL.
+        /// The supervisor's base URL: http://HOST:PORT, or unix:PATH for a daemon on a Unix socket.
         #[arg(
             long,
             env = "ARGUS_SUPERVISOR_URL",

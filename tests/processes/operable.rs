@@ -509,3 +509,129 @@ fn serve_prints_urls_that_answer() {
     assert_eq!(code, 200);
     assert!(page.contains("<title>argus-supervisor</title>"));
 }
+
+/// The inodes of the TCP sockets in LISTEN state on this machine (`/proc/net/tcp{,6}`).
+fn tcp_listeners() -> std::collections::BTreeSet<String> {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|t| {
+            t.lines()
+                .skip(1)
+                .filter_map(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    (cols.get(3) == Some(&"0A")).then(|| cols.get(9).map(|i| i.to_string()))?
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The socket inodes process `pid` holds open.
+fn sockets_of(pid: u32) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter_map(|l| {
+            l.to_string_lossy()
+                .strip_prefix("socket:[")
+                .and_then(|s| s.strip_suffix(']'))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+fn curl_unix(socket: &std::path::Path, path: &str, token: Option<&str>) -> (u16, String) {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-o", "-", "-w", "\n%{http_code}", "--unix-socket"])
+        .arg(socket)
+        .arg(format!(
+            "http://localhost/api/plugins/argus-supervisor{path}"
+        ));
+    if let Some(t) = token {
+        cmd.args(["-H", &format!("Authorization: Bearer {t}")]);
+    }
+    let out = String::from_utf8_lossy(&cmd.output().expect("curl").stdout).into_owned();
+    let (body, code) = out.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
+
+#[test]
+fn on_a_unix_socket_there_is_no_tcp_listener_and_the_api_cli_and_panel_work() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let home = tmp("unix");
+    let mut cmd = procs::serve_command(&url, super::serve_loop::SIM_TOKEN, API_TOKEN, &home, 0);
+    cmd.arg("--allow-insecure-loopback")
+        .env("ARGUS_SUPERVISOR_LISTEN", "unix:api.sock")
+        .env_remove("ARGUS_SUPERVISOR_API_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let child = cmd.spawn().expect("serve");
+    let pid = child.id();
+    let _p = procs::Kill(child);
+    let socket = home.join("api.sock");
+    wait_for("the socket", || {
+        curl_unix(&socket, "/health/live", None).0 == 200
+    });
+    let mode = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0)
+    };
+    assert_eq!(mode(&socket), 0o600, "the socket is its owner's only");
+    // No token was given: serve made one, kept in the state root for local clients, 0600.
+    let token_file = home.join("api-token");
+    assert_eq!(mode(&token_file), 0o600);
+    let token = std::fs::read_to_string(&token_file).expect("token");
+    assert!(token.len() >= 32);
+    assert_eq!(curl_unix(&socket, "/campaigns", None).0, 401);
+    assert_eq!(curl_unix(&socket, "/campaigns", Some(&token)).0, 200);
+    // The panel's assets, over the socket.
+    let (code, page) = curl_unix(&socket, "/ui/", None);
+    assert!(
+        code == 200 && page.contains("<title>argus-supervisor</title>"),
+        "{code}"
+    );
+    assert_eq!(curl_unix(&socket, "/ui/views/overview.svg", None).0, 200);
+    // The CLI, over the socket.
+    let target = format!("unix:{}", socket.display());
+    for args in [
+        &["observe", "u1", "--objective", "train"][..],
+        &["claim", "u1"],
+        &["submit", "u1", "--message", "attempt 1"],
+    ] {
+        let (code, out) = cli(&target, &token, args);
+        assert_eq!(code, 0, "{args:?}: {out}");
+    }
+    let (_, list) = cli(&target, &token, &["list"]);
+    assert!(list.contains("u1"), "{list}");
+    assert_eq!(cli(&target, "wrong", &["list"]).0, 4);
+    // Nothing of the daemon's listens on TCP.
+    let listening = tcp_listeners();
+    let held = sockets_of(pid);
+    assert!(!held.is_empty(), "the daemon's sockets are visible");
+    assert!(
+        held.is_disjoint(&listening),
+        "the daemon holds a TCP listener: {:?}",
+        held.intersection(&listening).collect::<Vec<_>>()
+    );
+    // A socket left behind by a daemon killed outright is taken over at the next start, and the
+    // token kept in the state root stays the same.
+    drop(_p);
+    assert!(socket.exists(), "SIGKILL leaves the socket file");
+    let mut again = procs::serve_command(&url, super::serve_loop::SIM_TOKEN, API_TOKEN, &home, 0);
+    again
+        .arg("--allow-insecure-loopback")
+        .env("ARGUS_SUPERVISOR_LISTEN", "unix:api.sock")
+        .env_remove("ARGUS_SUPERVISOR_API_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _again = procs::Kill(again.spawn().expect("serve"));
+    wait_for("the socket again", || {
+        curl_unix(&socket, "/health/live", None).0 == 200
+    });
+    assert_eq!(curl_unix(&socket, "/campaigns/u1", Some(&token)).0, 200);
+}

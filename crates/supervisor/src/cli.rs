@@ -56,8 +56,8 @@ pub enum Exit {
 }
 
 impl Exit {
-    fn of(status: reqwest::StatusCode) -> Exit {
-        match status.as_u16() {
+    fn of(status: u16) -> Exit {
+        match status {
             200..=299 => Exit::Done,
             401 => Exit::Unauthorized,
             404 => Exit::NotFound,
@@ -94,70 +94,183 @@ pub fn when(v: &Value, now: u64) -> String {
     format!("{rel} ({})", crate::time::rfc3339(at))
 }
 
-/// The API at one base URL, with the operator's token (from the environment; never printed).
+/// The API at one base URL — `http(s)://HOST:PORT` or `unix:PATH` (a daemon listening on a Unix
+/// socket) — with the operator's token (from the environment; never printed).
 struct Api {
-    http: reqwest::Client,
+    via: Via,
+    /// Where the API is, for messages: the base URL as given, then the prefix.
     root: String,
     token: Option<Secret>,
 }
 
-impl Api {
-    /// `POST` (an action, with its body) or `GET` one path; the HTTP status's success and the
-    /// JSON answer, or what went wrong reaching it.
-    async fn call(&self, path: &str, body: Option<Value>) -> Result<(Exit, Value), (Exit, String)> {
-        let url = format!("{}{path}", self.root);
-        // Actions wait for their outcome on the server (bounded at 30 s); leave room for it.
-        let mut req = match body {
-            Some(body) => self
-                .http
-                .post(&url)
-                .json(&body)
-                .timeout(std::time::Duration::from_secs(45)),
-            None => self
-                .http
-                .get(&url)
-                .timeout(std::time::Duration::from_secs(30)),
-        };
-        if let Some(t) = &self.token {
-            req = req.bearer_auth(t.expose());
+enum Via {
+    Tcp(reqwest::Client),
+    Unix(std::path::PathBuf),
+}
+
+/// An answer's body, read whole or chunk by chunk (the feed's server-sent events).
+enum Body {
+    Tcp(reqwest::Response),
+    Unix(hyper::body::Incoming),
+}
+
+impl Body {
+    async fn chunk(&mut self) -> Option<bytes::Bytes> {
+        match self {
+            Body::Tcp(r) => r.chunk().await.ok().flatten(),
+            Body::Unix(b) => {
+                use http_body_util::BodyExt;
+                loop {
+                    match b.frame().await? {
+                        Ok(f) => match f.into_data() {
+                            Ok(d) => return Some(d),
+                            Err(_) => continue,
+                        },
+                        Err(_) => return None,
+                    }
+                }
+            }
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| (Exit::Unreachable, unreachable(&self.root, &e)))?;
-        let exit = Exit::of(resp.status());
-        Ok((exit, resp.json().await.unwrap_or(Value::Null)))
+    }
+
+    async fn json(mut self) -> Value {
+        let mut all = vec![];
+        while let Some(c) = self.chunk().await {
+            all.extend_from_slice(&c);
+        }
+        serde_json::from_slice(&all).unwrap_or(Value::Null)
     }
 }
 
-/// What went wrong reaching the API, naming where it was sought (the base URL carries no secret:
-/// the token travels in a header).
-fn unreachable(root: &str, e: &reqwest::Error) -> String {
-    let why = if e.is_connect() {
-        "connection refused"
-    } else if e.is_timeout() {
-        "timed out"
-    } else {
-        "request failed"
-    };
-    format!("cannot reach the supervisor API at {root}: {why} (set --url or ARGUS_SUPERVISOR_URL)")
+impl Api {
+    fn new(base: &str) -> Result<Api, String> {
+        let token = Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN");
+        let root = format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX);
+        let via = match base.strip_prefix("unix:") {
+            Some(path) => Via::Unix(path.into()),
+            None => Via::Tcp(
+                reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| format!("cannot build an HTTP client: {e}"))?,
+            ),
+        };
+        Ok(Api { via, root, token })
+    }
+
+    fn unreachable(&self, why: &str) -> (Exit, String) {
+        (
+            Exit::Unreachable,
+            format!(
+                "cannot reach the supervisor API at {}: {why} (set --url or ARGUS_SUPERVISOR_URL)",
+                self.root
+            ),
+        )
+    }
+
+    /// One request (`POST` with a JSON body, or `GET`); its status and its body. A `stream`'s
+    /// body is followed as long as it lasts (only its answer's start is timed).
+    async fn send(
+        &self,
+        path: &str,
+        body: Option<Value>,
+        stream: bool,
+    ) -> Result<(u16, Body), (Exit, String)> {
+        // Actions wait for their outcome on the server (bounded at 30 s); leave room for it.
+        let wait = std::time::Duration::from_secs(if body.is_some() { 45 } else { 30 });
+        match &self.via {
+            Via::Tcp(http) => {
+                let url = format!("{}{path}", self.root);
+                let mut req = match body {
+                    Some(body) => http.post(&url).json(&body),
+                    None => http.get(&url),
+                };
+                if let Some(t) = &self.token {
+                    req = req.bearer_auth(t.expose());
+                }
+                if !stream {
+                    req = req.timeout(wait);
+                }
+                let resp = req.send().await.map_err(|e| {
+                    self.unreachable(if e.is_connect() {
+                        "connection refused"
+                    } else if e.is_timeout() {
+                        "timed out"
+                    } else {
+                        "request failed"
+                    })
+                })?;
+                Ok((resp.status().as_u16(), Body::Tcp(resp)))
+            }
+            Via::Unix(socket) => {
+                let sent = tokio::time::timeout(wait, self.over_unix(socket, path, body)).await;
+                match sent {
+                    Ok(Ok(r)) => Ok(r),
+                    Ok(Err(why)) => Err(self.unreachable(&why)),
+                    Err(_) => Err(self.unreachable("timed out")),
+                }
+            }
+        }
+    }
+
+    /// HTTP/1.1 over the daemon's Unix socket, one connection per request.
+    async fn over_unix(
+        &self,
+        socket: &std::path::Path,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, Body), String> {
+        let stream = tokio::net::UnixStream::connect(socket)
+            .await
+            .map_err(|e| e.kind().to_string())?;
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|_| "the socket does not speak HTTP".to_string())?;
+        tokio::spawn(conn);
+        let mut req = ::http::Request::builder()
+            .uri(format!("{}{path}", crate::api::PREFIX))
+            .header(::http::header::HOST, "localhost");
+        if let Some(t) = &self.token {
+            req = req.header(
+                ::http::header::AUTHORIZATION,
+                format!("Bearer {}", t.expose()),
+            );
+        }
+        let bytes = match body {
+            Some(b) => {
+                req = req
+                    .method(::http::Method::POST)
+                    .header(::http::header::CONTENT_TYPE, "application/json");
+                serde_json::to_vec(&b).unwrap_or_default()
+            }
+            None => vec![],
+        };
+        let req = req
+            .body(http_body_util::Full::new(bytes::Bytes::from(bytes)))
+            .map_err(|_| "request failed".to_string())?;
+        let resp = sender
+            .send_request(req)
+            .await
+            .map_err(|_| "request failed".to_string())?;
+        Ok((resp.status().as_u16(), Body::Unix(resp.into_body())))
+    }
+
+    /// `POST` (an action, with its body) or `GET` one path: how it ended and the JSON answer, or
+    /// what went wrong reaching it.
+    async fn call(&self, path: &str, body: Option<Value>) -> Result<(Exit, Value), (Exit, String)> {
+        let (status, body) = self.send(path, body, false).await?;
+        Ok((Exit::of(status), body.json().await))
+    }
 }
 
 /// Run one CLI command against the API at `base` (e.g. `http://127.0.0.1:8787`). Returns the text
 /// to print and whether the command succeeded (for an action: whether it was done).
 pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (String, Exit) {
     use CampaignsCommand as C;
-    let http = match reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-    {
-        Ok(c) => c,
-        Err(e) => return (format!("cannot build an HTTP client: {e}"), Exit::Refused),
-    };
-    let api = Api {
-        http,
-        root: format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX),
-        token: Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN"),
+    let api = match Api::new(base) {
+        Ok(a) => a,
+        Err(e) => return (e, Exit::Refused),
     };
     let now = crate::time::now_secs();
     let (path, render): (String, fn(&Value, u64) -> String) = match &command {
@@ -384,27 +497,21 @@ fn json_str(t: &str) -> Value {
 
 async fn watch(api: &Api, id: &str, as_json: bool) -> (String, Exit) {
     use std::io::Write;
-    let mut req = api.http.get(format!(
-        "{}/campaigns/{}/messages/stream",
-        api.root,
-        seg(id)
-    ));
-    if let Some(t) = &api.token {
-        req = req.bearer_auth(t.expose());
-    }
-    let mut resp = match req.send().await {
-        Ok(r) if r.status().is_success() => r,
-        Ok(r) => {
-            let exit = Exit::of(r.status());
-            let v: Value = r.json().await.unwrap_or(Value::Null);
-            return (error_line(&v, "request failed"), exit);
+    let path = format!("/campaigns/{}/messages/stream", seg(id));
+    let mut resp = match api.send(&path, None, true).await {
+        Ok((status, body)) if (200..300).contains(&status) => body,
+        Ok((status, body)) => {
+            return (
+                error_line(&body.json().await, "request failed"),
+                Exit::of(status),
+            );
         }
-        Err(e) => return (unreachable(&api.root, &e), Exit::Unreachable),
+        Err((exit, e)) => return (e, exit),
     };
     let mut buf = String::new();
     let mut event = String::new();
     let stdout = std::io::stdout();
-    while let Ok(Some(chunk)) = resp.chunk().await {
+    while let Some(chunk) = resp.chunk().await {
         buf.push_str(&String::from_utf8_lossy(&chunk));
         while let Some(i) = buf.find('\n') {
             let line = buf[..i].trim_end_matches('\r').to_string();

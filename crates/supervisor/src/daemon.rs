@@ -71,11 +71,32 @@ pub struct ServeConfig {
     pub foreman_enabled: bool,
     pub foreman_bin: Option<PathBuf>,
     pub home: PathBuf,
-    pub listen: SocketAddr,
+    pub listen: Listen,
     pub api_token: Option<Secret>,
     pub insecure_no_auth: bool,
     pub allow_insecure_loopback: bool,
 }
+
+/// Where `serve` listens: one TCP address, or one Unix socket (no TCP listener at all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    Tcp(SocketAddr),
+    /// `unix:PATH`: a socket file, mode 0600; a relative path is under the state root.
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for Listen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Listen::Tcp(a) => write!(f, "{a}"),
+            Listen::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+/// The file under the state root holding the API token `serve` made for a Unix socket when none
+/// was given (mode 0600): what a local client on the same machine (the OpenOperator plugin) reads.
+pub const TOKEN_FILE: &str = "api-token";
 
 /// How `serve` begins its error when another supervisor holds the state root (exit code 2).
 pub const ROOT_LOCKED: &str = "state root locked";
@@ -187,8 +208,13 @@ pub struct ServeArgs {
     /// 1: trust only --ca-file. [default: 0]
     #[arg(long, env = "ARGUS_SUPERVISOR_CA_ONLY", value_name = "0|1")]
     pub ca_only: Option<String>,
-    /// The one listener, HOST:PORT. [default: 127.0.0.1:8787]
-    #[arg(long, env = "ARGUS_SUPERVISOR_LISTEN", value_name = "HOST:PORT")]
+    /// The one listener: HOST:PORT, or unix:PATH for a Unix socket (mode 0600; a relative path is
+    /// under the state root; then no TCP listener at all). [default: 127.0.0.1:8787]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_LISTEN",
+        value_name = "HOST:PORT|unix:PATH"
+    )]
     pub listen: Option<String>,
     /// The API's token (environment only); required unless --insecure-no-auth on loopback.
     #[arg(
@@ -289,12 +315,23 @@ impl ServeConfig {
             &a.lease_ttl_seconds,
             600,
         )?;
+        let home = set(&a.home)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor"));
         let listen = match set(&a.listen) {
-            Some(v) => v
-                .trim()
-                .parse()
-                .map_err(|_| bad("ARGUS_SUPERVISOR_LISTEN", "expected HOST:PORT"))?,
-            None => SocketAddr::from(([127, 0, 0, 1], 8787)),
+            Some(v) => match v.trim().strip_prefix("unix:") {
+                Some("") => return Err(bad("ARGUS_SUPERVISOR_LISTEN", "unix: needs a path")),
+                Some(path) => Listen::Unix(home.join(path)),
+                None => Listen::Tcp(v.trim().parse().map_err(|_| {
+                    bad("ARGUS_SUPERVISOR_LISTEN", "expected HOST:PORT or unix:PATH")
+                })?),
+            },
+            None => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 8787))),
+        };
+        // A socket file is reached only by who may open it (mode 0600): local like loopback.
+        let local = match &listen {
+            Listen::Tcp(a) => a.ip().is_loopback(),
+            Listen::Unix(_) => true,
         };
         // Trust: refused here (exit 2, naming the variable) rather than at the first handshake.
         let trust = HttpConfig::new(remote_url.clone())
@@ -310,10 +347,12 @@ impl ServeConfig {
                 )
             })?;
         let api_token = set(&a.api_token).map(Secret::new);
-        if api_token.is_none() && !(a.insecure_no_auth && listen.ip().is_loopback()) {
+        // On a Unix socket without a token, `serve` makes one and keeps it in the state root.
+        let unix = matches!(listen, Listen::Unix(_));
+        if api_token.is_none() && !unix && !(a.insecure_no_auth && local) {
             return Err(bad(
                 "ARGUS_SUPERVISOR_API_TOKEN",
-                "is required (only a loopback listener with --insecure-no-auth may run without one)",
+                "is required (only a loopback listener with --insecure-no-auth may run without one; a unix: socket makes its own)",
             ));
         }
         let cfg = ServeConfig {
@@ -357,9 +396,7 @@ impl ServeConfig {
             .clamp(1, 86_400),
             expected_card_sha256: set(&a.expected_card_sha256),
             foreman_bin: set(&a.foreman_bin).map(PathBuf::from),
-            home: set(&a.home)
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor")),
+            home,
             listen,
             api_token,
             insecure_no_auth: a.insecure_no_auth,
@@ -563,9 +600,15 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     http.ca_pem = cfg.ca_pem.clone();
     http.ca_only = cfg.ca_only;
     // Exactly one listener: bind before anything else so a port clash fails fast.
-    let listener = tokio::net::TcpListener::bind(cfg.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
+    let listener = bind(&cfg.listen).await?;
+    let token = match (&cfg.api_token, &cfg.listen) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Listen::Unix(_)) if !cfg.insecure_no_auth => Some(
+            socket_token(&store.root().join(TOKEN_FILE))
+                .map_err(|e| format!("cannot keep the API token in the state root: {e}"))?,
+        ),
+        (None, _) => None,
+    };
     let remote = Arc::new(LiveRemote::new(http, cfg.expected_card_sha256.clone()));
     let mut config = cfg.runtime_config();
     config.supervise = cfg.enabled;
@@ -664,23 +707,101 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     };
     let state = Arc::new(ApiState {
         runtime: runtime.clone(),
-        token: cfg.api_token.clone(),
+        token,
         health,
         argus: argus_board,
         argus_counters: argus_counters.clone(),
     });
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
-    // Each URL printed answers: the panel, and readiness (the API's routes hang off the prefix).
-    println!("panel   http://{addr}{}/ui/", api::PREFIX);
-    println!("health  http://{addr}{}/health", api::PREFIX);
-    axum::serve(listener, api::router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    let app = api::router(state);
+    match listener {
+        Listener::Tcp(listener) => {
+            let addr = listener.local_addr().map_err(|e| e.to_string())?;
+            tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
+            // Each URL printed answers: the panel, and readiness (the API's routes hang off the prefix).
+            println!("panel   http://{addr}{}/ui/", api::PREFIX);
+            println!("health  http://{addr}{}/health", api::PREFIX);
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown_signal())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Listener::Unix(listener, path) => {
+            tracing::info!(socket = %path.display(), "serving the API on a Unix socket; no TCP listener");
+            println!("panel   unix:{} {}/ui/", path.display(), api::PREFIX);
+            println!("health  unix:{} {}/health", path.display(), api::PREFIX);
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown_signal())
+                .await;
+            let _ = std::fs::remove_file(&path);
+            served.map_err(|e| e.to_string())?;
+        }
+    }
     tracing::info!("shutting down: finishing current steps and persisting");
     runtime.shutdown().await;
     Ok(())
+}
+
+/// The bound listener.
+enum Listener {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener, PathBuf),
+}
+
+async fn bind(listen: &Listen) -> Result<Listener, String> {
+    match listen {
+        Listen::Tcp(addr) => tokio::net::TcpListener::bind(addr)
+            .await
+            .map(Listener::Tcp)
+            .map_err(|e| format!("cannot listen on {addr}: {e}")),
+        Listen::Unix(path) => {
+            use std::os::unix::fs::PermissionsExt;
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+            }
+            // A socket file left by a supervisor that died is taken over; one that answers is not.
+            if path.exists() {
+                if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                    return Err(format!(
+                        "cannot listen on {listen}: another process answers there"
+                    ));
+                }
+                std::fs::remove_file(path)
+                    .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+            }
+            let listener = tokio::net::UnixListener::bind(path)
+                .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("cannot restrict {listen} to its owner: {e}"))?;
+            Ok(Listener::Unix(listener, path.clone()))
+        }
+    }
+}
+
+/// The API token of a Unix-socket daemon started without one: read from `path`, or made (32
+/// random bytes, hex) and written there first, mode 0600. Never logged or printed.
+fn socket_token(path: &std::path::Path) -> std::io::Result<Secret> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Ok(t) = std::fs::read_to_string(path) {
+        if !t.trim().is_empty() {
+            return Ok(Secret::new(t.trim()));
+        }
+    }
+    let token = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(token.as_bytes())?;
+    f.sync_all()?;
+    Ok(Secret::new(token))
 }
 
 /// The variable names `ARGUS_SUPERVISOR_ARGUS_ENV` lists (comma- or space-separated), checked: a
