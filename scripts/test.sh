@@ -59,3 +59,9 @@ export ARGUS_MERMAID_PUPPETEER="$PWD/tests/mermaid/puppeteer.json"
 
 # test-hooks: the store that can be made to fail (fault-injection tests); never in release builds.
 cargo test --workspace --features argus-supervisor/test-hooks "$@"
+
+# The OpenOperator plugin (openoperator/plugins/argus_supervisor) under the Agent Zero stand-in
+# (openoperator/standin: Agent Zero needs Python >= 3.12), against the binary built above.
+ARGUS_SUPERVISOR_BIN="${CARGO_TARGET_DIR:-target}/debug/argus-supervisor" \
+  "$ARGUS_INTEROP_VENVS/openoperator-standin/bin/python" -m pytest -q -p no:cacheprovider \
+  openoperator/plugins/argus_supervisor/tests

@@ -228,7 +228,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub insecure_no_auth: bool,
     /// Allow a plain-HTTP remote on loopback (tests, the sim).
-    #[arg(long)]
+    #[arg(long, env = "ARGUS_SUPERVISOR_ALLOW_INSECURE_LOOPBACK", value_parser = clap::builder::FalseyValueParser::new())]
     pub allow_insecure_loopback: bool,
     /// Log filter, tracing-subscriber's syntax (e.g. warn, info,argus_supervisor_lib=debug).
     #[arg(
