@@ -24,11 +24,13 @@ RUN useradd --uid 1000 --create-home --shell /usr/sbin/nologin argus \
  && chown -R 1000:1000 /a0/usr/argus-supervisor
 COPY --from=build /src/target/release/argus-supervisor /usr/local/bin/argus-supervisor
 USER 1000:1000
+# Argus and Foreman are named only when they were installed (a path to nothing would be an Argus
+# "unavailable" forever): run with -e ARGUS_SUPERVISOR_ARGUS_BIN=/opt/venv-argus/bin/argus-plugin-server
+# (and ARGUS_SUPERVISOR_FOREMAN_ENABLED=1, ARGUS_SUPERVISOR_FOREMAN_BIN=/opt/venv-foreman/bin/foreman)
+# on an image built with ARGUS_PIP_SPEC (FOREMAN_PIP_SPEC).
 ENV ARGUS_SUPERVISOR_HOME=/a0/usr/argus-supervisor \
     ARGUS_SUPERVISOR_LISTEN=0.0.0.0:8787 \
-    ARGUS_SUPERVISOR_ARGUS_BIN=/opt/venv-argus/bin/argus-plugin-server \
-    ARGUS_SUPERVISOR_ARGUS_HOME=/a0/usr/argus-supervisor/argus-home \
-    ARGUS_SUPERVISOR_FOREMAN_BIN=/opt/venv-foreman/bin/foreman
+    ARGUS_SUPERVISOR_ARGUS_HOME=/a0/usr/argus-supervisor/argus-home
 VOLUME ["/a0/usr/argus-supervisor"]
 EXPOSE 8787
 # Readiness (503 with its reasons when not ready: curl -f fails), on the port serve really listens

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from flask import Flask, Response, request, session
+from flask import Flask, Response, request, send_from_directory, session
 
 from helpers import api, extension
 
@@ -29,7 +29,17 @@ def create_app(root: Path, user: str = "operator", password: str = "pass") -> Fl
                 session["authentication"] = api.credentials_hash()
                 return Response("ok", 200)
             return Response("bad credentials", 401)
-        return Response("login form", 200)
+        return Response(
+            '<form method="post" action="/login"><input name="username" id="username">'
+            '<input name="password" id="password" type="password"><button id="login">Log in</button></form>',
+            200, mimetype="text/html",
+        )
+
+    @app.route("/plugins/<name>/webui/<path:file>")
+    @api.requires_auth
+    async def plugin_page(name: str, file: str):
+        # A plugin's web pages, behind the login (where Agent Zero mounts them is its own affair).
+        return send_from_directory(roots[0] / name / "webui", file)
 
     api.register_api_route(app, threading.Lock(), HERE / "api", roots)
     return app

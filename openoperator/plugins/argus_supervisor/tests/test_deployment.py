@@ -1,0 +1,47 @@
+"""openoperator/Dockerfile, read as Docker reads it (no Docker daemon runs on these machines, so the
+image itself is not built here): what §5 and §20 require of the layers it adds."""
+
+from __future__ import annotations
+
+from conftest import OPENOPERATOR
+
+REPO = OPENOPERATOR.parent
+
+
+def instructions() -> list[tuple[str, str]]:
+    text = (OPENOPERATOR / "Dockerfile").read_text()
+    joined = text.replace("\\\n", " ")
+    out = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            op, _, rest = line.partition(" ")
+            out.append((op.upper(), rest.strip()))
+    return out
+
+
+def test_the_openoperator_image_adds_no_port_runs_as_1000_and_keeps_opt_venv_a0_untouched():
+    ins = instructions()
+    froms = [rest for op, rest in ins if op == "FROM"]
+    assert froms[-1] == "${OPENOPERATOR_IMAGE}", froms
+    final = ins[max(i for i, (op, _) in enumerate(ins) if op == "FROM"):]
+    assert not [r for op, r in ins if op == "EXPOSE"], "no new EXPOSE"
+    users = [r for op, r in final if op == "USER"]
+    assert users and users[-1] == "1000", users
+    body = " ".join(r for _, r in final)
+    assert "/opt/venv-a0" not in body, "nothing touches Agent Zero's own venv"
+    # Argus from the vendored wheel, into its own venv; the wheel is in the repository.
+    copies = [r.split() for op, r in final if op == "COPY"]
+    wheel = next(src for src, *_ in copies if src.endswith(".whl"))
+    assert (REPO / wheel).is_file(), wheel
+    assert "python3 -m venv /opt/venv-argus" in body and "/opt/venv-argus/bin/pip install" in body
+    # Foreman pinned in its own venv, or said to be missing.
+    assert "/opt/venv-foreman" in body and "Foreman: not installed" in body
+    # State only under /a0/usr; the plugin where Agent Zero finds user plugins; no secret baked in.
+    env = " ".join(r for op, r in final if op == "ENV")
+    assert "ARGUS_SUPERVISOR_HOME=/a0/usr/argus-supervisor" in env
+    assert "TOKEN" not in env and "OPENTRAINING" not in env
+    assert ["openoperator/plugins/argus_supervisor", "/a0/usr/plugins/argus_supervisor"] in copies
+    for src, *_ in copies:
+        if not src.startswith("--from"):
+            assert (REPO / src).exists(), src

@@ -1,0 +1,81 @@
+"""The plugin's page (webui/main.html) in Debian's headless Chromium, served by the Agent Zero
+stand-in over a real socket: logged in, it lists the campaigns through the plugin's own API,
+claims one, and a destructive action sends nothing until it is confirmed."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+from conftest import wait_for
+
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def served(started):
+    from werkzeug.serving import make_server
+
+    port = free_port()
+    server = make_server("127.0.0.1", port, started["app"], threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield started | {"base": f"http://127.0.0.1:{port}"}
+    server.shutdown()
+
+
+@pytest.fixture()
+def chrome():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1200,900"):
+        options.add_argument(a)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService("/usr/bin/chromedriver"))
+    yield driver
+    driver.quit()
+
+
+def text(driver, css: str) -> str:
+    found = driver.find_elements(By.CSS_SELECTOR, css)
+    return found[0].text if found else ""
+
+
+def test_the_page_works_through_the_plugins_api_and_confirms_what_cannot_be_undone(served, chrome, tmp_path):
+    d = served["daemon"]
+    assert d.call("POST", "/campaigns/w1/observe", {"objective": "train"})[0] == 200
+    # Not logged in: the page is behind Agent Zero's login.
+    chrome.get(served["base"] + "/plugins/argus_supervisor/webui/main.html")
+    assert chrome.current_url.endswith("/login")
+    chrome.find_element(By.ID, "username").send_keys("operator")
+    chrome.find_element(By.ID, "password").send_keys("pass")
+    chrome.find_element(By.ID, "login").click()
+    chrome.get(served["base"] + "/plugins/argus_supervisor/webui/main.html")
+    wait_for("the campaign list", lambda: "w1" in text(chrome, "tr[data-campaign='w1']"))
+    wait_for("readiness", lambda: text(chrome, "#health") == "Ready")
+    chrome.find_element(By.CSS_SELECTOR, "tr[data-campaign='w1'] a").click()
+    wait_for("the claim button", lambda: chrome.find_elements(By.ID, "action-claim"))
+    chrome.find_element(By.ID, "action-claim").click()
+    wait_for("the claim's outcome", lambda: text(chrome, "#outcome").startswith("claim → 200"))
+    wait_for("controlling", lambda: "controlling.ready" in text(chrome, "#campaign-state"))
+    # abandon cannot be undone: it asks, and "keep" sends nothing.
+    wait_for("the abandon button", lambda: chrome.find_elements(By.ID, "action-abandon"))
+    chrome.find_element(By.ID, "action-abandon").click()
+    wait_for("the confirmation", lambda: "Really abandon w1?" in text(chrome, "#confirm"))
+    chrome.save_screenshot(str(tmp_path / "plugin-page-confirm.png"))
+    chrome.find_element(By.ID, "confirm-abort").click()
+    assert d.call("GET", "/campaigns/w1")[1]["state"] == "controlling.ready"
+    chrome.find_element(By.ID, "action-abandon").click()
+    chrome.find_element(By.ID, "confirm-reason").send_keys("wrong dataset")
+    chrome.find_element(By.ID, "confirm-send").click()
+    wait_for("the abandon's outcome", lambda: text(chrome, "#outcome").startswith("abandon → 200"))
+    assert d.call("GET", "/campaigns/w1")[1]["state"].startswith("closed")
+    # The daemon's token is nowhere in the page.
+    token = (served["state"] / "api-token").read_text().strip()
+    assert token not in chrome.page_source
