@@ -56,6 +56,8 @@ def test_the_page_works_through_the_plugins_api_and_confirms_what_cannot_be_undo
     chrome.find_element(By.ID, "username").send_keys("operator")
     chrome.find_element(By.ID, "password").send_keys("pass")
     chrome.find_element(By.ID, "login").click()
+    # The login's answer has set the session cookie before the page is asked for again.
+    wait_for("the login to be accepted", lambda: text(chrome, "body") == "ok")
     chrome.get(served["base"] + "/plugins/argus_supervisor/webui/main.html")
     wait_for("the campaign list", lambda: "w1" in text(chrome, "tr[data-campaign='w1']"))
     wait_for("readiness", lambda: text(chrome, "#health") == "Ready")
