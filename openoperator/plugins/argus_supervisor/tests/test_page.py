@@ -11,6 +11,7 @@ import pytest
 from conftest import wait_for
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 
@@ -43,8 +44,27 @@ def chrome():
 
 
 def text(driver, css: str) -> str:
-    found = driver.find_elements(By.CSS_SELECTOR, css)
-    return found[0].text if found else ""
+    try:
+        found = driver.find_elements(By.CSS_SELECTOR, css)
+        return found[0].text if found else ""
+    except StaleElementReferenceException:
+        return ""  # re-rendered meanwhile (the page refreshes every 3 s): read again
+
+
+def click(driver, css: str) -> None:
+    """Click what `css` finds, finding it again if the page re-rendered it in between."""
+
+    def once():
+        try:
+            found = driver.find_elements(By.CSS_SELECTOR, css)
+            if found:
+                found[0].click()
+                return True
+        except StaleElementReferenceException:
+            pass
+        return False
+
+    wait_for(f"{css} to be clicked", once)
 
 
 def test_the_page_works_through_the_plugins_api_and_confirms_what_cannot_be_undone(served, chrome, tmp_path):
@@ -61,21 +81,20 @@ def test_the_page_works_through_the_plugins_api_and_confirms_what_cannot_be_undo
     chrome.get(served["base"] + "/plugins/argus_supervisor/webui/main.html")
     wait_for("the campaign list", lambda: "w1" in text(chrome, "tr[data-campaign='w1']"))
     wait_for("readiness", lambda: text(chrome, "#health") == "Ready")
-    chrome.find_element(By.CSS_SELECTOR, "tr[data-campaign='w1'] a").click()
-    wait_for("the claim button", lambda: chrome.find_elements(By.ID, "action-claim"))
-    chrome.find_element(By.ID, "action-claim").click()
+    click(chrome, "tr[data-campaign='w1'] a")
+    click(chrome, "#action-claim")
     wait_for("the claim's outcome", lambda: text(chrome, "#outcome").startswith("claim → 200"))
     wait_for("controlling", lambda: "controlling.ready" in text(chrome, "#campaign-state"))
     # abandon cannot be undone: it asks, and "keep" sends nothing.
-    wait_for("the abandon button", lambda: chrome.find_elements(By.ID, "action-abandon"))
-    chrome.find_element(By.ID, "action-abandon").click()
+    click(chrome, "#action-abandon")
     wait_for("the confirmation", lambda: "Really abandon w1?" in text(chrome, "#confirm"))
     chrome.save_screenshot(str(tmp_path / "plugin-page-confirm.png"))
-    chrome.find_element(By.ID, "confirm-abort").click()
+    click(chrome, "#confirm-abort")
     assert d.call("GET", "/campaigns/w1")[1]["state"] == "controlling.ready"
-    chrome.find_element(By.ID, "action-abandon").click()
+    click(chrome, "#action-abandon")
+    wait_for("the confirmation again", lambda: "Really abandon w1?" in text(chrome, "#confirm"))
     chrome.find_element(By.ID, "confirm-reason").send_keys("wrong dataset")
-    chrome.find_element(By.ID, "confirm-send").click()
+    click(chrome, "#confirm-send")
     wait_for("the abandon's outcome", lambda: text(chrome, "#outcome").startswith("abandon → 200"))
     assert d.call("GET", "/campaigns/w1")[1]["state"].startswith("closed")
     # The daemon's token is nowhere in the page.
