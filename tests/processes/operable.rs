@@ -297,7 +297,7 @@ fn the_cli_has_exit_codes_encodes_ids_and_shows_times_for_people() {
     let (code, out) = cli(&base, API_TOKEN, &["observe", "t1", "--objective", "train"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(cli(&base, API_TOKEN, &["claim", "t1"]).0, 0);
-    // 1 refused: submit twice is refused the second time? No: an id the API refuses.
+    // 1 refused: an id the API refuses (and, being one path segment, never misrouted).
     let (code, out) = cli(
         &base,
         API_TOKEN,
@@ -308,7 +308,8 @@ fn the_cli_has_exit_codes_encodes_ids_and_shows_times_for_people() {
         out.contains("campaign id") && !out.contains("method_not_allowed"),
         "an id is one path segment: {out}"
     );
-    // 5 not found, 4 unauthorized, 3 unreachable (naming where it looked).
+    // 2 usage (clap's own), 5 not found, 4 unauthorized, 3 unreachable (naming where it looked).
+    assert_eq!(cli(&base, API_TOKEN, &["frobnicate", "t1"]).0, 2);
     let (code, out) = cli(&base, API_TOKEN, &["show", "nope"]);
     assert_eq!(code, 5, "{out}");
     assert_eq!(cli(&base, "wrong", &["list"]).0, 4);
