@@ -181,7 +181,10 @@ impl Store {
     /// Whether the state root takes a write now (readiness): a small file created, written and
     /// removed under `state/` — no document is touched.
     pub fn writable(&self) -> Result<(), StoreError> {
-        let path = self.root.join("state").join("ready-probe");
+        // One file per call: two readiness checks at once never remove each other's probe.
+        static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = self.root.join("state").join(format!("ready-probe-{n}"));
         self.check_writable(&path)?;
         fs::write(&path, b"probe").map_err(io_err(&path))?;
         fs::remove_file(&path).map_err(io_err(&path))
