@@ -1030,8 +1030,8 @@ fn argus_status_with(state: &str, journal: Value) -> Value {
 }
 
 /// Issue 33: an Argus that answers but does not act — wakes not taken, a stalled daemon — is said
-/// in `health` and told to the campaign once each, its end said once; its journal is shown in the
-/// campaign's view as untrusted and sent nowhere.
+/// in `health` and told to the campaign once each (a restart during it included), its end said
+/// once; its journal is shown in the campaign's view as untrusted and sent nowhere.
 #[test]
 fn argus_not_acting_is_said_once_and_its_recovery_once() {
     let (dir, argus, _, argus_home, _sim, url) = mission("argus-outage");
@@ -1059,19 +1059,36 @@ fn argus_not_acting_is_said_once_and_its_recovery_once() {
             && h["argus_stalled"] == json!(["o1"])
     });
     assert_ne!(h["argus"], "running", "{h}");
-    let count = |needle: &str| d.feed("o1").iter().filter(|l| l.contains(needle)).count();
+    let count =
+        |d: &Daemon, needle: &str| d.feed("o1").iter().filter(|l| l.contains(needle)).count();
     let (not_taking, stalled) = (
         "Argus is not taking this campaign's wakes",
         "reports no progress (stalled)",
     );
     wait_for("both outages told", || {
-        count(not_taking) == 1 && count(stalled) == 1
+        count(&d, not_taking) == 1 && count(&d, stalled) == 1
     });
     let (_, v) = d.get("/campaigns/o1").expect("view");
     assert_eq!(v["argus_status"], "stalled", "{v}");
     assert!(v["argus_stalled_since"].is_string(), "{v}");
     assert_eq!(v["argus_journal"]["untrusted"], true, "{v}");
     assert_eq!(v["argus_journal"]["entries"][0]["summary"], injected, "{v}");
+    // A restart during the outage does not tell it again: the next wake Argus does not take finds
+    // the campaign already told (the link's record keeps it, like the stall).
+    drop(d);
+    let d = serve(&url, &dir.join("state"), &argus_env(&argus, &argus_home));
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    assert_eq!(
+        d.act("o1", "next-attempt", json!({"message": "attempt 2"}))
+            .0,
+        200
+    );
+    d.wait_state("o1", "remote_terminal_local_pending");
+    d.wait_health(|h| {
+        h["argus"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("degraded (backend_unavailable)"))
+    });
     // Argus gets its backend back and its daemon moves again: each end said once.
     std::fs::remove_file(argus_home.join("not_dispatched")).expect("backend back");
     std::fs::write(
@@ -1085,12 +1102,12 @@ fn argus_not_acting_is_said_once_and_its_recovery_once() {
         "makes progress again",
     );
     wait_for("both recoveries said", || {
-        count(again) == 1 && count(moving) == 1
+        count(&d, again) == 1 && count(&d, moving) == 1
     });
     // Another attempt wakes Argus again (taken): nothing more is said of the outage.
     let taken = argus_messages(&argus_home).len();
     assert_eq!(
-        d.act("o1", "next-attempt", json!({"message": "attempt 2"}))
+        d.act("o1", "next-attempt", json!({"message": "attempt 3"}))
             .0,
         200
     );
@@ -1099,7 +1116,7 @@ fn argus_not_acting_is_said_once_and_its_recovery_once() {
         argus_messages(&argus_home).len() > taken
     });
     for needle in [not_taking, stalled, again, moving] {
-        assert_eq!(count(needle), 1, "{needle}: {:?}", d.feed("o1"));
+        assert_eq!(count(&d, needle), 1, "{needle}: {:?}", d.feed("o1"));
     }
     // The journal is Argus's and stays here: nothing of it reached the remote or the feed.
     let sent = audit(&url).to_string();

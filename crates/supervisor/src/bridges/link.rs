@@ -182,6 +182,10 @@ pub struct ArgusRecord {
     /// told once per stall, and again only after a stall that ended.
     #[serde(default)]
     pub stalled_since: Option<u64>,
+    /// The campaign was told that Argus takes none of its wakes (decisions fall to the operator):
+    /// kept across a restart, so an outage is told once and its end once.
+    #[serde(default)]
+    pub wakes_refused_told: bool,
     /// The newest entries of the project's journal: untrusted, kept here for the campaign view
     /// and sent nowhere.
     #[serde(default)]
@@ -299,6 +303,7 @@ impl ArgusBoard {
             status: None,
             pending_answer: None,
             stalled_since: None,
+            wakes_refused_told: false,
             journal: vec![],
         });
         let before = record.clone();
@@ -329,8 +334,6 @@ pub struct Link {
     undelivered: BTreeMap<String, Vec<String>>,
     /// The class of the failing deliveries while they fail.
     degraded: Option<&'static str>,
-    /// Campaigns told that decisions fall to the operator (once per outage).
-    told: std::collections::BTreeSet<String>,
     redeliver_after: Option<tokio::time::Instant>,
     redeliver_backoff: Duration,
 }
@@ -350,7 +353,6 @@ impl Link {
             backoff: Duration::from_millis(500),
             undelivered: BTreeMap::new(),
             degraded: None,
-            told: Default::default(),
             redeliver_after: None,
             redeliver_backoff: Duration::from_secs(1),
         }
@@ -557,9 +559,16 @@ impl Link {
         set_degraded(&self.wake.argus_status, e.class());
         self.redeliver_after = Some(tokio::time::Instant::now() + self.redeliver_backoff);
         self.redeliver_backoff = (self.redeliver_backoff * 2).min(Duration::from_secs(300));
-        if self.told.insert(id.to_string()) {
+        let told = self
+            .wake
+            .board
+            .get(id)
+            .is_some_and(|r| r.wakes_refused_told);
+        if !told {
             let text = format!("Argus is not taking this campaign's wakes ({}): decisions fall to the operator until it does. The remote keeps running; `health` shows Argus degraded.", e.class());
+            // Told first, then remembered: a crash in between tells twice rather than never.
             let _ = self.runtime.notice(id, false, text).await;
+            self.record(id, |r| r.wakes_refused_told = true);
         }
     }
 
@@ -571,9 +580,15 @@ impl Link {
             self.redeliver_backoff = Duration::from_secs(1);
             self.redeliver_after = None;
         }
-        if self.told.remove(id) {
+        if self
+            .wake
+            .board
+            .get(id)
+            .is_some_and(|r| r.wakes_refused_told)
+        {
             let line = "Argus takes this campaign's wakes again; decisions are its again.";
             let _ = self.runtime.decision(id, line.to_string()).await;
+            self.record(id, |r| r.wakes_refused_told = false);
         }
     }
 
