@@ -55,16 +55,10 @@ impl Method {
 
     /// The key in the extension's `params.operations`, for extension operations.
     pub fn extension_key(self) -> Option<&'static str> {
-        Some(match self {
-            Method::ClaimControl => "claim_control",
-            Method::ReadControl => "read_control",
-            Method::RenewControl => "renew_control",
-            Method::ReleaseControl => "release_control",
-            Method::Intervene => "intervene",
-            Method::Cancel => "cancel",
-            Method::RequestStatus => "request_status",
-            _ => return None,
-        })
+        match self {
+            Method::Submit | Method::Status | Method::Evidence => None,
+            extension => Some(extension.name()),
+        }
     }
 
     /// The operation's own name, whatever the peer calls it (its serialised name: `submit`,

@@ -6,7 +6,6 @@
 //! controller id, counters) needs the token.
 
 use super::ApiState;
-use crate::security::presents_token;
 use crate::time::now_secs;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -117,11 +116,7 @@ pub async fn ready(State(s): State<Arc<ApiState>>, headers: HeaderMap) -> Respon
         (StatusCode::SERVICE_UNAVAILABLE, "unready")
     };
     body["status"] = json!(status);
-    let authorised = match &s.token {
-        None => true,
-        Some(t) => presents_token(&headers, t.expose()),
-    };
-    if !authorised {
+    if !s.authorised(&headers) {
         let classes: Vec<&Value> = reasons.iter().map(|r| &r["class"]).collect();
         body = json!({"status": status, "reasons": classes});
     }

@@ -80,14 +80,28 @@ fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response
     verbs::Reply::error(status, code, message).into_response()
 }
 
+impl ApiState {
+    /// Whether a request carries the API token (always, when the daemon runs without one).
+    pub fn authorised(&self, headers: &axum::http::HeaderMap) -> bool {
+        self.token
+            .as_ref()
+            .is_none_or(|t| presents_token(headers, t.expose()))
+    }
+}
+
+fn unauthorized() -> Response {
+    error(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "a valid bearer token or X-API-KEY is required",
+    )
+}
+
 async fn auth(State(state): State<Arc<ApiState>>, request: Request, next: Next) -> Response {
-    match &state.token {
-        Some(token) if !presents_token(request.headers(), token.expose()) => error(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "a valid bearer token or X-API-KEY is required",
-        ),
-        _ => next.run(request).await,
+    if state.authorised(request.headers()) {
+        next.run(request).await
+    } else {
+        unauthorized()
     }
 }
 
@@ -119,13 +133,10 @@ pub fn router(state: Arc<ApiState>) -> Router {
 }
 
 async fn not_found(State(state): State<Arc<ApiState>>, headers: axum::http::HeaderMap) -> Response {
-    match &state.token {
-        Some(token) if !presents_token(&headers, token.expose()) => error(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "a valid bearer token or X-API-KEY is required",
-        ),
-        _ => error(StatusCode::NOT_FOUND, "not_found", "no such route"),
+    if state.authorised(&headers) {
+        error(StatusCode::NOT_FOUND, "not_found", "no such route")
+    } else {
+        unauthorized()
     }
 }
 

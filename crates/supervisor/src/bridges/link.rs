@@ -265,22 +265,20 @@ impl ArgusBoard {
 
     /// The campaigns whose Argus daemon says it is stalled.
     pub fn stalled(&self) -> Vec<String> {
-        self.records
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .filter(|r| r.stalled_since.is_some())
-            .map(|r| r.campaign_id.to_string())
-            .collect()
+        self.campaigns(|r| r.stalled_since.is_some())
     }
 
     /// The campaigns bound to an Argus project.
     pub fn bound(&self) -> Vec<String> {
+        self.campaigns(|r| r.project_id.is_some())
+    }
+
+    fn campaigns(&self, which: impl Fn(&ArgusRecord) -> bool) -> Vec<String> {
         self.records
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .values()
-            .filter(|r| r.project_id.is_some())
+            .filter(|r| which(r))
             .map(|r| r.campaign_id.to_string())
             .collect()
     }
