@@ -564,13 +564,18 @@ fn on_a_unix_socket_there_is_no_tcp_listener_and_the_api_cli_and_panel_work() {
     use std::os::unix::fs::PermissionsExt;
     let (_sim, url) = sim("happy", "127.0.0.1:0");
     let home = tmp("unix");
-    let mut cmd = procs::serve_command(&url, super::serve_loop::SIM_TOKEN, API_TOKEN, &home, 0);
-    cmd.arg("--allow-insecure-loopback")
-        .env("ARGUS_SUPERVISOR_LISTEN", "unix:api.sock")
-        .env_remove("ARGUS_SUPERVISOR_API_TOKEN")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let child = cmd.spawn().expect("serve");
+    // serve on a socket under the state root, given no API token.
+    let on_socket = || {
+        procs::serve_command(&url, super::serve_loop::SIM_TOKEN, API_TOKEN, &home, 0)
+            .arg("--allow-insecure-loopback")
+            .env("ARGUS_SUPERVISOR_LISTEN", "unix:api.sock")
+            .env_remove("ARGUS_SUPERVISOR_API_TOKEN")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("serve")
+    };
+    let child = on_socket();
     let pid = child.id();
     let _p = procs::Kill(child);
     let socket = home.join("api.sock");
@@ -623,14 +628,7 @@ fn on_a_unix_socket_there_is_no_tcp_listener_and_the_api_cli_and_panel_work() {
     // token kept in the state root stays the same.
     drop(_p);
     assert!(socket.exists(), "SIGKILL leaves the socket file");
-    let mut again = procs::serve_command(&url, super::serve_loop::SIM_TOKEN, API_TOKEN, &home, 0);
-    again
-        .arg("--allow-insecure-loopback")
-        .env("ARGUS_SUPERVISOR_LISTEN", "unix:api.sock")
-        .env_remove("ARGUS_SUPERVISOR_API_TOKEN")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let _again = procs::Kill(again.spawn().expect("serve"));
+    let _again = procs::Kill(on_socket());
     wait_for("the socket again", || {
         curl_unix(&socket, "/health/live", None).0 == 200
     });

@@ -331,17 +331,9 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
     ] {
         everything.push_str(&api_get(port, path));
     }
-    let health: Value = serde_json::from_str(
-        &c.call(
-            false,
-            &format!("{}/health", base(port)),
-            Some(API_TOKEN),
-            None,
-        )
-        .expect("h")
-        .1,
-    )
-    .expect("json");
+    let read_health =
+        || -> Value { serde_json::from_str(&api_get(port, "/health")).expect("json") };
+    let health = read_health();
     assert_eq!(
         health["secrets"],
         json!({"opentraining_token": true, "api_token": true})
@@ -350,17 +342,7 @@ fn sim_and_serve_driven_by_the_cli_never_show_a_secret() {
     let mut health = health;
     while health["heartbeat"]["last_tick_age_seconds"].is_null() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
-        health = serde_json::from_str(
-            &c.call(
-                false,
-                &format!("{}/health", base(port)),
-                Some(API_TOKEN),
-                None,
-            )
-            .expect("h")
-            .1,
-        )
-        .expect("json");
+        health = read_health();
     }
     assert!(
         health["heartbeat"]["last_tick_age_seconds"]

@@ -6,21 +6,9 @@
 //! must be said to be degraded, never "running", while it takes no wake.
 
 use super::serve_loop::{serve, sim, tmp, wait_for, Daemon, API_TOKEN, SIM_TOKEN};
+use crate::support::procs::{executable, real_argus_server};
 use serde_json::json;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-
-fn real_argus() -> PathBuf {
-    let venvs = std::env::var("ARGUS_INTEROP_VENVS")
-        .expect("ARGUS_INTEROP_VENVS is not set: run scripts/test.sh");
-    let bin = PathBuf::from(venvs).join("argus-skill-0.1.2/bin/argus-plugin-server");
-    assert!(
-        bin.exists(),
-        "{} is missing: run scripts/test.sh",
-        bin.display()
-    );
-    bin
-}
+use std::path::Path;
 
 /// The projects the real runtime keeps under its home (`<ARGUS_SKILL_HOME>/projects/<sid>`).
 fn real_projects(argus_home: &Path) -> Vec<String> {
@@ -36,7 +24,7 @@ fn real_projects(argus_home: &Path) -> Vec<String> {
 
 /// The shared skills the real runtime lists under `argus_home` (its own `SkillStore`).
 fn real_skills(argus_home: &Path) -> String {
-    let python = real_argus().with_file_name("python");
+    let python = real_argus_server().with_file_name("python");
     let out = std::process::Command::new(python)
         .args([
             "-c",
@@ -69,24 +57,20 @@ fn serve_binds_a_campaign_to_one_real_argus_project_and_says_argus_cannot_act() 
     // The real server behind a wrapper that records the environment it is given.
     let wrapper = dir.join("argus-plugin-server");
     let seen = dir.join("argus-env.txt");
-    std::fs::write(
+    executable(
         &wrapper,
-        format!(
-            "#!/bin/sh\nenv > {}\nexec {} \"$@\"\n",
+        &format!(
+            "env > {}\nexec {} \"$@\"",
             seen.display(),
-            real_argus().display()
+            real_argus_server().display()
         ),
-    )
-    .expect("wrapper");
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     // Foreman says ESCALATE on every event it is shown.
     let foreman = dir.join("foreman");
-    std::fs::write(
+    executable(
         &foreman,
-        "#!/bin/sh\ncat > /dev/null\necho '{\"action\": \"ESCALATE\", \"reason\": \"loss diverged\", \"confidence\": 0.9}'\n",
-    )
-    .expect("foreman");
-    std::fs::set_permissions(&foreman, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        "cat > /dev/null\necho '{\"action\": \"ESCALATE\", \"reason\": \"loss diverged\", \"confidence\": 0.9}'",
+    );
     let env = [
         ("ARGUS_SUPERVISOR_FOREMAN_ENABLED", "1".to_string()),
         (
@@ -250,18 +234,16 @@ fn a_kill_between_creating_the_project_and_keeping_the_binding_never_makes_a_sec
     let proxy = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/interop/servers/fail_writes_after_create.py");
     let wrapper = dir.join("argus-plugin-server");
-    std::fs::write(
+    executable(
         &wrapper,
-        format!(
-            "#!/bin/sh\nexec {} {} {} {} \"$@\"\n",
-            real_argus().with_file_name("python").display(),
+        &format!(
+            "exec {} {} {} {} \"$@\"",
+            real_argus_server().with_file_name("python").display(),
             proxy.display(),
             flag.display(),
-            real_argus().display()
+            real_argus_server().display()
         ),
-    )
-    .expect("wrapper");
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     let env = [
         ("ARGUS_SUPERVISOR_ARGUS_BIN", wrapper.display().to_string()),
         (

@@ -6,9 +6,8 @@
 
 use crate::support::procs;
 
-use procs::{free_port, spawn_sim, Kill, SimProc};
+use procs::{executable, free_port, spawn_sim, Kill, SimProc};
 use serde_json::{json, Value};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -24,11 +23,6 @@ pub(crate) fn tmp(name: &str) -> PathBuf {
 
 pub(crate) fn sim(scenario: &str, listen: &str) -> (SimProc, String) {
     spawn_sim(listen, scenario, SIM_TOKEN, [] as [&str; 0])
-}
-
-fn executable(path: &Path, body: &str) {
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
 /// The fake Argus as an executable (what ARGUS_SUPERVISOR_ARGUS_BIN names), and a Foreman stub

@@ -227,3 +227,24 @@ pub fn raw(
         Some((r.status().as_u16(), r.text().await.unwrap_or_default()))
     })
 }
+
+/// An executable shell script at `path` running `body` (a stand-in or a wrapper for a neighbour).
+pub fn executable(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// The real Argus MCP server: `argus-plugin-server` from the vendored argus-skill 0.1.2, in the
+/// venv scripts/test.sh prepares.
+pub fn real_argus_server() -> std::path::PathBuf {
+    let venvs = std::env::var("ARGUS_INTEROP_VENVS")
+        .expect("ARGUS_INTEROP_VENVS is not set: run scripts/test.sh");
+    let bin = std::path::PathBuf::from(venvs).join("argus-skill-0.1.2/bin/argus-plugin-server");
+    assert!(
+        bin.exists(),
+        "{} is missing: run scripts/test.sh",
+        bin.display()
+    );
+    bin
+}

@@ -198,12 +198,6 @@ fn shape_gaps(fake: &serde_json::Value, real: &serde_json::Value, at: &str, out:
     }
 }
 
-fn real_server() -> PathBuf {
-    let root =
-        std::env::var("ARGUS_INTEROP_VENVS").expect("ARGUS_INTEROP_VENVS: run scripts/test.sh");
-    PathBuf::from(root).join("argus-skill-0.1.2/bin/argus-plugin-server")
-}
-
 /// Every tool both serve, called on the real `argus-plugin-server` (argus-skill 0.1.2, vendored)
 /// and on the fake: the fake answers in the real shapes, and the recorded answers
 /// (`tests/interop/fixtures/argus-skill-0.1.2/`, which the fake serves) are still the real
@@ -215,7 +209,7 @@ async fn the_fake_answers_in_the_real_servers_shapes() {
     std::fs::create_dir_all(&workdir).expect("workdir");
     let wd = workdir.to_string_lossy().to_string();
     let real_cfg = ArgusConfig {
-        bin: real_server(),
+        bin: crate::support::procs::real_argus_server(),
         args: vec![],
         home: base.join("real"),
         backend: None,
