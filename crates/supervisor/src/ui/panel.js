@@ -203,9 +203,7 @@ async function picture(name) {
     viewText[name] = await resp.text();
   }
   const doc = new DOMParser().parseFromString(viewText[name], "image/svg+xml");
-  const svg = document.importNode(doc.documentElement, true);
-  svg.dataset.view = name;
-  return svg;
+  return document.importNode(doc.documentElement, true);
 }
 
 function nodes(svg) {
@@ -229,17 +227,20 @@ function highlight(svg, current, path) {
   }
 }
 
-// The detail view that shows the current state, preferring the one the path runs through most.
+const viewNames = {}; // each view's node names, read from its picture once
+
+// The name of the detail view that shows the current state, preferring the one the path runs
+// through most (decided on the views' node names: no picture is parsed per refresh).
 async function detailFor(current, path) {
   let best = null;
   let score = -1;
   for (const name of VIEWS.slice(1)) {
-    const svg = await picture(name);
-    const names = nodes(svg);
+    if (viewNames[name] === undefined) viewNames[name] = new Set(nodes(await picture(name)).keys());
+    const names = viewNames[name];
     if (!names.has(current)) continue;
     const s = path.filter((p) => names.has(p)).length;
     if (s > score) {
-      best = svg;
+      best = name;
       score = s;
     }
   }
@@ -446,9 +447,10 @@ async function campaignPage(view, id) {
       const path = c.path || [];
       if (overview) highlight(overview, c.diagram_superstate, []);
       // The detail view holding the current state; switched (and scrolled to) when it changes.
-      const detail = await detailFor(c.diagram_state, path);
-      if (detail && detail.dataset.view !== shownDetail) {
-        shownDetail = detail.dataset.view;
+      const view = await detailFor(c.diagram_state, path);
+      if (view && view !== shownDetail) {
+        shownDetail = view;
+        const detail = await picture(view);
         detailBox.replaceChildren(detail);
         highlight(detail, c.diagram_state, path);
         reveal(detailBox);
