@@ -817,10 +817,7 @@ fn argus_env_names(list: Option<String>) -> Result<Vec<String>, String> {
         if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(format!("{name:?} is not a variable name"));
         }
-        if matches!(
-            name,
-            "OPENTRAINING_A2A_TOKEN" | "ARGUS_SUPERVISOR_API_TOKEN"
-        ) {
+        if SECRET_SETTINGS.iter().any(|(_, secret)| *secret == name) {
             return Err(format!("{name} is never given to Argus"));
         }
         names.push(name.to_string());
