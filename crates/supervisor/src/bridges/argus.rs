@@ -433,6 +433,6 @@ decisions/<decision_id>.json in this project's work directory (see the argus-run
 ESCALATE:\n- credentials/authentication\n- spending/payment\n- publication\n- destructive actions\n- controller conflict\n\
 - scope changes\n- ambiguous high-impact choice\n\n\
 OUTPUT POLICY:\nDo not narrate routine progress.\nReturn only blockers, attempt outcomes, stage transitions, reviewer verdicts, and mission completion.\n",
-        Untrusted::new(objective, 4096).fenced()
+        Untrusted::new(objective, crate::runtime::OBJECTIVE_MAX_BYTES).fenced()
     )
 }

@@ -105,6 +105,10 @@ pub struct CampaignDoc {
 /// How many attempts a campaign document lists in full.
 pub const MAX_ATTEMPT_RECORDS: usize = 20;
 
+/// Largest objective a campaign keeps, in bytes (it is the mission text given to Argus): a longer
+/// one is refused at the API, never cut.
+pub const OBJECTIVE_MAX_BYTES: usize = 4096;
+
 /// How many states of a campaign's path its document keeps.
 pub const MAX_PATH: usize = 64;
 

@@ -317,7 +317,9 @@ impl Runtime {
             // is no campaign, and a new one may take its id.
             match self.document(id).await {
                 Some(d) => {
-                    return if d.objective == Untrusted::new(objective, 4096).as_str() {
+                    return if d.objective
+                        == Untrusted::new(objective, super::OBJECTIVE_MAX_BYTES).as_str()
+                    {
                         Err(RuntimeError::Same)
                     } else {
                         Err(RuntimeError::Exists)
@@ -334,7 +336,11 @@ impl Runtime {
             self.shared.config.policy(),
         );
         let now = now_secs();
-        let doc = CampaignDoc::new(&machine, Untrusted::new(objective, 4096).as_str(), now);
+        let doc = CampaignDoc::new(
+            &machine,
+            Untrusted::new(objective, super::OBJECTIVE_MAX_BYTES).as_str(),
+            now,
+        );
         self.shared
             .store
             .write_doc(&self.shared.store.campaign_path(&cid), &doc)?;

@@ -99,8 +99,7 @@ pub struct Body {
     pub not_applied: Option<bool>,
 }
 
-/// Largest objective a campaign keeps (it is the mission text given to Argus).
-pub const OBJECTIVE_MAX_BYTES: usize = 4096;
+use crate::runtime::OBJECTIVE_MAX_BYTES;
 /// Largest reason an action takes (logged, and carried to the remote with a cancel).
 pub const REASON_MAX_BYTES: usize = 4096;
 
