@@ -60,8 +60,34 @@ export ARGUS_MERMAID_PUPPETEER="$PWD/tests/mermaid/puppeteer.json"
 # test-hooks: the store that can be made to fail (fault-injection tests); never in release builds.
 cargo test --workspace --features argus-supervisor/test-hooks "$@"
 
-# The OpenOperator plugin (openoperator/plugins/argus_supervisor) under the Agent Zero stand-in
-# (openoperator/standin: Agent Zero needs Python >= 3.12), against the binary built above.
+# The OpenOperator plugin (openoperator/plugins/argus_supervisor) under the real OpenOperator
+# (vendor/openoperator: Agent Zero's snapshot, its Python 3.12 lock and two stand-ins for the
+# speech/embedding stacks), against the binary built above. Agent Zero needs Python >= 3.12: taken
+# from the PATH or pyenv; without one this fails and says so (it never skips).
+OO_PY="$(command -v python3.12 || true)"
+if [ -z "$OO_PY" ] && command -v pyenv >/dev/null 2>&1; then
+  OO_PY="$(ls -d "$(pyenv root)"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -V | tail -n 1 || true)"
+fi
+if [ -z "$OO_PY" ] || ! "$OO_PY" -c 'import sys, venv, ensurepip; assert sys.version_info >= (3, 12)' >/dev/null 2>&1; then
+  echo "scripts/test.sh: the OpenOperator plugin tests need Python >= 3.12 with venv and ensurepip" >&2
+  echo "  (python3.12 on the PATH, or pyenv with a 3.12 version: pyenv install 3.12); none was found" >&2
+  exit 1
+fi
+OO_VENV="$ARGUS_INTEROP_VENVS/openoperator-3fa8481b"
+if [ ! -x "$OO_VENV/bin/python" ] || ! cmp -s openoperator/requirements-test.txt "$OO_VENV/.requirements"; then
+  echo "== preparing the OpenOperator venv (Python $("$OO_PY" -c 'import platform; print(platform.python_version())'))"
+  rm -rf "$OO_VENV"
+  "$OO_PY" -m venv "$OO_VENV"
+  "$OO_VENV/bin/pip" install --quiet --disable-pip-version-check -r openoperator/requirements-test.txt
+  cp openoperator/requirements-test.txt "$OO_VENV/.requirements"
+fi
+OO_TAR=vendor/openoperator/openoperator-3fa8481b.tar.gz
+echo "5cc01880e1d08547fac6acff17a02df028f59c06accd89193b56dd392d946a2a  $OO_TAR" | sha256sum --check --quiet
+OO_TREE="$ARGUS_INTEROP_VENVS/openoperator-3fa8481b-tree"
+if [ ! -f "$OO_TREE/run_ui.py" ]; then
+  rm -rf "$OO_TREE" && mkdir -p "$OO_TREE"
+  tar -xzf "$OO_TAR" -C "$OO_TREE"
+fi
 ARGUS_SUPERVISOR_BIN="${CARGO_TARGET_DIR:-target}/debug/argus-supervisor" \
-  "$ARGUS_INTEROP_VENVS/openoperator-standin/bin/python" -m pytest -q -p no:cacheprovider \
-  openoperator/plugins/argus_supervisor/tests
+ARGUS_OPENOPERATOR_TREE="$OO_TREE" ARGUS_OPENOPERATOR_STUBS="$PWD/vendor/openoperator/stubs" \
+  "$OO_VENV/bin/python" -m pytest -q -p no:cacheprovider openoperator/tests

@@ -1,21 +1,23 @@
 """`GET|POST /api/plugins/argus_supervisor/campaigns`: every campaign, or with `campaign_id` (in
 the JSON body or the query) one campaign's view; with `part` also its `events` or `messages`.
-§16's `GET campaigns` and `GET campaigns/{id}` in Agent Zero's one-segment form."""
+§16's `GET campaigns` and `GET campaigns/{id}` in Agent Zero's one-segment form. Read-only."""
 
-import sys
-from pathlib import Path
-
-_HELPERS = str(Path(__file__).resolve().parents[1] / "helpers")
-if _HELPERS not in sys.path:
-    sys.path.insert(0, _HELPERS)
-
-import argus_supervisor_daemon as daemon  # noqa: E402
-from helpers.api import ApiHandler, Request, Response  # noqa: E402
+from helpers.api import ApiHandler, Request, Response
+from usr.plugins.argus_supervisor.helpers import argus_supervisor_daemon as daemon
 
 PARTS = {"view": "", "events": "/events", "messages": "/messages"}
 
 
 class Campaigns(ApiHandler):
+    # Declared here, not inherited: a build whose base class relaxes auth does not relax ours.
+    @classmethod
+    def requires_auth(cls) -> bool:
+        return True
+
+    @classmethod
+    def requires_csrf(cls) -> bool:
+        return True
+
     @classmethod
     def get_methods(cls) -> list[str]:
         return ["GET", "POST"]
@@ -25,7 +27,7 @@ class Campaigns(ApiHandler):
         cid = str(input.get("campaign_id") or args.get("campaign_id") or "")
         part = str(input.get("part") or args.get("part") or "view")
         if part not in PARTS:
-            return daemon.respond(400, {"error": {"code": "invalid_body", "message": f"part must be one of {sorted(PARTS)}", "field": "part"}, "refused_by": "plugin"})
+            return daemon.refusal(400, "invalid_body", f"part must be one of {sorted(PARTS)}", "part")
         if not cid:
-            return daemon.forward("GET", "/campaigns")
-        return daemon.forward("GET", f"/campaigns/{daemon.segment(cid)}{PARTS[part]}")
+            return await daemon.forward("GET", "/campaigns")
+        return await daemon.forward("GET", f"/campaigns/{daemon.segment(cid)}{PARTS[part]}")

@@ -1,21 +1,23 @@
 """`GET|POST /api/plugins/argus_supervisor/status`: campaign counts by state and the daemon's
-counters. Agent Zero's auth and CSRF apply."""
+counters. Read-only."""
 
-import sys
-from pathlib import Path
-
-_HELPERS = str(Path(__file__).resolve().parents[1] / "helpers")
-if _HELPERS not in sys.path:
-    sys.path.insert(0, _HELPERS)
-
-import argus_supervisor_daemon as daemon  # noqa: E402
-from helpers.api import ApiHandler, Request, Response  # noqa: E402
+from helpers.api import ApiHandler, Request, Response
+from usr.plugins.argus_supervisor.helpers import argus_supervisor_daemon as daemon
 
 
 class Status(ApiHandler):
+    # Declared here, not inherited: a build whose base class relaxes auth does not relax ours.
+    @classmethod
+    def requires_auth(cls) -> bool:
+        return True
+
+    @classmethod
+    def requires_csrf(cls) -> bool:
+        return True
+
     @classmethod
     def get_methods(cls) -> list[str]:
         return ["GET", "POST"]
 
     async def process(self, input: dict, request: Request) -> Response:
-        return daemon.forward("GET", "/status")
+        return await daemon.forward("GET", "/status")

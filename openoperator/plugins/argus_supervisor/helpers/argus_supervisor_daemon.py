@@ -1,27 +1,37 @@
-"""The argus_supervisor plugin's one helper: the daemon as a child process, and its API over the
-daemon's Unix socket.
+"""The argus_supervisor plugin's one helper: the daemon as a child process, its API over the
+daemon's Unix socket, and the rules for what the plugin hands Agent Zero.
 
 - `Daemon` starts `argus-supervisor serve --listen unix:api.sock` under the state root, restarts it
   with backoff when it exits, and stops it with Agent Zero (and, through PR_SET_PDEATHSIG, when
-  Agent Zero dies without stopping it).
-- `call` is one HTTP request over the socket, with the daemon's API token read from the state root
-  (`api-token`, written by the daemon, mode 0600). The token never leaves this process: the
-  browser talks to the plugin's handlers, which Agent Zero authenticates.
-- `Notifier` reads each campaign's feed and hands Needs you, attempt completed, mission complete
-  and critical failures — and nothing else — to Agent Zero's notifications, once each.
+  Agent Zero dies without stopping it). Its stderr goes to Agent Zero's and to `daemon.log` under
+  the state root (bounded), where the smoke check looks for leaked secrets.
+- `call` is one bounded HTTP request over the socket, with the daemon's API token read from the
+  state root (`api-token`, written by the daemon, mode 0600); `acall` is the same off the event
+  loop. The token never leaves this process: the browser talks to the plugin's handlers, which
+  Agent Zero authenticates.
+- `for_host` is the one rule for text that crosses into Agent Zero's UI or chat: bounded, control
+  characters removed, HTML-escaped. Agent Zero renders a notification's message and detail as HTML
+  (`x-html`), and remote, Argus and Foreman text is data, never markup.
+- `Notifier` hands Needs you, attempt completed, mission complete and critical failures — and
+  nothing else — to Agent Zero's notifications, once each.
 
-The module is named for the plugin (not `helpers`), so it never shadows Agent Zero's own package.
+Imported as `usr.plugins.argus_supervisor.helpers.argus_supervisor_daemon` (Agent Zero's plugin
+import rule): no `sys.path` edits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
+import html
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -46,6 +56,29 @@ NOTIFY_KINDS = {
     "CRITICAL_FAILURE": ("error", "Critical failure"),
 }
 
+# Bounds of what the plugin hands Agent Zero (characters, before escaping).
+TITLE_MAX = 120
+MESSAGE_MAX = 1000
+TOOL_ANSWER_MAX = 4000
+
+# The opt-in that lets operator actions through on a host without a login (the risk accepted).
+OPEN_HOST_OPT_IN = "ARGUS_SUPERVISOR_PLUGIN_ALLOW_OPEN_HOST"
+
+# daemon.log is cut to its newest half past this size.
+LOG_MAX_BYTES = 1 << 20
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_host(text: Any, limit: int = MESSAGE_MAX) -> str:
+    """Text for Agent Zero's UI or chat: at most `limit` characters (cut with an ellipsis), no
+    control or bidirectional characters, and HTML-escaped, so that whatever renders it shows the
+    characters and runs nothing."""
+    s = _CONTROL.sub("", str(text if text is not None else ""))
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return html.escape(s, quote=True)
+
 
 def _defaults() -> dict[str, Any]:
     values: dict[str, Any] = {}
@@ -68,6 +101,7 @@ def config() -> dict[str, Any]:
         "restart_first": float(d["restart_first_seconds"]),
         "restart_max": float(d["restart_max_seconds"]),
         "notify_every": float(d["notify_every_seconds"]),
+        "call_timeout": float(d["call_timeout_seconds"]),
     }
 
 
@@ -96,12 +130,13 @@ def token(cfg: dict[str, Any] | None = None) -> str:
 
 
 def call(
-    method: str, path: str, body: dict | None = None, timeout: float = 45.0,
+    method: str, path: str, body: dict | None = None, timeout: float | None = None,
     cfg: dict[str, Any] | None = None,
 ) -> tuple[int, Any]:
-    """One request to the daemon's API (`path` below its prefix): its status and JSON answer."""
+    """One request to the daemon's API (`path` below its prefix): its status and JSON answer.
+    Blocking, bounded by `timeout` per socket operation; from async code use `acall`."""
     cfg = cfg or config()
-    conn = _UnixHTTPConnection(cfg["state_root"] / cfg["socket"], timeout)
+    conn = _UnixHTTPConnection(cfg["state_root"] / cfg["socket"], timeout or cfg["call_timeout"])
     headers = {"Authorization": f"Bearer {token(cfg)}", "Host": "localhost"}
     data = None
     if body is not None:
@@ -121,14 +156,33 @@ def call(
         return resp.status, {"text": raw.decode("utf-8", "replace")}
 
 
+async def acall(
+    method: str, path: str, body: dict | None = None, timeout: float | None = None,
+    cfg: dict[str, Any] | None = None,
+) -> tuple[int, Any]:
+    """`call` in a worker thread, so Agent Zero's event loop never waits on the daemon; the whole
+    call is bounded (a daemon that accepts and never answers is a DaemonError, not a hang)."""
+    cfg = cfg or config()
+    limit = timeout or cfg["call_timeout"]
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(call, method, path, body, limit, cfg), limit + 1.0
+        )
+    except asyncio.TimeoutError:
+        raise DaemonError(f"the daemon did not answer within {limit:.0f} s") from None
+
+
 def segment(campaign_id: str) -> str:
     """A campaign id as one path segment (whatever it contains)."""
     return urllib.parse.quote(str(campaign_id), safe="")
 
 
-def unreachable(e: DaemonError) -> dict[str, Any]:
-    """The answer when the daemon said nothing: refused here, by the plugin."""
-    return {"error": {"code": "daemon_unreachable", "message": str(e)}, "refused_by": "plugin"}
+def refusal(status: int, code: str, message: str, field: str | None = None):
+    """An answer refused here, by the plugin (the daemon was not asked)."""
+    error = {"code": code, "message": message}
+    if field:
+        error["field"] = field
+    return respond(status, {"error": error, "refused_by": "plugin"})
 
 
 def respond(status: int, body: Any):
@@ -138,12 +192,47 @@ def respond(status: int, body: Any):
     return Response(response=json.dumps(body), status=status, mimetype="application/json")
 
 
-def forward(method: str, path: str, body: dict | None = None, timeout: float = 45.0):
+async def forward(method: str, path: str, body: dict | None = None, timeout: float | None = None):
     """One daemon call as a handler's answer; 503 `daemon_unreachable` when it says nothing."""
     try:
-        return respond(*call(method, path, body, timeout))
+        return respond(*(await acall(method, path, body, timeout)))
     except DaemonError as e:
-        return respond(503, unreachable(e))
+        return refusal(503, "daemon_unreachable", str(e))
+
+
+def operator_refusal(request: Any):
+    """None when an operator action may reach the daemon; otherwise the plugin's 403.
+
+    Agent Zero's `requires_auth` lets everyone through when no login is configured, and some
+    OpenOperator builds skip auth and CSRF altogether (on Hugging Face Spaces). An action that
+    claims, cancels or accepts must not become an unauthenticated proxy, so the plugin checks for
+    itself what the host's decorators should have: a login is configured, this request's session
+    holds it, and its CSRF token matches — unless the operator accepted the risk explicitly."""
+    from flask import session
+
+    from helpers import login, runtime
+
+    if os.environ.get(OPEN_HOST_OPT_IN) == "1":
+        return None
+    expected = login.get_credentials_hash()
+    if not expected:
+        return refusal(
+            403, "host_auth_off",
+            "Agent Zero has no login configured, so anyone who reaches it could act on campaigns: "
+            f"set AUTH_LOGIN and AUTH_PASSWORD, or accept the risk with {OPEN_HOST_OPT_IN}=1",
+        )
+    if session.get("authentication") != expected:
+        return refusal(
+            403, "host_auth_skipped",
+            "this request carries no Agent Zero login session (the host's auth check did not run): "
+            f"log in, or accept the risk with {OPEN_HOST_OPT_IN}=1",
+        )
+    sent = request.headers.get("X-CSRF-Token") or request.cookies.get(
+        "csrf_token_" + runtime.get_runtime_id()
+    )
+    if not session.get("csrf_token") or sent != session.get("csrf_token"):
+        return refusal(403, "host_csrf_skipped", "CSRF token missing or invalid")
+    return None
 
 
 def _die_with_parent() -> None:
@@ -190,7 +279,7 @@ class Daemon:
             try:
                 self.proc = subprocess.Popen(
                     self.command(), env=self.environment(), stdin=subprocess.DEVNULL,
-                    preexec_fn=_die_with_parent,
+                    stderr=subprocess.PIPE, preexec_fn=_die_with_parent,
                 )
             except OSError as e:
                 self.log(f"argus-supervisor cannot start: {e.strerror}")
@@ -198,7 +287,10 @@ class Daemon:
                 delay = min(delay * 2, self.cfg["restart_max"])
                 continue
             self.starts += 1
+            pipe = threading.Thread(target=self._copy_log, args=(self.proc.stderr,), daemon=True)
+            pipe.start()
             code = self.proc.wait()
+            pipe.join(5)
             if self._stop.is_set():
                 return
             # A daemon that ran a while earns a fresh backoff; one that keeps dying waits longer.
@@ -207,6 +299,21 @@ class Daemon:
             self.log(f"argus-supervisor exited with {code}; restarting in {delay:.0f} s")
             self._stop.wait(delay)
             delay = min(delay * 2, self.cfg["restart_max"])
+
+    def _copy_log(self, stream) -> None:
+        """The daemon's log lines to Agent Zero's stderr and to daemon.log (kept to LOG_MAX_BYTES)."""
+        path = self.cfg["state_root"] / "daemon.log"
+        for line in iter(stream.readline, b""):
+            sys.stderr.write(line.decode("utf-8", "replace"))
+            try:
+                with open(path, "ab") as f:
+                    f.write(line)
+                    size = f.tell()
+                if size > LOG_MAX_BYTES:
+                    path.write_bytes(path.read_bytes()[-LOG_MAX_BYTES // 2:])
+            except OSError:
+                pass  # the log copy is best effort; Agent Zero's stderr has every line
+        stream.close()
 
     def stop(self, timeout: float = 15.0) -> None:
         """SIGTERM (the daemon finishes its step and persists), then SIGKILL after `timeout`."""
@@ -253,7 +360,15 @@ class Notifier:
                 kind = m.get("kind")
                 if kind in NOTIFY_KINDS:
                     level, title = NOTIFY_KINDS[kind]
-                    self.notify(level=level, title=f"{title}: {cid}", message=m.get("text", ""))
+                    self.notify(
+                        level=level,
+                        title=for_host(f"{title}: {cid}", TITLE_MAX),
+                        message=for_host(m.get("text", "")),
+                        detail=for_host(
+                            "From argus-supervisor. Text from OpenTraining, Argus or Foreman in "
+                            "it is untrusted data, shown as text."
+                        ),
+                    )
                     sent += 1
             if len(lines) != self.seen.get(cid, 0):
                 self.seen[cid] = len(lines)
@@ -284,21 +399,22 @@ _lock = threading.Lock()
 _running: dict[str, Any] = {}
 
 
-def agent_zero_notify(level: str, title: str, message: str) -> None:
-    """Agent Zero's notification mechanism (AgentContext's notification manager)."""
+def agent_zero_notify(level: str, title: str, message: str, detail: str = "") -> None:
+    """Agent Zero's notification mechanism (AgentContext's notification manager). The caller
+    passes text already made safe by `for_host`."""
     from agent import AgentContext
     from helpers.notification import NotificationPriority, NotificationType
 
     AgentContext.get_notification_manager().add_notification(
         type=NotificationType(level), priority=NotificationPriority.HIGH,
-        title=title, message=message, detail="", display_time=30,
+        title=title, message=message, detail=detail, display_time=30,
     )
 
 
-def ensure_started(shutdown: Any = None, notify: Callable[..., Any] | None = None) -> Daemon:
-    """Start the daemon and the notifier once per Agent Zero process (either startup hook may call
-    this; the second call finds them running). With `shutdown` (the server's exit stack), both stop
-    with Agent Zero."""
+def ensure_started(notify: Callable[..., Any] | None = None) -> Daemon:
+    """Start the daemon and the notifier once per Agent Zero process; a second call finds them
+    running. They stop when Agent Zero's process exits (atexit), and the daemon also when it dies
+    (PR_SET_PDEATHSIG)."""
     with _lock:
         if "daemon" not in _running:
             daemon = Daemon()
@@ -306,8 +422,6 @@ def ensure_started(shutdown: Any = None, notify: Callable[..., Any] | None = Non
             notifier = Notifier(notify or agent_zero_notify, daemon.cfg)
             notifier.start()
             _running.update(daemon=daemon, notifier=notifier)
-            if shutdown is not None and hasattr(shutdown, "callback"):
-                shutdown.callback(stop_all)
         return _running["daemon"]
 
 

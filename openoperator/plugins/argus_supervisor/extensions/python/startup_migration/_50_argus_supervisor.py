@@ -1,21 +1,15 @@
-"""Start argus-supervisor at OpenOperator's startup.
+"""Start argus-supervisor when OpenOperator starts.
 
-Extension point `startup_migration` (OpenOperator, JsonLord/agent-zero: run once after the
-framework starts; see plugins/_goal/extensions/python/startup_migration/_30_reconcile_goals.py).
-It carries no shutdown stack: the daemon stops with Agent Zero's process (PR_SET_PDEATHSIG on the
-child, and an atexit stop). Where both this and `webui_server_start` run, the second finds the
-daemon already started."""
+Extension point `startup_migration`: `run_ui.py` calls it once per process, before the web server
+starts (`initialize.initialize_migration` → `helpers.migration.startup_migration`). The daemon and
+the notifier stop with Agent Zero's process: atexit on a clean exit (SIGTERM), PR_SET_PDEATHSIG on
+the child when Agent Zero is killed. This tree has no caller of `webui_server_start`, so the plugin
+hooks nothing else; `ensure_started` would find the daemon running if a second hook called it."""
 
 import atexit
-import sys
-from pathlib import Path
 
-_HELPERS = str(Path(__file__).resolve().parents[3] / "helpers")
-if _HELPERS not in sys.path:
-    sys.path.insert(0, _HELPERS)
-
-import argus_supervisor_daemon as daemon  # noqa: E402
-from helpers.extension import Extension  # noqa: E402
+from helpers.extension import Extension
+from usr.plugins.argus_supervisor.helpers import argus_supervisor_daemon as daemon
 
 
 class ArgusSupervisorStartup(Extension):

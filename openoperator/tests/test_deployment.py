@@ -3,9 +3,7 @@ image itself is not built here): what §5 and §20 require of the layers it adds
 
 from __future__ import annotations
 
-from conftest import OPENOPERATOR
-
-REPO = OPENOPERATOR.parent
+from conftest import OPENOPERATOR, REPO
 
 
 def instructions() -> list[tuple[str, str]]:
@@ -42,6 +40,10 @@ def test_the_openoperator_image_adds_no_port_runs_as_1000_and_keeps_opt_venv_a0_
     assert "ARGUS_SUPERVISOR_HOME=/a0/usr/argus-supervisor" in env
     assert "TOKEN" not in env and "OPENTRAINING" not in env
     assert ["openoperator/plugins/argus_supervisor", "/a0/usr/plugins/argus_supervisor"] in copies
+    # The plugin directory is what is installed: it carries the profile, and no tests.
+    plugin = REPO / "openoperator/plugins/argus_supervisor"
+    assert (plugin / "agents/argus-supervisor/agent.yaml").is_file()
+    assert not (plugin / "tests").exists()
     for src, *_ in copies:
         if not src.startswith("--from"):
             assert (REPO / src).exists(), src

@@ -1,0 +1,130 @@
+// The plugin page's state, as an Agent Zero store: loaded once per page, its refresh running only
+// while the modal is open (onOpen starts it, cleanup stops it).
+import { createStore } from "/js/AlpineStore.js";
+import { fetchApi } from "/js/api.js";
+
+const API = "/api/plugins/argus_supervisor/";
+const DESTRUCTIVE = new Set(["cancel", "abandon", "reject"]);
+const WITH_TEXT = new Set(["submit", "intervene", "answer", "next-attempt"]);
+const REFRESH_MS = 3000;
+
+async function call(handler, body) {
+  const r = await fetchApi(API + handler, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body || {}),
+  });
+  if (!r) return { status: 0, body: null };
+  let json = null;
+  try { json = await r.json(); } catch (_) { json = null; }
+  return { status: r.status, body: json };
+}
+
+const model = {
+  health: "",
+  campaigns: [],
+  selected: null,
+  campaign: null,
+  feed: [],
+  text: "",
+  reason: "",
+  confirming: null,
+  outcome: "",
+  outcomeClass: "",
+  timer: null,
+  // Bumped on every open and close: a refresh begun before the page closed stops at its next step.
+  generation: 0,
+
+  onOpen() {
+    this.cleanup();
+    const gen = this.generation;
+    this.refresh(gen);
+    this.timer = setInterval(() => this.refresh(gen), REFRESH_MS);
+  },
+
+  cleanup() {
+    this.generation += 1;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  },
+
+  live(gen) { return gen === undefined || gen === this.generation; },
+
+  destructive(a) { return DESTRUCTIVE.has(a); },
+
+  stateLine() {
+    const c = this.campaign;
+    return c.state + " · remote " + (c.remote_state || "unknown") + " · attempts " + c.attempts +
+      " · verdict " + (c.reviewer_verdict || "none");
+  },
+
+  remoteSays() {
+    const c = this.campaign;
+    return [c.remote_state, c.remote_stage, c.remote_message].filter((x) => x).map(String).join(" · ") || "nothing yet";
+  },
+
+  question() {
+    return this.campaign && this.campaign.pending_question ? String(this.campaign.pending_question.text) : "none";
+  },
+
+  feedLine(m) {
+    return new Date(m.at * 1000).toISOString() + " [" + m.kind + "] " + m.text;
+  },
+
+  async refresh(gen) {
+    if (!this.live(gen)) return;
+    const { status, body: h } = await call("health");
+    if (!this.live(gen)) return;
+    this.health = status === 200 ? "Ready"
+      : "Not ready: " + ((((h && h.reasons) || []).map((r) => r.class || r).join(", ")) || (h && h.error && h.error.message) || status);
+    const { body } = await call("campaigns");
+    if (!this.live(gen)) return;
+    this.campaigns = (body && body.campaigns) || [];
+    await this.show(gen);
+  },
+
+  async show(gen) {
+    if (!this.selected || !this.live(gen)) return;
+    const { status, body: c } = await call("campaigns", { campaign_id: this.selected });
+    if (status !== 200 || !this.live(gen)) return;
+    this.campaign = c;
+    const { body: f } = await call("campaigns", { campaign_id: this.selected, part: "messages" });
+    this.feed = (f && f.messages) || [];
+  },
+
+  select(id) {
+    this.selected = id;
+    this.confirming = null;
+    this.show();
+  },
+
+  press(a) {
+    if (DESTRUCTIVE.has(a)) {
+      this.reason = "";
+      this.confirming = a;
+    } else {
+      this.act(a, {});
+    }
+  },
+
+  confirm() {
+    const a = this.confirming;
+    this.confirming = null;
+    const why = this.reason.trim();
+    this.act(a, why ? { reason: why } : {});
+  },
+
+  async act(action, extra) {
+    const body = Object.assign({ campaign_id: this.selected, action }, extra);
+    const text = this.text.trim();
+    if (WITH_TEXT.has(action) && text) body.message = text;
+    const { status, body: a } = await call("campaign_action", body);
+    const said = (a && (a.message || (a.error && a.error.message))) || "";
+    const who = a && a.refused_by ? " (refused by " + a.refused_by + ")" : "";
+    this.outcome = action + " → " + status + who + " · " + said;
+    this.outcomeClass = status === 200 ? "done" : "refused";
+    await this.refresh();
+  },
+};
+
+export const store = createStore("argusSupervisor", model);
