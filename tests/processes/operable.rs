@@ -444,6 +444,23 @@ fn bad_input_is_answered_with_the_field_and_the_limit_and_nothing_is_cut() {
             .is_some_and(|m| m.contains("not valid JSON")),
         "{b}"
     );
+    // Two bodies in one: neither is taken (it was the first), and nothing was created.
+    let (c, b) = post(
+        "/campaigns/i1/observe",
+        br#"{"objective":"x"}{"objective":"y"}"#,
+    );
+    assert_eq!(
+        (c, &b["error"]["code"]),
+        (400, &json!("invalid_body")),
+        "{b}"
+    );
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("trailing characters")),
+        "{b}"
+    );
+    assert_eq!(d.get("/campaigns/i1").map(|(c, _)| c), Some(404));
     // 60 KB of objective: refused with the limit, not cut to fit; nothing was created.
     let long = json!({"objective": "x".repeat(60_000)}).to_string();
     let (c, b) = post("/campaigns/i1/observe", long.as_bytes());

@@ -104,10 +104,11 @@ use crate::runtime::OBJECTIVE_MAX_BYTES;
 pub const REASON_MAX_BYTES: usize = 4096;
 
 /// An action's body, or a 400 naming the field and what is wrong with it (a syntax error names
-/// the line and column instead).
+/// the line and column instead). The body is one JSON value and nothing after it: in
+/// `{"objective":"x"}{"objective":"y"}` neither object is the operator's.
 fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize::<_, Body>(de).map_err(|e| {
+    let body = serde_path_to_error::deserialize::<_, Body>(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let problem = inner.to_string();
@@ -125,7 +126,13 @@ fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
         let mut reply = Reply::invalid(&message);
         reply.body["error"]["field"] = field;
         reply
-    })
+    })?;
+    de.end().map_err(|e| {
+        let mut reply = Reply::invalid(&format!("the body is not valid JSON: {e}"));
+        reply.body["error"]["field"] = Value::Null;
+        reply
+    })?;
+    Ok(body)
 }
 
 impl Body {
