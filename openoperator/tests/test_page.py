@@ -42,10 +42,12 @@ def text(driver, css: str) -> str:
         return ""
 
 
-def click(driver, css: str) -> None:
+def click(driver, selector: str, by: str = By.CSS_SELECTOR) -> None:
+    """Click the first shown element `selector` finds, finding it again if it re-rendered."""
+
     def once():
         try:
-            found = [e for e in driver.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()]
+            found = [e for e in driver.find_elements(by, selector) if e.is_displayed()]
             if found:
                 found[0].click()
                 return True
@@ -53,7 +55,7 @@ def click(driver, css: str) -> None:
             pass
         return False
 
-    wait_for(f"{css} to be clicked", once)
+    wait_for(f"{selector} to be clicked", once, 30, 0.3)
 
 
 def log_in(chrome, a0) -> None:
@@ -146,8 +148,7 @@ def test_the_plugins_page_opens_closes_and_opens_again_from_the_plugin_list(a0, 
     chrome.execute_script("openModal('components/plugins/list/plugin-list.html')")
     for opening in range(3):
         card = "//div[contains(@class,'plugin-card')][.//div[contains(@class,'plugin-title')][normalize-space()='Argus Supervisor']]//button[@title='Open']"
-        wait_for("the plugin's card", lambda: chrome.find_elements(By.XPATH, card), 30, 0.3)
-        wait_for("Open to be clicked", lambda: _click_xpath(chrome, card), 30, 0.3)
+        click(chrome, card, By.XPATH)
         wait_for("the campaign list", lambda: "w1" in text(chrome, "#argus-sv tr[data-campaign='w1']"), 30, 0.3)
         wait_for("readiness", lambda: text(chrome, "#argus-sv-health") == "Ready", 30, 0.3)
         assert chrome.execute_script("return Alpine.store('argusSupervisor').timer !== null")
@@ -183,13 +184,3 @@ def test_the_plugins_page_opens_closes_and_opens_again_from_the_plugin_list(a0, 
     token = (Path(a0.state) / "api-token").read_text().strip()
     assert token not in chrome.page_source
 
-
-def _click_xpath(chrome, xpath: str) -> bool:
-    try:
-        found = [e for e in chrome.find_elements(By.XPATH, xpath) if e.is_displayed()]
-        if found:
-            found[0].click()
-            return True
-    except (StaleElementReferenceException, WebDriverException):
-        pass
-    return False

@@ -3,23 +3,16 @@
 action in the JSON body (`{"campaign_id", "action", "message"?, "reason"?, "objective"?, ...}`).
 The daemon's answer comes back as it is: its real outcome, and who refused (`refused_by`).
 
-Mutating, so it fails closed on an open host: besides Agent Zero's own auth and CSRF (declared
-here), the plugin refuses (403, `refused_by: plugin`) unless a login is configured and this request
+Mutating, so it fails closed on an open host: besides Agent Zero's own auth and CSRF (declared in
+the handler base), the plugin refuses (403, `refused_by: plugin`) unless a login is configured and this request
 holds it (`daemon.operator_refusal`)."""
 
-from helpers.api import ApiHandler, Request, Response
+from helpers.api import Request, Response
 from usr.plugins.argus_supervisor.helpers import argus_supervisor_daemon as daemon
+from usr.plugins.argus_supervisor.helpers import handler
 
 
-class CampaignAction(ApiHandler):
-    @classmethod
-    def requires_auth(cls) -> bool:
-        return True
-
-    @classmethod
-    def requires_csrf(cls) -> bool:
-        return True
-
+class CampaignAction(handler.Handler):
     async def process(self, input: dict, request: Request) -> Response:
         refused = daemon.operator_refusal(request)
         if refused is not None:

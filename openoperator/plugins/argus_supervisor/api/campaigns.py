@@ -2,26 +2,14 @@
 the JSON body or the query) one campaign's view; with `part` also its `events` or `messages`.
 §16's `GET campaigns` and `GET campaigns/{id}` in Agent Zero's one-segment form. Read-only."""
 
-from helpers.api import ApiHandler, Request, Response
+from helpers.api import Request, Response
 from usr.plugins.argus_supervisor.helpers import argus_supervisor_daemon as daemon
+from usr.plugins.argus_supervisor.helpers import handler
 
 PARTS = {"view": "", "events": "/events", "messages": "/messages"}
 
 
-class Campaigns(ApiHandler):
-    # Declared here, not inherited: a build whose base class relaxes auth does not relax ours.
-    @classmethod
-    def requires_auth(cls) -> bool:
-        return True
-
-    @classmethod
-    def requires_csrf(cls) -> bool:
-        return True
-
-    @classmethod
-    def get_methods(cls) -> list[str]:
-        return ["GET", "POST"]
-
+class Campaigns(handler.ReadHandler):
     async def process(self, input: dict, request: Request) -> Response:
         args = getattr(request, "args", None) or {}
         cid = str(input.get("campaign_id") or args.get("campaign_id") or "")

@@ -5,25 +5,13 @@ otherwise; read-only."""
 
 import asyncio
 
-from helpers.api import ApiHandler, Request, Response
+from helpers.api import Request, Response
 from usr.plugins.argus_supervisor.helpers import argus_supervisor_daemon as daemon
+from usr.plugins.argus_supervisor.helpers import handler
 from usr.plugins.argus_supervisor.helpers import smoke
 
 
-class Smoke(ApiHandler):
-    # Declared here, not inherited: a build whose base class relaxes auth does not relax ours.
-    @classmethod
-    def requires_auth(cls) -> bool:
-        return True
-
-    @classmethod
-    def requires_csrf(cls) -> bool:
-        return True
-
-    @classmethod
-    def get_methods(cls) -> list[str]:
-        return ["GET", "POST"]
-
+class Smoke(handler.ReadHandler):
     async def process(self, input: dict, request: Request) -> Response:
         report = await asyncio.to_thread(smoke.run)
         return daemon.respond(200 if report["ok"] else 503, report)
