@@ -57,20 +57,23 @@ fi
 export ARGUS_MERMAID_CLI="$MERMAID/node_modules/.bin/mmdc"
 export ARGUS_MERMAID_PUPPETEER="$PWD/tests/mermaid/puppeteer.json"
 
-# test-hooks: the store that can be made to fail (fault-injection tests); never in release builds.
-cargo test --workspace --features argus-supervisor/test-hooks "$@"
-
-# The OpenOperator plugin (openoperator/plugins/argus_supervisor) under the real OpenOperator
+# The OpenOperator plugin's tests (run last, below) run under the real OpenOperator
 # (vendor/openoperator: Agent Zero's snapshot, its Python 3.12 lock and two stand-ins for the
-# speech/embedding stacks), against the binary built above. Agent Zero needs Python >= 3.12: taken
+# speech/embedding stacks). Agent Zero needs Python 3.12: taken
 # from the PATH or pyenv; without one this fails and says so (it never skips).
-OO_PY="$(command -v python3.12 || true)"
-if [ -z "$OO_PY" ] && command -v pyenv >/dev/null 2>&1; then
-  OO_PY="$(ls -d "$(pyenv root)"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -V | tail -n 1 || true)"
-fi
-if [ -z "$OO_PY" ] || ! "$OO_PY" -c 'import sys, venv, ensurepip; assert sys.version_info >= (3, 12)' >/dev/null 2>&1; then
-  echo "scripts/test.sh: the OpenOperator plugin tests need Python >= 3.12 with venv and ensurepip" >&2
-  echo "  (python3.12 on the PATH, or pyenv with a 3.12 version: pyenv install 3.12); none was found" >&2
+# A pyenv shim answers `command -v` for a version that is not active, so each candidate is run.
+OO_PY=""
+for candidate in "$(command -v python3.12 || true)" \
+  $(command -v pyenv >/dev/null 2>&1 && ls -d "$(pyenv root)"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -V -r); do
+  if [ -n "$candidate" ] && "$candidate" -c 'import sys, venv, ensurepip; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then
+    OO_PY="$candidate"
+    break
+  fi
+done
+if [ -z "$OO_PY" ]; then
+  echo "scripts/test.sh: the OpenOperator plugin tests need Python 3.12 with venv and ensurepip (the lock" >&2
+  echo "  vendor/openoperator/requirements-py312.lock is for 3.12): python3.12 on the PATH, or pyenv with a" >&2
+  echo "  3.12 version (pyenv install 3.12); none was found" >&2
   exit 1
 fi
 OO_VENV="$ARGUS_INTEROP_VENVS/openoperator-3fa8481b"
@@ -88,6 +91,10 @@ if [ ! -f "$OO_TREE/run_ui.py" ]; then
   rm -rf "$OO_TREE" && mkdir -p "$OO_TREE"
   tar -xzf "$OO_TAR" -C "$OO_TREE"
 fi
+# test-hooks: the store that can be made to fail (fault-injection tests); never in release builds.
+cargo test --workspace --features argus-supervisor/test-hooks "$@"
+
+# The plugin under the real OpenOperator, against the binary built above.
 ARGUS_SUPERVISOR_BIN="${CARGO_TARGET_DIR:-target}/debug/argus-supervisor" \
 ARGUS_OPENOPERATOR_TREE="$OO_TREE" ARGUS_OPENOPERATOR_STUBS="$PWD/vendor/openoperator/stubs" \
   "$OO_VENV/bin/python" -m pytest -q -p no:cacheprovider openoperator/tests
