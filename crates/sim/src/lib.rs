@@ -59,6 +59,12 @@ pub enum Fault {
         #[serde(default)]
         times: Option<u32>,
     },
+    /// HTTP 503 (an outage: a Space restarting, a proxy with no upstream); nothing applied.
+    Http503 {
+        method: String,
+        #[serde(default)]
+        times: Option<u32>,
+    },
     /// Apply, then answer with a body that is not JSON.
     MalformedJson {
         method: String,
@@ -135,6 +141,7 @@ impl Fault {
             Fault::Delay { method, .. }
             | Fault::DropAfterApply { method, .. }
             | Fault::Http500 { method, .. }
+            | Fault::Http503 { method, .. }
             | Fault::MalformedJson { method, .. }
             | Fault::Oversized { method, .. }
             | Fault::RpcErrorAfterApply { method, .. }
@@ -148,6 +155,7 @@ impl Fault {
             Fault::Delay { times, .. }
             | Fault::DropAfterApply { times, .. }
             | Fault::Http500 { times, .. }
+            | Fault::Http503 { times, .. }
             | Fault::MalformedJson { times, .. }
             | Fault::Oversized { times, .. }
             | Fault::RpcErrorAfterApply { times, .. }
@@ -664,7 +672,7 @@ async fn rpc(
     finish(&shared, &method, value)
 }
 
-/// Faults that act before anything is applied: delay, 500, redirect.
+/// Faults that act before anything is applied: delay, 500, 503, redirect.
 async fn transport_fault_before(shared: &Shared, method: &str) -> Option<Response> {
     let fault = shared.first_fault(method, |_| true)?;
     match fault {
@@ -677,6 +685,10 @@ async fn transport_fault_before(shared: &Shared, method: &str) -> Option<Respons
         Fault::Http500 { .. } => {
             shared.take_transport_fault(method);
             Some((StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error").into_response())
+        }
+        Fault::Http503 { .. } => {
+            shared.take_transport_fault(method);
+            Some((StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable").into_response())
         }
         Fault::Redirect { location, .. } => {
             shared.take_transport_fault(method);

@@ -224,15 +224,7 @@ impl LiveRemote {
     async fn writer(&self) -> Answer<Arc<A2aClient>> {
         if self.current().is_some() {
             if let Err(e) = self.refresh().await {
-                return Err(match e {
-                    // Unreachable is said as such (nothing was sent either way).
-                    RemoteError::Unavailable
-                    | RemoteError::TimeoutBeforeSend
-                    | RemoteError::Tls(_) => e,
-                    _ => RemoteError::CardNotQualified(
-                        "the agent card could not be re-read before the write",
-                    ),
-                });
+                return Err(card_reread_refusal(e));
             }
         }
         let c = self.reader()?;
@@ -241,6 +233,24 @@ impl LiveRemote {
             return Err(RemoteError::CapabilityUnavailable("campaign control"));
         }
         Ok(c)
+    }
+}
+
+/// Why a write is refused when the card could not be re-read before it (nothing of the write was
+/// sent either way). An outage — no connection, a timeout, a dropped connection, a 5xx or 429 — is
+/// the remote being unavailable, said as such: the card is not judged on an answer that never
+/// came, and the same write goes once the remote is back. Refused credentials are the remote's
+/// refusal. Only an answer that is not a usable card (not JSON, too large, a redirect, a 4xx)
+/// makes the card not qualify.
+fn card_reread_refusal(e: RemoteError) -> RemoteError {
+    match e {
+        RemoteError::Unavailable
+        | RemoteError::TimeoutBeforeSend
+        | RemoteError::TimeoutAfterSend
+        | RemoteError::DroppedAfterSend => RemoteError::Unavailable,
+        RemoteError::Http { status } if status >= 500 || status == 429 => RemoteError::Unavailable,
+        RemoteError::Tls(_) | RemoteError::AuthFailed => e,
+        _ => RemoteError::CardNotQualified("the agent card could not be re-read before the write"),
     }
 }
 
