@@ -850,9 +850,19 @@ fn serve_sets_aside_a_stale_copy_and_a_bad_path_and_drives_one_campaign() {
     let _serve = serve(&url, &home, port);
     wait_healthy(port);
     wait_state(port, "c1", &["controlling.ready"]);
-    assert_eq!(listed(port), ["c1"]);
+    // The copy is set aside; the directory where x's document should be is a damaged document
+    // like any other: set aside, and x comes back as a blank observer that asks.
+    assert_eq!(listed(port), ["c1", "x"]);
     assert!(!campaigns.join("c1.bak.json").exists());
-    assert!(!campaigns.join("x.json").exists());
+    assert!(campaigns.join("x.json").is_file());
+    let x: Value = serde_json::from_str(&api_get(port, "/campaigns/x")).expect("json");
+    assert_eq!(x["state"], "observing.detached", "{x}");
+    assert!(
+        x["pending_question"]["text"]
+            .as_str()
+            .is_some_and(|q| q.contains("could not be read")),
+        "{x}"
+    );
     let status = api_get(port, "/status");
     assert!(
         status.contains("c1.bak.json") && status.contains("x.json"),
@@ -911,17 +921,17 @@ fn serve_recovers_hundreds_of_campaigns_and_sets_aside_the_odd_ones() {
     let ids = listed(port);
     assert_eq!(
         ids.len(),
-        planted + 3,
-        "c1, c2, the corrupt one, and every planted copy"
+        planted + 4,
+        "c1, c2, the corrupt one, the unreadable one, and every planted copy"
     );
-    for id in ["c1", "c2", "garbled", "p000", "p599"] {
+    for id in ["c1", "c2", "garbled", "x", "p000", "p599"] {
         assert!(ids.iter().any(|i| i == id), "{id} is driven");
     }
     let view = api_get(port, "/campaigns/p321");
     let view: Value = serde_json::from_str(&view).expect("json");
     assert_eq!(view["objective"], "watch", "{view}");
     assert!(!campaigns.join("c1.bak.json").exists());
-    assert!(!campaigns.join("x.json").exists());
+    assert!(campaigns.join("x.json").is_file(), "x's blank document");
     let status = api_get(port, "/status");
     assert!(
         status.contains("c1.bak.json") && status.contains("x.json") && status.contains("corrupt"),

@@ -415,7 +415,17 @@ async fn bad_paths_and_unusable_logs_are_set_aside_and_the_daemon_starts() {
         reports.contains("c2"),
         "unknown fields are refused: {reports}"
     );
-    assert!(!root.join("campaigns").join("x.json").exists());
+    // The directory was set aside; x comes back as a blank observer asking for a review (one
+    // rule for every damaged document), in a document of its own.
+    assert!(root.join("campaigns").join("x.json").is_file());
+    let x = rt.document("x").await.expect("x is driven");
+    assert!(
+        x.pending_question
+            .as_deref()
+            .is_some_and(|q| q.contains("could not be read")),
+        "{:?}",
+        x.pending_question
+    );
     assert!(
         events.is_file() || !events.exists(),
         "the log is usable again"

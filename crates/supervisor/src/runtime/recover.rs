@@ -20,9 +20,9 @@ pub(crate) type Recovered = (CampaignMachine, CampaignDoc, Vec<Action>);
 
 /// Read one file of `campaigns/` and decide what becomes of it. Its name is the campaign's
 /// identity: a document that names another campaign (a `.bak` copy, a renamed file) or is not a
-/// file at all is quarantined and reported, never driven (`None`). A corrupt document, or a record
-/// the machine refuses, is moved aside and the campaign comes back as a blank detached observer
-/// with a question.
+/// quarantined and reported, never driven (`None`). A corrupt or unreadable document (a directory
+/// where the file should be), or a record the machine refuses, is moved aside and the campaign
+/// comes back as a blank detached observer with a question: one rule for every damaged document.
 pub(crate) fn read_campaign(sh: &Shared, id: &CampaignId, path: &Path) -> Option<Recovered> {
     let shown = shown(path);
     match sh.store.read_doc::<CampaignDoc>(path) {
@@ -79,10 +79,28 @@ pub(crate) fn read_campaign(sh: &Shared, id: &CampaignId, path: &Path) -> Option
                 ),
             ))
         }
-        Err(e) => {
-            set_aside(sh, path, &shown, &format!("unreadable ({e})"));
-            None
-        }
+        // Unreadable (a directory where the file should be, a permission, a bad sector): the
+        // same rule as a corrupt document — the file's name is the campaign's, its state is lost,
+        // so it is moved aside and the campaign comes back as a blank observer with a question.
+        Err(e) => match sh.store.move_aside(path) {
+            Ok(moved) => {
+                sh.report(id, &format!("unreadable campaign document ({e}); {moved}"));
+                Some(blank(
+                    sh,
+                    id,
+                    "",
+                    format!("The stored state could not be read ({e}) and was set aside ({moved}); review before acting."),
+                ))
+            }
+            // Still in the way: a blank could not be kept there either, so nothing is driven.
+            Err(m) => {
+                sh.report(
+                    &shown,
+                    &format!("unreadable ({e}); cannot move it aside ({m}); skipped"),
+                );
+                None
+            }
+        },
     }
 }
 
