@@ -19,7 +19,8 @@ use super::{
 use crate::control::Validated;
 use crate::security::Untrusted;
 use argus_machines::{
-    CampaignMachine, CampaignRecord, Lease, Observation, Significant, StateName, Verdict,
+    CampaignMachine, CampaignRecord, Intent, Lease, Observation, ReadbackAnswer, Significant,
+    StateName, Verdict,
 };
 use std::sync::Arc;
 
@@ -479,6 +480,43 @@ impl Ledger {
     }
 }
 
+impl Ledger {
+    /// A write whose answer was lost (`intent`, in flight before the read-back `answer`) is
+    /// settled: its outcome is told in the feed, since whoever sent it was last told "unknown".
+    /// Applied: which task now runs. Not applied while control was lost: nothing of it runs (in
+    /// `ambiguous_write` the machine's own Needs you already says so, and asks).
+    pub fn settled(
+        &self,
+        intent: &Intent,
+        answer: &ReadbackAnswer,
+        after: &CampaignMachine,
+        now: u64,
+    ) -> Vec<Write> {
+        let after = after.record();
+        if after
+            .state
+            .intent()
+            .is_some_and(|i| i.request_id == intent.request_id)
+        {
+            return vec![]; // still unresolved
+        }
+        let op = messages::op_name(intent.operation);
+        let text = match answer {
+            ReadbackAnswer::Applied { task } => format!(
+                "Read back: the {op} whose answer was lost did apply{}; nothing was resent.",
+                task.as_ref()
+                    .map(|t| format!(" (task {})", Untrusted::new(t.as_str(), 128).as_str()))
+                    .unwrap_or_default()
+            ),
+            ReadbackAnswer::NotApplied if after.state.state_name() == StateName::ControlLost => {
+                format!("Read back: the {op} whose answer was lost was not applied; nothing of it runs, and nothing will be resent.")
+            }
+            ReadbackAnswer::NotApplied | ReadbackAnswer::Unavailable => return vec![],
+        };
+        vec![self.feed_line(MessageKind::OperatorAction, text, now)]
+    }
+}
+
 /// A done (or sent) operator action's outcome, as its feed line says it.
 fn operator_outcome(action: &str, r: &CommandReply) -> String {
     match (r.outcome(), &r.lease) {
@@ -780,6 +818,61 @@ mod tests {
                 "Reviewer evidence: loss plateaued.",
                 "Argus approved one bounded repair and started the next attempt."
             ]
+        );
+    }
+
+    #[test]
+    fn a_lost_answer_settled_by_its_read_back_is_told_once_the_machine_moved_on() {
+        use argus_machines::{ReadbackAnswer, WriteOutcome};
+        let mut m = machine();
+        controlling(&mut m);
+        let rid = RequestId::new("s1");
+        m.step(&Event::Operator(Command::Submit {
+            request_id: rid.clone(),
+        }));
+        m.step(&Event::Written {
+            request_id: rid.clone(),
+            outcome: WriteOutcome::TimedOut,
+        });
+        assert_eq!(m.state_name(), StateName::AmbiguousWrite);
+        let intent = m.record().state.intent().cloned().expect("in flight");
+        let l = ledger(&m);
+        // Still unresolved (the remote cannot be asked yet): nothing to tell.
+        let unresolved = ReadbackAnswer::Unavailable;
+        m.step(&Event::ReadBack {
+            request_id: rid.clone(),
+            answer: unresolved.clone(),
+        });
+        assert!(l.settled(&intent, &unresolved, &m, NOW).is_empty());
+        // Not applied: the machine's own Needs you says it (and asks); the ledger adds nothing.
+        let mut not = m.clone();
+        not.step(&Event::ReadBack {
+            request_id: rid.clone(),
+            answer: ReadbackAnswer::NotApplied,
+        });
+        assert_ne!(not.state_name(), StateName::AmbiguousWrite);
+        assert!(l
+            .settled(&intent, &ReadbackAnswer::NotApplied, &not, NOW)
+            .is_empty());
+        // Applied: the feed says so, naming the task, once the machine left the ambiguity.
+        let applied = ReadbackAnswer::Applied {
+            task: Some(TaskId::new("task-7")),
+        };
+        m.step(&Event::ReadBack {
+            request_id: rid,
+            answer: applied.clone(),
+        });
+        let writes = l.settled(&intent, &applied, &m, NOW);
+        let said: Vec<String> = writes
+            .iter()
+            .filter_map(|w| match w {
+                Write::Feed { message, .. } => Some(message.text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            said,
+            ["Read back: the submit whose answer was lost did apply (task task-7); nothing was resent."]
         );
     }
 }

@@ -180,7 +180,7 @@ fn outcome_word(o: RemoteOutcome) -> &'static str {
     }
 }
 
-fn op_name(op: Operation) -> &'static str {
+pub(crate) fn op_name(op: Operation) -> &'static str {
     match op {
         Operation::Submit => "submit",
         Operation::Cancel => "cancel",

@@ -233,6 +233,18 @@ impl Journal {
         true
     }
 
+    /// A write whose answer was lost was settled by its read-back: told in the feed.
+    pub(crate) fn settled(
+        &mut self,
+        sh: &Shared,
+        machine: &CampaignMachine,
+        intent: &argus_machines::Intent,
+        answer: &argus_machines::ReadbackAnswer,
+    ) {
+        let writes = self.ledger.settled(intent, answer, machine, sh.clock.now());
+        let _ = self.execute(sh, machine, writes);
+    }
+
     /// A notice for a person (a `NeedsYou` one becomes the pending question).
     pub(crate) fn notice(
         &mut self,

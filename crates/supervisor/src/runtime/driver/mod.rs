@@ -266,6 +266,11 @@ impl<T: Transport + 'static> Driver<T> {
         let mut queue = VecDeque::from([event]);
         let mut first = None;
         while let Some(e) = queue.pop_front() {
+            // A read-back settles the write in flight: kept to tell its outcome once persisted.
+            let in_flight = match &e {
+                Event::ReadBack { .. } => self.machine.record().state.intent().cloned(),
+                _ => None,
+            };
             let (step, undo) = self.machine.step_undoable(&e);
             first.get_or_insert(!step.is_noop());
             sh.stats.steps.fetch_add(1, Ordering::Relaxed);
@@ -301,6 +306,11 @@ impl<T: Transport + 'static> Driver<T> {
                 }
                 if matches!(e, Event::Written { .. }) {
                     self.crash_at(CrashPoint::AfterOutcomePersisted)?;
+                }
+                if let (Event::ReadBack { request_id, answer }, Some(intent)) = (&e, &in_flight) {
+                    if *request_id == intent.request_id {
+                        self.journal.settled(&sh, &self.machine, intent, answer);
+                    }
                 }
             }
             // A step that leaves control by releasing still needs the `Controller` for the
