@@ -346,6 +346,7 @@ async fn serve_panel(
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let state = Arc::new(ApiState {
         runtime: rt.clone(),
+        supervision: argus_supervisor_lib::api::Supervision::On,
         token: Some(argus_supervisor_lib::security::Secret::new(token.clone())),
         health: HealthInfo {
             controller_id: "argus-openoperator".into(),

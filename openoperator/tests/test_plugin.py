@@ -176,7 +176,8 @@ def test_the_profiles_tool_answers_through_the_daemon_and_never_blocks_agent_zer
     shown = say(action="show", campaign_id="t1")
     assert "controlling.ready" in shown and "lease: epoch" in shown
     assert "claim" in say(action="explain", campaign_id="t1")
-    assert say(action="answer", campaign_id="t1", message="x").startswith("answer → 409")
+    assert say(action="answer", campaign_id="t1", message="x").startswith(
+        "answer → 409 (refused by supervisor): refused here (nothing_pending)")
     assert say(action="claim", campaign_id="t1").startswith("claim → 409 (refused by supervisor)")
     assert "campaign_id is required" in say(action="claim")
     # A daemon that accepts and never answers: the call ends at its bound, and the event loop
@@ -284,3 +285,21 @@ def test_the_live_smoke_reports_every_check_of_section_20_and_leaks_no_secret(ag
     assert status == 503 and not report["ok"]
     leak = next(c for c in report["checks"] if c["check"] == "secret_masking")
     assert leak["result"] == "FAIL" and token not in str(report)
+
+
+def test_the_daemons_log_copy_stays_bounded_and_keeps_the_newest_lines(tmp_path):
+    """`daemon.log` (read by the smoke's secret check) is cut to its newest half past 1 MiB."""
+    import importlib.util
+    import io
+
+    spec = importlib.util.spec_from_file_location(
+        "argus_supervisor_daemon", PLUGIN / "helpers" / "argus_supervisor_daemon.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cfg = {"state_root": tmp_path}
+    lines = b"".join(b"line %06d of the daemon's log, long enough to add up quickly\n" % i for i in range(40000))
+    assert len(lines) > 2 * module.LOG_MAX_BYTES
+    module.Daemon(cfg)._copy_log(io.BytesIO(lines))
+    kept = (tmp_path / "daemon.log").read_bytes()
+    assert len(kept) <= module.LOG_MAX_BYTES
+    assert kept.endswith(b"line 039999 of the daemon's log, long enough to add up quickly\n")

@@ -477,6 +477,22 @@ fn repairs_at_start_and_on_append_are_listed_in_status_and_logged() {
         r.iter().any(|l| l.contains("r9.json"))
             && r.iter().any(|l| l.starts_with("r2: 2 unreadable"))
     });
+    // The directory is a damaged document like any other: set aside, and the campaign asks.
+    let (s, r9) = d.get("/campaigns/r9").expect("r9");
+    assert_eq!(
+        (s, r9["state"].as_str()),
+        (200, Some("observing.detached")),
+        "{r9}"
+    );
+    let question = r9["pending_question"]["text"].as_str().unwrap_or("");
+    assert!(
+        question.contains("could not be read") && question.contains("review before acting"),
+        "{r9}"
+    );
+    assert!(
+        home.join("campaigns/r9.json").is_file(),
+        "a blank observer's document replaced the directory"
+    );
     // The next event of r2 cuts the torn line off and keeps it aside: said too.
     assert_eq!(d.act("r2", "release", json!({})).0, 200);
     wait_for("the append's repair", || {
@@ -498,4 +514,123 @@ fn repairs_at_start_and_on_append_are_listed_in_status_and_logged() {
         .filter(|l| l.contains("WARN") && l.contains("repair"))
         .count();
     assert!(warned >= 3, "{logged}");
+}
+
+/// `DELETE /_sim/faults`: the outage ends.
+fn clear_faults(sim_url: &str) {
+    let (s, _) = crate::support::procs::raw(
+        "DELETE",
+        &format!("{sim_url}_sim/faults"),
+        &[("authorization", format!("Bearer {SIM_TOKEN}").as_str())],
+        None,
+    )
+    .expect("clear");
+    assert_eq!(s, 200);
+}
+
+fn sent(sim_url: &str, method: &str, from: usize) -> usize {
+    methods_since(sim_url, from)
+        .iter()
+        .filter(|m| *m == method)
+        .count()
+}
+
+#[test]
+fn an_outage_before_a_write_is_said_as_an_outage_and_the_same_write_goes_once_it_ends() {
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &tmp("outage").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim("o1", "train");
+    // OpenTraining answers 503 (a Space restarting): the card cannot be re-read before the write.
+    arm(&url, json!({"kind": "http503", "method": "card"}));
+    let from = entries(&url);
+    let answer = d.act("o1", "submit", json!({"message": "go"}));
+    println!("submit during the outage: {}", answer.1);
+    refused_here(&answer, "remote_unavailable");
+    assert_eq!(answer.0, 503, "{}", answer.1);
+    let message = answer.1["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("OpenTraining could not be reached")
+            && message.contains("Next: retry once `health` shows the remote reachable")
+            && !message.contains("card")
+            && !message.contains("quarantine"),
+        "{message}"
+    );
+    let (ok, out) = cli(&d, &["submit", "o1", "--message", "go"]);
+    assert!(
+        !ok && out.contains("submit: refused here (remote_unavailable)"),
+        "{out}"
+    );
+    assert_eq!(
+        sent(&url, "message/send", from),
+        0,
+        "nothing was sent during the outage"
+    );
+    // Nothing was quarantined: the card is fine, and the same submit goes once the remote is back.
+    let h = d.get("/health").expect("health").1;
+    assert!(h["remote"]["quarantine"].is_null(), "{h}");
+    clear_faults(&url);
+    let (s, b) = d.act("o1", "submit", json!({"message": "go"}));
+    assert_eq!((s, &b["outcome"]), (200, &json!("done")), "{b}");
+    assert_eq!(sent(&url, "message/send", from), 1);
+}
+
+/// A submit whose answer the sim loses (`fault`, once), read back until it is settled: the sim,
+/// the daemon, the campaign's feed and its view.
+fn lost_submit(id: &str, fault: Value) -> (SimProc, String, Daemon, Vec<String>, Value) {
+    let (sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &tmp(id).join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim(id, "train");
+    arm(&url, fault);
+    // The operator is told what is known at once: sent, outcome unknown.
+    let (s, b) = d.act(id, "submit", json!({"message": "go"}));
+    assert_eq!((s, &b["outcome"]), (202, &json!("ambiguous")), "{b}");
+    wait_for("the read-back to settle it", || {
+        d.state(id).is_some_and(|s| s != "ambiguous_write")
+    });
+    let feed = d.feed(id);
+    let view = d.get(&format!("/campaigns/{id}")).expect("view").1;
+    println!("{id}: feed {feed:#?}");
+    (sim, url, d, feed, view)
+}
+
+#[test]
+fn a_write_whose_answer_was_lost_is_told_when_the_read_back_settles_it() {
+    // Not applied: OpenTraining answered 503 to the submit and did nothing; the read-back says so,
+    // and a question asks what next.
+    let (_sim, url, d, feed, view) = lost_submit(
+        "l1",
+        json!({"kind": "http503", "method": "message/send", "times": 1}),
+    );
+    assert!(
+        feed.iter().any(|l| {
+            l.starts_with(
+            "Needs you: the submit whose answer was lost was read back as not applied; nothing runs"
+        )
+        }),
+        "{feed:?}"
+    );
+    assert!(
+        view["pending_question"]["text"]
+            .as_str()
+            .is_some_and(|q| q.contains("was not applied")),
+        "{view}"
+    );
+    // The one send met the 503 (the sim audits only what reaches it); a resend would be here.
+    assert_eq!(sent(&url, "message/send", 0), 0, "never resent");
+    drop(d);
+
+    // Applied: the submit was applied and its answer dropped; the feed names the task.
+    let (_sim, url, _d, feed, view) = lost_submit(
+        "l2",
+        json!({"kind": "drop_after_apply", "method": "message/send", "times": 1}),
+    );
+    let task = view["remote_task_id"].as_str().unwrap_or("?");
+    assert!(
+        feed.iter().any(|l| l
+            == &format!("Read back: the submit whose answer was lost did apply (task {task}); nothing was resent.")),
+        "{feed:?} {view}"
+    );
+    assert_eq!(sent(&url, "message/send", 0), 1, "never resent");
 }

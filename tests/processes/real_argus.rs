@@ -130,6 +130,14 @@ fn serve_binds_a_campaign_to_one_real_argus_project_and_says_argus_cannot_act() 
         h["argus"]
     );
     wait_for("the notice", || degraded_notices(&d, "a1") == 1);
+    // The campaign says what health says (not the project's last summary, "active").
+    let view = d.get("/campaigns/a1").expect("view").1;
+    let said = view["argus_status"].as_str().unwrap_or("");
+    assert!(
+        said.starts_with("degraded (backend_unavailable) since")
+            && said.contains("decisions fall to the operator"),
+        "{view}"
+    );
     // Foreman's ESCALATE while Argus takes no wake reaches the operator as Needs you.
     assert_eq!(
         d.act("a1", "next-attempt", json!({"message": "attempt 2"}))

@@ -571,8 +571,42 @@ fn supervision_off_serves_the_state_read_only_and_a_pinned_card_is_enforced() {
         Some("observing.confirming"),
         "persisted state is readable"
     );
-    let (s, _) = d.act("c1", "submit", json!({"message": "go"}));
-    assert_ne!(s, 200);
+    // Read-only is a mode of the API: every verb is refused here as supervision_off (not as the
+    // remote's unreachability), and nothing is kept — not even a new campaign's file.
+    for (id, verb, body) in [
+        ("c1", "submit", json!({"message": "go"})),
+        ("c1", "claim", json!({})),
+        ("c9", "observe", json!({"objective": "new"})),
+    ] {
+        let (s, b) = d.act(id, verb, body);
+        assert_eq!(
+            (s, &b["refused_by"], &b["code"]),
+            (409, &json!("supervisor"), &json!("supervision_off")),
+            "{verb}: {b}"
+        );
+        assert!(
+            b["message"].as_str().is_some_and(|m| m.starts_with(&format!(
+                "{verb}: refused here (supervision_off): supervision is off (ARGUS_SUPERVISOR_ENABLED=0)"
+            )) && m.contains("Next: restart with ARGUS_SUPERVISOR_ENABLED=1")),
+            "{b}"
+        );
+    }
+    assert_eq!(d.get("/campaigns/c9").map(|(c, _)| c), Some(404));
+    assert!(!home.join("campaigns").join("c9.json").exists());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_argus-supervisor"))
+        .args(["campaigns", "claim", "c1"])
+        .env_clear()
+        .env(
+            "ARGUS_SUPERVISOR_URL",
+            format!("http://127.0.0.1:{}", d.port),
+        )
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .output()
+        .expect("cli");
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("refused here (supervision_off)"), "{said}");
     std::thread::sleep(Duration::from_secs(2));
     let after = audit(&url)["entries"].as_array().map(Vec::len).unwrap_or(0);
     assert_eq!(
@@ -1063,7 +1097,13 @@ fn argus_not_acting_is_said_once_and_its_recovery_once() {
         count(&d, not_taking) == 1 && count(&d, stalled) == 1
     });
     let (_, v) = d.get("/campaigns/o1").expect("view");
-    assert_eq!(v["argus_status"], "stalled", "{v}");
+    // Degraded and stalled at once: the campaign says what health says, and Argus's last word.
+    let said = v["argus_status"].as_str().unwrap_or("");
+    assert!(
+        said.starts_with("degraded (backend_unavailable) since")
+            && said.ends_with("decisions fall to the operator (its last status here: stalled)"),
+        "{v}"
+    );
     assert!(v["argus_stalled_since"].is_string(), "{v}");
     assert_eq!(v["argus_journal"]["untrusted"], true, "{v}");
     assert_eq!(v["argus_journal"]["entries"][0]["summary"], injected, "{v}");

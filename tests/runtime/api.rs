@@ -42,6 +42,7 @@ async fn rig() -> Rig {
     .expect("rt");
     let state = Arc::new(ApiState {
         runtime: Arc::new(runtime),
+        supervision: argus_supervisor_lib::api::Supervision::On,
         token: Some(Secret::new(TOKEN)),
         health: HealthInfo {
             controller_id: "argus-openoperator".into(),

@@ -707,6 +707,11 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
     };
     let state = Arc::new(ApiState {
         runtime: runtime.clone(),
+        supervision: if enabled {
+            api::Supervision::On
+        } else {
+            api::Supervision::Off
+        },
         token,
         health,
         argus: argus_board,

@@ -57,8 +57,17 @@ impl std::fmt::Debug for LiveHealth {
     }
 }
 
+/// Whether this daemon supervises (`ARGUS_SUPERVISOR_ENABLED`): a mode of the API. Off, it serves
+/// the persisted state and refuses every verb (`supervision_off`), whatever the remote's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Supervision {
+    On,
+    Off,
+}
+
 pub struct ApiState {
     pub runtime: Arc<Runtime>,
+    pub supervision: Supervision,
     /// `None` only with `--insecure-no-auth` on loopback.
     pub token: Option<Secret>,
     pub health: HealthInfo,
@@ -288,7 +297,22 @@ async fn campaign(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
     match s.runtime.document(&id).await {
         Some(d) => {
             let argus = s.argus.as_ref().and_then(|b| b.get(&d.campaign_id));
-            Json(view(&d, s.runtime.policy(), argus.as_ref())).into_response()
+            let mut v = view(&d, s.runtime.policy(), argus.as_ref());
+            // The project's last summary ("active") is not the truth while the runtime itself
+            // cannot act: the campaign says what `health` says.
+            if let Some(line) = s.argus_counters.as_ref().and_then(|w| w.not_acting()) {
+                if let Some(a) = &argus {
+                    let last = a
+                        .status
+                        .as_deref()
+                        .map(|s| format!(" (its last status here: {s})"))
+                        .unwrap_or_default();
+                    v["argus_status"] = json!(format!(
+                        "{line}: Argus decides nothing now; decisions fall to the operator{last}"
+                    ));
+                }
+            }
+            Json(v).into_response()
         }
         None => runtime_error(RuntimeError::UnknownCampaign),
     }
@@ -424,7 +448,13 @@ async fn messages(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
 fn actions() -> Router<Arc<ApiState>> {
     verbs::NAMES.into_iter().fold(Router::new(), |r, name| {
         let act = move |State(s): State<Arc<ApiState>>, Path(id): Path<String>, body: Bytes| async move {
-            verbs::act(&s.runtime, name, id, &body).await.into_response()
+            match s.supervision {
+                Supervision::On => verbs::act(&s.runtime, name, id, &body).await.into_response(),
+                Supervision::Off => {
+                    let state = s.runtime.published(&id).map(|d| d.machine.state.persisted());
+                    verbs::Reply::supervision_off(name, state).into_response()
+                }
+            }
         };
         r.route(&format!("/campaigns/{{id}}/{name}"), post(act))
     })

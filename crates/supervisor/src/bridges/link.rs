@@ -94,6 +94,17 @@ pub fn set_status(slot: &std::sync::Mutex<String>, ok: bool) {
 }
 
 impl ArgusWake {
+    /// Whether Argus can act now (its runtime answers and takes wakes). Its health line, which
+    /// `health` shows, otherwise.
+    pub fn not_acting(&self) -> Option<String> {
+        let line = self
+            .argus_status
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|p| p.into_inner().clone());
+        (line != "running").then_some(line)
+    }
+
     /// The link's handles around `board` (see [`ArgusBoard::open`] and [`ArgusBoard::in_memory`]).
     pub fn new(board: ArgusBoard) -> (Arc<ArgusWake>, mpsc::UnboundedReceiver<LinkRequest>) {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -452,12 +463,7 @@ impl Link {
         let h = hint(&directive);
         // ESCALATE while Argus cannot act (down, or not taking wakes) reaches a person directly
         // (spec §13): Needs you, never dropped.
-        let argus_can_act = self
-            .wake
-            .argus_status
-            .lock()
-            .map(|s| s.as_str() == "running")
-            .unwrap_or(false);
+        let argus_can_act = self.wake.not_acting().is_none();
         if h == Hint::Escalate && !argus_can_act {
             let why = crate::security::Untrusted::new(&directive.reason, 400);
             let text = format!(

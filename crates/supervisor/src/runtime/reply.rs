@@ -80,6 +80,12 @@ pub const REFUSALS: &[(&str, RefusedBy, &str, &str)] = &[
         "shorten it",
     ),
     (
+        "supervision_off",
+        RefusedBy::Supervisor,
+        "supervision is off (ARGUS_SUPERVISOR_ENABLED=0): the API is read-only",
+        "restart with ARGUS_SUPERVISOR_ENABLED=1",
+    ),
+    (
         "storage_failed",
         RefusedBy::Supervisor,
         "the state root cannot be written",
@@ -186,14 +192,16 @@ impl Refusal {
     pub fn of(e: &RemoteError) -> Refusal {
         match e {
             RemoteError::CapabilityUnavailable(_) => Refusal::here("capability_unavailable"),
-            RemoteError::CardNotQualified(_) => Refusal::here("card_not_qualified"),
+            // The remote answered, with something that is not a usable card: not an outage.
+            RemoteError::CardNotQualified(_) | RemoteError::IncompatibleCard => {
+                Refusal::here("card_not_qualified")
+            }
             RemoteError::TooLargeToSend => Refusal::here("too_large"),
             RemoteError::Unavailable
             | RemoteError::TimeoutBeforeSend
             | RemoteError::Tls(_)
             | RemoteError::InsecureEndpoint
-            | RemoteError::InvalidEndpoint
-            | RemoteError::IncompatibleCard => Refusal::here("remote_unavailable"),
+            | RemoteError::InvalidEndpoint => Refusal::here("remote_unavailable"),
             RemoteError::LeaseHeldByOther => Refusal::remote("held_by_other"),
             RemoteError::StaleEpoch => Refusal::remote("stale_epoch"),
             RemoteError::LeaseExpired => Refusal::remote("lease_expired"),

@@ -37,7 +37,7 @@ pub use resolve::Resolve;
 pub use resume::Resume;
 pub use submit::Submit;
 
-use crate::runtime::reply::{CommandReply, Refusal};
+use crate::runtime::reply::{CommandReply, Refusal, RefusedBy};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use http::StatusCode;
 use serde::Deserialize;
@@ -152,8 +152,6 @@ impl Body {
                     format!("field `{field}` is {len} bytes; the limit is {max} bytes (nothing was kept or sent)"),
                 );
                 reply.body["error"]["field"] = json!(field);
-                reply.body["refused_by"] = json!("supervisor");
-                reply.body["code"] = json!("too_large");
                 reply
             })
         })
@@ -181,10 +179,18 @@ impl Reply {
         }
     }
 
+    /// An answer the API itself decided (a bad body, no such campaign, the disk): refused here,
+    /// by this supervisor — it names itself, so no client can take it for OpenTraining's.
     pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Reply {
+        let message = message.into();
         Reply {
             status,
-            body: json!({"error": {"code": code, "message": message.into()}}),
+            body: json!({
+                "message": format!("refused here ({code}): {message}"),
+                "error": {"code": code, "message": message},
+                "code": code,
+                "refused_by": RefusedBy::Supervisor,
+            }),
         }
     }
 
@@ -195,9 +201,11 @@ impl Reply {
     /// A runtime error as the API says it.
     pub fn runtime(e: RuntimeError) -> Reply {
         match e {
+            // Not `unknown_campaign`: that is OpenTraining's refusal (it does not know the
+            // campaign); this is ours (no campaign of that id here).
             RuntimeError::UnknownCampaign => Reply::error(
                 StatusCode::NOT_FOUND,
-                "unknown_campaign",
+                "no_such_campaign",
                 "no such campaign",
             ),
             RuntimeError::Exists | RuntimeError::Same => {
@@ -272,28 +280,56 @@ impl Reply {
         } else {
             refusal.next_step().map(str::to_string)
         };
-        let message = format!(
-            "{verb}: {}; state {state}{}",
-            refusal.says(),
-            next.as_deref()
-                .map(|n| format!(". Next: {n}"))
-                .unwrap_or_default()
-        );
-        let mut body = json!({
-            "outcome": outcome,
-            "accepted": false,
-            "state": state,
-            "message": message,
-            "refused_by": refusal.by,
-            "code": refusal.code,
-            "next": next,
-            "error": {"code": refusal.code, "message": message},
-        });
+        let mut body = refused_body(verb, outcome, refusal, Some(&state), next);
         if refusal.code == "forbidden_in_state" {
             body["allowed_actions"] = json!(reply.allowed);
         }
         Reply { status, body }
     }
+
+    /// Every verb while supervision is off (`ARGUS_SUPERVISOR_ENABLED=0`): the API is read-only,
+    /// so the verb is refused here before anything is kept or sent — whatever the remote's state.
+    pub fn supervision_off(verb: &str, state: Option<String>) -> Reply {
+        let refusal = Refusal::here("supervision_off");
+        Reply {
+            status: StatusCode::CONFLICT,
+            body: refused_body(
+                verb,
+                "refused",
+                refusal,
+                state.as_deref(),
+                refusal.next_step().map(str::to_string),
+            ),
+        }
+    }
+}
+
+/// A refusal's answer: who refused, the code, what it means, the next step.
+fn refused_body(
+    verb: &str,
+    outcome: &str,
+    refusal: Refusal,
+    state: Option<&str>,
+    next: Option<String>,
+) -> Value {
+    let message = format!(
+        "{verb}: {}{}{}",
+        refusal.says(),
+        state.map(|s| format!("; state {s}")).unwrap_or_default(),
+        next.as_deref()
+            .map(|n| format!(". Next: {n}"))
+            .unwrap_or_default()
+    );
+    json!({
+        "outcome": outcome,
+        "accepted": false,
+        "state": state,
+        "message": message,
+        "refused_by": refusal.by,
+        "code": refusal.code,
+        "next": next,
+        "error": {"code": refusal.code, "message": message},
+    })
 }
 
 /// What to do instead of `verb`, from the actions the state allows now.
