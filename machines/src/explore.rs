@@ -386,6 +386,7 @@ pub fn alphabet() -> Vec<Event> {
         RemoteCondition::Unreachable,
         RemoteCondition::AuthRequired,
         RemoteCondition::TaskNotFound,
+        RemoteCondition::Unusable,
     ] {
         v.push(Event::PollFailed(condition));
     }

@@ -782,7 +782,7 @@ pub enum Significant {
     },
 }
 
-/// Why reads of the remote fail: three conditions an operator handles differently.
+/// Why reads of the remote fail: four conditions an operator handles differently.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RemoteCondition {
@@ -793,6 +793,9 @@ pub enum RemoteCondition {
     AuthRequired,
     /// The bound task is unknown to the remote (-32001): it disappeared.
     TaskNotFound,
+    /// The remote answers, but with nothing usable (not JSON, oversized, a redirect, a 4xx or an
+    /// error code): reachable, yet unreadable — not an outage.
+    Unusable,
 }
 
 impl Significant {

@@ -446,6 +446,28 @@ fn a_task_the_remote_does_not_know_is_named_so_not_called_an_outage() {
 }
 
 #[test]
+fn a_remote_that_answers_with_nothing_usable_is_not_called_unreachable() {
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &tmp("unusable").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim("u1", "train");
+    assert_eq!(d.act("u1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("u1", "controlling.running");
+    // Every task read is answered, with a body that is not JSON.
+    arm(
+        &url,
+        json!({"kind": "malformed_json", "method": "tasks/get"}),
+    );
+    wait_for("the feed to say what the reads met", || {
+        d.feed("u1")
+            .iter()
+            .any(|l| l.starts_with("OpenTraining answers, but not usably ("))
+    });
+    let feed = d.feed("u1");
+    assert!(!feed.iter().any(|l| l.contains("unreachable")), "{feed:?}");
+}
+
+#[test]
 fn repairs_at_start_and_on_append_are_listed_in_status_and_logged() {
     let dir = tmp("repairs");
     let home = dir.join("state");

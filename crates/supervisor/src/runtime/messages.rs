@@ -135,6 +135,7 @@ impl FeedFold {
                 MessageKind::CriticalFailure,
                 match condition {
                     RemoteCondition::Unreachable => format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
+                    RemoteCondition::Unusable => format!("OpenTraining answers, but not usably ({failures} failed reads: not JSON, oversized, redirected or an error); retrying read-only, nothing is assumed failed."),
                     RemoteCondition::AuthRequired => "OpenTraining refused our credentials: authentication required. Check OPENTRAINING_A2A_TOKEN; reads are retried, nothing is written.".into(),
                     RemoteCondition::TaskNotFound => "The remote task disappeared: OpenTraining no longer knows it. Nothing is assumed finished; review the campaign.".into(),
                 },

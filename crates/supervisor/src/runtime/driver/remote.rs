@@ -440,14 +440,24 @@ impl<T: Transport + 'static> Driver<T> {
     }
 }
 
-/// What a failed read met, for the machine (three conditions an operator handles differently).
+/// What a failed read met, for the machine (four conditions an operator handles differently).
 fn condition_of(e: &crate::control::RemoteError) -> argus_machines::RemoteCondition {
     use crate::control::RemoteError;
     use argus_machines::RemoteCondition;
     match e {
         RemoteError::AuthFailed => RemoteCondition::AuthRequired,
         RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
-        _ => RemoteCondition::Unreachable,
+        // No answer: an outage.
+        RemoteError::Unavailable
+        | RemoteError::TimeoutBeforeSend
+        | RemoteError::TimeoutAfterSend
+        | RemoteError::DroppedAfterSend
+        | RemoteError::Tls(_) => RemoteCondition::Unreachable,
+        RemoteError::Http { status } if *status >= 500 || *status == 429 => {
+            RemoteCondition::Unreachable
+        }
+        // An answer, but not one that can be read: said as such, never "unreachable".
+        _ => RemoteCondition::Unusable,
     }
 }
 
