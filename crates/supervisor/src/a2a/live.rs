@@ -244,12 +244,8 @@ impl LiveRemote {
 /// makes the card not qualify.
 fn card_reread_refusal(e: RemoteError) -> RemoteError {
     match e {
-        RemoteError::Unavailable
-        | RemoteError::TimeoutBeforeSend
-        | RemoteError::TimeoutAfterSend
-        | RemoteError::DroppedAfterSend => RemoteError::Unavailable,
-        RemoteError::Http { status } if status >= 500 || status == 429 => RemoteError::Unavailable,
         RemoteError::Tls(_) | RemoteError::AuthFailed => e,
+        _ if e.is_no_answer() => RemoteError::Unavailable,
         _ => RemoteError::CardNotQualified("the agent card could not be re-read before the write"),
     }
 }

@@ -147,6 +147,20 @@ impl RemoteError {
         !self.proves_not_applied()
     }
 
+    /// True when no answer came back — no connection, a timeout, a dropped connection, a 5xx or
+    /// 429: an outage, to be said as one, never taken for a verdict on what the remote would say.
+    /// (A TLS failure is its own class; everything else is an answer, if an unusable one.)
+    pub fn is_no_answer(&self) -> bool {
+        match self {
+            RemoteError::Unavailable
+            | RemoteError::TimeoutBeforeSend
+            | RemoteError::TimeoutAfterSend
+            | RemoteError::DroppedAfterSend => true,
+            RemoteError::Http { status } => *status >= 500 || *status == 429,
+            _ => false,
+        }
+    }
+
     /// The stable, safe code of this class (for logs, API answers and reports).
     pub fn class(&self) -> &'static str {
         match self {

@@ -478,9 +478,7 @@ impl Ledger {
         writes.push(self.feed_line(MessageKind::Decision, line, now));
         writes
     }
-}
 
-impl Ledger {
     /// A write whose answer was lost (`intent`, in flight before the read-back `answer`) is
     /// settled: its outcome is told in the feed, since whoever sent it was last told "unknown".
     /// Applied: which task now runs. Not applied while control was lost: nothing of it runs (in

@@ -447,15 +447,8 @@ fn condition_of(e: &crate::control::RemoteError) -> argus_machines::RemoteCondit
     match e {
         RemoteError::AuthFailed => RemoteCondition::AuthRequired,
         RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
-        // No answer: an outage.
-        RemoteError::Unavailable
-        | RemoteError::TimeoutBeforeSend
-        | RemoteError::TimeoutAfterSend
-        | RemoteError::DroppedAfterSend
-        | RemoteError::Tls(_) => RemoteCondition::Unreachable,
-        RemoteError::Http { status } if *status >= 500 || *status == 429 => {
-            RemoteCondition::Unreachable
-        }
+        RemoteError::Tls(_) => RemoteCondition::Unreachable,
+        _ if e.is_no_answer() => RemoteCondition::Unreachable,
         // An answer, but not one that can be read: said as such, never "unreachable".
         _ => RemoteCondition::Unusable,
     }
