@@ -175,6 +175,12 @@ class AgentZero:
         """The daemon's API directly over its socket (what the daemon itself knows)."""
         return run_in_host(self, "daemon_call", method, path, body)
 
+    def host_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """Agent Zero's environment for a process run in its root, as an operator runs one there
+        (its modules and the plugin importable as `usr.plugins…`)."""
+        return {**self.env, "PYTHONPATH": self.env["PYTHONPATH"] + os.pathsep + str(self.root),
+                **(extra or {})}
+
     def daemon_pids(self) -> list[int]:
         """The `argus-supervisor serve` processes whose parent is this Agent Zero."""
         pids = []
@@ -213,8 +219,7 @@ def run_in_host(a0: AgentZero, what: str, *args, env: dict[str, str] | None = No
     and the plugin imported as Agent Zero imports them; its JSON answer."""
     done = subprocess.run(
         [sys.executable, str(TESTS / "in_host.py"), what, json.dumps(args)],
-        cwd=a0.root, env={**a0.env, "PYTHONPATH": a0.env["PYTHONPATH"] + os.pathsep + str(a0.root),
-                          **(env or {})},
+        cwd=a0.root, env=a0.host_env(env),
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr[-4000:]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import LOGIN, wait_for
+from conftest import LOGIN, run_in_host, wait_for
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 
@@ -127,6 +127,12 @@ def test_remote_markup_reaches_the_hosts_notifications_as_text_and_runs_nothing(
     assert "The remote asks for input" in text(chrome, "#argus-sv-question")
     assert PAYLOAD in text(chrome, "#argus-sv-feed")
     chrome.save_screenshot(str(tmp_path / "plugin-page-question.png"))
+    # The profile's tool, whose answers reach Agent Zero's chat: the same text, escaped.
+    for action in ("show", "explain"):
+        said = run_in_host(a0, "tool", {"action": action, "campaign_id": "x1"})
+        assert "<img" not in said and "<script" not in said, (action, said)
+        assert "&lt;img src=x onerror=window.__argusXss=1&gt;" in said, (action, said)
+        assert "untrusted" in said, (action, said)
     # Nothing ran and no element came of the markup.
     assert flag(chrome) is None
     assert chrome.execute_script(

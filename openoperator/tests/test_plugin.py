@@ -270,7 +270,7 @@ def test_the_live_smoke_reports_every_check_of_section_20_and_leaks_no_secret(ag
     assert by["secret_masking"]["evidence"].startswith(("2 known", "3 known", "4 known"))
     # The same from the command line, in the Agent Zero root, as an operator runs it.
     done = subprocess.run([sys.executable, "-m", "usr.plugins.argus_supervisor.helpers.smoke"],
-                          cwd=a0.root, env={**a0.env, "PYTHONPATH": a0.env["PYTHONPATH"] + os.pathsep + str(a0.root)},
+                          cwd=a0.root, env=a0.host_env(),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "smoke: every check passed" in done.stdout, done.stdout + done.stderr
     # No secret in any answer, the command's output, or the daemon's log.
