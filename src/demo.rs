@@ -10,8 +10,9 @@
 
 use argus_machines::{ControllerId, StateName, Verdict};
 use argus_sim::{self as sim, Scenario, SimOptions};
-use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::a2a::{HttpConfig, LiveRemote};
 use argus_supervisor_lib::control::SystemClock;
+use argus_supervisor_lib::qualify;
 use argus_supervisor_lib::runtime::messages::feed;
 use argus_supervisor_lib::runtime::reduce::CountingWake;
 use argus_supervisor_lib::runtime::{OperatorCommand, Runtime, RuntimeConfig};
@@ -140,7 +141,47 @@ pub async fn run(
     println!("state root: {}", home.display());
     let mut http = HttpConfig::new(sim.url());
     http.allow_insecure_loopback = true;
-    let client = A2aClient::discover(&http)
+    // The first step before writing to any remote: qualify it (on its own test campaign), so the
+    // policy `serve` applies by default lets the mission's writes through.
+    let qualification = qualify::run(qualify::Options {
+        http: http.clone(),
+        task: None,
+        controller_id: "argus-qualify".into(),
+        write: Some(qualify::WritePlan {
+            campaign_id: "demo-qualification".into(),
+            message: "Qualification test: a harmless task, cancelled at once.".into(),
+            project: None,
+            ttl_secs: 120,
+        }),
+        daemon: None,
+        step_timeout: Duration::from_secs(10),
+        home: home.clone(),
+        tool: crate::tool(),
+    })
+    .await;
+    let passed = qualification
+        .checks
+        .iter()
+        .filter(|c| c.verdict == qualify::Verdict::Pass)
+        .count();
+    println!(
+        "qualification of the simulated remote: {} ({passed} checks passed, {} failed; `argus-supervisor qualify` prints the whole report)",
+        qualification.outcome.says(),
+        qualification.failed().len()
+    );
+    if qualification.outcome != qualify::Outcome::Qualified {
+        return Err(format!(
+            "the simulated remote did not qualify: {}",
+            qualification.reason
+        ));
+    }
+    // What the qualification sent on purpose (a stale epoch, a repeated request id) is its own,
+    // not the mission's: the summary counts from here.
+    let before = sim.audit().counters;
+    let client = LiveRemote::new(http.clone(), None)
+        .with_qualification(qualify::Book::new(&home, &http.endpoint), true);
+    client
+        .refresh()
         .await
         .map_err(|e| format!("discovery failed: {e}"))?;
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
@@ -299,9 +340,12 @@ pub async fn run(
     // stale (below its last grant, after its release, past the expiry it was given).
     println!(
         "  stale-epoch writes:  {}",
-        audit.counters.known_stale_writes
+        audit.counters.known_stale_writes - before.known_stale_writes
     );
-    println!("  resent submits:      {}", audit.counters.repeated_submits);
+    println!(
+        "  resent submits:      {}",
+        audit.counters.repeated_submits - before.repeated_submits
+    );
     println!(
         "  significant events:  {} ({})",
         events.len(),

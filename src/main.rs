@@ -1,6 +1,7 @@
 //! The `argus-supervisor` command line.
 
 mod demo;
+mod qualify;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
@@ -102,6 +103,72 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// The state root whose qualification record is shown (serve's ARGUS_SUPERVISOR_HOME).
+        #[arg(
+            long,
+            env = "ARGUS_SUPERVISOR_HOME",
+            default_value = "/a0/usr/argus-supervisor",
+            value_name = "DIR"
+        )]
+        home: PathBuf,
+    },
+    /// Prove what a live remote promises (fencing, idempotency, readback) and write the report.
+    /// Read-only unless --write-campaign and --message name a dedicated test campaign and a
+    /// harmless task. Exit codes: 0 qualified, 1 a check failed, 2 usage, 3 not qualified for
+    /// writes (observer only, or the write phase not asked for).
+    Qualify {
+        /// The A2A base URL (defaults to OPENTRAINING_A2A_URL; never printed: it may carry a token).
+        #[arg(long, env = "OPENTRAINING_A2A_URL", hide_env_values = true)]
+        url: String,
+        /// The environment variable holding the token (never pass a token on the command line).
+        #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
+        token_env: String,
+        /// Allow plain http:// to a loopback address.
+        #[arg(long)]
+        allow_insecure_loopback: bool,
+        /// A task to read with tasks/get (historyLength 0); without it an unknown id is asked.
+        #[arg(long)]
+        task: Option<String>,
+        /// The dedicated test campaign of the write phase. Nothing is written without it.
+        #[arg(long, requires = "message", value_name = "ID")]
+        write_campaign: Option<String>,
+        /// The harmless task text the write phase submits (then cancels).
+        #[arg(long, requires = "write_campaign", value_name = "TEXT")]
+        message: Option<String>,
+        /// Project selection sent with the submit.
+        #[arg(long, env = "OPENTRAINING_A2A_PROJECT", value_name = "NAME")]
+        project: Option<String>,
+        /// The controller id the write phase claims as (`<id>-second` tries to take over,
+        /// `<id>-daemon` is the child serve's).
+        #[arg(long, default_value = "argus-qualify", value_name = "ID")]
+        controller_id: String,
+        /// The TTL of the write phase's lease.
+        #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+        lease_ttl_seconds: u64,
+        /// Also run the live acceptance: a child `serve` on a throwaway state root claims the
+        /// test campaign, submits, is killed (SIGKILL) and restarted, then cancels and releases.
+        #[arg(long, requires = "write_campaign")]
+        daemon: bool,
+        /// The child serve's heartbeat.
+        #[arg(long, default_value_t = 1, value_name = "SECONDS")]
+        daemon_heartbeat_seconds: u64,
+        /// The bound on each step.
+        #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+        step_timeout_seconds: u64,
+        /// The state root the record is kept in (serve's ARGUS_SUPERVISOR_HOME).
+        #[arg(
+            long,
+            env = "ARGUS_SUPERVISOR_HOME",
+            default_value = "/a0/usr/argus-supervisor",
+            value_name = "DIR"
+        )]
+        home: PathBuf,
+        /// Print the report as JSON instead of Markdown.
+        #[arg(long)]
+        json: bool,
+        /// Also write the Markdown report to this file.
+        #[arg(long, value_name = "PATH")]
+        report: Option<PathBuf>,
     },
     /// Run the simulated OpenTraining remote in the foreground (a local emulator to develop against).
     Sim {
@@ -138,6 +205,15 @@ enum Command {
         #[arg(long, default_value = "diagrams")]
         dir: PathBuf,
     },
+}
+
+/// This binary, as reports name it.
+fn tool() -> String {
+    format!(
+        "argus-supervisor {} (commit {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("ARGUS_GIT_COMMIT")
+    )
 }
 
 fn tokio_runtime() -> Option<tokio::runtime::Runtime> {
@@ -335,7 +411,55 @@ fn main() -> ExitCode {
             token_env,
             allow_insecure_loopback,
             json,
-        } => run_probe(url, &token_env, allow_insecure_loopback, json),
+            home,
+        } => run_probe(url, &token_env, allow_insecure_loopback, json, &home),
+        Command::Qualify {
+            url,
+            token_env,
+            allow_insecure_loopback,
+            task,
+            write_campaign,
+            message,
+            project,
+            controller_id,
+            lease_ttl_seconds,
+            daemon,
+            daemon_heartbeat_seconds,
+            step_timeout_seconds,
+            home,
+            json,
+            report,
+        } => {
+            let Some(rt) = tokio_runtime() else {
+                return ExitCode::FAILURE;
+            };
+            let mut http =
+                match argus_supervisor_lib::a2a::HttpConfig::new(url).with_trust_from_env() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        eprintln!("{e}");
+                        return ExitCode::from(2);
+                    }
+                };
+            http.token = argus_supervisor_lib::security::Secret::from_env(&token_env);
+            http.allow_insecure_loopback = allow_insecure_loopback;
+            let args = qualify::Args {
+                http,
+                task,
+                write_campaign,
+                message,
+                project,
+                controller_id,
+                lease_ttl_seconds,
+                daemon,
+                daemon_heartbeat_seconds,
+                step_timeout_seconds,
+                home,
+                json,
+                report,
+            };
+            rt.block_on(qualify::run(args))
+        }
         Command::Sim {
             listen,
             scenario,
@@ -449,6 +573,7 @@ fn run_probe(
     token_env: &str,
     allow_insecure_loopback: bool,
     as_json: bool,
+    home: &std::path::Path,
 ) -> ExitCode {
     use argus_supervisor_lib::a2a;
     let mut config = match a2a::HttpConfig::new(url).with_trust_from_env() {
@@ -467,7 +592,11 @@ fn run_probe(
             return ExitCode::FAILURE;
         }
     };
-    let report = runtime.block_on(a2a::probe(&config));
+    let mut report = runtime.block_on(a2a::probe(&config));
+    report.qualification = report
+        .card_sha256
+        .as_deref()
+        .map(|sha| argus_supervisor_lib::qualify::Book::new(home, &config.endpoint).status(sha));
     if as_json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
@@ -523,6 +652,9 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport, token_present: bool)
             s(serde_json::json!(op)),
             s(serde_json::json!(status))
         ));
+    }
+    if let Some(q) = &r.qualification {
+        out.push_str(&format!("qualification  {}\n", q.detail));
     }
     out.push_str(&format!(
         "can            {}\n",

@@ -6,6 +6,7 @@ mod support;
 mod contract;
 mod operable;
 mod processes;
+mod qualification;
 mod real_argus;
 mod serve_loop;
 mod tls;

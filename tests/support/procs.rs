@@ -29,17 +29,30 @@ pub fn free_port() -> u16 {
 /// Judge the supervisor by what it sent, from a sim's `_sim/audit` answer: no submit sent twice
 /// under one request id, no write it should have known was stale, no stale write accepted.
 pub fn assert_supervisor_clean(audit: &serde_json::Value) {
+    assert_sent_on_purpose(audit, Deliberate::default());
+    assert_eq!(audit["counters"]["stale_or_expired_accepted"], 0);
+}
+
+/// What a test sent on purpose that the sim counts against a supervisor: `qualify`'s checks
+/// repeat one submit's request id and renew under a stale and a released epoch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Deliberate {
+    pub repeated_submits: u64,
+    pub known_stale_writes: u64,
+}
+
+/// [`assert_supervisor_clean`], where exactly `deliberate` was sent on purpose, and nothing more.
+pub fn assert_sent_on_purpose(audit: &serde_json::Value, deliberate: Deliberate) {
     let c = &audit["counters"];
     assert_eq!(
-        c["repeated_submits"], 0,
+        c["repeated_submits"], deliberate.repeated_submits,
         "a submit was sent twice under one request id: {}",
         c["submits_per_request_id"]
     );
     assert_eq!(
-        c["known_stale_writes"], 0,
+        c["known_stale_writes"], deliberate.known_stale_writes,
         "the supervisor sent a write it should have known was stale"
     );
-    assert_eq!(c["stale_or_expired_accepted"], 0);
 }
 
 /// A sim's audit over plain HTTP.
@@ -61,6 +74,14 @@ pub struct SimProc {
     child: Kill,
     url: String,
     token: String,
+    deliberate: Deliberate,
+}
+
+impl SimProc {
+    /// The test sends these on purpose (`qualify`); the audit at the end expects exactly them.
+    pub fn expect_deliberate(&mut self, deliberate: Deliberate) {
+        self.deliberate = deliberate;
+    }
 }
 
 impl Drop for SimProc {
@@ -72,7 +93,13 @@ impl Drop for SimProc {
             let audit = std::thread::spawn(move || sim_audit(&url, &token))
                 .join()
                 .expect("sim audit");
-            assert_supervisor_clean(&audit);
+            if self.deliberate == Deliberate::default() {
+                assert_supervisor_clean(&audit);
+            } else {
+                // A lying sim (armed on purpose) may accept what it should not: only what the
+                // test sent is judged.
+                assert_sent_on_purpose(&audit, self.deliberate);
+            }
         }
     }
 }
@@ -108,6 +135,7 @@ where
         child: Kill(child),
         url: url.clone(),
         token: token.to_string(),
+        deliberate: Deliberate::default(),
     };
     (sim, url)
 }
@@ -123,7 +151,8 @@ pub fn wait_for(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
 
 /// `argus-supervisor serve` as the process tests run it: a clean environment with the remote's
 /// URL and token, the API token, the state root and listener, a 1 s heartbeat, a 120 s lease and a
-/// 3 s readback grace (above the longest request a test holds at the remote). Add to it (e.g.
+/// 3 s readback grace (above the longest request a test holds at the remote), writes not waiting
+/// for a qualification record. Add to it (e.g.
 /// `--allow-insecure-loopback` for a plain-HTTP sim), then spawn.
 pub fn serve_command(
     remote_url: &str,
@@ -143,7 +172,10 @@ pub fn serve_command(
         .env("ARGUS_SUPERVISOR_LISTEN", format!("127.0.0.1:{port}"))
         .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "1")
         .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "120")
-        .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "3");
+        .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "3")
+        // These tests start where an operator has accepted the remote; the policy's own tests
+        // (`qualification.rs`) run `serve` with its default (on) and `qualify` first.
+        .env("ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION", "0");
     cmd
 }
 

@@ -114,6 +114,17 @@ pub enum Fault {
     UnknownState,
     /// `campaign/request_status` answers -32601.
     RequestStatusUnavailable,
+    /// A lying remote (for `qualify`): lease-bound calls under a stale or released epoch are
+    /// accepted (the fencing check is skipped).
+    AcceptStaleEpoch,
+    /// A lying remote: a `message/send` whose request id was already applied is applied again
+    /// (a second task), instead of answering the first.
+    ReapplyRepeatedRequest,
+    /// A lying remote: `campaign/request_status` answers `not_applied` for every request id,
+    /// applied or not.
+    DenyApplied,
+    /// A lying remote: `campaign/read_control` reports the lease one epoch above the one granted.
+    MisreportLease,
     /// The remote restarts and loses its lease table: epochs start again from 0.
     ForgetLeases,
     /// The whole remote refuses connections for `ms`.

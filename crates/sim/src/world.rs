@@ -561,7 +561,12 @@ impl World {
             Method::ReadControl => {
                 let campaign = require_str(p, "campaign_id")?;
                 seen.campaign_id = Some(campaign.to_string());
-                let lease = self.lease(campaign, now);
+                let mut lease = self.lease(campaign, now);
+                if self.has(|f| matches!(f, Fault::MisreportLease)) {
+                    if let Some(l) = &mut lease {
+                        l.epoch += 1;
+                    }
+                }
                 Ok(json!(LeaseAnswer { lease }))
             }
             Method::RenewControl => self.renew(p, now, seen),
@@ -582,6 +587,9 @@ impl World {
         let Some(c) = self.campaigns.get(campaign) else {
             return Err(err(ErrorCode::UnknownCampaign, "unknown campaign"));
         };
+        if self.has(|f| matches!(f, Fault::AcceptStaleEpoch)) {
+            return Ok(());
+        }
         match &c.lease {
             Some(l) if l.controller_id != controller && l.expires_at > now_ms / 1000 => Err(err(
                 ErrorCode::HeldByOther,
@@ -632,6 +640,11 @@ impl World {
         campaign: &str,
         method: &str,
     ) -> Option<Result<Value, RpcError>> {
+        if method == Method::Submit.contract_name()
+            && self.has(|f| matches!(f, Fault::ReapplyRepeatedRequest))
+        {
+            return None;
+        }
         let first = self.requests.get(request_id)?;
         self.counters.duplicate_request_ids += 1;
         if first.campaign_id != campaign || first.method != method {
@@ -960,11 +973,12 @@ impl World {
         seen.campaign_id = Some(campaign.to_string());
         let request = require_str(p, "request_id")?;
         seen.request_id = Some(request.to_string());
+        let deny = self.has(|f| matches!(f, Fault::DenyApplied));
         Ok(
             match self
                 .requests
                 .get(request)
-                .filter(|a| a.campaign_id == campaign)
+                .filter(|a| a.campaign_id == campaign && !deny)
             {
                 Some(a) => json!(RequestStatusAnswer {
                     request_id: request.to_string(),

@@ -96,7 +96,7 @@ pub fn when(v: &Value, now: u64) -> String {
 
 /// The API at one base URL — `http(s)://HOST:PORT` or `unix:PATH` (a daemon listening on a Unix
 /// socket) — with the operator's token (from the environment; never printed).
-struct Api {
+pub(crate) struct Api {
     via: Via,
     /// Where the API is, for messages: the base URL as given, then the prefix.
     root: String,
@@ -144,7 +144,11 @@ impl Body {
 
 impl Api {
     fn new(base: &str) -> Result<Api, String> {
-        let token = Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN");
+        Api::with_token(base, Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN"))
+    }
+
+    /// A client of the API at `base` with this token (`qualify --daemon` drives its child so).
+    pub(crate) fn with_token(base: &str, token: Option<Secret>) -> Result<Api, String> {
         let root = format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX);
         let via = match base.strip_prefix("unix:") {
             Some(path) => Via::Unix(path.into()),
@@ -258,7 +262,11 @@ impl Api {
 
     /// `POST` (an action, with its body) or `GET` one path: how it ended and the JSON answer, or
     /// what went wrong reaching it.
-    async fn call(&self, path: &str, body: Option<Value>) -> Result<(Exit, Value), (Exit, String)> {
+    pub(crate) async fn call(
+        &self,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(Exit, Value), (Exit, String)> {
         let (status, body) = self.send(path, body, false).await?;
         Ok((Exit::of(status), body.json().await))
     }

@@ -60,6 +60,8 @@ pub struct ServeConfig {
     pub card_refresh_secs: u64,
     /// `ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256`: pin the card; any other hash is quarantined.
     pub expected_card_sha256: Option<String>,
+    /// `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION`: writes wait for a passing qualification record.
+    pub require_qualification: bool,
     pub argus_bin: Option<PathBuf>,
     pub argus_home: Option<PathBuf>,
     pub backend: Option<String>,
@@ -192,6 +194,15 @@ pub struct ServeArgs {
         value_name = "SECONDS"
     )]
     pub card_refresh_seconds: Option<String>,
+    /// 1: claims and new writes are refused here (unqualified_remote) unless `argus-supervisor
+    /// qualify` kept a passing record for this remote URL and its current agent card in the state
+    /// root. [default: 1]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION",
+        value_name = "0|1"
+    )]
+    pub require_qualification: Option<String>,
     /// Pin the agent card: any other hash is quarantined_pending_review.
     #[arg(
         long,
@@ -250,6 +261,14 @@ pub const SECRET_SETTINGS: [(&str, &str); 2] = [
     ("api_token", "ARGUS_SUPERVISOR_API_TOKEN"),
 ];
 
+/// A controller id as leases carry it: 1-128 characters of `A-Z a-z 0-9 - _ . :`.
+pub fn valid_controller_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+}
+
 fn set(v: &Option<String>) -> Option<String> {
     v.clone().filter(|v| !v.trim().is_empty())
 }
@@ -284,11 +303,7 @@ impl ServeConfig {
         crate::a2a::Endpoint::parse(&remote_url, allow_insecure_loopback)
             .map_err(|e| bad("OPENTRAINING_A2A_URL", e.to_string()))?;
         let controller_id = set(&a.controller_id).unwrap_or_else(|| "argus-openoperator".into());
-        if controller_id.len() > 128
-            || !controller_id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
-        {
+        if !valid_controller_id(&controller_id) {
             return Err(bad(
                 "ARGUS_SUPERVISOR_CONTROLLER_ID",
                 "1-128 characters of A-Z a-z 0-9 - _ . :",
@@ -395,6 +410,11 @@ impl ServeConfig {
             )?
             .clamp(1, 86_400),
             expected_card_sha256: set(&a.expected_card_sha256),
+            require_qualification: flag(
+                "ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION",
+                &a.require_qualification,
+                true,
+            )?,
             foreman_bin: set(&a.foreman_bin).map(PathBuf::from),
             home,
             listen,
@@ -479,6 +499,17 @@ async fn keep_discovering(remote: Arc<LiveRemote>, refresh: Duration, runtime: A
         }
     }
     tracing::info!("remote discovered; supervision running");
+    // Said once at start (the refusal of each write says it again, with the next step).
+    let view = remote.view();
+    if view.qualification_required
+        && view.mutation_enabled
+        && view.qualification.status != crate::qualify::QualificationStatus::Passed
+    {
+        tracing::warn!(
+            qualification = %view.qualification.detail,
+            "writes to this remote are refused until it is qualified (ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION=1): run `argus-supervisor qualify`"
+        );
+    }
     loop {
         tokio::time::sleep(refresh).await;
         if let Err(e) = remote.refresh().await {
@@ -609,7 +640,12 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
         ),
         (None, _) => None,
     };
-    let remote = Arc::new(LiveRemote::new(http, cfg.expected_card_sha256.clone()));
+    let remote = Arc::new(
+        LiveRemote::new(http, cfg.expected_card_sha256.clone()).with_qualification(
+            crate::qualify::Book::new(&cfg.home, &cfg.remote_url),
+            cfg.require_qualification,
+        ),
+    );
     let mut config = cfg.runtime_config();
     config.supervise = cfg.enabled;
     // Startup: persisted state loaded, Argus and Foreman verified, bindings

@@ -19,6 +19,7 @@ from a2a.helpers.proto_helpers import new_task
 from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill, Part, TaskState
 
 import campaign_ext
+import method_log
 
 DELAY = 1.0
 
@@ -48,6 +49,7 @@ def main():
     ap.add_argument("--mode", choices=["v03", "v1"], required=True)
     ap.add_argument("--extension", action="store_true")
     ap.add_argument("--delay", type=float, default=1.0)
+    ap.add_argument("--method-log", help="append each JSON-RPC method received to this file")
     args = ap.parse_args()
     DELAY = args.delay
     url = f"http://127.0.0.1:{args.port}/"
@@ -74,6 +76,8 @@ def main():
     app = Starlette(routes=routes)
     if args.extension:
         app = campaign_ext.CampaignControl(app)
+    if args.method_log:
+        app = method_log.MethodLog(app, args.method_log)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

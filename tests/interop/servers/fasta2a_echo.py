@@ -13,6 +13,7 @@ from fasta2a.broker import InMemoryBroker
 from fasta2a.storage import InMemoryStorage
 
 import campaign_ext
+import method_log
 
 
 class EchoWorker(Worker):
@@ -45,6 +46,7 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--extension", action="store_true")
     ap.add_argument("--delay", type=float, default=1.0)
+    ap.add_argument("--method-log", help="append each JSON-RPC method received to this file")
     args = ap.parse_args()
     storage, broker = InMemoryStorage(), InMemoryBroker()
     worker = EchoWorker(broker=broker, storage=storage)
@@ -66,6 +68,8 @@ def main():
     app = FastA2A(**kwargs)
     if args.extension:
         app = campaign_ext.CampaignControl(app)
+    if args.method_log:
+        app = method_log.MethodLog(app, args.method_log)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

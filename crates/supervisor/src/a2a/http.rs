@@ -46,6 +46,19 @@ pub struct HttpConfig {
     pub ca_pem: Option<Vec<u8>>,
     /// Trust only `ca_pem` (`ARGUS_SUPERVISOR_CA_ONLY=1`). Verification itself is never optional.
     pub ca_only: bool,
+    /// Which headers carry the token: both (always, in `serve`); one alone only when `qualify`
+    /// asks which scheme the remote accepts.
+    pub auth_headers: AuthHeaders,
+}
+
+/// The headers a token is sent in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthHeaders {
+    /// `Authorization: Bearer` and `X-API-KEY` (Agent Zero accepts either).
+    #[default]
+    Both,
+    Bearer,
+    ApiKey,
 }
 
 /// Why the trust configuration was refused (names the variable, never a secret).
@@ -71,6 +84,7 @@ impl HttpConfig {
             read_timeout: Duration::from_secs(15),
             total_timeout: Duration::from_secs(30),
             ca_pem: None,
+            auth_headers: AuthHeaders::Both,
             ca_only: false,
         }
     }
@@ -259,14 +273,18 @@ impl Http {
                 Ok::<_, RemoteError>(v)
             };
             // Agent Zero accepts either header; both carry the same token.
-            fixed.push((
-                ::http::header::AUTHORIZATION,
-                header(format!("Bearer {}", t.expose()))?,
-            ));
-            fixed.push((
-                HeaderName::from_static("x-api-key"),
-                header(t.expose().to_owned())?,
-            ));
+            if config.auth_headers != AuthHeaders::ApiKey {
+                fixed.push((
+                    ::http::header::AUTHORIZATION,
+                    header(format!("Bearer {}", t.expose()))?,
+                ));
+            }
+            if config.auth_headers != AuthHeaders::Bearer {
+                fixed.push((
+                    HeaderName::from_static("x-api-key"),
+                    header(t.expose().to_owned())?,
+                ));
+            }
         }
         Ok(Http {
             wire,

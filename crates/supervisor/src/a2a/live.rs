@@ -11,6 +11,7 @@
 
 use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
 use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
+use crate::qualify::{Book, Qualification, QualificationStatus};
 use argus_machines::{Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use serde::Serialize;
 use std::sync::{Arc, Mutex, RwLock};
@@ -41,6 +42,10 @@ pub struct RemoteView {
     /// What the supervisor can do with the remote now (`observe`, `claim`, `renew`, `release`,
     /// `submit`, `intervene`, `cancel`, `readback`).
     pub can: Vec<&'static str>,
+    /// What `qualify` found for this remote and its current card (`passed`, `failed`, `none`).
+    pub qualification: Qualification,
+    /// `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION`: claims and new writes wait for `passed`.
+    pub qualification_required: bool,
 }
 
 /// The live remote: an `A2aClient` once discovered, swapped on each refresh.
@@ -52,6 +57,10 @@ pub struct LiveRemote {
     view: Mutex<RemoteView>,
     /// Told once when the remote becomes quarantined (the daemon releases leases and notifies).
     quarantined_tx: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    /// Where `qualify` keeps its records for this remote (`None`: no state root to read).
+    book: Option<Book>,
+    /// Whether claims and new writes wait for a passing record.
+    require_qualification: bool,
 }
 
 impl LiveRemote {
@@ -74,8 +83,28 @@ impl LiveRemote {
                 card_changes: vec![],
                 operations: Default::default(),
                 can: vec![],
+                qualification: Qualification::unknown(),
+                qualification_required: false,
             }),
             quarantined_tx: Mutex::new(None),
+            book: None,
+            require_qualification: false,
+        }
+    }
+
+    /// Read qualification records from `book`, and with `required`, refuse claims and new writes
+    /// here (`unqualified_remote`) unless the current card has a passing one.
+    pub fn with_qualification(mut self, book: Book, required: bool) -> Self {
+        self.book = Some(book);
+        self.require_qualification = required;
+        self
+    }
+
+    /// The qualification of the card with this hash, from the record `qualify` kept.
+    fn qualification(&self, card_sha256: &str) -> Qualification {
+        match &self.book {
+            Some(book) => book.status(card_sha256),
+            None => Qualification::unknown(),
         }
     }
 
@@ -89,7 +118,9 @@ impl LiveRemote {
 
     pub fn view(&self) -> RemoteView {
         let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        v.qualification_required = self.require_qualification;
         if let Some(c) = self.current() {
+            v.qualification = self.qualification(&c.card().sha256);
             v.operations = c.operations();
             v.can = if v.quarantine.is_some() {
                 c.can().into_iter().filter(|a| *a == "observe").collect()
@@ -231,6 +262,11 @@ impl LiveRemote {
         self.not_quarantined()?;
         if !c.mutation().enabled {
             return Err(RemoteError::CapabilityUnavailable("campaign control"));
+        }
+        if self.require_qualification
+            && self.qualification(&c.card().sha256).status != QualificationStatus::Passed
+        {
+            return Err(RemoteError::Unqualified);
         }
         Ok(c)
     }

@@ -22,7 +22,7 @@ use crate::protocol::{
 use crate::time::now_secs;
 use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use card::{CardInfo, Dialect, Method};
-pub use http::{Endpoint, HttpConfig, TrustError};
+pub use http::{AuthHeaders, Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
 pub use live::{LiveRemote, RemoteView};
 use serde::Serialize;
@@ -317,6 +317,33 @@ impl A2aClient {
         }
     }
 
+    /// Whether the remote answers a read sent with `config`'s credentials (qualify's auth checks):
+    /// `tasks/get` for an id that does not exist. `Ok` when it answered in JSON-RPC (task not
+    /// found included); refused credentials, no answer or an unusable answer are the error.
+    pub async fn answers_with(&self, config: &HttpConfig) -> Result<(), RemoteError> {
+        let http = Http::new(config)?;
+        let asked = http
+            .call(
+                protocol::get_method(self.card.dialect),
+                &wire::get_params("argus-qualify-no-such-task"),
+                self.core_version(),
+            )
+            .await;
+        match asked {
+            Ok(_) => Ok(()),
+            Err(
+                e @ (RemoteError::AuthFailed
+                | RemoteError::Http { .. }
+                | RemoteError::Tls(_)
+                | RemoteError::MalformedResponse
+                | RemoteError::TooLarge
+                | RemoteError::RedirectRefused),
+            ) => Err(e),
+            Err(e) if e.is_no_answer() => Err(e),
+            Err(_) => Ok(()),
+        }
+    }
+
     /// The identity every lease-bound call carries: the token's own epoch, the request id, the
     /// strict envelope.
     fn write_meta<'a>(call: &'a WriteCall<'_>) -> WriteMeta<'a> {
@@ -565,6 +592,9 @@ pub struct ProbeReport {
     pub mutation_enabled: bool,
     pub mutation_reason: String,
     pub error: Option<&'static str>,
+    /// What `qualify` kept for this remote and card (filled in by the caller, which knows the
+    /// state root).
+    pub qualification: Option<crate::qualify::Qualification>,
 }
 
 /// Discover, run the read-only checks, and report.
@@ -587,6 +617,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
                 mutation_enabled: mutation.enabled,
                 mutation_reason: mutation.reason.to_string(),
                 error: None,
+                qualification: None,
             }
         }
         Err(e) => ProbeReport {
@@ -605,6 +636,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
             mutation_enabled: false,
             mutation_reason: "discovery failed".into(),
             error: Some(e.class()),
+            qualification: None,
         },
     }
 }

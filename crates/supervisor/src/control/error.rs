@@ -85,6 +85,10 @@ pub enum RemoteError {
     /// could not be re-read); refused before sending.
     #[error("the remote's card does not qualify for writes: {0}")]
     CardNotQualified(&'static str),
+    /// `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION` is on and `qualify` kept no passing record for
+    /// this remote's current card; refused before sending.
+    #[error("the remote is not qualified for writes (no passing qualification record for its current card)")]
+    Unqualified,
     /// The request is larger than the remote is known to accept; refused before sending.
     #[error("larger than the remote accepts")]
     TooLargeToSend,
@@ -117,6 +121,7 @@ impl RemoteError {
             | RemoteError::TimeoutBeforeSend
             | RemoteError::CapabilityUnavailable(_)
             | RemoteError::CardNotQualified(_)
+            | RemoteError::Unqualified
             | RemoteError::TooLargeToSend
             | RemoteError::InsecureEndpoint
             | RemoteError::InvalidEndpoint
@@ -184,6 +189,7 @@ impl RemoteError {
             RemoteError::Http { .. } => "http_error",
             RemoteError::CapabilityUnavailable(_) => "capability_unavailable",
             RemoteError::CardNotQualified(_) => "card_not_qualified",
+            RemoteError::Unqualified => "unqualified_remote",
             RemoteError::TooLargeToSend => "too_large_to_send",
             RemoteError::IncompatibleCard => "incompatible_card",
             RemoteError::InsecureEndpoint => "insecure_endpoint",
@@ -203,6 +209,7 @@ impl RemoteError {
             RemoteError::PolicyViolation => LeaseRefusal::PolicyRefused,
             RemoteError::CapabilityUnavailable(_)
             | RemoteError::CardNotQualified(_)
+            | RemoteError::Unqualified
             | RemoteError::MethodUnavailable => LeaseRefusal::CapabilityUnavailable,
             RemoteError::AuthFailed => LeaseRefusal::AuthFailed,
             RemoteError::Unavailable | RemoteError::TimeoutBeforeSend | RemoteError::Tls(_) => {

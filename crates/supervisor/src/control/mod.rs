@@ -25,6 +25,7 @@
 
 mod error;
 mod transport;
+pub(crate) mod trial;
 
 use argus_machines::{CampaignMachine, Policy, StateName};
 pub use argus_machines::{

@@ -68,6 +68,12 @@ pub const REFUSALS: &[(&str, RefusedBy, &str, &str)] = &[
         "review the remote's card; restart to lift a quarantine",
     ),
     (
+        "unqualified_remote",
+        RefusedBy::Supervisor,
+        "writes wait for a passing qualification of this remote's current agent card (ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION=1)",
+        "run `argus-supervisor qualify --write-campaign <test campaign> --message <harmless text>` against it (docs/qualification.md)",
+    ),
+    (
         "remote_unavailable",
         RefusedBy::Supervisor,
         "OpenTraining could not be reached",
@@ -196,6 +202,7 @@ impl Refusal {
             RemoteError::CardNotQualified(_) | RemoteError::IncompatibleCard => {
                 Refusal::here("card_not_qualified")
             }
+            RemoteError::Unqualified => Refusal::here("unqualified_remote"),
             RemoteError::TooLargeToSend => Refusal::here("too_large"),
             RemoteError::Unavailable
             | RemoteError::TimeoutBeforeSend

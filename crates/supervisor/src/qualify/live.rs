@@ -1,0 +1,465 @@
+//! The live acceptance (`qualify --daemon`): the spec's phase 6 through the real daemon. A child
+//! `serve` on a throwaway state root and a Unix socket attaches to the test campaign, claims it,
+//! submits one harmless task, is watched for status spam, is killed with SIGKILL mid-run and
+//! restarted, recovers from its durable state, then cancels its task and releases. What the remote
+//! says is read from the remote, not from the child's files.
+//!
+//! A2A (v0.3) cannot list a campaign's tasks, so "exactly one remote task" stands on the remote's
+//! own answers that can be had: the task the daemon bound is the campaign's on the remote, the
+//! lease epoch the remote reports is unchanged across the restart (nothing re-claimed), the remote's
+//! task is the one the restarted daemon still follows, and its attempt count stayed one.
+
+use super::{Check, CheckId, DaemonPlan, Options, Verdict, WritePlan};
+use crate::a2a::A2aClient;
+use crate::cli::Api;
+use crate::control::trial::Trial;
+use crate::protocol::Method;
+use crate::security::Secret;
+use argus_machines::{ControllerId, TaskId};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// A child `serve`, killed (SIGKILL) when dropped.
+struct Child(tokio::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.start_kill();
+    }
+}
+
+struct Acceptance<'a> {
+    o: &'a Options,
+    write: &'a WritePlan,
+    plan: &'a DaemonPlan,
+    home: PathBuf,
+    checks: Vec<Check>,
+    failed: Option<CheckId>,
+}
+
+impl Acceptance<'_> {
+    fn put(&mut self, id: CheckId, verdict: Verdict, evidence: String, since: Instant) {
+        if verdict == Verdict::Fail {
+            self.failed.get_or_insert(id);
+        }
+        self.checks.push(Check {
+            id,
+            section: id.section(),
+            verdict,
+            evidence,
+            ms: since.elapsed().as_millis() as u64,
+        });
+    }
+
+    fn controller(&self) -> String {
+        format!("{}-daemon", self.o.controller_id)
+    }
+
+    fn spawn(&self) -> Result<Child, String> {
+        let mut cmd = tokio::process::Command::new(&self.plan.binary);
+        cmd.arg("serve")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            // The URL may carry a token in its path, and the token is a secret: neither goes on
+            // the command line.
+            .env("OPENTRAINING_A2A_URL", &self.o.http.endpoint)
+            .env("ARGUS_SUPERVISOR_HOME", &self.home)
+            .env("ARGUS_SUPERVISOR_LISTEN", "unix:api.sock")
+            .env("ARGUS_SUPERVISOR_CONTROLLER_ID", self.controller())
+            .env(
+                "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
+                self.plan.heartbeat_secs.to_string(),
+            )
+            .env(
+                "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
+                (self.plan.heartbeat_secs * 2 + 120).to_string(),
+            )
+            .env("ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS", "5")
+            // The daemon under acceptance cannot require the record this run is producing.
+            .env("ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION", "0")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .kill_on_drop(true);
+        if let Some(token) = &self.o.http.token {
+            cmd.env("OPENTRAINING_A2A_TOKEN", token.expose());
+        }
+        if self.o.http.allow_insecure_loopback {
+            cmd.env("ARGUS_SUPERVISOR_ALLOW_INSECURE_LOOPBACK", "1");
+        }
+        for name in &self.plan.pass_env {
+            if let Some(v) = std::env::var_os(name) {
+                cmd.env(name, v);
+            }
+        }
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.home.join("daemon.log"))
+            .map_err(|e| format!("cannot open the child's log: {e}"))?;
+        cmd.stderr(Stdio::from(log));
+        cmd.spawn()
+            .map(Child)
+            .map_err(|e| format!("cannot start {}: {e}", self.plan.binary.display()))
+    }
+
+    /// The child's API once it answers (its token is the one it made for its socket).
+    async fn api(&self, child: &mut Child) -> Result<Api, String> {
+        let socket = self.home.join("api.sock");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = child.0.try_wait() {
+                return Err(format!(
+                    "the child serve exited ({status}); see {}",
+                    self.home.join("daemon.log").display()
+                ));
+            }
+            let token = std::fs::read_to_string(self.home.join(crate::daemon::TOKEN_FILE))
+                .ok()
+                .map(|t| Secret::new(t.trim().to_string()));
+            if let (true, Some(token)) = (socket.exists(), token) {
+                let api = Api::with_token(&format!("unix:{}", socket.display()), Some(token))?;
+                if api.call("/health/live", None).await.is_ok() {
+                    return Ok(api);
+                }
+            }
+            if Instant::now() > deadline {
+                return Err("the child serve did not answer within 30 s".into());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn wait_view(
+        &self,
+        api: &Api,
+        secs: u64,
+        ok: impl Fn(&Value) -> bool,
+    ) -> Result<Value, Value> {
+        let path = format!("/campaigns/{}", self.write.campaign_id);
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        let mut last = Value::Null;
+        loop {
+            if let Ok((_, v)) = api.call(&path, None).await {
+                if ok(&v) {
+                    return Ok(v);
+                }
+                last = v;
+            }
+            if Instant::now() > deadline {
+                return Err(last);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+async fn act(api: &Api, campaign: &str, verb: &str, body: Value) -> Result<Value, String> {
+    match api
+        .call(&format!("/campaigns/{campaign}/{verb}"), Some(body))
+        .await
+    {
+        Ok((_, v)) if v["outcome"] == "done" => Ok(v),
+        Ok((_, v)) => Err(format!(
+            "{verb}: {}",
+            v["message"]
+                .as_str()
+                .or_else(|| v.pointer("/error/message").and_then(Value::as_str))
+                .map(crate::cli::clean)
+                .unwrap_or_else(|| "not done".into())
+        )),
+        Err((_, e)) => Err(format!("{verb}: {e}")),
+    }
+}
+
+async fn feed_len(api: &Api, campaign: &str) -> usize {
+    api.call(&format!("/campaigns/{campaign}/messages"), None)
+        .await
+        .ok()
+        .and_then(|(_, v)| v["messages"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+async fn ticks(api: &Api) -> u64 {
+    api.call("/health", None)
+        .await
+        .ok()
+        .and_then(|(_, v)| v.pointer("/heartbeat/ticks").and_then(Value::as_u64))
+        .unwrap_or(0)
+}
+
+fn task_of(v: &Value) -> Option<String> {
+    v["remote_task_id"].as_str().map(str::to_string)
+}
+
+/// Run the acceptance; its checks, each PASS, FAIL or SKIPPED.
+pub(super) async fn accept(o: &Options, write: &WritePlan, plan: &DaemonPlan) -> Vec<Check> {
+    let home = std::env::temp_dir().join(format!("argus-qualify-{}", uuid::Uuid::new_v4()));
+    let mut a = Acceptance {
+        o,
+        write,
+        plan,
+        home,
+        checks: vec![],
+        failed: None,
+    };
+    if let Err(e) = std::fs::create_dir_all(&a.home) {
+        a.put(
+            CheckId::LiveClaimSubmit,
+            Verdict::Fail,
+            format!("cannot make a state root for the child: {e}"),
+            Instant::now(),
+        );
+    } else {
+        steps(&mut a).await;
+    }
+    let why = match a.failed {
+        Some(id) => format!("not run: {} failed", id.name()),
+        None => "not run".into(),
+    };
+    for id in CheckId::ALL
+        .into_iter()
+        .filter(|c| c.section() == super::Section::LiveAcceptance)
+    {
+        if !a.checks.iter().any(|c| c.id == id) {
+            a.put(id, Verdict::Skipped, why.clone(), Instant::now());
+        }
+    }
+    // The child's state root is kept when something failed (its daemon.log says why).
+    if a.failed.is_none() {
+        let _ = std::fs::remove_dir_all(&a.home);
+    }
+    a.checks
+}
+
+async fn steps(a: &mut Acceptance<'_>) {
+    let campaign = a.write.campaign_id.clone();
+    let client = match A2aClient::discover(&a.o.http).await {
+        Ok(c) => c,
+        Err(e) => {
+            let t = Instant::now();
+            a.put(
+                CheckId::LiveClaimSubmit,
+                Verdict::Fail,
+                format!("the remote could not be discovered again: {}", e.class()),
+                t,
+            );
+            return;
+        }
+    };
+    let remote = Trial::new(&client, &campaign, ControllerId::new(a.controller()));
+
+    // Attach, claim, submit.
+    let t = Instant::now();
+    let mut child = match a.spawn() {
+        Ok(c) => c,
+        Err(e) => return a.put(CheckId::LiveClaimSubmit, Verdict::Fail, e, t),
+    };
+    let api = match a.api(&mut child).await {
+        Ok(api) => api,
+        Err(e) => return a.put(CheckId::LiveClaimSubmit, Verdict::Fail, e, t),
+    };
+    let objective = "argus-supervisor qualify: live acceptance";
+    let started = async {
+        act(&api, &campaign, "observe", json!({"objective": objective})).await?;
+        let claimed = act(&api, &campaign, "claim", json!({})).await?;
+        act(
+            &api,
+            &campaign,
+            "submit",
+            json!({"message": a.write.message}),
+        )
+        .await?;
+        Ok::<Value, String>(claimed)
+    }
+    .await;
+    if let Err(e) = started {
+        return a.put(CheckId::LiveClaimSubmit, Verdict::Fail, e, t);
+    }
+    let bound = a.wait_view(&api, 30, |v| task_of(v).is_some()).await;
+    let Ok(view) = bound else {
+        return a.put(
+            CheckId::LiveClaimSubmit,
+            Verdict::Fail,
+            "no task bound within 30 s of the submit".into(),
+            t,
+        );
+    };
+    let Some(task) = task_of(&view) else { return };
+    let epoch = view["controller_epoch"].as_u64();
+    a.put(
+        CheckId::LiveClaimSubmit,
+        Verdict::Pass,
+        format!(
+            "observe, claim (epoch {}), submit through the child's API: task {task}",
+            epoch.map_or("?".into(), |e| e.to_string())
+        ),
+        t,
+    );
+
+    // Watch: polls against feed lines.
+    let t = Instant::now();
+    let (lines0, ticks0) = (feed_len(&api, &campaign).await, ticks(&api).await);
+    let window = Duration::from_secs(a.plan.heartbeat_secs * 8);
+    tokio::time::sleep(window).await;
+    let (lines1, ticks1) = (feed_len(&api, &campaign).await, ticks(&api).await);
+    let (polls, lines) = (ticks1.saturating_sub(ticks0), lines1.saturating_sub(lines0));
+    let verdict = if polls >= 4 && (lines as u64) * 2 < polls {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    a.put(
+        CheckId::LiveNoSpam,
+        verdict,
+        format!(
+            "{polls} heartbeats in {} s, {lines} feed line(s) added (a spammer adds one per poll)",
+            window.as_secs()
+        ),
+        t,
+    );
+    if verdict == Verdict::Fail {
+        return;
+    }
+
+    // SIGKILL mid-run, restart, recover.
+    let t = Instant::now();
+    let remote_before = remote.read_control().await.ok().flatten();
+    let _ = child.0.start_kill();
+    let _ = child.0.wait().await;
+    let mut child = match a.spawn() {
+        Ok(c) => c,
+        Err(e) => return a.put(CheckId::LiveRestart, Verdict::Fail, e, t),
+    };
+    let api = match a.api(&mut child).await {
+        Ok(api) => api,
+        Err(e) => return a.put(CheckId::LiveRestart, Verdict::Fail, e, t),
+    };
+    let recovered = a
+        .wait_view(&api, 30, |v| {
+            task_of(v).as_deref() == Some(task.as_str()) && v["controller_epoch"].as_u64().is_some()
+        })
+        .await;
+    match &recovered {
+        Ok(v) => a.put(
+            CheckId::LiveRestart,
+            Verdict::Pass,
+            format!(
+                "SIGKILL, restart: recovered in state {} with task {task}, attempts {}, lease confirmed at epoch {}",
+                v["state"].as_str().unwrap_or("?"),
+                v["attempts"],
+                v["controller_epoch"]
+            ),
+            t,
+        ),
+        Err(v) => {
+            return a.put(
+                CheckId::LiveRestart,
+                Verdict::Fail,
+                format!(
+                    "after the restart the campaign is in {} with task {} (task {task} and a confirmed lease expected within 30 s)",
+                    v["state"].as_str().unwrap_or("?"),
+                    v["remote_task_id"].as_str().unwrap_or("none")
+                ),
+                t,
+            )
+        }
+    }
+    let after = recovered.unwrap_or_default();
+
+    // One task, by the remote's answers.
+    let t = Instant::now();
+    let remote_after = remote.read_control().await.ok().flatten();
+    let on_remote = client
+        .get_task(Method::Status, &TaskId::new(task.clone()))
+        .await;
+    let same_lease = remote_before.is_some() && remote_before == remote_after;
+    let attempts = after["attempts"].as_u64();
+    let of_campaign = match &on_remote {
+        Ok(v) => v.meta.campaign_id.as_deref().is_none_or(|c| c == campaign),
+        Err(_) => false,
+    };
+    let verdict = if same_lease && of_campaign && attempts == Some(1) {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    a.put(
+        CheckId::LiveOneTask,
+        verdict,
+        format!(
+            "remote: task {task} {}; lease epoch {} before the kill, {} after (no re-claim); the daemon's attempts: {}",
+            match &on_remote {
+                Ok(v) => format!("is the campaign's ({:?})", v.state),
+                Err(e) => format!("unreadable: {}", e.class()),
+            },
+            remote_before.as_ref().map_or("none".into(), |l| l.epoch.to_string()),
+            remote_after.as_ref().map_or("none".into(), |l| l.epoch.to_string()),
+            attempts.map_or("?".into(), |n| n.to_string())
+        ),
+        t,
+    );
+
+    // Cancel the task (where it still runs) and release, through the daemon.
+    let t = Instant::now();
+    let mut said = vec![];
+    let allowed = |v: &Value, verb: &str| {
+        v["allowed_actions"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == verb))
+    };
+    if allowed(&after, "cancel") {
+        match act(
+            &api,
+            &campaign,
+            "cancel",
+            json!({"reason": "argus-supervisor qualify: the live acceptance is over"}),
+        )
+        .await
+        {
+            Ok(_) => said.push("cancel done".to_string()),
+            Err(e) => said.push(e),
+        }
+        let _ = a
+            .wait_view(&api, 30, |v| allowed(v, "release") || v["lease"].is_null())
+            .await;
+    }
+    let now = a
+        .wait_view(&api, 10, |v| allowed(v, "release") || v["lease"].is_null())
+        .await
+        .unwrap_or_else(|v| v);
+    if allowed(&now, "release") {
+        match act(&api, &campaign, "release", json!({})).await {
+            Ok(_) => said.push("release done".into()),
+            Err(e) => said.push(e),
+        }
+    }
+    let lease = remote.read_control().await;
+    let released = matches!(&lease, Ok(l) if l.as_ref().is_none_or(|l| l.controller_id.as_str() != a.controller()));
+    let state = client
+        .get_task(Method::Status, &TaskId::new(task.clone()))
+        .await
+        .map(|v| format!("{:?}", v.state))
+        .unwrap_or_else(|e| e.class().to_string());
+    a.put(
+        CheckId::LiveRelease,
+        if released {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+        format!(
+            "{}; remote: task {task} now {state}, lease {}",
+            said.join(", "),
+            match &lease {
+                Ok(None) => "free".to_string(),
+                Ok(Some(l)) => format!("held by {} at epoch {}", l.controller_id, l.epoch),
+                Err(e) => e.class().to_string(),
+            }
+        ),
+        t,
+    );
+    drop(child);
+}

@@ -1,0 +1,183 @@
+//! The qualification record: the last verdict for one remote URL and one agent card, kept in the
+//! state root (`qualification/<url key>-<card key>.json`) by `qualify`, and read by `serve` (its
+//! `health` and the `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION` policy) and `probe`. The file is how
+//! two processes share it: `qualify` writes it, the others only read. The URL is keyed by a hash
+//! (it may carry a token in its path) and shown only without its path.
+
+use super::{CheckId, Outcome, Report};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// One run's verdict, as kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub endpoint: String,
+    pub card_sha256: String,
+    pub outcome: Outcome,
+    /// The failed checks' ids.
+    pub failed: Vec<String>,
+    pub reason: String,
+    pub finished_at: String,
+    pub write_campaign: Option<String>,
+    pub controller_id: Option<String>,
+    /// Whether the live acceptance through a child `serve` ran (and so passed, when qualified).
+    pub live_acceptance: bool,
+    /// The whole report, as `--json` printed it.
+    pub report: serde_json::Value,
+}
+
+/// What `health` and `probe` say of the current card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QualificationStatus {
+    Passed,
+    Failed,
+    None,
+}
+
+/// The qualification of the current card, as shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Qualification {
+    pub status: QualificationStatus,
+    /// One line: `passed (2026-…, live acceptance run)`, `failed (lease.stale_epoch, …)`,
+    /// `none (…why…)`.
+    pub detail: String,
+}
+
+impl Qualification {
+    /// Nothing known yet (the card has not been read).
+    pub fn unknown() -> Self {
+        Qualification {
+            status: QualificationStatus::None,
+            detail: "none (the agent card has not been read yet)".into(),
+        }
+    }
+}
+
+/// Where one remote's records live.
+#[derive(Debug, Clone)]
+pub struct Book {
+    dir: PathBuf,
+    url_key: String,
+}
+
+fn key(text: &str) -> String {
+    let hash = Sha256::digest(text.as_bytes());
+    hash.iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+impl Book {
+    /// `endpoint` is the configured URL; its hash keys the records (the URL itself is not kept).
+    pub fn new(home: &Path, endpoint: &str) -> Book {
+        let normal = crate::a2a::Endpoint::parse(endpoint, true)
+            .map(|e| e.url().to_string())
+            .unwrap_or_else(|_| endpoint.to_string());
+        Book {
+            dir: home.join("qualification"),
+            url_key: key(&normal),
+        }
+    }
+
+    fn path(&self, card_sha256: &str) -> PathBuf {
+        self.dir
+            .join(format!("{}-{}.json", self.url_key, key(card_sha256)))
+    }
+
+    /// Keep a run's record (atomically, durably). Returns where.
+    pub fn keep(&self, report: &Report) -> Result<PathBuf, String> {
+        let Some(card) = &report.card_sha256 else {
+            return Err("no agent card was read, so there is no card to keep a record for".into());
+        };
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let record = Record {
+            endpoint: report.endpoint.clone(),
+            card_sha256: card.clone(),
+            outcome: report.outcome,
+            failed: report
+                .failed()
+                .into_iter()
+                .map(|c| c.name().to_string())
+                .collect(),
+            reason: report.reason.clone(),
+            finished_at: report.finished_at.clone(),
+            write_campaign: report.write_campaign.clone(),
+            controller_id: report.controller_id.clone(),
+            live_acceptance: report
+                .checks
+                .iter()
+                .any(|c| c.id == CheckId::LiveOneTask && c.verdict == super::Verdict::Pass),
+            report: serde_json::to_value(report).unwrap_or_default(),
+        };
+        let path = self.path(card);
+        let bytes = serde_json::to_vec_pretty(&record).map_err(|e| e.to_string())?;
+        crate::store::write_atomic(&path, &bytes).map_err(|e| e.to_string())?;
+        Ok(path)
+    }
+
+    /// The record for this card, if one is kept and readable.
+    pub fn record(&self, card_sha256: &str) -> Option<Record> {
+        let bytes = std::fs::read(self.path(card_sha256)).ok()?;
+        // A record that cannot be read is no record: it never lets a write through.
+        serde_json::from_slice::<Record>(&bytes)
+            .ok()
+            .filter(|r| r.card_sha256 == card_sha256)
+    }
+
+    /// Whether a record exists for this URL under another card (a changed card made it stale).
+    fn stale_exists(&self, card_sha256: &str) -> bool {
+        let own = self.path(card_sha256);
+        let prefix = format!("{}-", self.url_key);
+        std::fs::read_dir(&self.dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path() != own && e.file_name().to_string_lossy().starts_with(&prefix))
+        })
+    }
+
+    /// What to say of the card with this hash.
+    pub fn status(&self, card_sha256: &str) -> Qualification {
+        let (status, detail) = match self.record(card_sha256) {
+            Some(r) if r.outcome == Outcome::Qualified => (
+                QualificationStatus::Passed,
+                format!(
+                    "passed ({}, campaign {}{})",
+                    r.finished_at,
+                    r.write_campaign.as_deref().unwrap_or("?"),
+                    if r.live_acceptance {
+                        ", live acceptance passed"
+                    } else {
+                        ", without the live acceptance"
+                    }
+                ),
+            ),
+            Some(r) if r.outcome == Outcome::Failed => (
+                QualificationStatus::Failed,
+                format!("failed ({}; {})", r.failed.join(", "), r.finished_at),
+            ),
+            Some(r) if r.outcome == Outcome::ObserverOnly => (
+                QualificationStatus::None,
+                format!(
+                    "none (the last run found an observer-only card: {})",
+                    r.reason
+                ),
+            ),
+            Some(_) => (
+                QualificationStatus::None,
+                "none (the last run had only the read-only checks; the write phase was not run)"
+                    .into(),
+            ),
+            None if self.stale_exists(card_sha256) => (
+                QualificationStatus::None,
+                "none (a record exists for an earlier agent card: the card changed, qualify again)"
+                    .into(),
+            ),
+            None => (
+                QualificationStatus::None,
+                "none (this remote and card were never qualified: run `argus-supervisor qualify`)"
+                    .into(),
+            ),
+        };
+        Qualification { status, detail }
+    }
+}

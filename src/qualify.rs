@@ -1,0 +1,129 @@
+//! `argus-supervisor qualify`: the command line of `argus_supervisor_lib::qualify` — its inputs
+//! checked once here, the report printed (Markdown, or JSON with `--json`), the exit code.
+
+use argus_machines::CampaignId;
+use argus_supervisor_lib::a2a::HttpConfig;
+use argus_supervisor_lib::qualify::{self as q, Outcome};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The longest `--message` accepted: a harmless test task is short.
+const MESSAGE_MAX_BYTES: usize = 4096;
+
+pub struct Args {
+    pub http: HttpConfig,
+    pub task: Option<String>,
+    pub write_campaign: Option<String>,
+    pub message: Option<String>,
+    pub project: Option<String>,
+    pub controller_id: String,
+    pub lease_ttl_seconds: u64,
+    pub daemon: bool,
+    pub daemon_heartbeat_seconds: u64,
+    pub step_timeout_seconds: u64,
+    pub home: PathBuf,
+    pub json: bool,
+    pub report: Option<PathBuf>,
+}
+
+fn usage(text: &str) -> ExitCode {
+    eprintln!("qualify: {text}");
+    ExitCode::from(2)
+}
+
+pub async fn run(a: Args) -> ExitCode {
+    if let Err(e) =
+        argus_supervisor_lib::a2a::Endpoint::parse(&a.http.endpoint, a.http.allow_insecure_loopback)
+    {
+        return usage(&format!("--url: {e}"));
+    }
+    if !argus_supervisor_lib::daemon::valid_controller_id(&a.controller_id)
+        || a.controller_id.len() > 100
+    {
+        return usage("--controller-id: 1-100 characters of A-Z a-z 0-9 - _ . :");
+    }
+    if !(10..=86_400).contains(&a.lease_ttl_seconds) {
+        return usage("--lease-ttl-seconds: 10 to 86400");
+    }
+    if !(1..=60).contains(&a.daemon_heartbeat_seconds) {
+        return usage("--daemon-heartbeat-seconds: 1 to 60");
+    }
+    if !(1..=600).contains(&a.step_timeout_seconds) {
+        return usage("--step-timeout-seconds: 1 to 600");
+    }
+    let write = match (a.write_campaign, a.message) {
+        (Some(campaign), Some(message)) => {
+            let campaign = match CampaignId::parse(campaign) {
+                Ok(c) => c,
+                Err(e) => return usage(&format!("--write-campaign: {e}")),
+            };
+            if message.trim().is_empty() || message.len() > MESSAGE_MAX_BYTES {
+                return usage(&format!(
+                    "--message: 1 to {MESSAGE_MAX_BYTES} bytes of text"
+                ));
+            }
+            Some(q::WritePlan {
+                campaign_id: campaign.as_str().to_string(),
+                message,
+                project: a.project,
+                ttl_secs: a.lease_ttl_seconds,
+            })
+        }
+        _ => None,
+    };
+    let daemon = match (a.daemon, std::env::current_exe()) {
+        (false, _) => None,
+        (true, Ok(binary)) => Some(q::DaemonPlan {
+            binary,
+            heartbeat_secs: a.daemon_heartbeat_seconds,
+            pass_env: [
+                "ARGUS_SUPERVISOR_CA_FILE",
+                "ARGUS_SUPERVISOR_CA_ONLY",
+                "SSL_CERT_FILE",
+                "SSL_CERT_DIR",
+                "HTTPS_PROXY",
+                "https_proxy",
+                "NO_PROXY",
+                "no_proxy",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        }),
+        (true, Err(e)) => return usage(&format!("--daemon: cannot find this executable: {e}")),
+    };
+    let report = q::run(q::Options {
+        http: a.http,
+        task: a.task,
+        controller_id: a.controller_id,
+        write,
+        daemon,
+        step_timeout: Duration::from_secs(a.step_timeout_seconds),
+        home: a.home,
+        tool: crate::tool(),
+    })
+    .await;
+    let markdown = report.markdown();
+    if let Some(path) = &a.report {
+        if let Err(e) = std::fs::write(path, &markdown) {
+            eprintln!(
+                "qualify: cannot write the report to {}: {e}",
+                path.display()
+            );
+        }
+    }
+    if a.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("qualify: cannot render the report: {e}"),
+        }
+    } else {
+        print!("{markdown}");
+    }
+    match report.outcome {
+        Outcome::Qualified => ExitCode::SUCCESS,
+        Outcome::Failed => ExitCode::FAILURE,
+        Outcome::ObserverOnly | Outcome::ReadOnly => ExitCode::from(3),
+    }
+}

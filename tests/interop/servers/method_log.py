@@ -1,0 +1,36 @@
+"""`--method-log PATH`: every JSON-RPC method a server receives, one per line, appended to PATH before
+the framework sees the request. Tests judge what a client *sent* by it (e.g. that `qualify` sent no
+write to a remote without campaign control)."""
+
+import json
+
+
+class MethodLog:
+    def __init__(self, app, path):
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            msg = await receive()
+            body += msg.get("body", b"")
+            more = msg.get("more_body", False)
+        try:
+            method = json.loads(body).get("method")
+        except (ValueError, AttributeError):
+            method = None
+        with open(self.path, "a") as log:
+            log.write(f"{method if isinstance(method, str) else '(not JSON-RPC)'}\n")
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -1,0 +1,388 @@
+//! Issue 42: `qualify` through the shipped binary — against the honest sim (every check passes, and
+//! the only calls sent twice or under a stale epoch are the checks' own), against each lying sim
+//! (exactly its check fails), with `--daemon` (the live acceptance through a child `serve`), and
+//! the policy `serve` applies by default (writes refused here until a passing record exists for
+//! the current card). Judged by the sim's audit, the report and the API.
+
+use super::serve_loop::{audit, call, serve, sim, tmp, Daemon, SIM_TOKEN};
+use crate::support::procs::{Deliberate, BIN};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+
+/// `qualify` against `url` with the sim's token, the record kept under `home`; its exit code, the
+/// JSON report, and everything it printed.
+fn qualify(url: &str, home: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(BIN)
+        .args([
+            "qualify",
+            "--url",
+            url,
+            "--allow-insecure-loopback",
+            "--json",
+        ])
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+        .output()
+        .expect("qualify");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let said = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!said.contains(SIM_TOKEN), "the token was printed: {said}");
+    let report = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), report, said)
+}
+
+fn write_phase(campaign: &str) -> Vec<String> {
+    [
+        "--write-campaign",
+        campaign,
+        "--message",
+        "harmless: say hello",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn verdicts(report: &Value, verdict: &str) -> Vec<String> {
+    report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["verdict"] == verdict)
+        .filter_map(|c| c["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn arm(url: &str, fault: Value) {
+    let (s, b) = call(true, &format!("{url}_sim/faults"), SIM_TOKEN, fault).expect("arm");
+    assert_eq!(s, 200, "{b}");
+}
+
+fn clear(url: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    let status = rt.block_on(async {
+        reqwest::Client::new()
+            .delete(format!("{url}_sim/faults"))
+            .bearer_auth(SIM_TOKEN)
+            .send()
+            .await
+            .map(|r| r.status())
+    });
+    assert!(status.expect("clear").is_success());
+}
+
+/// One whole write phase's deliberate calls: the repeated submit, the renewals under a stale and
+/// under the released epoch.
+const ONE_RUN: Deliberate = Deliberate {
+    repeated_submits: 1,
+    known_stale_writes: 2,
+};
+
+const READ_AND_WRITE_CHECKS: [&str; 19] = [
+    "discovery.card",
+    "discovery.control",
+    "auth.anonymous",
+    "auth.scheme",
+    "read.tasks_get",
+    "read.read_control",
+    "read.request_status",
+    "lease.claim",
+    "lease.readback",
+    "lease.renew",
+    "lease.stale_epoch",
+    "lease.second_controller",
+    "mutation.submit",
+    "mutation.idempotent_repeat",
+    "mutation.readback_applied",
+    "mutation.readback_not_applied",
+    "mutation.cancel",
+    "lease.release",
+    "lease.released_epoch_fenced",
+];
+
+#[test]
+fn qualify_passes_the_honest_sim_and_sends_only_its_own_deliberate_repeats() {
+    let (mut _sim, url) = sim("long-noisy", "127.0.0.1:0");
+    _sim.expect_deliberate(ONE_RUN);
+    let home = tmp("qualify-honest");
+    let report_md = home.join("report.md");
+    let mut args = write_phase("qual-a");
+    args.extend(["--report".into(), report_md.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, report, said) = qualify(&url, &home, &args);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(report["outcome"], "qualified", "{said}");
+    assert_eq!(verdicts(&report, "PASS"), READ_AND_WRITE_CHECKS, "{said}");
+    assert!(verdicts(&report, "FAIL").is_empty(), "{said}");
+    assert_eq!(report["controller_id"], "argus-qualify");
+    assert_eq!(
+        report["auth_mode"],
+        "credentials required; token accepted in Authorization: Bearer and X-API-KEY"
+    );
+
+    // What it sent: one task for the test campaign, cancelled; one request id sent twice (the
+    // repeat check), two renewals it knew were stale (the stale epoch and the released epoch).
+    let a = audit(&url);
+    let c = &a["counters"];
+    assert_eq!(c["tasks_per_campaign"]["qual-a"], 1, "{c}");
+    assert_eq!(c["repeated_submits"], 1, "{c}");
+    assert_eq!(c["known_stale_writes"], 2, "{c}");
+    assert_eq!(c["stale_or_expired_accepted"], 0, "{c}");
+    let entries: Vec<&Value> = a["entries"].as_array().into_iter().flatten().collect();
+    let sent = |m: &str| entries.iter().filter(|e| e["method"] == m).count();
+    assert_eq!(sent("message/send"), 2);
+    assert_eq!(sent("tasks/cancel"), 1);
+    assert_eq!(sent("campaign/release_control"), 1);
+    let stale: Vec<_> = entries
+        .iter()
+        .filter(|e| e["method"] == "campaign/renew_control" && e["accepted"] == false)
+        .map(|e| e["reason"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(stale.len(), 2, "{stale:?}");
+    assert!(stale[0].contains("stale epoch"), "{stale:?}");
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e["method"] == "campaign/claim_control" && e["accepted"] == false)
+            .count(),
+        1,
+        "the second controller's claim, refused"
+    );
+
+    // The Markdown report: §25's sections, the card's hash, no secret.
+    let md = std::fs::read_to_string(&report_md).expect("the Markdown report");
+    for heading in [
+        "**Verdict: QUALIFIED**",
+        "## OpenTraining: endpoint capability results",
+        "## OpenTraining: auth mode",
+        "## OpenTraining: read-only operations proven",
+        "## Control: lease behaviour and stale epoch test",
+        "## OpenTraining: mutating operations proven",
+        "## Tests: live acceptance",
+        "| Controller id | argus-qualify |",
+    ] {
+        assert!(md.contains(heading), "{heading} missing:\n{md}");
+    }
+    let card = report["card_sha256"].as_str().expect("card hash");
+    assert!(md.contains(card));
+    assert!(!md.contains(SIM_TOKEN));
+
+    // The record, kept in the state root, and shown by `probe` for the current card.
+    let record = report["record"].as_str().expect("record path");
+    assert!(record.starts_with(&home.join("qualification").display().to_string()));
+    let kept: Value =
+        serde_json::from_slice(&std::fs::read(record).expect("record")).expect("record JSON");
+    assert_eq!(kept["outcome"], "qualified");
+    assert_eq!(kept["card_sha256"], card);
+    assert!(!kept.to_string().contains(SIM_TOKEN));
+    let out = Command::new(BIN)
+        .args([
+            "probe",
+            "--url",
+            &url,
+            "--allow-insecure-loopback",
+            "--home",
+        ])
+        .arg(&home)
+        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+        .output()
+        .expect("probe");
+    let probe = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        probe.contains("qualification  passed (") && probe.contains("campaign qual-a"),
+        "{probe}"
+    );
+}
+
+#[test]
+fn each_lying_sim_fails_exactly_its_check_and_the_policy_then_refuses_writes_here() {
+    let (mut _sim, url) = sim("long-noisy", "127.0.0.1:0");
+    // Each lie stops the run at its check, so fewer deliberate calls go out than in a whole run;
+    // `misreport_lease` makes the sim itself believe the next release is under a stale epoch.
+    _sim.expect_deliberate(Deliberate {
+        repeated_submits: 3,
+        known_stale_writes: 6,
+    });
+    let home = tmp("qualify-lies");
+    for (n, (lie, check)) in [
+        ("accept_stale_epoch", "lease.stale_epoch"),
+        ("reapply_repeated_request", "mutation.idempotent_repeat"),
+        ("deny_applied", "mutation.readback_applied"),
+        ("misreport_lease", "lease.readback"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        clear(&url);
+        arm(&url, json!({ "kind": lie }));
+        let campaign = format!("lie-{n}");
+        let args = write_phase(&campaign);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, report, said) = qualify(&url, &home, &args);
+        assert_eq!(code, 1, "{lie}: {said}");
+        assert_eq!(report["outcome"], "failed", "{lie}");
+        assert_eq!(verdicts(&report, "FAIL"), [check], "{lie}: {said}");
+        // Whatever it made is cancelled and the lease given back, the failure notwithstanding.
+        let a = audit(&url);
+        let made = a["counters"]["tasks_per_campaign"][&campaign]
+            .as_u64()
+            .unwrap_or(0);
+        let cancels = a["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| {
+                e["method"] == "tasks/cancel"
+                    && e["campaign_id"] == campaign
+                    && e["accepted"] == true
+            })
+            .count() as u64;
+        assert_eq!(cancels, made, "{lie}: every task it made is cancelled");
+        let released = a["entries"].as_array().into_iter().flatten().any(|e| {
+            e["method"] == "campaign/release_control"
+                && e["campaign_id"] == campaign
+                && e["accepted"] == true
+        });
+        assert!(released, "{lie}: the lease is given back");
+    }
+
+    // The last record failed: `serve` (policy on by default) refuses the claim here, sends
+    // nothing, and says why in health.
+    clear(&url);
+    let d = serve(
+        &url,
+        &home,
+        &[("ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION", String::new())],
+    );
+    let h = d.wait_health(|h| h["remote"]["state"] == "discovered");
+    assert_eq!(h["remote"]["qualification_required"], true, "{h}");
+    assert_eq!(h["remote"]["qualification"]["status"], "failed", "{h}");
+    assert!(
+        h["remote"]["qualification"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("lease.readback")),
+        "{h}"
+    );
+    refused_unqualified(&d, &url, "w1");
+
+    // Qualified against the honest remote: the same claim is done.
+    let args = write_phase("qual-b");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, said) = qualify(&url, &home, &args);
+    assert_eq!(code, 0, "{said}");
+    let h = d.wait_health(|h| h["remote"]["qualification"]["status"] == "passed");
+    assert!(h["remote"]["qualification"]["detail"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("passed (")));
+    let (s, b) = d.act("w1", "claim", json!({}));
+    assert_eq!((s, &b["outcome"]), (200, &json!("done")), "{b}");
+
+    // A changed card makes the record stale: new writes are refused again until it is qualified.
+    let (s, _) = d.act("w1", "release", json!({}));
+    assert_eq!(s, 200);
+    arm(
+        &url,
+        json!({"kind": "card", "change": {"change": "bump_version"}}),
+    );
+    refused_unqualified(&d, &url, "w1");
+    let h = d.wait_health(|h| h["remote"]["qualification"]["status"] == "none");
+    assert!(
+        h["remote"]["qualification"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("earlier agent card")),
+        "{h}"
+    );
+}
+
+/// A claim on `id` refused here as `unqualified_remote`, with the next step, nothing sent.
+fn refused_unqualified(d: &Daemon, url: &str, id: &str) {
+    let _ = d.act(id, "observe", json!({"objective": "train"}));
+    let claims = |a: &Value| {
+        a["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["method"] == "campaign/claim_control" && e["campaign_id"] == id)
+            .count()
+    };
+    let before = claims(&audit(url));
+    let (s, b) = d.act(id, "claim", json!({}));
+    assert_eq!(s, 409, "{b}");
+    assert_eq!(b["refused_by"], "supervisor", "{b}");
+    assert_eq!(b["code"], "unqualified_remote", "{b}");
+    let message = b["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("refused here (unqualified_remote)")
+            && message.contains("nothing was sent"),
+        "{message}"
+    );
+    assert!(
+        b["next"]
+            .as_str()
+            .is_some_and(|n| n.contains("argus-supervisor qualify")),
+        "{b}"
+    );
+    assert_eq!(claims(&audit(url)), before, "nothing was sent");
+}
+
+#[test]
+fn qualify_with_daemon_runs_the_live_acceptance_through_a_child_serve() {
+    let (mut _sim, url) = sim("long-noisy", "127.0.0.1:0");
+    _sim.expect_deliberate(ONE_RUN);
+    let home = tmp("qualify-daemon");
+    let mut args = write_phase("qual-live");
+    args.push("--daemon".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, report, said) = qualify(&url, &home, &args);
+    assert_eq!(code, 0, "{said}");
+    let live: Vec<String> = verdicts(&report, "PASS")
+        .into_iter()
+        .filter(|c| c.starts_with("live."))
+        .collect();
+    assert_eq!(
+        live,
+        [
+            "live.claim_submit",
+            "live.no_status_spam",
+            "live.restart_recovery",
+            "live.one_remote_task",
+            "live.release"
+        ],
+        "{said}"
+    );
+    // By the remote's audit: the child made exactly one task, sent each of its submits once,
+    // never wrote under a stale epoch, and gave the lease back.
+    let a = audit(&url);
+    let c = &a["counters"];
+    assert_eq!(
+        c["tasks_per_campaign"]["qual-live"], 2,
+        "one of the write phase, one of the child: {c}"
+    );
+    let child: Vec<&Value> = a["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["controller_id"] == "argus-qualify-daemon")
+        .collect();
+    let submits: Vec<_> = child
+        .iter()
+        .filter(|e| e["method"] == "message/send")
+        .collect();
+    assert_eq!(submits.len(), 1, "{submits:?}");
+    assert!(child
+        .iter()
+        .all(|e| e["accepted"] == true || e["method"] == "campaign/claim_control"));
+    assert_eq!(
+        child.last().map(|e| e["method"].clone()),
+        Some(json!("campaign/release_control"))
+    );
+    // The child's throwaway state root is gone once it passed.
+    assert!(!report.to_string().contains(SIM_TOKEN));
+}
