@@ -116,6 +116,9 @@ class AgentZero:
             "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS": "1",
             "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS": "120",
             "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS": "3",
+            # These tests start where the operator has qualified the remote; the policy's own
+            # test sets it back to the daemon's default (1) and runs `qualify` in the host.
+            "ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION": "0",
             # An API token in Agent Zero's own environment must never become the daemon's.
             "ARGUS_SUPERVISOR_API_TOKEN": "agent-zero-env-token-not-the-daemons",
         })

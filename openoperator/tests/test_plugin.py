@@ -303,3 +303,31 @@ def test_the_daemons_log_copy_stays_bounded_and_keeps_the_newest_lines(tmp_path)
     kept = (tmp_path / "daemon.log").read_bytes()
     assert len(kept) <= module.LOG_MAX_BYTES
     assert kept.endswith(b"line 039999 of the daemon's log, long enough to add up quickly\n")
+
+
+def test_writes_wait_for_a_qualified_remote_and_qualify_run_in_the_host_lets_them_through(agent_zero, binary):
+    """The daemon's default policy inside the host: a claim is refused by the supervisor
+    (`unqualified_remote`, naming the command), nothing is written; `argus-supervisor qualify`,
+    run in the Agent Zero root on the daemon's state root, keeps a passing record; the same claim
+    is then done, and health says `passed`."""
+    a0 = agent_zero(scenario="long-noisy", env={"ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION": "1"})
+    s = a0.session()
+    assert a0.act(s, "q1", "observe", objective="train")[0] == 200
+    status, answer = a0.act(s, "q1", "claim")
+    assert status == 409, answer
+    assert answer["refused_by"] == "supervisor" and answer["code"] == "unqualified_remote", answer
+    assert "argus-supervisor qualify" in answer["message"], answer
+    health = a0.post(s, "health")[1]
+    assert health["remote"]["qualification_required"] is True, health
+    assert health["remote"]["qualification"]["status"] == "none", health
+    done = subprocess.run(
+        [binary, "qualify", "--allow-insecure-loopback", "--home", str(a0.state),
+         "--write-campaign", "qualification-test", "--message", "harmless: say hello"],
+        cwd=a0.root, env=a0.host_env(), capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "**Verdict: QUALIFIED**" in done.stdout
+    assert a0.env["OPENTRAINING_A2A_TOKEN"] not in done.stdout + done.stderr
+    status, answer = a0.act(s, "q1", "claim")
+    assert status == 200 and answer["outcome"] == "done", answer
+    assert a0.post(s, "health")[1]["remote"]["qualification"]["status"] == "passed"
