@@ -4,7 +4,7 @@
 //! the policy `serve` applies by default (writes refused here until a passing record exists for
 //! the current card). Judged by the sim's audit, the report and the API.
 
-use super::serve_loop::{audit, call, serve, sim, tmp, Daemon, SIM_TOKEN};
+use super::serve_loop::{audit, call, serve_as, sim, tmp, Daemon, SIM_TOKEN};
 use crate::support::procs::{Deliberate, BIN};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -112,6 +112,24 @@ fn qualify_passes_the_honest_sim_and_sends_only_its_own_deliberate_repeats() {
     let (mut _sim, url) = sim("long-noisy", "127.0.0.1:0");
     _sim.expect_deliberate(ONE_RUN);
     let home = tmp("qualify-honest");
+    // Without a test campaign only reads go out: exit 3, not qualified for writes.
+    let (code, report, said) = qualify(&url, &home, &[]);
+    assert_eq!(code, 3, "{said}");
+    assert_eq!(report["outcome"], "read_only", "{said}");
+    let reads = audit(&url);
+    let methods: Vec<&str> = reads["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["method"].as_str())
+        .collect();
+    assert!(
+        methods.iter().all(|m| matches!(
+            *m,
+            "tasks/get" | "campaign/read_control" | "campaign/request_status" | "(unauthorized)"
+        )),
+        "{methods:?}"
+    );
     let report_md = home.join("report.md");
     let mut args = write_phase("qual-a");
     args.extend(["--report".into(), report_md.display().to_string()]);
@@ -256,12 +274,19 @@ fn each_lying_sim_fails_exactly_its_check_and_the_policy_then_refuses_writes_her
     // The last record failed: `serve` (policy on by default) refuses the claim here, sends
     // nothing, and says why in health.
     clear(&url);
-    let d = serve(
+    let log = home.join("serve.log");
+    let d = serve_as(
         &url,
+        SIM_TOKEN,
         &home,
         &[("ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION", String::new())],
+        Some(&log),
     );
     let h = d.wait_health(|h| h["remote"]["state"] == "discovered");
+    super::serve_loop::wait_for("the policy's warning at discovery", || {
+        std::fs::read_to_string(&log)
+            .is_ok_and(|l| l.contains("writes to this remote are refused until it is qualified"))
+    });
     assert_eq!(h["remote"]["qualification_required"], true, "{h}");
     assert_eq!(h["remote"]["qualification"]["status"], "failed", "{h}");
     assert!(
@@ -284,13 +309,14 @@ fn each_lying_sim_fails_exactly_its_check_and_the_policy_then_refuses_writes_her
     let (s, b) = d.act("w1", "claim", json!({}));
     assert_eq!((s, &b["outcome"]), (200, &json!("done")), "{b}");
 
-    // A changed card makes the record stale: new writes are refused again until it is qualified.
-    let (s, _) = d.act("w1", "release", json!({}));
-    assert_eq!(s, 200);
+    // A changed card makes the record stale: giving the lease back is never blocked, and new
+    // writes are refused again until the new card is qualified.
     arm(
         &url,
         json!({"kind": "card", "change": {"change": "bump_version"}}),
     );
+    let (s, b) = d.act("w1", "release", json!({}));
+    assert_eq!((s, &b["outcome"]), (200, &json!("done")), "{b}");
     refused_unqualified(&d, &url, "w1");
     let h = d.wait_health(|h| h["remote"]["qualification"]["status"] == "none");
     assert!(

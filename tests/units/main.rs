@@ -7,4 +7,5 @@ mod argus_bridge;
 mod control;
 mod diagrams;
 mod foreman;
+mod qualification;
 mod refusals;

@@ -98,3 +98,16 @@ pub(super) fn markdown(r: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cell;
+
+    #[test]
+    fn a_cell_keeps_remote_ids_as_text_in_one_row() {
+        assert_eq!(
+            cell("task <script>|x\ny & z"),
+            "task &lt;script&gt;\\|x y &amp; z"
+        );
+    }
+}
