@@ -162,14 +162,14 @@ pub async fn run(
     let passed = qualification
         .checks
         .iter()
-        .filter(|c| c.verdict == qualify::Verdict::Pass)
+        .filter(|c| c.grade == qualify::Grade::Pass)
         .count();
     println!(
         "qualification of the simulated remote: {} ({passed} checks passed, {} failed; `argus-supervisor qualify` prints the whole report)",
-        qualification.outcome.says(),
+        qualification.standing.says(),
         qualification.failed().len()
     );
-    if qualification.outcome != qualify::Outcome::Qualified {
+    if qualification.standing != qualify::Standing::Qualified {
         return Err(format!(
             "the simulated remote did not qualify: {}",
             qualification.reason

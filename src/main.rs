@@ -316,7 +316,7 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 // Another supervisor holds the state root: a configuration error, like a bad
                 // variable (exit 2), so a restart policy does not loop on it silently.
-                Err(e) if e.starts_with(argus_supervisor_lib::daemon::ROOT_LOCKED) => {
+                Err(e @ daemon::ServeError::RootLocked(_)) => {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 }

@@ -3,7 +3,7 @@
 
 use argus_machines::CampaignId;
 use argus_supervisor_lib::a2a::HttpConfig;
-use argus_supervisor_lib::qualify::{self as q, Outcome};
+use argus_supervisor_lib::qualify::{self as q, Standing};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -121,9 +121,9 @@ pub async fn run(a: Args) -> ExitCode {
     } else {
         print!("{markdown}");
     }
-    match report.outcome {
-        Outcome::Qualified => ExitCode::SUCCESS,
-        Outcome::Failed => ExitCode::FAILURE,
-        Outcome::ObserverOnly | Outcome::ReadOnly => ExitCode::from(3),
+    match report.standing {
+        Standing::Qualified => ExitCode::SUCCESS,
+        Standing::Failed => ExitCode::FAILURE,
+        Standing::ObserverOnly | Standing::ReadOnly => ExitCode::from(3),
     }
 }

@@ -373,7 +373,7 @@ async fn qualify_finds_a_real_server_without_campaign_control_observer_only_and_
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}");
     let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
-    assert_eq!(report["outcome"], "observer_only", "{stdout}");
+    assert_eq!(report["standing"], "observer_only", "{stdout}");
     assert_eq!(
         report["reason"],
         "observer only: campaign-control extension not advertised; nothing was written"
@@ -392,7 +392,7 @@ async fn qualify_finds_a_real_server_without_campaign_control_observer_only_and_
         } else {
             "PASS"
         };
-        assert_eq!(c["verdict"], want, "{c}");
+        assert_eq!(c["grade"], want, "{c}");
     }
     let sent = std::fs::read_to_string(&log).expect("the server's method log");
     let methods: Vec<&str> = sent.lines().collect();
@@ -455,7 +455,7 @@ async fn qualify_passes_the_extension_served_in_front_of_a_real_framework(
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
-    assert_eq!(report["outcome"], "qualified", "{stdout}");
+    assert_eq!(report["standing"], "qualified", "{stdout}");
     let sent = std::fs::read_to_string(&log).expect("the server's method log");
     let count = |m: &[&str]| sent.lines().filter(|l| m.contains(l)).count();
     assert_eq!(

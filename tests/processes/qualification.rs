@@ -52,7 +52,7 @@ fn verdicts(report: &Value, verdict: &str) -> Vec<String> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|c| c["verdict"] == verdict)
+        .filter(|c| c["grade"] == verdict)
         .filter_map(|c| c["id"].as_str().map(str::to_string))
         .collect()
 }
@@ -115,7 +115,7 @@ fn qualify_passes_the_honest_sim_and_sends_only_its_own_deliberate_repeats() {
     // Without a test campaign only reads go out: exit 3, not qualified for writes.
     let (code, report, said) = qualify(&url, &home, &[]);
     assert_eq!(code, 3, "{said}");
-    assert_eq!(report["outcome"], "read_only", "{said}");
+    assert_eq!(report["standing"], "read_only", "{said}");
     let reads = audit(&url);
     let methods: Vec<&str> = reads["entries"]
         .as_array()
@@ -136,7 +136,7 @@ fn qualify_passes_the_honest_sim_and_sends_only_its_own_deliberate_repeats() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, report, said) = qualify(&url, &home, &args);
     assert_eq!(code, 0, "{said}");
-    assert_eq!(report["outcome"], "qualified", "{said}");
+    assert_eq!(report["standing"], "qualified", "{said}");
     assert_eq!(verdicts(&report, "PASS"), READ_AND_WRITE_CHECKS, "{said}");
     assert!(verdicts(&report, "FAIL").is_empty(), "{said}");
     assert_eq!(report["controller_id"], "argus-qualify");
@@ -197,7 +197,7 @@ fn qualify_passes_the_honest_sim_and_sends_only_its_own_deliberate_repeats() {
     assert!(record.starts_with(&home.join("qualification").display().to_string()));
     let kept: Value =
         serde_json::from_slice(&std::fs::read(record).expect("record")).expect("record JSON");
-    assert_eq!(kept["outcome"], "qualified");
+    assert_eq!(kept["standing"], "qualified");
     assert_eq!(kept["card_sha256"], card);
     assert!(!kept.to_string().contains(SIM_TOKEN));
     let out = Command::new(BIN)
@@ -245,7 +245,7 @@ fn each_lying_sim_fails_exactly_its_check_and_the_policy_then_refuses_writes_her
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, report, said) = qualify(&url, &home, &args);
         assert_eq!(code, 1, "{lie}: {said}");
-        assert_eq!(report["outcome"], "failed", "{lie}");
+        assert_eq!(report["standing"], "failed", "{lie}");
         assert_eq!(verdicts(&report, "FAIL"), [check], "{lie}: {said}");
         // Whatever it made is cancelled and the lease given back, the failure notwithstanding.
         let a = audit(&url);

@@ -9,3 +9,4 @@ mod diagrams;
 mod foreman;
 mod qualification;
 mod refusals;
+mod strings;

@@ -1,20 +1,25 @@
-//! The README's refusal table is the list the binary answers with (`REFUSALS`): every code, its
-//! owner, what it means and the next step, in order. `ARGUS_BLESS=1` rewrites the table.
+//! The README's refusal table is the list the binary answers with (`RefusalCode::ALL`): every code,
+//! its owner, what it means and the next step, in order. `ARGUS_BLESS=1` rewrites the table.
 
-use argus_supervisor_lib::runtime::reply::{RefusedBy, REFUSALS};
+use argus_supervisor_lib::runtime::reply::{RefusalCode, RefusedBy};
 
-const START: &str = "<!-- refusals: generated from runtime/reply.rs REFUSALS; a test compares them -->\n| code | refused by | means | next |\n| --- | --- | --- | --- |\n";
+const START: &str = "<!-- refusals: generated from runtime/reply.rs RefusalCode; a test compares them -->\n| code | refused by | means | next |\n| --- | --- | --- | --- |\n";
 const END: &str = "<!-- /refusals -->";
 
 fn rows() -> String {
-    REFUSALS
+    RefusalCode::ALL
         .iter()
-        .map(|(code, by, means, next)| {
-            let by = match by {
+        .map(|code| {
+            let by = match code.by() {
                 RefusedBy::Supervisor => "supervisor",
                 RefusedBy::Remote => "remote",
             };
-            format!("| `{code}` | {by} | {means} | {next} |\n")
+            format!(
+                "| `{}` | {by} | {} | {} |\n",
+                code.name(),
+                code.means(),
+                code.next_step()
+            )
         })
         .collect()
 }
@@ -33,11 +38,11 @@ fn the_readmes_refusal_table_is_the_list_the_binary_answers_with() {
     assert_eq!(
         &readme[start..end],
         rows(),
-        "the README's refusal table differs from REFUSALS (re-bless with ARGUS_BLESS=1)"
+        "the README's refusal table differs from RefusalCode (re-bless with ARGUS_BLESS=1)"
     );
     // Each code is documented once.
-    let mut codes: Vec<&str> = REFUSALS.iter().map(|r| r.0).collect();
+    let mut codes: Vec<&str> = RefusalCode::ALL.iter().map(|r| r.name()).collect();
     codes.sort_unstable();
     codes.dedup();
-    assert_eq!(codes.len(), REFUSALS.len());
+    assert_eq!(codes.len(), RefusalCode::ALL.len());
 }

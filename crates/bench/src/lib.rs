@@ -430,7 +430,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         if !reply.accepted || reply.lease.is_none() {
             return Err(format!(
                 "{id} could not claim control ({}): {:?}",
-                reply.refusal.map_or("refused", |r| r.code),
+                reply.refusal.map_or("refused", |r| r.name()),
                 reply.state
             ));
         }

@@ -9,7 +9,9 @@ use crate::a2a::{HttpConfig, LiveRemote};
 use crate::api::{self, ApiState, HealthInfo};
 use crate::bridges::argus::ArgusConfig;
 use crate::bridges::foreman::Foreman;
-use crate::bridges::link::{set_status, ArgusBoard, ArgusWake, Link, LinkConfig};
+use crate::bridges::link::{
+    set_status, status, ArgusBoard, ArgusWake, BridgeStatus, Link, LinkConfig,
+};
 use crate::control::SystemClock;
 use crate::runtime::reduce::CountingWake;
 use crate::runtime::{Runtime, RuntimeConfig};
@@ -100,8 +102,23 @@ impl std::fmt::Display for Listen {
 /// was given (mode 0600): what a local client on the same machine (the OpenOperator plugin) reads.
 pub const TOKEN_FILE: &str = "api-token";
 
-/// How `serve` begins its error when another supervisor holds the state root (exit code 2).
-pub const ROOT_LOCKED: &str = "state root locked";
+/// Why `serve` stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Another supervisor holds the state root: a configuration error (exit 2), so a restart
+    /// policy does not loop on it silently.
+    #[error("state root locked: {0}")]
+    RootLocked(String),
+    /// Anything else that stopped it (the store, the listener, the server).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for ServeError {
+    fn from(e: String) -> Self {
+        ServeError::Failed(e)
+    }
+}
 
 /// `serve`'s configuration as declared: each setting once, with its variable, default and meaning
 /// (`serve --help` lists them). Values stay raw here; [`ServeConfig::from_args`] validates them and
@@ -620,11 +637,13 @@ async fn bridges(
 }
 
 /// Run the daemon until SIGTERM/SIGINT.
-pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
+pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     let store = Store::open(&cfg.home).map_err(|e| e.to_string())?;
     // One supervisor per state root: a second one would drive the same campaigns under the same
     // controller id and epoch. Held until the process ends.
-    let _lock = store.lock().map_err(|e| format!("{ROOT_LOCKED}: {e}"))?;
+    let _lock = store
+        .lock()
+        .map_err(|e| ServeError::RootLocked(e.to_string()))?;
     let mut http = HttpConfig::new(&cfg.remote_url);
     http.token = cfg.remote_token.clone();
     http.allow_insecure_loopback = cfg.allow_insecure_loopback;
@@ -657,7 +676,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
             documents = n,
             "state root upgraded to this version's layout"
         ),
-        Err(e) => return Err(format!("cannot upgrade the state root: {e}")),
+        Err(e) => return Err(format!("cannot upgrade the state root: {e}").into()),
     }
     let bridges = if cfg.enabled {
         bridges(&cfg, &store).await
@@ -711,24 +730,23 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), String> {
         api_token_present: cfg.api_token.is_some(),
         live: Some(crate::api::LiveHealth::new(move || {
             let view = live.view();
-            let argus_line = argus
-                .as_ref()
-                .map(|w| w.argus_status.lock().map(|v| v.clone()).unwrap_or_default());
+            let argus_now = argus.as_ref().map(|w| status(&w.argus_status));
             let stalled = argus
                 .as_ref()
                 .map(|w| w.board.stalled())
                 .unwrap_or_default();
-            let bridge = |slot: Option<&std::sync::Mutex<String>>, configured: bool| match slot {
-                Some(s) if configured => {
-                    serde_json::json!(s.lock().map(|v| v.clone()).unwrap_or_default())
-                }
-                _ => serde_json::json!("not configured"),
+            let bridge = |slot: Option<&std::sync::Mutex<BridgeStatus>>, configured: bool| {
+                let now = match slot {
+                    Some(s) if configured => status(s),
+                    _ => BridgeStatus::NotConfigured,
+                };
+                serde_json::json!(now.to_string())
             };
             serde_json::json!({
                 "reasons": crate::api::health::reasons(&crate::api::health::Readiness {
                     supervision: enabled,
                     remote_state: view.state,
-                    argus: argus_line.as_deref(),
+                    argus: argus_now,
                     argus_stalled: stalled.len(),
                     store: store_probe.writable().err().map(|e| e.to_string()),
                 }),

@@ -19,11 +19,21 @@ use tokio::sync::mpsc;
 
 type Answer<T> = Result<T, RemoteError>;
 
+/// Where discovery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Discovery {
+    /// The card has not been read yet: every call fails here, nothing is sent.
+    Undiscovered,
+    Discovered,
+    /// A card change took away what writes need: no mutation leaves the process.
+    QuarantinedPendingReview,
+}
+
 /// What `health` shows of the remote.
 #[derive(Debug, Clone, Serialize)]
 pub struct RemoteView {
-    /// `undiscovered`, `discovered` or `quarantined_pending_review`.
-    pub state: &'static str,
+    pub state: Discovery,
     /// The safe class of the last failed discovery or refresh.
     pub last_error: Option<&'static str>,
     pub attempts: u64,
@@ -70,7 +80,7 @@ impl LiveRemote {
             expected_sha256: expected_sha256.map(|s| s.trim().to_ascii_lowercase()),
             client: RwLock::new(None),
             view: Mutex::new(RemoteView {
-                state: "undiscovered",
+                state: Discovery::Undiscovered,
                 last_error: None,
                 attempts: 0,
                 compatibility: None,
@@ -190,9 +200,9 @@ impl LiveRemote {
             }
             let mutation = fresh.mutation();
             v.state = if v.quarantine.is_some() {
-                "quarantined_pending_review"
+                Discovery::QuarantinedPendingReview
             } else {
-                "discovered"
+                Discovery::Discovered
             };
             v.card_sha256 = Some(fresh.card().sha256.clone());
             v.card_retrieved_at = Some(fresh.card().retrieved_at);

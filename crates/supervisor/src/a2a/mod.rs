@@ -24,7 +24,7 @@ use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId
 use card::{CardInfo, Dialect, Method};
 pub use http::{AuthHeaders, Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
-pub use live::{LiveRemote, RemoteView};
+pub use live::{Discovery, LiveRemote, RemoteView};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

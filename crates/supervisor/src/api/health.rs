@@ -16,13 +16,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What readiness is judged on.
-pub struct Readiness<'a> {
+pub struct Readiness {
     /// `ARGUS_SUPERVISOR_ENABLED`.
     pub supervision: bool,
-    /// The remote's discovery state (`undiscovered`, `discovered`, `quarantined_pending_review`).
-    pub remote_state: &'a str,
-    /// Argus's health line when Argus is configured (`running`, `degraded (…) since …`, …).
-    pub argus: Option<&'a str>,
+    /// Where the remote's discovery stands.
+    pub remote_state: crate::a2a::Discovery,
+    /// Argus's status when Argus is configured.
+    pub argus: Option<crate::bridges::link::BridgeStatus>,
     /// Campaigns whose Argus daemon says it is stalled.
     pub argus_stalled: usize,
     /// Why the state root refused a probe write, if it did.
@@ -39,22 +39,23 @@ pub fn reasons(r: &Readiness) -> Vec<Value> {
             "ARGUS_SUPERVISOR_ENABLED=0: read-only, nothing is polled or written".into(),
         );
     }
+    use crate::a2a::Discovery;
     match r.remote_state {
-        "discovered" => {}
-        "undiscovered" => say(
+        Discovery::Discovered => {}
+        Discovery::Undiscovered => say(
             "remote_undiscovered",
             "the remote's agent card has not been read yet".into(),
         ),
-        other => say(
+        Discovery::QuarantinedPendingReview => say(
             "remote_quarantined",
-            format!("the remote is {other}: mutation is disabled"),
+            "the remote is quarantined_pending_review: mutation is disabled".into(),
         ),
     }
+    use crate::bridges::link::BridgeStatus;
     match r.argus {
-        None => {}
-        Some("running") => {}
-        Some(line) if line.starts_with("degraded") => say("argus_degraded", line.to_string()),
-        Some(line) => say("argus_unavailable", format!("Argus is {line}")),
+        None | Some(BridgeStatus::Running) => {}
+        Some(s @ BridgeStatus::Degraded { .. }) => say("argus_degraded", s.to_string()),
+        Some(s) => say("argus_unavailable", format!("Argus is {s}")),
     }
     if r.argus_stalled > 0 {
         say(

@@ -366,7 +366,7 @@ pub fn view(
         "pending_question": d.pending_question.as_ref().map(|text| json!({
             "id": format!("q-{}", d.question_asked_at.unwrap_or(d.updated_at)),
             "text": text,
-            "source": d.question_source.as_deref().unwrap_or("supervisor"),
+            "source": d.question_source.unwrap_or(crate::runtime::QuestionSource::Supervisor),
             "asked_at": rfc3339(d.question_asked_at.unwrap_or(d.updated_at)),
         })),
         "argus_project_id": argus.and_then(|a| a.project_id.as_ref()),

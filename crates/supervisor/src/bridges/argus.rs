@@ -13,7 +13,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,6 +64,16 @@ impl ArgusError {
             ArgusError::NotDispatched => "backend_unavailable",
         }
     }
+}
+
+/// The state Argus's daemon reports for itself (`daemon.health.state`): only `stalled` matters
+/// here; any other (or a new one) is not a stall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum DaemonHealth {
+    Stalled,
+    #[serde(other)]
+    Other,
 }
 
 /// A reviewer verdict from Argus's backlog (`outcome.review_status`).
@@ -318,13 +328,9 @@ impl ArgusClient {
                 items
                     .iter()
                     .filter_map(|i| {
-                        let verdict = match i.pointer("/outcome/review_status")?.as_str()? {
-                            "done" => ReviewStatus::Done,
-                            "continue" => ReviewStatus::Continue,
-                            "blocked" => ReviewStatus::Blocked,
-                            "replan_requested" => ReviewStatus::ReplanRequested,
-                            _ => return None,
-                        };
+                        // Parsed into the type once (an unknown status is no verdict).
+                        let verdict =
+                            ReviewStatus::deserialize(i.pointer("/outcome/review_status")?).ok()?;
                         // Whole seconds (the cast saturates: a negative or absurd time is 0 or
                         // the maximum, never a panic).
                         let ts = i.get("ts").and_then(Value::as_f64).map(|t| t as u64);
@@ -335,8 +341,7 @@ impl ArgusClient {
             .unwrap_or_default();
         let stalled = status
             .pointer("/daemon/health/state")
-            .and_then(Value::as_str)
-            == Some("stalled")
+            .is_some_and(|s| matches!(DaemonHealth::deserialize(s), Ok(DaemonHealth::Stalled)))
             || status
                 .pointer("/daemon/health/stalled")
                 .and_then(Value::as_bool)

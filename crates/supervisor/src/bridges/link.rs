@@ -63,46 +63,86 @@ pub struct ArgusWake {
     pub foreman_failures: AtomicU64,
     /// Argus calls that failed, by class (`timeout`, `backend_unavailable`, …).
     pub argus_failures: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
-    /// What `health` says of Argus: `running`, `starting`, `unavailable since <unix seconds>` (the
-    /// child cannot be reached), `degraded (<class>) since <unix seconds>` (it answers, but does
-    /// not take wakes as work).
-    pub argus_status: std::sync::Mutex<String>,
+    /// What `health` says of Argus.
+    pub argus_status: std::sync::Mutex<BridgeStatus>,
     /// The same for Foreman (`not configured` when off).
-    pub foreman_status: std::sync::Mutex<String>,
+    pub foreman_status: std::sync::Mutex<BridgeStatus>,
     /// Each campaign's Argus state, which the link owns (read by the API's campaign view).
     pub board: Arc<ArgusBoard>,
 }
 
-/// Argus answers but does not take wakes as work: `degraded (<class>) since <unix seconds>`, kept
-/// from the first failed delivery of the outage.
-pub fn set_degraded(slot: &std::sync::Mutex<String>, class: &str) {
-    let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
-    if !s.starts_with("degraded") {
-        *s = format!("degraded ({class}) since {}", crate::time::now_secs());
+/// A bridge's state as `health` says it (its `Display` is the health line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BridgeStatus {
+    /// Not verified yet.
+    Starting,
+    Running,
+    NotConfigured,
+    /// The child cannot be reached, since (Unix seconds; kept from the first failure of the
+    /// outage).
+    Unavailable {
+        since: u64,
+    },
+    /// Argus answers but does not take wakes as work: the failure's class, since when (kept from
+    /// the first failed delivery of the outage).
+    Degraded {
+        class: &'static str,
+        since: u64,
+    },
+}
+
+impl std::fmt::Display for BridgeStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BridgeStatus::Starting => f.write_str("starting"),
+            BridgeStatus::Running => f.write_str("running"),
+            BridgeStatus::NotConfigured => f.write_str("not configured"),
+            BridgeStatus::Unavailable { since } => write!(f, "unavailable since {since}"),
+            BridgeStatus::Degraded { class, since } => {
+                write!(f, "degraded ({class}) since {since}")
+            }
+        }
     }
 }
 
-/// A bridge's health line: `running`, or `unavailable since <unix seconds>` (kept from the first
-/// failure of the outage).
-pub fn set_status(slot: &std::sync::Mutex<String>, ok: bool) {
-    let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+fn status_slot(slot: &std::sync::Mutex<BridgeStatus>) -> std::sync::MutexGuard<'_, BridgeStatus> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The bridge's status now.
+pub fn status(slot: &std::sync::Mutex<BridgeStatus>) -> BridgeStatus {
+    *status_slot(slot)
+}
+
+/// Argus answers but does not take wakes as work (kept from the first failed delivery).
+pub fn set_degraded(slot: &std::sync::Mutex<BridgeStatus>, class: &'static str) {
+    let mut s = status_slot(slot);
+    if !matches!(*s, BridgeStatus::Degraded { .. }) {
+        *s = BridgeStatus::Degraded {
+            class,
+            since: crate::time::now_secs(),
+        };
+    }
+}
+
+/// Running, or unavailable (kept from the first failure of the outage).
+pub fn set_status(slot: &std::sync::Mutex<BridgeStatus>, ok: bool) {
+    let mut s = status_slot(slot);
     if ok {
-        *s = "running".into();
-    } else if !s.starts_with("unavailable") {
-        *s = format!("unavailable since {}", crate::time::now_secs());
+        *s = BridgeStatus::Running;
+    } else if !matches!(*s, BridgeStatus::Unavailable { .. }) {
+        *s = BridgeStatus::Unavailable {
+            since: crate::time::now_secs(),
+        };
     }
 }
 
 impl ArgusWake {
     /// Whether Argus can act now (its runtime answers and takes wakes). Its health line, which
     /// `health` shows, otherwise.
-    pub fn not_acting(&self) -> Option<String> {
-        let line = self
-            .argus_status
-            .lock()
-            .map(|s| s.clone())
-            .unwrap_or_else(|p| p.into_inner().clone());
-        (line != "running").then_some(line)
+    pub fn not_acting(&self) -> Option<BridgeStatus> {
+        let now = status(&self.argus_status);
+        (now != BridgeStatus::Running).then_some(now)
     }
 
     /// The link's handles around `board` (see [`ArgusBoard::open`] and [`ArgusBoard::in_memory`]).
@@ -115,8 +155,8 @@ impl ArgusWake {
             foreman_calls: AtomicU64::new(0),
             foreman_failures: AtomicU64::new(0),
             argus_failures: Default::default(),
-            argus_status: std::sync::Mutex::new("starting".into()),
-            foreman_status: std::sync::Mutex::new("not configured".into()),
+            argus_status: std::sync::Mutex::new(BridgeStatus::Starting),
+            foreman_status: std::sync::Mutex::new(BridgeStatus::NotConfigured),
             board: Arc::new(board),
         };
         (Arc::new(wake), rx)
@@ -831,7 +871,7 @@ impl Link {
                 let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
                     rt.command_as(id, OperatorCommand::NextAttempt { text: Some(text) }, by)
                         .await
-                        .is_ok_and(|r| r.outcome() == "done")
+                        .is_ok_and(|r| r.outcome() == crate::runtime::reply::Outcome::Done)
                 } else {
                     let claimed = rt.command_as(id, OperatorCommand::Claim, by.clone()).await;
                     claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready)

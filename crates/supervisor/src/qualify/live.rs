@@ -9,7 +9,7 @@
 //! lease epoch the remote reports is unchanged across the restart (nothing re-claimed), the remote's
 //! task is the one the restarted daemon still follows, and its attempt count stayed one.
 
-use super::{Check, CheckId, DaemonPlan, Options, Verdict, WritePlan};
+use super::{Check, CheckId, DaemonPlan, Grade, Options, WritePlan};
 use crate::a2a::A2aClient;
 use crate::cli::Api;
 use crate::control::trial::Trial;
@@ -40,14 +40,14 @@ struct Acceptance<'a> {
 }
 
 impl Acceptance<'_> {
-    fn put(&mut self, id: CheckId, verdict: Verdict, evidence: String, since: Instant) {
-        if verdict == Verdict::Fail {
+    fn put(&mut self, id: CheckId, grade: Grade, evidence: String, since: Instant) {
+        if grade == Grade::Fail {
             self.failed.get_or_insert(id);
         }
         self.checks.push(Check {
             id,
             section: id.section(),
-            verdict,
+            grade,
             evidence,
             ms: since.elapsed().as_millis() as u64,
         });
@@ -208,7 +208,7 @@ pub(super) async fn accept(o: &Options, write: &WritePlan, plan: &DaemonPlan) ->
     if let Err(e) = std::fs::create_dir_all(&a.home) {
         a.put(
             CheckId::LiveClaimSubmit,
-            Verdict::Fail,
+            Grade::Fail,
             format!("cannot make a state root for the child: {e}"),
             Instant::now(),
         );
@@ -224,7 +224,7 @@ pub(super) async fn accept(o: &Options, write: &WritePlan, plan: &DaemonPlan) ->
         .filter(|c| c.section() == super::Section::LiveAcceptance)
     {
         if !a.checks.iter().any(|c| c.id == id) {
-            a.put(id, Verdict::Skipped, why.clone(), Instant::now());
+            a.put(id, Grade::Skipped, why.clone(), Instant::now());
         }
     }
     // The child's state root is kept when something failed (its daemon.log says why).
@@ -242,7 +242,7 @@ async fn steps(a: &mut Acceptance<'_>) {
             let t = Instant::now();
             a.put(
                 CheckId::LiveClaimSubmit,
-                Verdict::Fail,
+                Grade::Fail,
                 format!("the remote could not be discovered again: {}", e.class()),
                 t,
             );
@@ -255,11 +255,11 @@ async fn steps(a: &mut Acceptance<'_>) {
     let t = Instant::now();
     let mut child = match a.spawn() {
         Ok(c) => c,
-        Err(e) => return a.put(CheckId::LiveClaimSubmit, Verdict::Fail, e, t),
+        Err(e) => return a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t),
     };
     let api = match a.api(&mut child).await {
         Ok(api) => api,
-        Err(e) => return a.put(CheckId::LiveClaimSubmit, Verdict::Fail, e, t),
+        Err(e) => return a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t),
     };
     let objective = "argus-supervisor qualify: live acceptance";
     let started = async {
@@ -276,13 +276,13 @@ async fn steps(a: &mut Acceptance<'_>) {
     }
     .await;
     if let Err(e) = started {
-        return a.put(CheckId::LiveClaimSubmit, Verdict::Fail, e, t);
+        return a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t);
     }
     let bound = a.wait_view(&api, 30, |v| task_of(v).is_some()).await;
     let Ok(view) = bound else {
         return a.put(
             CheckId::LiveClaimSubmit,
-            Verdict::Fail,
+            Grade::Fail,
             "no task bound within 30 s of the submit".into(),
             t,
         );
@@ -291,7 +291,7 @@ async fn steps(a: &mut Acceptance<'_>) {
     let epoch = view["controller_epoch"].as_u64();
     a.put(
         CheckId::LiveClaimSubmit,
-        Verdict::Pass,
+        Grade::Pass,
         format!(
             "observe, claim (epoch {}), submit through the child's API: task {task}",
             epoch.map_or("?".into(), |e| e.to_string())
@@ -306,21 +306,21 @@ async fn steps(a: &mut Acceptance<'_>) {
     tokio::time::sleep(window).await;
     let (lines1, ticks1) = (feed_len(&api, &campaign).await, ticks(&api).await);
     let (polls, lines) = (ticks1.saturating_sub(ticks0), lines1.saturating_sub(lines0));
-    let verdict = if polls >= 4 && (lines as u64) * 2 < polls {
-        Verdict::Pass
+    let grade = if polls >= 4 && (lines as u64) * 2 < polls {
+        Grade::Pass
     } else {
-        Verdict::Fail
+        Grade::Fail
     };
     a.put(
         CheckId::LiveNoSpam,
-        verdict,
+        grade,
         format!(
             "{polls} heartbeats in {} s, {lines} feed line(s) added (a spammer adds one per poll)",
             window.as_secs()
         ),
         t,
     );
-    if verdict == Verdict::Fail {
+    if grade == Grade::Fail {
         return;
     }
 
@@ -331,11 +331,11 @@ async fn steps(a: &mut Acceptance<'_>) {
     let _ = child.0.wait().await;
     let mut child = match a.spawn() {
         Ok(c) => c,
-        Err(e) => return a.put(CheckId::LiveRestart, Verdict::Fail, e, t),
+        Err(e) => return a.put(CheckId::LiveRestart, Grade::Fail, e, t),
     };
     let api = match a.api(&mut child).await {
         Ok(api) => api,
-        Err(e) => return a.put(CheckId::LiveRestart, Verdict::Fail, e, t),
+        Err(e) => return a.put(CheckId::LiveRestart, Grade::Fail, e, t),
     };
     let recovered = a
         .wait_view(&api, 30, |v| {
@@ -345,7 +345,7 @@ async fn steps(a: &mut Acceptance<'_>) {
     match &recovered {
         Ok(v) => a.put(
             CheckId::LiveRestart,
-            Verdict::Pass,
+            Grade::Pass,
             format!(
                 "SIGKILL, restart: recovered in state {} with task {task}, attempts {}, lease confirmed at epoch {}",
                 v["state"].as_str().unwrap_or("?"),
@@ -357,7 +357,7 @@ async fn steps(a: &mut Acceptance<'_>) {
         Err(v) => {
             return a.put(
                 CheckId::LiveRestart,
-                Verdict::Fail,
+                Grade::Fail,
                 format!(
                     "after the restart the campaign is in {} with task {} (task {task} and a confirmed lease expected within 30 s)",
                     v["state"].as_str().unwrap_or("?"),
@@ -381,14 +381,14 @@ async fn steps(a: &mut Acceptance<'_>) {
         Ok(v) => v.meta.campaign_id.as_deref().is_none_or(|c| c == campaign),
         Err(_) => false,
     };
-    let verdict = if same_lease && of_campaign && attempts == Some(1) {
-        Verdict::Pass
+    let grade = if same_lease && of_campaign && attempts == Some(1) {
+        Grade::Pass
     } else {
-        Verdict::Fail
+        Grade::Fail
     };
     a.put(
         CheckId::LiveOneTask,
-        verdict,
+        grade,
         format!(
             "remote: task {task} {}; lease epoch {} before the kill, {} after (no re-claim); the daemon's attempts: {}",
             match &on_remote {
@@ -445,11 +445,7 @@ async fn steps(a: &mut Acceptance<'_>) {
         .unwrap_or_else(|e| e.class().to_string());
     a.put(
         CheckId::LiveRelease,
-        if released {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        },
+        if released { Grade::Pass } else { Grade::Fail },
         format!(
             "{}; remote: task {task} now {state}, lease {}",
             said.join(", "),

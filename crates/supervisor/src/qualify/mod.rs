@@ -234,22 +234,22 @@ impl CheckId {
     }
 }
 
-/// A check's verdict.
+/// A check's grade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Verdict {
+pub enum Grade {
     Pass,
     Fail,
     Skipped,
 }
 
-/// One check's result: its verdict, the evidence (ids, epochs, codes, timings; never a secret, never
+/// One check's result: its grade, the evidence (ids, epochs, codes, timings; never a secret, never
 /// remote text), and how long it took.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     pub id: CheckId,
     pub section: Section,
-    pub verdict: Verdict,
+    pub grade: Grade,
     pub evidence: String,
     pub ms: u64,
 }
@@ -257,7 +257,7 @@ pub struct Check {
 /// What the run concludes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum Standing {
     /// Every check of the write phase (and of the live acceptance, when asked) passed: writes may
     /// be trusted to this remote, with this card.
     Qualified,
@@ -269,14 +269,14 @@ pub enum Outcome {
     ReadOnly,
 }
 
-impl Outcome {
-    /// The verdict as the report's first line says it.
+impl Standing {
+    /// The standing as the report's first line says it (its verdict).
     pub fn says(self) -> &'static str {
         match self {
-            Outcome::Qualified => "QUALIFIED",
-            Outcome::Failed => "FAILED",
-            Outcome::ObserverOnly => "OBSERVER ONLY",
-            Outcome::ReadOnly => "READ-ONLY CHECKS ONLY (not qualified for writes)",
+            Standing::Qualified => "QUALIFIED",
+            Standing::Failed => "FAILED",
+            Standing::ObserverOnly => "OBSERVER ONLY",
+            Standing::ReadOnly => "READ-ONLY CHECKS ONLY (not qualified for writes)",
         }
     }
 }
@@ -298,7 +298,7 @@ pub struct Report {
     pub auth_mode: String,
     pub controller_id: Option<String>,
     pub write_campaign: Option<String>,
-    pub outcome: Outcome,
+    pub standing: Standing,
     /// Why, in one sentence.
     pub reason: String,
     pub checks: Vec<Check>,
@@ -310,7 +310,7 @@ impl Report {
     pub fn failed(&self) -> Vec<CheckId> {
         self.checks
             .iter()
-            .filter(|c| c.verdict == Verdict::Fail)
+            .filter(|c| c.grade == Grade::Fail)
             .map(|c| c.id)
             .collect()
     }
@@ -366,7 +366,7 @@ fn skip_live(report: &mut Report, why: &str) {
         report.checks.push(Check {
             id,
             section: id.section(),
-            verdict: Verdict::Skipped,
+            grade: Grade::Skipped,
             evidence: why.to_string(),
             ms: 0,
         });
@@ -377,11 +377,11 @@ fn skip_live(report: &mut Report, why: &str) {
 pub async fn run(options: Options) -> Report {
     let mut report = phases::run(&options).await;
     match (&options.daemon, &options.write) {
-        (Some(plan), Some(write)) if report.outcome == Outcome::Qualified => {
+        (Some(plan), Some(write)) if report.standing == Standing::Qualified => {
             let checks = live::accept(&options, write, plan).await;
             report.checks.extend(checks);
             if !report.failed().is_empty() {
-                report.outcome = Outcome::Failed;
+                report.standing = Standing::Failed;
                 report.reason = "the live acceptance through the daemon failed".into();
             }
         }

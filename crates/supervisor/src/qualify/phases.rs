@@ -3,7 +3,7 @@
 //! stops the probing and the cleanup still runs: the task submitted is cancelled and the lease
 //! held is released, where the remote lets us.
 
-use super::{Check, CheckId, Options, Outcome, Report, Verdict, WritePlan};
+use super::{Check, CheckId, Grade, Options, Report, Standing, WritePlan};
 use crate::a2a::{A2aClient, AuthHeaders, HttpConfig, OpStatus};
 use crate::control::trial::Trial;
 use crate::control::{RemoteError, SubmitRequest};
@@ -30,27 +30,27 @@ struct Run {
 }
 
 impl Run {
-    fn put(&mut self, id: CheckId, verdict: Verdict, evidence: String, since: Instant) {
+    fn put(&mut self, id: CheckId, grade: Grade, evidence: String, since: Instant) {
         self.checks.push(Check {
             id,
             section: id.section(),
-            verdict,
+            grade,
             evidence,
             ms: since.elapsed().as_millis() as u64,
         });
     }
     fn pass(&mut self, id: CheckId, evidence: impl Into<String>, since: Instant) {
-        self.put(id, Verdict::Pass, evidence.into(), since);
+        self.put(id, Grade::Pass, evidence.into(), since);
     }
     /// A failure: recorded, and the probing stops.
     fn fail(&mut self, id: CheckId, evidence: impl Into<String>, since: Instant) {
         let evidence = evidence.into();
         self.stopped
             .get_or_insert_with(|| format!("not run: {} failed", id.name()));
-        self.put(id, Verdict::Fail, evidence, since);
+        self.put(id, Grade::Fail, evidence, since);
     }
     fn skip(&mut self, id: CheckId, why: impl Into<String>) {
-        self.put(id, Verdict::Skipped, why.into(), Instant::now());
+        self.put(id, Grade::Skipped, why.into(), Instant::now());
     }
     fn go_on(&self) -> bool {
         self.stopped.is_none()
@@ -100,7 +100,7 @@ fn blank_report(o: &Options) -> Report {
         auth_mode: "unknown".into(),
         controller_id: None,
         write_campaign: o.write.as_ref().map(|w| w.campaign_id.clone()),
-        outcome: Outcome::Failed,
+        standing: Standing::Failed,
         reason: String::new(),
         checks: vec![],
         record: None,
@@ -171,26 +171,26 @@ pub(super) async fn run(o: &Options) -> Report {
                 "not run: observer only ({}); nothing was written",
                 mutation.reason
             ));
-            report.outcome = Outcome::ObserverOnly;
+            report.standing = Standing::ObserverOnly;
             report.reason = format!("observer only: {}; nothing was written", mutation.reason);
         }
         (_, true, false) => {
-            report.outcome = Outcome::Failed;
+            report.standing = Standing::Failed;
             report.reason = "a read-only check failed; nothing was written".into();
         }
         (None, true, true) => {
             run.stopped = Some("not asked: no --write-campaign, nothing was written".into());
-            report.outcome = Outcome::ReadOnly;
+            report.standing = Standing::ReadOnly;
             report.reason = "the read-only checks passed; the write phase was not asked for (--write-campaign, --message), so writes are not qualified".into();
         }
         (Some(plan), true, true) => {
             report.controller_id = Some(o.controller_id.clone());
             writes(&mut run, &client, o, plan).await;
-            let failed = run.checks.iter().any(|c| c.verdict == Verdict::Fail);
-            report.outcome = if failed {
-                Outcome::Failed
+            let failed = run.checks.iter().any(|c| c.grade == Grade::Fail);
+            report.standing = if failed {
+                Standing::Failed
             } else {
-                Outcome::Qualified
+                Standing::Qualified
             };
             report.reason = if failed {
                 "the remote does not keep what its card promises (see the failed checks)".into()
@@ -937,7 +937,7 @@ async fn cancel(run: &mut Run, client: &A2aClient, held: &Holding<'_>, tasks: &[
         (true, _) => run.pass(CheckId::MutationCancel, evidence, t),
         (false, true) => run.fail(CheckId::MutationCancel, evidence, t),
         // Cleanup after an earlier failure: said, without hiding the first failure.
-        (false, false) => run.put(CheckId::MutationCancel, Verdict::Fail, evidence, t),
+        (false, false) => run.put(CheckId::MutationCancel, Grade::Fail, evidence, t),
     }
 }
 
@@ -963,7 +963,7 @@ async fn release(run: &mut Run, held: &Holding<'_>) -> bool {
             if run.go_on() {
                 run.fail(CheckId::LeaseRelease, evidence, t);
             } else {
-                run.put(CheckId::LeaseRelease, Verdict::Fail, evidence, t);
+                run.put(CheckId::LeaseRelease, Grade::Fail, evidence, t);
             }
             false
         }

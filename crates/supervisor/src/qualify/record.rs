@@ -4,7 +4,7 @@
 //! two processes share it: `qualify` writes it, the others only read. The URL is keyed by a hash
 //! (it may carry a token in its path) and shown only without its path.
 
-use super::{CheckId, Outcome, Report};
+use super::{CheckId, Report, Standing};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub struct Record {
     pub endpoint: String,
     pub card_sha256: String,
-    pub outcome: Outcome,
+    pub standing: Standing,
     /// The failed checks' ids.
     pub failed: Vec<String>,
     pub reason: String,
@@ -93,7 +93,7 @@ impl Book {
         let record = Record {
             endpoint: report.endpoint.clone(),
             card_sha256: card.clone(),
-            outcome: report.outcome,
+            standing: report.standing,
             failed: report
                 .failed()
                 .into_iter()
@@ -106,7 +106,7 @@ impl Book {
             live_acceptance: report
                 .checks
                 .iter()
-                .any(|c| c.id == CheckId::LiveOneTask && c.verdict == super::Verdict::Pass),
+                .any(|c| c.id == CheckId::LiveOneTask && c.grade == super::Grade::Pass),
             report: serde_json::to_value(report).unwrap_or_default(),
         };
         let path = self.path(card);
@@ -138,7 +138,7 @@ impl Book {
     /// What to say of the card with this hash.
     pub fn status(&self, card_sha256: &str) -> Qualification {
         let (status, detail) = match self.record(card_sha256) {
-            Some(r) if r.outcome == Outcome::Qualified => (
+            Some(r) if r.standing == Standing::Qualified => (
                 QualificationStatus::Passed,
                 format!(
                     "passed ({}, campaign {}{})",
@@ -151,11 +151,11 @@ impl Book {
                     }
                 ),
             ),
-            Some(r) if r.outcome == Outcome::Failed => (
+            Some(r) if r.standing == Standing::Failed => (
                 QualificationStatus::Failed,
                 format!("failed ({}; {})", r.failed.join(", "), r.finished_at),
             ),
-            Some(r) if r.outcome == Outcome::ObserverOnly => (
+            Some(r) if r.standing == Standing::ObserverOnly => (
                 QualificationStatus::None,
                 format!(
                     "none (the last run found an observer-only card: {})",

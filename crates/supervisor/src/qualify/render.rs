@@ -2,7 +2,7 @@
 //! only (never remote text, never a secret), but a pipe or a newline would still break a table row,
 //! so cells are escaped.
 
-use super::{Report, Section, Verdict};
+use super::{Grade, Report, Section};
 
 fn cell(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -15,7 +15,7 @@ fn cell(text: &str) -> String {
 
 pub(super) fn markdown(r: &Report) -> String {
     let mut out = String::new();
-    let verdict = r.outcome.says();
+    let verdict = r.standing.says();
     out.push_str("# Qualification report\n\n");
     out.push_str(&format!("**Verdict: {verdict}** — {}\n\n", cell(&r.reason)));
     out.push_str("| | |\n|---|---|\n");
@@ -76,12 +76,12 @@ pub(super) fn markdown(r: &Report) -> String {
             continue;
         }
         out.push_str(&format!("\n## {}\n\n", section.title()));
-        out.push_str("| Check | Verdict | Evidence | ms |\n|---|---|---|---|\n");
+        out.push_str("| Check | Grade | Evidence | ms |\n|---|---|---|---|\n");
         for c in checks {
-            let verdict = match c.verdict {
-                Verdict::Pass => "PASS",
-                Verdict::Fail => "**FAIL**",
-                Verdict::Skipped => "SKIPPED",
+            let verdict = match c.grade {
+                Grade::Pass => "PASS",
+                Grade::Fail => "**FAIL**",
+                Grade::Skipped => "SKIPPED",
             };
             out.push_str(&format!(
                 "| `{}` {} | {verdict} | {} | {} |\n",

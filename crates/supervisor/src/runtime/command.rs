@@ -1,6 +1,6 @@
 //! What an operator (or Argus, on an operator's behalf) asks a campaign to do.
 
-use argus_machines::{Command, TaskId};
+use argus_machines::{Command, TaskId, Verdict};
 
 /// Who asked for an action: the feed says who decided what and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,5 +58,28 @@ pub(crate) fn command_name(c: &Command) -> &'static str {
         Command::Abandon => "abandon",
         Command::Resolve { .. } => "resolve",
         Command::NextAttempt { .. } => "next-attempt",
+    }
+}
+
+/// What an action line in the feed tells of: a command the machine was given, a local verdict, or
+/// an operator's answer (sent to the remote as an intervention). Decided on by its kind; its name
+/// is only for the text.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Acted<'a> {
+    Command(&'a Command),
+    Verdict(Verdict),
+    Answer,
+}
+
+impl Acted<'_> {
+    /// The action's name in the feed and the logs.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Acted::Command(c) => command_name(c),
+            Acted::Verdict(Verdict::Accepted) => "accept",
+            Acted::Verdict(Verdict::Rejected) => "reject",
+            Acted::Verdict(Verdict::NextAttempt) => "validate",
+            Acted::Answer => "answer",
+        }
     }
 }

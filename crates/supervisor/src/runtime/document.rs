@@ -53,6 +53,30 @@ impl EvidenceSummary {
     }
 }
 
+/// Who asked a campaign's pending question (as documents spell it: `remote`, `supervisor`,
+/// `argus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionSource {
+    /// OpenTraining's task is `input-required`: the answer goes to it as an intervention.
+    Remote,
+    /// The supervisor itself (a write not applied, epochs gone backwards, an ambiguity it cannot
+    /// settle, a document it could not read).
+    Supervisor,
+    /// Argus's Needs you: the answer is kept for Argus.
+    Argus,
+}
+
+impl QuestionSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            QuestionSource::Remote => "remote",
+            QuestionSource::Supervisor => "supervisor",
+            QuestionSource::Argus => "argus",
+        }
+    }
+}
+
 /// `campaigns/<id>.json`: the spec's campaign model around the machine's record. Unknown fields
 /// are refused (a stray field is a document this version did not write).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,9 +101,9 @@ pub struct CampaignDoc {
     /// readback grace counts from here, across restarts.
     #[serde(default)]
     pub ambiguous_since: Option<u64>,
-    /// Who asked the pending question: `remote` (an `input-required`), `supervisor`, `argus`.
+    /// Who asked the pending question.
     #[serde(default)]
-    pub question_source: Option<String>,
+    pub question_source: Option<QuestionSource>,
     /// Unix seconds the pending question was asked.
     #[serde(default)]
     pub question_asked_at: Option<u64>,

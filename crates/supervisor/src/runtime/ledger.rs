@@ -9,18 +9,19 @@
 //! what became of the two whose outcome changes the document ([`Ledger::fed`],
 //! [`Ledger::unwritten`]).
 
-use super::command::Actor;
+use super::command::{Acted, Actor};
 use super::messages::{self, FeedFold, HumanMessage, MessageKind};
 use super::reduce::{identity, EventLine, Reducer};
-use super::reply::CommandReply;
+use super::reply::{CommandReply, Outcome, RefusalCode};
 use super::{
-    resolving, AttemptRecord, CampaignDoc, EvidenceSummary, MAX_ATTEMPT_RECORDS, MAX_PATH,
+    resolving, AttemptRecord, CampaignDoc, EvidenceSummary, QuestionSource, MAX_ATTEMPT_RECORDS,
+    MAX_PATH,
 };
 use crate::control::Validated;
 use crate::security::Untrusted;
 use argus_machines::{
-    CampaignMachine, CampaignRecord, Intent, Lease, Observation, ReadbackAnswer, Significant,
-    StateName, Verdict,
+    CampaignMachine, CampaignRecord, Command, Intent, Lease, Observation, ReadbackAnswer,
+    Significant, StateName, Verdict,
 };
 use std::sync::Arc;
 
@@ -236,7 +237,7 @@ impl Ledger {
             o.state,
             argus_machines::RemoteState::InputRequired | argus_machines::RemoteState::AuthRequired
         );
-        if doc.question_source.as_deref() == Some("remote") && !asking && !o.blocked {
+        if doc.question_source == Some(QuestionSource::Remote) && !asking && !o.blocked {
             doc.pending_question = None;
             doc.question_source = None;
         }
@@ -358,17 +359,17 @@ impl Ledger {
         let text = Untrusted::new(text, 2048).as_str().to_string();
         let mut writes = vec![self.feed_line(kind, text.clone(), now)];
         if kind == MessageKind::NeedsYou {
-            self.ask(text, "argus", now);
+            self.ask(text, QuestionSource::Argus, now);
         }
         writes.extend(self.document(machine));
         writes
     }
 
     /// Put a question to a person: the campaign's pending question, who asks, and when.
-    fn ask(&mut self, text: String, source: &str, now: u64) {
+    fn ask(&mut self, text: String, source: QuestionSource, now: u64) {
         let doc = self.doc_mut();
         doc.pending_question = Some(text);
-        doc.question_source = Some(source.into());
+        doc.question_source = Some(source);
         doc.question_asked_at = Some(now);
     }
 
@@ -392,7 +393,7 @@ impl Ledger {
     pub fn commanded(&mut self, machine: &CampaignMachine, delivered: bool) -> Vec<Write> {
         let answered = delivered
             && machine.state_name() != StateName::AwaitingInput
-            && self.doc.question_source.as_deref() == Some("remote");
+            && self.doc.question_source == Some(QuestionSource::Remote);
         if !answered {
             return vec![];
         }
@@ -438,41 +439,54 @@ impl Ledger {
     /// Who decided what, and why, in the feed's register: an operator's action and its outcome in
     /// one line; an Argus decision that started the next attempt as the reviewer's evidence, then
     /// what Argus approved.
-    pub fn action(&self, action: &str, r: &CommandReply, actor: &Actor, now: u64) -> Vec<Write> {
+    pub(crate) fn action(
+        &self,
+        acted: Acted<'_>,
+        r: &CommandReply,
+        actor: &Actor,
+        now: u64,
+    ) -> Vec<Write> {
+        let action = acted.name();
         let Actor::Argus { why } = actor else {
             // An operator's refusal changed nothing: it is the action's answer and the log's, not
             // an event in the campaign's permanent feed.
-            if !matches!(r.outcome(), "done" | "ambiguous") {
+            if !matches!(r.outcome(), Outcome::Done | Outcome::Ambiguous) {
                 return vec![];
             }
-            let line = format!("Operator {action}: {}.", operator_outcome(action, r));
+            let line = format!("Operator {action}: {}.", operator_outcome(acted, r));
             return vec![self.feed_line(MessageKind::OperatorAction, line, now)];
         };
         let mut writes = vec![];
         let why = why
             .as_deref()
             .map(|w| Untrusted::new(w, 400).as_str().to_string());
-        let done = r.outcome() == "done";
-        if let (Some(w), true) = (&why, matches!(action, "next-attempt" | "submit")) {
+        let done = r.outcome() == Outcome::Done;
+        let starts_attempt = matches!(
+            acted,
+            Acted::Command(Command::NextAttempt { .. } | Command::Submit { .. })
+        );
+        if let (Some(w), true) = (&why, starts_attempt) {
             writes.push(self.feed_line(
                 MessageKind::Decision,
                 format!("Reviewer evidence: {w}."),
                 now,
             ));
         }
-        let line = match (action, done) {
-            ("next-attempt", true) => {
+        let line = match (acted, done) {
+            (Acted::Command(Command::NextAttempt { .. }), true) => {
                 "Argus approved one bounded repair and started the next attempt.".to_string()
             }
-            ("submit", true) => "Argus started an attempt.".to_string(),
-            ("accept", true) => {
+            (Acted::Command(Command::Submit { .. }), true) => {
+                "Argus started an attempt.".to_string()
+            }
+            (Acted::Verdict(Verdict::Accepted), true) => {
                 "Argus's reviewer confirmed the attempt; it was accepted.".to_string()
             }
             (_, true) => format!("Argus decided to {action}; done."),
             (_, false) => format!(
                 "Argus decided to {action}, but it was not done ({}).",
                 r.refusal
-                    .map_or_else(|| r.outcome().replace('_', " "), |f| f.says())
+                    .map_or_else(|| r.outcome().name().replace('_', " "), RefusalCode::says)
             ),
         };
         writes.push(self.feed_line(MessageKind::Decision, line, now));
@@ -516,10 +530,14 @@ impl Ledger {
 }
 
 /// A done (or sent) operator action's outcome, as its feed line says it.
-fn operator_outcome(action: &str, r: &CommandReply) -> String {
-    match (r.outcome(), &r.lease) {
-        ("ambiguous", _) => "sent, outcome unknown; reading it back before anything else".into(),
-        (_, Some(l)) if action == "claim" => format!("control acquired (epoch {})", l.epoch),
+fn operator_outcome(acted: Acted<'_>, r: &CommandReply) -> String {
+    match (r.outcome(), &r.lease, acted) {
+        (Outcome::Ambiguous, ..) => {
+            "sent, outcome unknown; reading it back before anything else".into()
+        }
+        (_, Some(l), Acted::Command(Command::Claim { .. })) => {
+            format!("control acquired (epoch {})", l.epoch)
+        }
         _ => format!("done; now {}", r.state.persisted()),
     }
 }
@@ -528,7 +546,7 @@ fn operator_outcome(action: &str, r: &CommandReply) -> String {
 mod tests {
     //! The ledger alone, without a disk: what each fact writes, in what order.
     use super::*;
-    use crate::runtime::reply::{CommandReply, Refusal};
+    use crate::runtime::reply::{CommandReply, RefusalCode};
     use crate::runtime::RuntimeConfig;
     use argus_machines::{
         BlockReason, Command, ControllerId, Event, Lease, RemoteState, RequestId, TaskId,
@@ -654,7 +672,7 @@ mod tests {
             Some(Write::Feed { derived: true, message }) if message.kind == MessageKind::NeedsYou
         ));
         assert_eq!(writes.last(), Some(&Write::Document));
-        assert_eq!(l.doc().question_source.as_deref(), Some("remote"));
+        assert_eq!(l.doc().question_source, Some(QuestionSource::Remote));
         assert!(l.doc().pending_question.is_some());
         assert_eq!(l.doc().latest_significant_event.as_ref(), Some(&sig));
         assert_eq!(
@@ -669,7 +687,7 @@ mod tests {
         let m = machine();
         let mut l = ledger(&m);
         l.notice(&m, MessageKind::NeedsYou, "Which dataset?", NOW);
-        assert_eq!(l.doc().question_source.as_deref(), Some("argus"));
+        assert_eq!(l.doc().question_source, Some(QuestionSource::Argus));
         let writes = l.answered(&m, "the second", NOW);
         assert!(matches!(
             writes.first(),
@@ -779,14 +797,29 @@ mod tests {
             accepted: true,
             state: StateName::Detached,
             storage_failed: false,
-            refusal: Some(Refusal::of(&crate::control::RemoteError::LeaseHeldByOther)),
+            refusal: Some(RefusalCode::of(
+                &crate::control::RemoteError::LeaseHeldByOther,
+            )),
             lease: None,
             ambiguous: false,
             allowed: vec![],
         };
-        assert_eq!(l.action("claim", &reply, &Actor::Operator, NOW), vec![]);
+        let claim = Command::Claim {
+            request_id: argus_machines::RequestId::new("r1"),
+        };
+        let submit = Command::Submit {
+            request_id: argus_machines::RequestId::new("r2"),
+        };
+        let next = Command::NextAttempt {
+            claim_request: argus_machines::RequestId::new("r3"),
+            submit_request: argus_machines::RequestId::new("r4"),
+        };
+        assert_eq!(
+            l.action(Acted::Command(&claim), &reply, &Actor::Operator, NOW),
+            vec![]
+        );
         let argus = Actor::Argus { why: None };
-        let writes = l.action("submit", &reply, &argus, NOW);
+        let writes = l.action(Acted::Command(&submit), &reply, &argus, NOW);
         assert!(
             matches!(
                 writes.as_slice(),
@@ -802,7 +835,7 @@ mod tests {
             refusal: None,
             ..reply
         };
-        let writes = l.action("next-attempt", &done, &argus, NOW);
+        let writes = l.action(Acted::Command(&next), &done, &argus, NOW);
         let texts: Vec<&str> = writes
             .iter()
             .filter_map(|w| match w {

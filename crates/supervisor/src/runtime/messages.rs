@@ -3,6 +3,7 @@
 //! as durable as the log. Heartbeats, routine progress and traces never appear here.
 
 use super::reduce::EventLine;
+use super::QuestionSource;
 use argus_machines::{
     BlockReason, ControlChange, LeaseRefusal, LossReason, MissionEnd, Operation, RemoteCondition,
     RemoteOutcome, Significant,
@@ -153,21 +154,21 @@ impl FeedFold {
 }
 
 /// The pending question a significant event puts to a person, where it asks one, and who asks
-/// (`remote` for the remote's own question, `supervisor` for ours).
-pub fn question_for(event: &Significant) -> Option<(&'static str, &'static str)> {
+/// (the remote for its own question, the supervisor for ours).
+pub fn question_for(event: &Significant) -> Option<(&'static str, QuestionSource)> {
     match event {
         Significant::Blocked {
             reason: BlockReason::NeedsInput,
-        } => Some(("The remote asks for input or authorisation. Answer it with `campaigns intervene ID --message TEXT` (or `campaigns answer`).", "remote")),
+        } => Some(("The remote asks for input or authorisation. Answer it with `campaigns intervene ID --message TEXT` (or `campaigns answer`).", QuestionSource::Remote)),
         Significant::Blocked {
             reason: BlockReason::WriteNotApplied(_),
-        } => Some(("A write whose answer was lost was not applied by OpenTraining. Decide whether to submit again (a new decision) or to abandon.", "supervisor")),
+        } => Some(("A write whose answer was lost was not applied by OpenTraining. Decide whether to submit again (a new decision) or to abandon.", QuestionSource::Supervisor)),
         Significant::Blocked {
             reason: BlockReason::EpochWentBackwards,
-        } => Some(("OpenTraining's lease epochs went backwards. Review the remote's lease state before claiming control again.", "supervisor")),
+        } => Some(("OpenTraining's lease epochs went backwards. Review the remote's lease state before claiming control again.", QuestionSource::Supervisor)),
         Significant::Blocked {
             reason: BlockReason::AmbiguityUnresolved(_),
-        } => Some(("The outcome of a write is unknown and OpenTraining cannot be asked. Confirm it with `campaigns resolve ID --applied TASK_ID` or `--not-applied`, or abandon.", "supervisor")),
+        } => Some(("The outcome of a write is unknown and OpenTraining cannot be asked. Confirm it with `campaigns resolve ID --applied TASK_ID` or `--not-applied`, or abandon.", QuestionSource::Supervisor)),
         _ => None,
     }
 }

@@ -132,7 +132,7 @@ fn blank(sh: &Shared, id: &CampaignId, objective: &str, question: String) -> Rec
     let now = now_secs();
     let doc = CampaignDoc {
         pending_question: Some(question),
-        question_source: Some("supervisor".into()),
+        question_source: Some(super::QuestionSource::Supervisor),
         question_asked_at: Some(now),
         ..CampaignDoc::new(&machine, objective, now)
     };

@@ -27,239 +27,305 @@ pub enum RefusedBy {
     Remote,
 }
 
-/// A refusal and its owner. `code` is one of [`REFUSALS`]' codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Refusal {
-    pub by: RefusedBy,
-    pub code: &'static str,
+/// Every refusal an action can answer. Each code has one owner, one meaning and one next step
+/// ([`RefusalCode::says`]); the README's refusal table is this list (a test compares them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefusalCode {
+    ForbiddenInState,
+    NoLease,
+    LeaseLapsed,
+    CapabilityUnavailable,
+    CardNotQualified,
+    UnqualifiedRemote,
+    RemoteUnavailable,
+    TooLarge,
+    SupervisionOff,
+    StorageFailed,
+    HeldByOther,
+    StaleEpoch,
+    LeaseExpired,
+    UnknownCampaign,
+    PolicyRefused,
+    AuthFailed,
+    MethodUnavailable,
+    TaskNotFound,
+    NotCancelable,
+    NotApplied,
+    NoAnswer,
+    RemoteTooLarge,
+    RejectedRequest,
+    RemoteError,
 }
 
-/// Every refusal an action can answer: code, owner, what it means, what to do next. The README's
-/// refusal table is this list (a test compares them).
-pub const REFUSALS: &[(&str, RefusedBy, &str, &str)] = &[
-    (
-        "forbidden_in_state",
-        RefusedBy::Supervisor,
-        "the campaign's state does not allow it",
-        "see allowed_actions (`campaigns show`)",
-    ),
-    (
-        "no_lease",
-        RefusedBy::Supervisor,
-        "the write needs the lease, and this supervisor does not hold it",
-        "claim first",
-    ),
-    (
-        "lease_lapsed",
-        RefusedBy::Supervisor,
-        "the lease ran out here before the write could go",
-        "claim again",
-    ),
-    (
-        "capability_unavailable",
-        RefusedBy::Supervisor,
-        "OpenTraining's card does not offer this operation",
-        "see `health` → remote.can",
-    ),
-    (
-        "card_not_qualified",
-        RefusedBy::Supervisor,
-        "the agent card no longer qualifies for writes (re-read before each write)",
-        "review the remote's card; restart to lift a quarantine",
-    ),
-    (
-        "unqualified_remote",
-        RefusedBy::Supervisor,
-        "writes wait for a passing qualification of this remote's current agent card (ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION=1)",
-        "run `argus-supervisor qualify --write-campaign <test campaign> --message <harmless text>` against it (docs/qualification.md)",
-    ),
-    (
-        "remote_unavailable",
-        RefusedBy::Supervisor,
-        "OpenTraining could not be reached",
-        "retry once `health` shows the remote reachable",
-    ),
-    (
-        "too_large",
-        RefusedBy::Supervisor,
-        "the text is larger than OpenTraining accepts (an intervention: 16 KiB)",
-        "shorten it",
-    ),
-    (
-        "supervision_off",
-        RefusedBy::Supervisor,
-        "supervision is off (ARGUS_SUPERVISOR_ENABLED=0): the API is read-only",
-        "restart with ARGUS_SUPERVISOR_ENABLED=1",
-    ),
-    (
-        "storage_failed",
-        RefusedBy::Supervisor,
-        "the state root cannot be written",
-        "fix the disk; see `health`",
-    ),
-    (
-        "held_by_other",
-        RefusedBy::Remote,
-        "another controller holds the campaign's lease",
-        "wait for it to release, or observe",
-    ),
-    (
-        "stale_epoch",
-        RefusedBy::Remote,
-        "our lease epoch is no longer current",
-        "claim again",
-    ),
-    (
-        "lease_expired",
-        RefusedBy::Remote,
-        "OpenTraining says our lease expired",
-        "claim again",
-    ),
-    (
-        "unknown_campaign",
-        RefusedBy::Remote,
-        "OpenTraining does not know this campaign",
-        "check the campaign id",
-    ),
-    (
-        "policy_refused",
-        RefusedBy::Remote,
-        "OpenTraining's policy refused it",
-        "see the remote's policy",
-    ),
-    (
-        "auth_failed",
-        RefusedBy::Remote,
-        "OpenTraining refused our credentials",
-        "check OPENTRAINING_A2A_TOKEN",
-    ),
-    (
-        "method_unavailable",
-        RefusedBy::Remote,
-        "OpenTraining answered that it has no such operation",
-        "see `health` → remote.can",
-    ),
-    (
-        "task_not_found",
-        RefusedBy::Remote,
-        "OpenTraining does not know the task",
-        "observe the right task",
-    ),
-    (
-        "not_cancelable",
-        RefusedBy::Remote,
-        "the task can no longer be cancelled",
-        "it has probably finished; wait for its outcome",
-    ),
-    (
-        "not_applied",
-        RefusedBy::Remote,
-        "read back: OpenTraining did not apply it",
-        "try again if it still makes sense",
-    ),
-    (
-        "no_answer",
-        RefusedBy::Remote,
-        "OpenTraining gave no usable answer",
-        "try again",
-    ),
-    (
-        "rejected_request",
-        RefusedBy::Remote,
-        "OpenTraining rejected the request as invalid",
-        "see the supervisor's log",
-    ),
-    (
-        "remote_error",
-        RefusedBy::Remote,
-        "OpenTraining answered with an error",
-        "see the supervisor's log",
-    ),
-];
+impl RefusalCode {
+    pub const ALL: [RefusalCode; 24] = [
+        RefusalCode::ForbiddenInState,
+        RefusalCode::NoLease,
+        RefusalCode::LeaseLapsed,
+        RefusalCode::CapabilityUnavailable,
+        RefusalCode::CardNotQualified,
+        RefusalCode::UnqualifiedRemote,
+        RefusalCode::RemoteUnavailable,
+        RefusalCode::TooLarge,
+        RefusalCode::SupervisionOff,
+        RefusalCode::StorageFailed,
+        RefusalCode::HeldByOther,
+        RefusalCode::StaleEpoch,
+        RefusalCode::LeaseExpired,
+        RefusalCode::UnknownCampaign,
+        RefusalCode::PolicyRefused,
+        RefusalCode::AuthFailed,
+        RefusalCode::MethodUnavailable,
+        RefusalCode::TaskNotFound,
+        RefusalCode::NotCancelable,
+        RefusalCode::NotApplied,
+        RefusalCode::NoAnswer,
+        RefusalCode::RemoteTooLarge,
+        RefusalCode::RejectedRequest,
+        RefusalCode::RemoteError,
+    ];
 
-impl Refusal {
-    /// A refusal decided in this process: nothing was sent.
-    pub const fn here(code: &'static str) -> Refusal {
-        Refusal {
-            by: RefusedBy::Supervisor,
-            code,
+    /// The code's data: its name, who refuses, what it means, what to do next.
+    fn entry(self) -> (&'static str, RefusedBy, &'static str, &'static str) {
+        match self {
+            RefusalCode::ForbiddenInState => (
+                "forbidden_in_state",
+                RefusedBy::Supervisor,
+                "the campaign's state does not allow it",
+                "see allowed_actions (`campaigns show`)",
+            ),
+            RefusalCode::NoLease => (
+                "no_lease",
+                RefusedBy::Supervisor,
+                "the write needs the lease, and this supervisor does not hold it",
+                "claim first",
+            ),
+            RefusalCode::LeaseLapsed => (
+                "lease_lapsed",
+                RefusedBy::Supervisor,
+                "the lease ran out here before the write could go",
+                "claim again",
+            ),
+            RefusalCode::CapabilityUnavailable => (
+                "capability_unavailable",
+                RefusedBy::Supervisor,
+                "OpenTraining's card does not offer this operation",
+                "see `health` → remote.can",
+            ),
+            RefusalCode::CardNotQualified => (
+                "card_not_qualified",
+                RefusedBy::Supervisor,
+                "the agent card no longer qualifies for writes (re-read before each write)",
+                "review the remote's card; restart to lift a quarantine",
+            ),
+            RefusalCode::UnqualifiedRemote => (
+                "unqualified_remote",
+                RefusedBy::Supervisor,
+                "writes wait for a passing qualification of this remote's current agent card (ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION=1)",
+                "run `argus-supervisor qualify --write-campaign <test campaign> --message <harmless text>` against it (docs/qualification.md)",
+            ),
+            RefusalCode::RemoteUnavailable => (
+                "remote_unavailable",
+                RefusedBy::Supervisor,
+                "OpenTraining could not be reached",
+                "retry once `health` shows the remote reachable",
+            ),
+            RefusalCode::TooLarge => (
+                "too_large",
+                RefusedBy::Supervisor,
+                "the text is larger than OpenTraining accepts (an intervention: 16 KiB)",
+                "shorten it",
+            ),
+            RefusalCode::SupervisionOff => (
+                "supervision_off",
+                RefusedBy::Supervisor,
+                "supervision is off (ARGUS_SUPERVISOR_ENABLED=0): the API is read-only",
+                "restart with ARGUS_SUPERVISOR_ENABLED=1",
+            ),
+            RefusalCode::StorageFailed => (
+                "storage_failed",
+                RefusedBy::Supervisor,
+                "the state root cannot be written",
+                "fix the disk; see `health`",
+            ),
+            RefusalCode::HeldByOther => (
+                "held_by_other",
+                RefusedBy::Remote,
+                "another controller holds the campaign's lease",
+                "wait for it to release, or observe",
+            ),
+            RefusalCode::StaleEpoch => (
+                "stale_epoch",
+                RefusedBy::Remote,
+                "our lease epoch is no longer current",
+                "claim again",
+            ),
+            RefusalCode::LeaseExpired => (
+                "lease_expired",
+                RefusedBy::Remote,
+                "OpenTraining says our lease expired",
+                "claim again",
+            ),
+            RefusalCode::UnknownCampaign => (
+                "unknown_campaign",
+                RefusedBy::Remote,
+                "OpenTraining does not know this campaign",
+                "check the campaign id",
+            ),
+            RefusalCode::PolicyRefused => (
+                "policy_refused",
+                RefusedBy::Remote,
+                "OpenTraining's policy refused it",
+                "see the remote's policy",
+            ),
+            RefusalCode::AuthFailed => (
+                "auth_failed",
+                RefusedBy::Remote,
+                "OpenTraining refused our credentials",
+                "check OPENTRAINING_A2A_TOKEN",
+            ),
+            RefusalCode::MethodUnavailable => (
+                "method_unavailable",
+                RefusedBy::Remote,
+                "OpenTraining answered that it has no such operation",
+                "see `health` → remote.can",
+            ),
+            RefusalCode::TaskNotFound => (
+                "task_not_found",
+                RefusedBy::Remote,
+                "OpenTraining does not know the task",
+                "observe the right task",
+            ),
+            RefusalCode::NotCancelable => (
+                "not_cancelable",
+                RefusedBy::Remote,
+                "the task can no longer be cancelled",
+                "it has probably finished; wait for its outcome",
+            ),
+            RefusalCode::NotApplied => (
+                "not_applied",
+                RefusedBy::Remote,
+                "read back: OpenTraining did not apply it",
+                "try again if it still makes sense",
+            ),
+            RefusalCode::NoAnswer => (
+                "no_answer",
+                RefusedBy::Remote,
+                "OpenTraining gave no usable answer",
+                "try again",
+            ),
+            RefusalCode::RemoteTooLarge => (
+                "remote_too_large",
+                RefusedBy::Remote,
+                "OpenTraining refused the request as too large (HTTP 413)",
+                "shorten it",
+            ),
+            RefusalCode::RejectedRequest => (
+                "rejected_request",
+                RefusedBy::Remote,
+                "OpenTraining rejected the request as invalid",
+                "see the supervisor's log",
+            ),
+            RefusalCode::RemoteError => (
+                "remote_error",
+                RefusedBy::Remote,
+                "OpenTraining answered with an error",
+                "see the supervisor's log",
+            ),
         }
     }
 
-    const fn remote(code: &'static str) -> Refusal {
-        Refusal {
-            by: RefusedBy::Remote,
-            code,
+    /// The code as the API and the logs spell it.
+    pub fn name(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// Who refused: this process (nothing was sent) or OpenTraining.
+    pub fn by(self) -> RefusedBy {
+        self.entry().1
+    }
+
+    /// What the code means.
+    pub fn means(self) -> &'static str {
+        self.entry().2
+    }
+
+    /// What the operator can do next.
+    pub fn next_step(self) -> &'static str {
+        self.entry().3
+    }
+
+    /// "refused here (…): …; nothing was sent" or "refused by OpenTraining (…): …".
+    pub fn says(self) -> String {
+        match self.by() {
+            RefusedBy::Supervisor => {
+                format!(
+                    "refused here ({}): {}; nothing was sent",
+                    self.name(),
+                    self.means()
+                )
+            }
+            RefusedBy::Remote => format!(
+                "refused by OpenTraining ({}): {}",
+                self.name(),
+                self.means()
+            ),
         }
     }
 
     /// Whose refusal a failed remote call is, by its class: only an answer from OpenTraining is
     /// OpenTraining's.
-    pub fn of(e: &RemoteError) -> Refusal {
+    pub fn of(e: &RemoteError) -> RefusalCode {
+        use RefusalCode as R;
         match e {
-            RemoteError::CapabilityUnavailable(_) => Refusal::here("capability_unavailable"),
+            RemoteError::CapabilityUnavailable(_) => R::CapabilityUnavailable,
             // The remote answered, with something that is not a usable card: not an outage.
-            RemoteError::CardNotQualified(_) | RemoteError::IncompatibleCard => {
-                Refusal::here("card_not_qualified")
-            }
-            RemoteError::Unqualified => Refusal::here("unqualified_remote"),
-            RemoteError::TooLargeToSend => Refusal::here("too_large"),
+            RemoteError::CardNotQualified(_) | RemoteError::IncompatibleCard => R::CardNotQualified,
+            RemoteError::Unqualified => R::UnqualifiedRemote,
+            RemoteError::TooLargeToSend => R::TooLarge,
             RemoteError::Unavailable
             | RemoteError::TimeoutBeforeSend
             | RemoteError::Tls(_)
             | RemoteError::InsecureEndpoint
-            | RemoteError::InvalidEndpoint => Refusal::here("remote_unavailable"),
-            RemoteError::LeaseHeldByOther => Refusal::remote("held_by_other"),
-            RemoteError::StaleEpoch => Refusal::remote("stale_epoch"),
-            RemoteError::LeaseExpired => Refusal::remote("lease_expired"),
-            RemoteError::PolicyViolation => Refusal::remote("policy_refused"),
-            RemoteError::UnknownCampaign => Refusal::remote("unknown_campaign"),
-            RemoteError::AuthFailed => Refusal::remote("auth_failed"),
-            RemoteError::MethodUnavailable => Refusal::remote("method_unavailable"),
-            RemoteError::TaskNotFound => Refusal::remote("task_not_found"),
-            RemoteError::NotCancelable => Refusal::remote("not_cancelable"),
-            RemoteError::Http { status: 413 } => Refusal::remote("too_large"),
+            | RemoteError::InvalidEndpoint => R::RemoteUnavailable,
+            RemoteError::LeaseHeldByOther => R::HeldByOther,
+            RemoteError::StaleEpoch => R::StaleEpoch,
+            RemoteError::LeaseExpired => R::LeaseExpired,
+            RemoteError::PolicyViolation => R::PolicyRefused,
+            RemoteError::UnknownCampaign => R::UnknownCampaign,
+            RemoteError::AuthFailed => R::AuthFailed,
+            RemoteError::MethodUnavailable => R::MethodUnavailable,
+            RemoteError::TaskNotFound => R::TaskNotFound,
+            RemoteError::NotCancelable => R::NotCancelable,
+            RemoteError::Http { status: 413 } => R::RemoteTooLarge,
             RemoteError::Remote {
                 code: -32600 | -32602 | -32700,
-            } => Refusal::remote("rejected_request"),
-            _ => Refusal::remote("remote_error"),
+            } => R::RejectedRequest,
+            _ => R::RemoteError,
         }
     }
 
     /// The machine's reason a claim was refused, when no remote answer said more.
-    pub(crate) fn of_lease(r: LeaseRefusal) -> Refusal {
+    pub(crate) fn of_lease(r: LeaseRefusal) -> RefusalCode {
+        use RefusalCode as R;
         match r {
-            LeaseRefusal::HeldByOther => Refusal::remote("held_by_other"),
-            LeaseRefusal::StaleEpoch => Refusal::remote("stale_epoch"),
-            LeaseRefusal::Expired => Refusal::remote("lease_expired"),
-            LeaseRefusal::UnknownCampaign => Refusal::remote("unknown_campaign"),
-            LeaseRefusal::NoAnswer => Refusal::remote("no_answer"),
-            LeaseRefusal::NotApplied => Refusal::remote("not_applied"),
-            LeaseRefusal::PolicyRefused => Refusal::remote("policy_refused"),
-            LeaseRefusal::AuthFailed => Refusal::remote("auth_failed"),
-            LeaseRefusal::CapabilityUnavailable => Refusal::here("capability_unavailable"),
-            LeaseRefusal::Unreachable => Refusal::here("remote_unavailable"),
+            LeaseRefusal::HeldByOther => R::HeldByOther,
+            LeaseRefusal::StaleEpoch => R::StaleEpoch,
+            LeaseRefusal::Expired => R::LeaseExpired,
+            LeaseRefusal::UnknownCampaign => R::UnknownCampaign,
+            LeaseRefusal::NoAnswer => R::NoAnswer,
+            LeaseRefusal::NotApplied => R::NotApplied,
+            LeaseRefusal::PolicyRefused => R::PolicyRefused,
+            LeaseRefusal::AuthFailed => R::AuthFailed,
+            LeaseRefusal::CapabilityUnavailable => R::CapabilityUnavailable,
+            LeaseRefusal::Unreachable => R::RemoteUnavailable,
         }
     }
+}
 
-    fn entry(self) -> Option<&'static (&'static str, RefusedBy, &'static str, &'static str)> {
-        REFUSALS.iter().find(|(code, ..)| *code == self.code)
-    }
-
-    /// "refused here: …" or "refused by OpenTraining: …", with what the code means.
-    pub fn says(self) -> String {
-        let meaning = self.entry().map_or(self.code, |e| e.2);
-        match self.by {
-            RefusedBy::Supervisor => {
-                format!("refused here ({}): {meaning}; nothing was sent", self.code)
-            }
-            RefusedBy::Remote => format!("refused by OpenTraining ({}): {meaning}", self.code),
-        }
-    }
-
-    /// What the operator can do next, where there is a next step.
-    pub fn next_step(self) -> Option<&'static str> {
-        self.entry().map(|e| e.3)
+impl serde::Serialize for RefusalCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -272,8 +338,8 @@ pub struct CommandReply {
     /// The step could not be persisted, so nothing was sent and the campaign stays as it was on
     /// disk (a failing disk). A critical condition, surfaced in `status`.
     pub storage_failed: bool,
-    /// Why the command's remote step was refused, and by whom (see [`REFUSALS`]).
-    pub refusal: Option<Refusal>,
+    /// Why the command's remote step was refused (the code names who refused).
+    pub refusal: Option<RefusalCode>,
     /// The lease held after the command, if any.
     pub lease: Option<argus_machines::Lease>,
     /// The outcome of a write or claim is unknown and is being read back.
@@ -282,20 +348,80 @@ pub struct CommandReply {
     pub allowed: Vec<&'static str>,
 }
 
-impl CommandReply {
-    /// One word for the outcome: `done`, `refused`, `ambiguous`, `forbidden_in_state`,
-    /// `storage_failed`.
-    pub fn outcome(&self) -> &'static str {
-        if self.storage_failed {
-            "storage_failed"
-        } else if !self.accepted {
-            "forbidden_in_state"
-        } else if self.refusal.is_some() {
-            "refused"
-        } else if self.ambiguous {
-            "ambiguous"
-        } else {
-            "done"
+/// What became of an operator's command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Done,
+    /// Refused here or by OpenTraining (the reply's refusal code says which).
+    Refused,
+    /// Sent; what became of it is unknown and is being read back.
+    Ambiguous,
+    /// The campaign's state does not allow it; nothing happened.
+    ForbiddenInState,
+    /// The step could not be persisted; nothing was sent.
+    StorageFailed,
+}
+
+impl Outcome {
+    /// The outcome as the API spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Refused => "refused",
+            Outcome::Ambiguous => "ambiguous",
+            Outcome::ForbiddenInState => "forbidden_in_state",
+            Outcome::StorageFailed => "storage_failed",
         }
+    }
+}
+
+impl CommandReply {
+    /// What became of the command.
+    pub fn outcome(&self) -> Outcome {
+        if self.storage_failed {
+            Outcome::StorageFailed
+        } else if !self.accepted {
+            Outcome::ForbiddenInState
+        } else if self.refusal.is_some() {
+            Outcome::Refused
+        } else if self.ambiguous {
+            Outcome::Ambiguous
+        } else {
+            Outcome::Done
+        }
+    }
+
+    /// The refusal the outcome amounts to, if it is one: the state's, the disk's, or the
+    /// remote step's.
+    pub fn refusal_code(&self) -> Option<RefusalCode> {
+        match self.outcome() {
+            Outcome::StorageFailed => Some(RefusalCode::StorageFailed),
+            Outcome::ForbiddenInState => Some(RefusalCode::ForbiddenInState),
+            Outcome::Refused => self.refusal,
+            Outcome::Done | Outcome::Ambiguous => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RefusalCode, RefusedBy};
+    use crate::control::RemoteError;
+
+    #[test]
+    fn a_remote_413_is_the_remotes_own_code_never_the_local_too_large() {
+        let remote = RefusalCode::of(&RemoteError::Http { status: 413 });
+        assert_eq!(remote, RefusalCode::RemoteTooLarge);
+        assert_eq!(remote.by(), RefusedBy::Remote);
+        assert!(remote
+            .says()
+            .starts_with("refused by OpenTraining (remote_too_large)"));
+        let here = RefusalCode::of(&RemoteError::TooLargeToSend);
+        assert_eq!(
+            (here, here.by()),
+            (RefusalCode::TooLarge, RefusedBy::Supervisor)
+        );
+        assert!(here.says().ends_with("nothing was sent"));
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{waited, Body, Reply};
 use crate::runtime::reduce::AnswerTo;
-use crate::runtime::reply::AnswerReply;
+use crate::runtime::reply::{AnswerReply, Outcome};
 use crate::runtime::Runtime;
 use http::StatusCode;
 use serde_json::json;
@@ -32,7 +32,7 @@ impl Answer {
         waited(rt, &self.id, answer, |a| match a {
             AnswerReply::Intervened(reply) => {
                 let mut r = Reply::of(Self::NAME, &reply);
-                if reply.outcome() != "done" {
+                if reply.outcome() != Outcome::Done {
                     // Not accepted by the remote (yet): the operator's question is not lost.
                     if let Some(m) = r.body["message"].as_str() {
                         let said = json!(format!("{m}. The question stays pending."));

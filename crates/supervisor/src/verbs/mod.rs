@@ -37,7 +37,7 @@ pub use resolve::Resolve;
 pub use resume::Resume;
 pub use submit::Submit;
 
-use crate::runtime::reply::{CommandReply, Refusal, RefusedBy};
+use crate::runtime::reply::{CommandReply, Outcome, RefusalCode, RefusedBy};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use http::StatusCode;
 use serde::Deserialize;
@@ -246,42 +246,42 @@ impl Reply {
     pub fn of(verb: &str, reply: &CommandReply) -> Reply {
         let state = reply.state.persisted();
         let outcome = reply.outcome();
-        let refusal = match outcome {
-            "storage_failed" => Some(Refusal::here("storage_failed")),
-            "forbidden_in_state" => Some(Refusal::here("forbidden_in_state")),
-            "refused" => reply.refusal,
-            _ => None,
-        };
-        let status = match refusal.map(|r| r.code) {
-            None if outcome == "ambiguous" => StatusCode::ACCEPTED,
+        let refusal = reply.refusal_code();
+        let status = match refusal {
+            None if outcome == Outcome::Ambiguous => StatusCode::ACCEPTED,
             None => StatusCode::OK,
-            Some("storage_failed" | "remote_unavailable" | "auth_failed") => {
-                StatusCode::SERVICE_UNAVAILABLE
+            Some(
+                RefusalCode::StorageFailed
+                | RefusalCode::RemoteUnavailable
+                | RefusalCode::AuthFailed,
+            ) => StatusCode::SERVICE_UNAVAILABLE,
+            Some(RefusalCode::TooLarge | RefusalCode::RemoteTooLarge) => {
+                StatusCode::PAYLOAD_TOO_LARGE
             }
-            Some("too_large") => StatusCode::PAYLOAD_TOO_LARGE,
             Some(_) => StatusCode::CONFLICT,
         };
         let Some(refusal) = refusal else {
-            let message = if outcome == "ambiguous" {
+            let message = if outcome == Outcome::Ambiguous {
                 format!(
                     "{verb}: sent; its outcome is unknown and is being read back (state {state})"
                 )
             } else {
                 format!("{verb}: done; state {state}")
             };
-            let mut body = json!({"outcome": outcome, "accepted": outcome == "done", "state": state, "message": message});
+            let mut body = json!({"outcome": outcome, "accepted": outcome == Outcome::Done, "state": state, "message": message});
             if let Some(l) = &reply.lease {
                 body["lease"] = json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
             }
             return Reply { status, body };
         };
-        let next = if refusal.code == "forbidden_in_state" {
-            Some(next_in_state(verb, &reply.allowed))
+        let forbidden = refusal == RefusalCode::ForbiddenInState;
+        let next = if forbidden {
+            next_in_state(verb, &reply.allowed)
         } else {
-            refusal.next_step().map(str::to_string)
+            refusal.next_step().to_string()
         };
-        let mut body = refused_body(verb, outcome, refusal, Some(&state), next);
-        if refusal.code == "forbidden_in_state" {
+        let mut body = refused_body(verb, outcome, refusal, Some(&state), Some(next));
+        if forbidden {
             body["allowed_actions"] = json!(reply.allowed);
         }
         Reply { status, body }
@@ -290,15 +290,15 @@ impl Reply {
     /// Every verb while supervision is off (`ARGUS_SUPERVISOR_ENABLED=0`): the API is read-only,
     /// so the verb is refused here before anything is kept or sent — whatever the remote's state.
     pub fn supervision_off(verb: &str, state: Option<String>) -> Reply {
-        let refusal = Refusal::here("supervision_off");
+        let refusal = RefusalCode::SupervisionOff;
         Reply {
             status: StatusCode::CONFLICT,
             body: refused_body(
                 verb,
-                "refused",
+                Outcome::Refused,
                 refusal,
                 state.as_deref(),
-                refusal.next_step().map(str::to_string),
+                Some(refusal.next_step().to_string()),
             ),
         }
     }
@@ -307,8 +307,8 @@ impl Reply {
 /// A refusal's answer: who refused, the code, what it means, the next step.
 fn refused_body(
     verb: &str,
-    outcome: &str,
-    refusal: Refusal,
+    outcome: Outcome,
+    refusal: RefusalCode,
     state: Option<&str>,
     next: Option<String>,
 ) -> Value {
@@ -325,10 +325,10 @@ fn refused_body(
         "accepted": false,
         "state": state,
         "message": message,
-        "refused_by": refusal.by,
-        "code": refusal.code,
+        "refused_by": refusal.by(),
+        "code": refusal,
         "next": next,
-        "error": {"code": refusal.code, "message": message},
+        "error": {"code": refusal, "message": message},
     })
 }
 

@@ -11,7 +11,7 @@
 //! already knows (the document and the event log are each read once, before the first step), and
 //! never decide what to record: the ledger does, and this executes it.
 
-use super::super::command::Actor;
+use super::super::command::{Acted, Actor};
 use super::super::ledger::{Checkpoint, Ledger, Write};
 use super::super::messages::{HumanMessage, MessageKind};
 use super::super::reduce::EventLine;
@@ -274,11 +274,11 @@ impl Journal {
         &mut self,
         sh: &Shared,
         machine: &CampaignMachine,
-        action: &str,
+        acted: Acted<'_>,
         reply: &CommandReply,
         actor: &Actor,
     ) {
-        let writes = self.ledger.action(action, reply, actor, sh.clock.now());
+        let writes = self.ledger.action(acted, reply, actor, sh.clock.now());
         let _ = self.execute(sh, machine, writes);
     }
 

@@ -24,13 +24,13 @@ pub use inbox::Input;
 pub use journal::{Published, Snapshot};
 pub(crate) use start::recovered;
 
-use super::command::command_name;
+use super::command::Acted;
 use super::reply::AnswerReply;
-use super::reply::Refusal;
+use super::reply::RefusalCode;
 use super::shared::{CrashPoint, Shared};
 use super::{Actor, CampaignDoc};
 use crate::control::{Token, TokenKind, Transport, WriteIntent};
-use argus_machines::{Action, CampaignMachine, Command, Event, Significant, StateName, Verdict};
+use argus_machines::{Action, CampaignMachine, Command, Event, Significant, StateName};
 use journal::Journal;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -64,7 +64,7 @@ pub struct Driver<T: Transport + 'static> {
     /// The last step of this input could not be persisted (reset per input).
     storage_failed: bool,
     /// The remote's refusal during the current input, by safe class (reset per input).
-    refusal: Option<Refusal>,
+    refusal: Option<RefusalCode>,
 }
 
 impl<T: Transport + 'static> Driver<T> {
@@ -193,9 +193,9 @@ impl<T: Transport + 'static> Driver<T> {
                 actor,
                 reply,
             } => {
-                let action = command_name(&command);
+                let acted = command.clone();
                 let r = self.operator(command, intents, text).await?;
-                self.action_line(action, &r, &actor);
+                self.action_line(Acted::Command(&acted), &r, &actor);
                 let _ = reply.send(r);
             }
             Input::Validate {
@@ -203,21 +203,16 @@ impl<T: Transport + 'static> Driver<T> {
                 actor,
                 reply,
             } => {
-                let action = match verdict {
-                    Verdict::Accepted => "accept",
-                    Verdict::Rejected => "reject",
-                    Verdict::NextAttempt => "validate",
-                };
                 self.refusal = None;
                 self.storage_failed = false;
                 let accepted = self.validate(verdict, Event::Validated { verdict }).await?;
                 let r = self.reply(accepted);
-                self.action_line(action, &r, &actor);
+                self.action_line(Acted::Verdict(verdict), &r, &actor);
                 let _ = reply.send(r);
             }
             Input::Answer { text, intent, done } => {
                 let remote_asks = self.machine.state_name() == StateName::AwaitingInput
-                    || self.journal.doc().question_source.as_deref() == Some("remote");
+                    || self.journal.doc().question_source == Some(super::QuestionSource::Remote);
                 let reply = if remote_asks {
                     // The remote asked: the answer goes to it as an intervention (and the
                     // question stays until the remote accepts one).
@@ -225,7 +220,7 @@ impl<T: Transport + 'static> Driver<T> {
                         request_id: intent.request_id().clone(),
                     };
                     let r = self.operator(command, vec![intent], Some(text)).await?;
-                    self.action_line("answer", &r, &Actor::Operator);
+                    self.action_line(Acted::Answer, &r, &Actor::Operator);
                     AnswerReply::Intervened(r)
                 } else if self.journal.doc().pending_question.is_some() {
                     let text = crate::security::Untrusted::new(&text, 4096)
@@ -374,7 +369,7 @@ impl<T: Transport + 'static> Driver<T> {
                     change: argus_machines::ControlChange::ClaimRefused(reason),
                 } = &sig
                 {
-                    self.refusal.get_or_insert(Refusal::of_lease(*reason));
+                    self.refusal.get_or_insert(RefusalCode::of_lease(*reason));
                 }
                 self.journal.surface(&sh, &self.machine, &sig);
             }

@@ -1,8 +1,8 @@
 //! An operator's command (or Argus's, on the operator's behalf) through the campaign's machine,
 //! and the reply it gets.
 
-use super::super::command::Actor;
-use super::super::reply::CommandReply;
+use super::super::command::{Acted, Actor};
+use super::super::reply::{CommandReply, Outcome};
 use super::{Crashed, Driver};
 use crate::control::{Token, Transport, WriteIntent};
 use argus_machines::{Command, Event, Verdict};
@@ -52,7 +52,7 @@ impl<T: Transport + 'static> Driver<T> {
         let reply = self.reply(accepted);
         let sh = self.shared.clone();
         self.journal
-            .commanded(&sh, &self.machine, reply.outcome() == "done");
+            .commanded(&sh, &self.machine, reply.outcome() == Outcome::Done);
         Ok(reply)
     }
 
@@ -81,11 +81,11 @@ impl<T: Transport + 'static> Driver<T> {
     }
 
     /// The action and its outcome, in the feed (who decided what, and why).
-    pub(super) fn action_line(&mut self, action: &str, r: &CommandReply, actor: &Actor) {
-        if let Some(refusal) = r.refusal.filter(|_| r.outcome() == "refused") {
-            tracing::info!(campaign_id = %self.id(), action, refused_by = ?refusal.by, code = refusal.code, "action refused");
+    pub(super) fn action_line(&mut self, acted: Acted<'_>, r: &CommandReply, actor: &Actor) {
+        if let Some(refusal) = r.refusal.filter(|_| r.outcome() == Outcome::Refused) {
+            tracing::info!(campaign_id = %self.id(), action = acted.name(), refused_by = ?refusal.by(), code = refusal.name(), "action refused");
         }
         let sh = self.shared.clone();
-        self.journal.action(&sh, &self.machine, action, r, actor);
+        self.journal.action(&sh, &self.machine, acted, r, actor);
     }
 }

@@ -5,7 +5,7 @@
 //! does), never send a write without the intent the command brought (a request id is sent once,
 //! ever), and never resend a write whose outcome is unknown: it is read back.
 
-use super::super::reply::Refusal;
+use super::super::reply::RefusalCode;
 use super::super::shared::CrashPoint;
 use super::super::shared::Shared;
 use super::super::EvidenceSummary;
@@ -118,7 +118,7 @@ impl<T: Transport + 'static> Driver<T> {
                     (token, _) => {
                         // Only a command's own claim is sent, once; anything else is not applied.
                         tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
-                        self.refusal = Some(Refusal::here("forbidden_in_state"));
+                        self.refusal = Some(RefusalCode::ForbiddenInState);
                         self.token = Some(token);
                         return Ok(Some(Event::LeaseRefused {
                             reason: LeaseRefusal::NotApplied,
@@ -146,7 +146,7 @@ impl<T: Transport + 'static> Driver<T> {
                         )
                     }
                     ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) => {
-                        self.refusal = Some(Refusal::of(&e));
+                        self.refusal = Some(RefusalCode::of(&e));
                         let reason = e.lease_refusal();
                         (Token::Observer(o), Event::LeaseRefused { reason })
                     }
@@ -292,7 +292,7 @@ impl<T: Transport + 'static> Driver<T> {
                 // Without control, or without the intent its command brought (a persisted request
                 // id is only ever read back), nothing is sent.
                 tracing::warn!(campaign_id = %self.id(), "write not sent: no lease held, or not this command's request id");
-                self.refusal = Some(Refusal::here("no_lease"));
+                self.refusal = Some(RefusalCode::NoLease);
                 self.token = Some(token);
                 return Ok(Some(Event::Written {
                     request_id,
@@ -315,7 +315,7 @@ impl<T: Transport + 'static> Driver<T> {
             WriteResult::Applied(c, task) => (Token::Controller(c), WriteOutcome::Acked { task }),
             WriteResult::Rejected(c, e) => {
                 tracing::info!(campaign_id = %self.id(), class = e.class(), "write refused; nothing applied");
-                self.refusal = Some(Refusal::of(&e));
+                self.refusal = Some(RefusalCode::of(&e));
                 (Token::Controller(c), WriteOutcome::Refused)
             }
             WriteResult::Ambiguous(a) => (Token::AmbiguousWrite(a), WriteOutcome::TimedOut),
@@ -324,7 +324,7 @@ impl<T: Transport + 'static> Driver<T> {
                 self.refusal = Some(
                     cause
                         .as_ref()
-                        .map_or(Refusal::here("lease_lapsed"), Refusal::of),
+                        .map_or(RefusalCode::LeaseLapsed, RefusalCode::of),
                 );
                 self.token = Some(Token::ControlLost(l));
                 // Fenced because another controller holds the lease: say so, not "fenced".
