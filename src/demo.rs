@@ -184,6 +184,7 @@ pub async fn run(
         .refresh()
         .await
         .map_err(|e| format!("discovery failed: {e}"))?;
+    let calls = client.calls();
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
     config.heartbeat = Duration::from_millis(200);
     config.lease_ttl_secs = 120;
@@ -368,7 +369,7 @@ pub async fn run(
     );
     println!("  path taken:          {}", path_mmd.display());
     if let Some(addr) = serve {
-        serve_panel(&d.rt, addr, sim.url()).await?;
+        serve_panel(&d.rt, addr, sim.url(), calls).await?;
     }
     d.rt.shutdown().await;
     let _ = sim.stop().await;
@@ -381,6 +382,7 @@ async fn serve_panel(
     rt: &Arc<Runtime>,
     addr: std::net::SocketAddr,
     sim_url: &str,
+    calls: Arc<argus_supervisor_lib::a2a::CallCounts>,
 ) -> Result<(), String> {
     use argus_supervisor_lib::api::{self, ApiState, HealthInfo};
     let token = uuid::Uuid::new_v4().simple().to_string();
@@ -401,6 +403,7 @@ async fn serve_panel(
         },
         argus: None,
         argus_counters: None,
+        remote_calls: Some(calls),
     });
     println!();
     println!("panel:     http://{addr}{}/ui/", api::PREFIX);

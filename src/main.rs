@@ -593,10 +593,9 @@ fn run_probe(
         }
     };
     let mut report = runtime.block_on(a2a::probe(&config));
-    report.qualification = report
-        .card_sha256
-        .as_deref()
-        .map(|sha| argus_supervisor_lib::qualify::Book::new(home, &config.endpoint).status(sha));
+    report.qualification = report.card_sha256.as_deref().map(|sha| {
+        argus_supervisor_lib::qualification::Book::new(home, &config.endpoint).status(sha)
+    });
     if as_json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

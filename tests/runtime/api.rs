@@ -52,6 +52,7 @@ async fn rig() -> Rig {
         },
         argus: None,
         argus_counters: None,
+        remote_calls: None,
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

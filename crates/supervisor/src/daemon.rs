@@ -520,7 +520,7 @@ async fn keep_discovering(remote: Arc<LiveRemote>, refresh: Duration, runtime: A
     let view = remote.view();
     if view.qualification_required
         && view.mutation_enabled
-        && view.qualification.status != crate::qualify::QualificationStatus::Passed
+        && view.qualification.status != crate::qualification::QualificationStatus::Passed
     {
         tracing::warn!(
             qualification = %view.qualification.detail,
@@ -661,7 +661,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     };
     let remote = Arc::new(
         LiveRemote::new(http, cfg.expected_card_sha256.clone()).with_qualification(
-            crate::qualify::Book::new(&cfg.home, &cfg.remote_url),
+            crate::qualification::Book::new(&cfg.home, &cfg.remote_url),
             cfg.require_qualification,
         ),
     );
@@ -770,6 +770,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         health,
         argus: argus_board,
         argus_counters: argus_counters.clone(),
+        remote_calls: Some(remote.calls()),
     });
     let app = api::router(state);
     match listener {

@@ -16,6 +16,7 @@ pub mod daemon;
 pub mod diagrams;
 pub mod metrics;
 pub mod protocol;
+pub mod qualification;
 pub mod qualify;
 pub mod runtime;
 pub mod security;

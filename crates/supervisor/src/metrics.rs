@@ -1,11 +1,10 @@
 //! `GET …/metrics`: the daemon's counters in the Prometheus text format (prometheus-client).
 //!
-//! Nothing here counts: each figure is read at scrape time from its owner — the runtime's
-//! [`Stats`](crate::runtime::Stats) and campaign states, the Argus link's counters, and the remote
-//! calls counted where every call's outcome is noted ([`remote_call`]). Same auth as the API.
+//! Nothing here counts and nothing here reaches into another part: the API gathers a [`Scrape`] —
+//! plain figures read at scrape time from their owners (the runtime's stats and campaign states,
+//! the Argus link's counters, the A2A client's call counts) — and this module renders it. Same auth
+//! as the API.
 
-use crate::bridges::link::ArgusWake;
-use crate::runtime::Runtime;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -13,23 +12,6 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-
-/// Remote calls by operation and outcome class, for the process (one remote per daemon; a
-/// client replaced after a card change keeps counting here).
-static REMOTE_CALLS: Mutex<BTreeMap<(&'static str, &'static str), u64>> =
-    Mutex::new(BTreeMap::new());
-
-/// Count one remote call: its operation (`status`, `submit`, `claim_control`, …) and outcome
-/// (`ok` or the error's class).
-pub fn remote_call(method: &'static str, outcome: &'static str) {
-    *REMOTE_CALLS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .entry((method, outcome))
-        .or_default() += 1;
-}
 
 /// The operations that change something at the remote.
 const WRITES: [&str; 6] = [
@@ -41,17 +23,31 @@ const WRITES: [&str; 6] = [
     "release_control",
 ];
 
-/// What a scrape reads.
-#[derive(Clone)]
+/// What a scrape shows: each figure as its owner gave it.
+#[derive(Debug, Clone, Default)]
 pub struct Scrape {
-    pub runtime: Arc<Runtime>,
-    pub argus: Option<Arc<ArgusWake>>,
+    pub ticks: u64,
+    pub disk_writes: u64,
+    pub durable_writes: u64,
+    pub significant_by_class: BTreeMap<&'static str, u64>,
+    pub wakes: u64,
+    pub campaigns_by_state: BTreeMap<String, u64>,
+    pub renewals: u64,
+    pub lease_losses: u64,
+    pub storage_failures: u64,
+    /// Remote calls by operation and outcome (`ok` or the error's class), from the A2A client.
+    pub remote_calls: BTreeMap<(&'static str, &'static str), u64>,
+    /// The Argus link's counters, when Argus is attached.
+    pub argus: Option<ArgusFigures>,
 }
 
-impl std::fmt::Debug for Scrape {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Scrape")
-    }
+/// The Argus link's counters.
+#[derive(Debug, Clone, Default)]
+pub struct ArgusFigures {
+    pub foreman_wakes: u64,
+    pub argus_failures: BTreeMap<&'static str, u64>,
+    pub foreman_calls: u64,
+    pub foreman_failures: u64,
 }
 
 type Labels = Vec<(&'static str, String)>;
@@ -103,18 +99,13 @@ fn one(v: u64) -> Vec<(Labels, u64)> {
 
 impl Collector for Scrape {
     fn encode(&self, mut e: DescriptorEncoder) -> std::fmt::Result {
-        let st = self.runtime.stats();
-        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
         counter(
             &mut e,
             "argus_supervisor_ticks",
             "Heartbeat ticks of every campaign.",
-            one(load(&st.ticks)),
+            one(self.ticks),
         )?;
-        let calls = REMOTE_CALLS
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let calls = &self.remote_calls;
         counter(
             &mut e,
             "argus_supervisor_polls",
@@ -137,7 +128,7 @@ impl Collector for Scrape {
             }),
         )?;
         let mut writes: BTreeMap<&str, u64> = BTreeMap::new();
-        for ((m, _), n) in &calls {
+        for ((m, _), n) in calls {
             if WRITES.contains(m) {
                 *writes.entry(m).or_default() += n;
             }
@@ -157,32 +148,27 @@ impl Collector for Scrape {
             [
                 (
                     vec![("durability", "durable".to_string())],
-                    load(&st.durable_writes),
+                    self.durable_writes,
                 ),
                 (
                     vec![("durability", "fast".to_string())],
-                    load(&st.disk_writes).saturating_sub(load(&st.durable_writes)),
+                    self.disk_writes.saturating_sub(self.durable_writes),
                 ),
             ],
         )?;
-        let by_class = st
-            .significant_by_class
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
         counter(
             &mut e,
             "argus_supervisor_significant_events",
             "Significant events surfaced, by class.",
-            by_class
-                .into_iter()
-                .map(|(c, n)| (vec![("class", c.to_string())], n)),
+            self.significant_by_class
+                .iter()
+                .map(|(c, n)| (vec![("class", c.to_string())], *n)),
         )?;
-        let mut wakes = vec![(vec![("to", "argus".to_string())], load(&st.wakes))];
+        let mut wakes = vec![(vec![("to", "argus".to_string())], self.wakes)];
         if let Some(a) = &self.argus {
             wakes.push((
                 vec![("to", "argus_from_foreman".to_string())],
-                load(&a.foreman_wakes),
+                a.foreman_wakes,
             ));
         }
         counter(
@@ -195,54 +181,48 @@ impl Collector for Scrape {
             &mut e,
             "argus_supervisor_campaigns",
             "Campaigns by state.",
-            self.runtime
-                .by_state()
-                .into_iter()
-                .map(|(s, n)| (vec![("state", s)], n)),
+            self.campaigns_by_state
+                .iter()
+                .map(|(s, n)| (vec![("state", s.clone())], *n)),
         )?;
         counter(
             &mut e,
             "argus_supervisor_lease_renewals",
             "Lease renewals persisted.",
-            one(load(&st.renewals)),
+            one(self.renewals),
         )?;
         counter(
             &mut e,
             "argus_supervisor_lease_losses",
             "Leases lost at a renewal.",
-            one(load(&st.lease_losses)),
+            one(self.lease_losses),
         )?;
         counter(
             &mut e,
             "argus_supervisor_store_failures",
             "Steps that could not be persisted.",
-            one(load(&st.storage_failures)),
+            one(self.storage_failures),
         )?;
         if let Some(a) = &self.argus {
-            let failures = a
-                .argus_failures
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
             counter(
                 &mut e,
                 "argus_supervisor_argus_call_failures",
                 "Argus calls that failed, by class.",
-                failures
-                    .into_iter()
-                    .map(|(c, n)| (vec![("class", c.to_string())], n)),
+                a.argus_failures
+                    .iter()
+                    .map(|(c, n)| (vec![("class", c.to_string())], *n)),
             )?;
             counter(
                 &mut e,
                 "argus_supervisor_foreman_calls",
                 "Foreman consultations.",
-                one(load(&a.foreman_calls)),
+                one(a.foreman_calls),
             )?;
             counter(
                 &mut e,
                 "argus_supervisor_foreman_call_failures",
                 "Foreman consultations that failed.",
-                one(load(&a.foreman_failures)),
+                one(a.foreman_failures),
             )?;
         }
         Ok(())

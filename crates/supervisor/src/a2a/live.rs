@@ -11,7 +11,7 @@
 
 use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
 use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
-use crate::qualify::{Book, Qualification, QualificationStatus};
+use crate::qualification::{Book, Qualification, QualificationStatus};
 use argus_machines::{Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use serde::Serialize;
 use std::sync::{Arc, Mutex, RwLock};
@@ -71,6 +71,8 @@ pub struct LiveRemote {
     book: Option<Book>,
     /// Whether claims and new writes wait for a passing record.
     require_qualification: bool,
+    /// Every call to the remote, counted across the clients a card change replaces.
+    calls: Arc<super::CallCounts>,
 }
 
 impl LiveRemote {
@@ -99,7 +101,13 @@ impl LiveRemote {
             quarantined_tx: Mutex::new(None),
             book: None,
             require_qualification: false,
+            calls: Arc::default(),
         }
+    }
+
+    /// The remote's call counts (for `metrics`).
+    pub fn calls(&self) -> Arc<super::CallCounts> {
+        self.calls.clone()
     }
 
     /// Read qualification records from `book`, and with `required`, refuse claims and new writes
@@ -156,7 +164,7 @@ impl LiveRemote {
     /// Discover (or re-read) the card. The first success makes the remote usable; a later card that
     /// differs is judged, and may quarantine the remote.
     pub async fn refresh(&self) -> Result<(), RemoteError> {
-        let fresh = match A2aClient::discover(&self.http).await {
+        let fresh = match A2aClient::discover_counting(&self.http, self.calls.clone()).await {
             Ok(c) => c,
             Err(e) => {
                 let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());

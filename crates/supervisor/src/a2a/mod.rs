@@ -28,7 +28,7 @@ pub use live::{Discovery, LiveRemote, RemoteView};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What is known about one logical operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -69,17 +69,48 @@ impl Compatibility {
     }
 }
 
+/// Calls to the remote by operation and outcome (`ok` or the error's class): counted where each
+/// call's outcome is noted, owned by whoever owns the remote (a live remote keeps one across the
+/// clients a card change replaces), and read by `metrics`.
+#[derive(Debug, Default)]
+pub struct CallCounts(Mutex<BTreeMap<(&'static str, &'static str), u64>>);
+
+impl CallCounts {
+    fn note(&self, method: &'static str, outcome: &'static str) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((method, outcome))
+            .or_default() += 1;
+    }
+
+    /// The counts now.
+    pub fn snapshot(&self) -> BTreeMap<(&'static str, &'static str), u64> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
 /// The client. Cheap to share behind an `Arc`; all calls take `&self`.
 #[derive(Debug)]
 pub struct A2aClient {
     http: Http,
     card: CardInfo,
     ops: Mutex<BTreeMap<Method, OpStatus>>,
+    calls: Arc<CallCounts>,
 }
 
 impl A2aClient {
     /// Discover the remote: GET `<base>/.well-known/agent-card.json`, then `agent.json`.
     pub async fn discover(config: &HttpConfig) -> Result<A2aClient, RemoteError> {
+        Self::discover_counting(config, Arc::default()).await
+    }
+
+    /// [`A2aClient::discover`], counting its calls into `calls`.
+    pub async fn discover_counting(
+        config: &HttpConfig,
+        calls: Arc<CallCounts>,
+    ) -> Result<A2aClient, RemoteError> {
         let http = Http::new(config)?;
         let mut found = None;
         for path in [".well-known/agent-card.json", ".well-known/agent.json"] {
@@ -108,11 +139,17 @@ impl A2aClient {
             http,
             card,
             ops: Mutex::new(ops),
+            calls,
         })
     }
 
     pub fn card(&self) -> &CardInfo {
         &self.card
+    }
+
+    /// Where this client counts its calls.
+    pub fn calls(&self) -> Arc<CallCounts> {
+        self.calls.clone()
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -131,7 +168,7 @@ impl A2aClient {
     }
 
     fn note<T>(&self, op: Method, result: &Result<T, RemoteError>) {
-        crate::metrics::remote_call(
+        self.calls.note(
             op.name(),
             result.as_ref().err().map_or("ok", RemoteError::class),
         );
@@ -594,7 +631,7 @@ pub struct ProbeReport {
     pub error: Option<&'static str>,
     /// What `qualify` kept for this remote and card (filled in by the caller, which knows the
     /// state root).
-    pub qualification: Option<crate::qualify::Qualification>,
+    pub qualification: Option<crate::qualification::Qualification>,
 }
 
 /// Discover, run the read-only checks, and report.

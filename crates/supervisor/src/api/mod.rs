@@ -76,6 +76,8 @@ pub struct ApiState {
     pub argus: Option<Arc<crate::bridges::link::ArgusBoard>>,
     /// The Argus link's counters, for `metrics`; `None` when no Argus is attached.
     pub argus_counters: Option<Arc<crate::bridges::link::ArgusWake>>,
+    /// The remote's call counts, for `metrics` (the A2A client owns them).
+    pub remote_calls: Option<Arc<crate::a2a::CallCounts>>,
 }
 
 /// Every API answer's shape, errors included, is a verb's [`verbs::Reply`].
@@ -216,12 +218,49 @@ async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
         .into_response()
 }
 
+/// Every figure `metrics` shows, read now from its owner.
+fn scrape(s: &ApiState) -> crate::metrics::Scrape {
+    use std::sync::atomic::Ordering;
+    let st = s.runtime.stats();
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    crate::metrics::Scrape {
+        ticks: load(&st.ticks),
+        disk_writes: load(&st.disk_writes),
+        durable_writes: load(&st.durable_writes),
+        significant_by_class: st
+            .significant_by_class
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone(),
+        wakes: load(&st.wakes),
+        campaigns_by_state: s.runtime.by_state(),
+        renewals: load(&st.renewals),
+        lease_losses: load(&st.lease_losses),
+        storage_failures: load(&st.storage_failures),
+        remote_calls: s
+            .remote_calls
+            .as_ref()
+            .map(|c| c.snapshot())
+            .unwrap_or_default(),
+        argus: s
+            .argus_counters
+            .as_ref()
+            .map(|a| crate::metrics::ArgusFigures {
+                foreman_wakes: load(&a.foreman_wakes),
+                argus_failures: a
+                    .argus_failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
+                foreman_calls: load(&a.foreman_calls),
+                foreman_failures: load(&a.foreman_failures),
+            }),
+    }
+}
+
 /// The Prometheus text exposition ([`crate::metrics`]).
 async fn metrics(State(s): State<Arc<ApiState>>) -> Response {
-    let scrape = crate::metrics::Scrape {
-        runtime: s.runtime.clone(),
-        argus: s.argus_counters.clone(),
-    };
+    let scrape = scrape(&s);
     match crate::metrics::render(scrape) {
         Ok(text) => (
             [(

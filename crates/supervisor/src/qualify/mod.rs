@@ -13,7 +13,6 @@
 
 mod live;
 mod phases;
-pub mod record;
 mod render;
 
 use crate::a2a::{HttpConfig, OpStatus};
@@ -23,7 +22,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use record::{Book, Qualification, QualificationStatus};
+pub use crate::qualification::{Book, Qualification, QualificationStatus, Record, Standing};
 
 /// Every check, in the order it runs. Its name is the report's and the docs' id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -254,33 +253,6 @@ pub struct Check {
     pub ms: u64,
 }
 
-/// What the run concludes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Standing {
-    /// Every check of the write phase (and of the live acceptance, when asked) passed: writes may
-    /// be trusted to this remote, with this card.
-    Qualified,
-    /// At least one check failed: the remote does not keep what its card promises.
-    Failed,
-    /// The card does not offer campaign control: the supervisor can only observe. Nothing written.
-    ObserverOnly,
-    /// The read-only checks passed; the write phase was not asked for (no `--write-campaign`).
-    ReadOnly,
-}
-
-impl Standing {
-    /// The standing as the report's first line says it (its verdict).
-    pub fn says(self) -> &'static str {
-        match self {
-            Standing::Qualified => "QUALIFIED",
-            Standing::Failed => "FAILED",
-            Standing::ObserverOnly => "OBSERVER ONLY",
-            Standing::ReadOnly => "READ-ONLY CHECKS ONLY (not qualified for writes)",
-        }
-    }
-}
-
 /// The §25 report of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -317,6 +289,29 @@ impl Report {
 
     pub fn markdown(&self) -> String {
         render::markdown(self)
+    }
+
+    /// What is kept of the run in the state root (`None` without a card: nothing to key it by).
+    fn record(&self) -> Option<Record> {
+        Some(Record {
+            endpoint: self.endpoint.clone(),
+            card_sha256: self.card_sha256.clone()?,
+            standing: self.standing,
+            failed: self
+                .failed()
+                .into_iter()
+                .map(|c| c.name().to_string())
+                .collect(),
+            reason: self.reason.clone(),
+            finished_at: self.finished_at.clone(),
+            write_campaign: self.write_campaign.clone(),
+            controller_id: self.controller_id.clone(),
+            live_acceptance: self
+                .checks
+                .iter()
+                .any(|c| c.id == CheckId::LiveOneTask && c.grade == Grade::Pass),
+            report: serde_json::to_value(self).unwrap_or_default(),
+        })
     }
 }
 
@@ -390,7 +385,11 @@ pub async fn run(options: Options) -> Report {
     }
     report.finished_at = crate::time::rfc3339(crate::time::now_secs());
     let book = Book::new(&options.home, &options.http.endpoint);
-    match book.keep(&report) {
+    let kept = match report.record() {
+        Some(record) => book.keep(&record),
+        None => Err("no agent card was read, so there is no card to keep a record for".into()),
+    };
+    match kept {
         Ok(path) => report.record = Some(path),
         Err(e) => {
             tracing::error!(error = %e, "the qualification record could not be written");

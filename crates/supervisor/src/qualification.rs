@@ -1,13 +1,41 @@
-//! The qualification record: the last verdict for one remote URL and one agent card, kept in the
-//! state root (`qualification/<url key>-<card key>.json`) by `qualify`, and read by `serve` (its
-//! `health` and the `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION` policy) and `probe`. The file is how
+//! The qualification record: the last standing of one remote URL and one agent card, kept in the
+//! state root (`qualification/<url key>-<card key>.json`) by `argus-supervisor qualify`
+//! ([`crate::qualify`]), and read by `serve` (its `health` and the
+//! `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION` policy, in the live remote) and `probe`. The file is how
 //! two processes share it: `qualify` writes it, the others only read. The URL is keyed by a hash
-//! (it may carry a token in its path) and shown only without its path.
+//! (it may carry a token in its path) and shown only without its path. A leaf: it knows neither the
+//! A2A client nor the checks, so both may use it.
 
-use super::{CheckId, Report, Standing};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+
+/// What the run concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Every check of the write phase (and of the live acceptance, when asked) passed: writes may
+    /// be trusted to this remote, with this card.
+    Qualified,
+    /// At least one check failed: the remote does not keep what its card promises.
+    Failed,
+    /// The card does not offer campaign control: the supervisor can only observe. Nothing written.
+    ObserverOnly,
+    /// The read-only checks passed; the write phase was not asked for (no `--write-campaign`).
+    ReadOnly,
+}
+
+impl Standing {
+    /// The standing as the report's first line says it (its verdict).
+    pub fn says(self) -> &'static str {
+        match self {
+            Standing::Qualified => "QUALIFIED",
+            Standing::Failed => "FAILED",
+            Standing::ObserverOnly => "OBSERVER ONLY",
+            Standing::ReadOnly => "READ-ONLY CHECKS ONLY (not qualified for writes)",
+        }
+    }
+}
 
 /// One run's verdict, as kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -62,6 +90,23 @@ pub struct Book {
     url_key: String,
 }
 
+/// The URL as its key is made from: no query or fragment, the path ending in `/` (as the A2A
+/// client reads the endpoint), so `https://h/a2a` and `https://h/a2a/` are one remote.
+fn normal_url(raw: &str) -> String {
+    match url::Url::parse(raw.trim()) {
+        Ok(mut u) => {
+            u.set_query(None);
+            u.set_fragment(None);
+            if !u.path().ends_with('/') {
+                let path = format!("{}/", u.path());
+                u.set_path(&path);
+            }
+            u.to_string()
+        }
+        Err(_) => raw.trim().to_string(),
+    }
+}
+
 fn key(text: &str) -> String {
     let hash = Sha256::digest(text.as_bytes());
     hash.iter().take(12).map(|b| format!("{b:02x}")).collect()
@@ -70,9 +115,7 @@ fn key(text: &str) -> String {
 impl Book {
     /// `endpoint` is the configured URL; its hash keys the records (the URL itself is not kept).
     pub fn new(home: &Path, endpoint: &str) -> Book {
-        let normal = crate::a2a::Endpoint::parse(endpoint, true)
-            .map(|e| e.url().to_string())
-            .unwrap_or_else(|_| endpoint.to_string());
+        let normal = normal_url(endpoint);
         Book {
             dir: home.join("qualification"),
             url_key: key(&normal),
@@ -85,32 +128,10 @@ impl Book {
     }
 
     /// Keep a run's record (atomically, durably). Returns where.
-    pub fn keep(&self, report: &Report) -> Result<PathBuf, String> {
-        let Some(card) = &report.card_sha256 else {
-            return Err("no agent card was read, so there is no card to keep a record for".into());
-        };
+    pub fn keep(&self, record: &Record) -> Result<PathBuf, String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
-        let record = Record {
-            endpoint: report.endpoint.clone(),
-            card_sha256: card.clone(),
-            standing: report.standing,
-            failed: report
-                .failed()
-                .into_iter()
-                .map(|c| c.name().to_string())
-                .collect(),
-            reason: report.reason.clone(),
-            finished_at: report.finished_at.clone(),
-            write_campaign: report.write_campaign.clone(),
-            controller_id: report.controller_id.clone(),
-            live_acceptance: report
-                .checks
-                .iter()
-                .any(|c| c.id == CheckId::LiveOneTask && c.grade == super::Grade::Pass),
-            report: serde_json::to_value(report).unwrap_or_default(),
-        };
-        let path = self.path(card);
-        let bytes = serde_json::to_vec_pretty(&record).map_err(|e| e.to_string())?;
+        let path = self.path(&record.card_sha256);
+        let bytes = serde_json::to_vec_pretty(record).map_err(|e| e.to_string())?;
         crate::store::write_atomic(&path, &bytes).map_err(|e| e.to_string())?;
         Ok(path)
     }
