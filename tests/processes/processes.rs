@@ -1587,3 +1587,81 @@ fn a_renewal_goes_to_the_lease_record_and_a_restart_past_the_written_expiry_stil
     procs::assert_supervisor_clean(&a);
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// `campaigns watch` follows the feed as the daemon publishes it: the lines so far, then each new
+/// one as it is persisted, and it ends (exit 0) when the campaign closes — through `serve` and the
+/// CLI, a second follower alongside.
+#[test]
+fn watch_follows_the_feed_as_it_is_published_and_ends_when_the_campaign_closes() {
+    let (_sim, url) = start_sim_with("long-noisy");
+    let (_daemon, port) = serving(&url);
+    assert!(cli(port, &["observe", "w1", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "w1"]).0);
+    let watch = || {
+        let mut child = Command::new(BIN)
+            .args([
+                "campaigns",
+                "--url",
+                &format!("http://127.0.0.1:{port}"),
+                "watch",
+                "w1",
+            ])
+            .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("watch");
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let out = child.stdout.take().expect("stdout");
+        let seen = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                seen.lock().expect("lines").push(line);
+            }
+        });
+        (procs::Kill(child), lines)
+    };
+    let (mut first, first_lines) = watch();
+    let has = |lines: &Arc<Mutex<Vec<String>>>, text: &str| {
+        lines
+            .lock()
+            .expect("lines")
+            .iter()
+            .any(|l| l.contains(text))
+    };
+    // The lines so far.
+    procs::wait_for("the claim's line", 30, || {
+        has(&first_lines, "Operator claim: control acquired")
+    });
+    let (mut second, second_lines) = watch();
+    procs::wait_for("the claim's line, again", 30, || {
+        has(&second_lines, "Operator claim: control acquired")
+    });
+    // Each new line as it is persisted, to both followers.
+    assert!(cli(port, &["submit", "w1", "--message", "go"]).0);
+    for lines in [&first_lines, &second_lines] {
+        procs::wait_for("the submit's line", 30, || {
+            has(lines, "Operator submit: done")
+        });
+    }
+    assert!(cli(port, &["abandon", "w1", "--reason", "enough"]).0);
+    for child in [&mut first.0, &mut second.0] {
+        procs::wait_for("watch to end at the closing", 30, || {
+            matches!(child.try_wait(), Ok(Some(_)))
+        });
+        assert!(child.wait().expect("status").success());
+    }
+    for lines in [&first_lines, &second_lines] {
+        let lines = lines.lock().expect("lines");
+        let texts: Vec<&String> = lines.iter().collect();
+        let claim = texts
+            .iter()
+            .filter(|l| l.contains("Operator claim"))
+            .count();
+        assert_eq!(claim, 1, "each line once: {texts:?}");
+        assert!(
+            texts.iter().any(|l| l.contains("Operator abandon")),
+            "{texts:?}"
+        );
+    }
+}

@@ -7,7 +7,7 @@
 
 pub mod health;
 
-use crate::runtime::{Runtime, RuntimeError};
+use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
 use crate::verbs;
 use axum::body::Bytes;
@@ -183,39 +183,118 @@ async fn json_errors(resp: Response) -> Response {
 }
 
 /// The human-facing feed, followed live (server-sent events): every line so far, then each new
-/// one, until the campaign closes or the client goes away.
+/// one as its driver publishes it, until the campaign closes or the client goes away. Nothing is
+/// polled: the lines so far are read once, then the runtime's news is followed (a follower that
+/// lags reads the feed once more from where it was).
 async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
     use axum::response::sse::{Event, KeepAlive, Sse};
+    use futures_util::StreamExt;
     if s.runtime.state(&id).await.is_none() {
         return runtime_error(RuntimeError::UnknownCampaign);
     }
-    let events =
-        futures_util::stream::unfold((s, id, 0usize, false), |(s, id, sent, done)| async move {
-            if done {
-                return None;
-            }
-            loop {
-                let lines = s.runtime.messages(&id).unwrap_or_default();
-                let closed = s.runtime.state(&id).await.is_none_or(|st| st.is_closed());
-                if lines.len() > sent {
-                    let batch: Vec<Result<Event, std::convert::Infallible>> = lines[sent..]
-                        .iter()
-                        .map(|m| Ok(Event::default().event("message").data(m.to_string())))
-                        .collect();
-                    let n = lines.len();
-                    return Some((futures_util::stream::iter(batch), (s, id, n, false)));
-                }
-                if closed {
-                    let end = vec![Ok(Event::default().event("closed").data("{}"))];
-                    return Some((futures_util::stream::iter(end), (s, id, sent, true)));
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-            }
-        });
-    use futures_util::StreamExt;
-    Sse::new(events.flatten())
+    // Subscribed before the lines so far are read: nothing published in between is missed.
+    let news = s.runtime.subscribe();
+    let follow = Follow {
+        sent: 0,
+        news,
+        id: id.clone(),
+        done: false,
+    };
+    let mut first = s.runtime.messages(&id).unwrap_or_default();
+    let mut follow = follow;
+    // What was published while the lines were read may already be among them.
+    let (mut early, mut closed) = (vec![], false);
+    while let Ok(n) = follow.news.try_recv() {
+        match n {
+            FeedNews::Line { campaign, line } if campaign.as_str() == id => early.push(line),
+            FeedNews::Closed { campaign } if campaign.as_str() == id => closed = true,
+            _ => {}
+        }
+    }
+    let tail = first.len().saturating_sub(early.len());
+    for line in early {
+        if !first[tail..].contains(&line) {
+            first.push((*line).clone());
+        }
+    }
+    follow.sent = first.len();
+    closed = closed || s.runtime.state(&id).await.is_none_or(|st| st.is_closed());
+    follow.done = closed;
+    let message = |l: &serde_json::Value| Ok(Event::default().event("message").data(l.to_string()));
+    let mut opening: Vec<Result<Event, std::convert::Infallible>> =
+        first.iter().map(message).collect();
+    if closed {
+        opening.push(Ok(Event::default().event("closed").data("{}")));
+    }
+    let live = futures_util::stream::unfold((s, follow), |(s, mut f)| async move {
+        if f.done {
+            return None;
+        }
+        let batch = f.next(&s).await;
+        Some((futures_util::stream::iter(batch), (s, f)))
+    })
+    .flatten();
+    Sse::new(futures_util::stream::iter(opening).chain(live))
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// One live follower of a campaign's feed.
+struct Follow {
+    /// Lines sent so far (the feed file's line count as this follower knows it).
+    sent: usize,
+    news: tokio::sync::broadcast::Receiver<FeedNews>,
+    id: String,
+    done: bool,
+}
+
+impl Follow {
+    /// The next events to send: a published line, the closing, or — after lagging behind — the
+    /// lines the follower missed, read once from the feed.
+    async fn next(
+        &mut self,
+        s: &ApiState,
+    ) -> Vec<Result<axum::response::sse::Event, std::convert::Infallible>> {
+        use axum::response::sse::Event;
+        use tokio::sync::broadcast::error::RecvError;
+        let message =
+            |l: &serde_json::Value| Ok(Event::default().event("message").data(l.to_string()));
+        let closing = || vec![Ok(Event::default().event("closed").data("{}"))];
+        loop {
+            match self.news.recv().await {
+                Ok(FeedNews::Line { campaign, line }) if campaign.as_str() == self.id => {
+                    self.sent += 1;
+                    return vec![message(&line)];
+                }
+                Ok(FeedNews::Closed { campaign }) if campaign.as_str() == self.id => {
+                    self.done = true;
+                    return closing();
+                }
+                Ok(_) => continue,
+                Err(RecvError::Lagged(_)) => {
+                    let lines = s.runtime.messages(&self.id).unwrap_or_default();
+                    let missed: Vec<_> = lines.iter().skip(self.sent).map(message).collect();
+                    self.sent = lines.len().max(self.sent);
+                    let mut out = missed;
+                    if s.runtime
+                        .state(&self.id)
+                        .await
+                        .is_none_or(|st| st.is_closed())
+                    {
+                        self.done = true;
+                        out.extend(closing());
+                    }
+                    if !out.is_empty() {
+                        return out;
+                    }
+                }
+                Err(RecvError::Closed) => {
+                    self.done = true;
+                    return vec![];
+                }
+            }
+        }
+    }
 }
 
 /// Every figure `metrics` shows, read now from its owner.

@@ -7,7 +7,7 @@ use super::messages::MessageKind;
 use super::recover;
 use super::reduce::{EventLine, WakeSink};
 use super::reply::{AnswerReply, CommandReply};
-use super::shared::{CrashPoint, Shared};
+use super::shared::{CrashPoint, FeedNews, Shared};
 use super::{upgrade_state_root, Actor, CampaignDoc, OperatorCommand, RuntimeConfig, Stats};
 use crate::control::{Clock, Transport, WriteIntent};
 use crate::security::Untrusted;
@@ -17,6 +17,9 @@ use argus_machines::{CampaignMachine, Command, Policy, StateName};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, Semaphore};
+
+/// News kept for a follower that has not read it yet; one further behind lags and re-reads.
+const NEWS_BACKLOG: usize = 1024;
 
 type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
 
@@ -181,6 +184,7 @@ impl Runtime {
                 stats: Arc::new(Stats::default()),
                 slots_from: tokio::time::Instant::now(),
                 reports: Mutex::new(vec![]),
+                news: tokio::sync::broadcast::channel(NEWS_BACKLOG).0,
             }),
             spawner: Box::new(OnRemote(remote)),
             campaigns: Mutex::new(BTreeMap::new()),
@@ -575,6 +579,12 @@ impl Runtime {
     /// yet (then `None`): for a view refreshed over and over (the demo's status line).
     pub fn published(&self, id: &str) -> Option<Arc<CampaignDoc>> {
         self.handle(id).ok()?.doc.doc()
+    }
+
+    /// Follow what the drivers publish as they persist it (feed lines, closings). A follower that
+    /// falls more than a backlog behind is told it lagged and reads the feed again.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<FeedNews> {
+        self.shared.news.subscribe()
     }
 
     /// The campaign's persisted human-facing feed, oldest first.

@@ -34,5 +34,5 @@ pub use document::{
     QuestionSource, MAX_ATTEMPT_RECORDS, MAX_PATH, OBJECTIVE_MAX_BYTES,
 };
 pub use handle::{CampaignHandle, Runtime, RuntimeError};
-pub use shared::CrashPoint;
+pub use shared::{CrashPoint, FeedNews};
 pub use stats::Stats;

@@ -31,6 +31,29 @@ pub struct Shared {
     /// Material problems found while recovering (moved-aside files), for the operator: found at
     /// start, and by a driver reading its event log before its first step.
     pub(crate) reports: std::sync::Mutex<Vec<String>>,
+    /// What the drivers publish as it is persisted: each feed line, and a campaign's closing.
+    pub(crate) news: tokio::sync::broadcast::Sender<FeedNews>,
+}
+
+/// What a driver publishes once it is persisted, for whoever follows campaigns live (the feed's
+/// stream): nobody polls the files for it.
+#[derive(Debug, Clone)]
+pub enum FeedNews {
+    /// A line appended to the campaign's feed, as it is written there.
+    Line {
+        campaign: crate::store::CampaignId,
+        line: Arc<serde_json::Value>,
+    },
+    /// The campaign reached a closed state (its document says so on disk).
+    Closed { campaign: crate::store::CampaignId },
+}
+
+impl FeedNews {
+    pub fn campaign(&self) -> &crate::store::CampaignId {
+        match self {
+            FeedNews::Line { campaign, .. } | FeedNews::Closed { campaign } => campaign,
+        }
+    }
 }
 
 impl Shared {

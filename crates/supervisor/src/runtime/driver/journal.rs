@@ -16,6 +16,7 @@ use super::super::ledger::{Checkpoint, Ledger, Write};
 use super::super::messages::{HumanMessage, MessageKind};
 use super::super::reduce::EventLine;
 use super::super::reply::CommandReply;
+use super::super::shared::FeedNews;
 use super::super::shared::Shared;
 use super::super::{CampaignDoc, EvidenceSummary};
 use crate::control::Validated;
@@ -193,6 +194,16 @@ impl Journal {
             sh.stats.renewals.fetch_add(1, Ordering::Relaxed);
         }
         self.execute(sh, machine, step.writes)
+    }
+
+    /// Once an input is handled, all its lines written: a closed campaign is announced to live
+    /// followers (after its last lines, so a follower that ends at the closing has them all).
+    pub(crate) fn announce_closing(&self, sh: &Shared, machine: &CampaignMachine) {
+        if machine.state_name().is_closed() {
+            let _ = sh.news.send(FeedNews::Closed {
+                campaign: self.id.clone(),
+            });
+        }
     }
 
     /// Write the document with the machine's record, then publish it.
@@ -386,19 +397,24 @@ impl Journal {
         }
     }
 
-    /// Append one message to the persisted feed file.
+    /// Append one message to the persisted feed file, then publish it to live followers.
     fn append_message(&self, sh: &Shared, m: &HumanMessage) -> bool {
         match sh.store.append_line(&sh.store.messages_path(&self.id), m) {
-            Ok(None) => true,
-            Ok(Some(repaired)) => {
-                sh.report(&self.id, &repaired);
-                true
-            }
+            Ok(None) => {}
+            Ok(Some(repaired)) => sh.report(&self.id, &repaired),
             Err(e) => {
                 tracing::error!(campaign_id = %self.id, error = %e, "cannot append message");
-                false
+                return false;
             }
         }
+        if let Ok(line) = serde_json::to_value(m) {
+            // No follower is no error.
+            let _ = sh.news.send(FeedNews::Line {
+                campaign: self.id.clone(),
+                line: Arc::new(line),
+            });
+        }
+        true
     }
 }
 

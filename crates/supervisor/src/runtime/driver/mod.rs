@@ -154,6 +154,7 @@ impl<T: Transport + 'static> Driver<T> {
                     self.shared.stats.ticks.fetch_add(1, Ordering::Relaxed);
                     self.shared.stats.last_tick_at.store(now, Ordering::Relaxed);
                     Box::pin(self.step_all(Event::Tick { now })).await?;
+                    self.journal.announce_closing(&self.shared, &self.machine);
                     next = if supervise { self.next_tick() } else { never };
                 }
             }
@@ -171,7 +172,9 @@ impl<T: Transport + 'static> Driver<T> {
         ) {
             self.journal.resume(&self.shared, &self.machine);
         }
-        Box::pin(self.input(*input)).await
+        let go_on = Box::pin(self.input(*input)).await?;
+        self.journal.announce_closing(&self.shared, &self.machine);
+        Ok(go_on)
     }
 
     /// Handle one input. Returns false once the driver should stop.
