@@ -412,3 +412,25 @@ fn qualify_with_daemon_runs_the_live_acceptance_through_a_child_serve() {
     // The child's throwaway state root is gone once it passed.
     assert!(!report.to_string().contains(SIM_TOKEN));
 }
+
+/// A token the remote never checks (it answers without one, and its URL has no path that could
+/// carry one) protects nothing: the auth check fails, and which header it checks is not guessed.
+#[test]
+fn a_token_the_remote_never_checks_fails_the_auth_check() {
+    use std::io::BufRead;
+    let mut child = Command::new(BIN)
+        .args(["sim", "--listen", "127.0.0.1:0", "--scenario", "happy"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("sim");
+    let mut url = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .expect("url");
+    let _sim = crate::support::procs::Kill(child);
+    let (code, report, said) = qualify(url.trim(), &tmp("qualify-open"), &[]);
+    assert_eq!(code, 1, "{said}");
+    assert_eq!(verdicts(&report, "FAIL"), ["auth.anonymous"], "{said}");
+    assert!(verdicts(&report, "SKIPPED").contains(&"auth.scheme".to_string()));
+}

@@ -224,6 +224,16 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
             );
             "none: the remote answers without credentials"
         }
+        // A path beyond `/` may carry the token itself (Agent Zero's `/a2a/t-<token>/`), which a
+        // call without the header still sends: the header is then simply not what is checked.
+        (Ok(()), true) if path_may_carry_a_token(http) => {
+            run.pass(
+                CheckId::AuthAnonymous,
+                "answered without the header token: the remote does not check the header; the URL's path (which may carry a token, as Agent Zero's /a2a/t-<token>/ does) is what stands between it and anyone",
+                t,
+            );
+            "the header token is not checked; only the URL's path can authenticate"
+        }
         (Ok(()), true) => {
             run.fail(
                 CheckId::AuthAnonymous,
@@ -254,6 +264,13 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
     };
     if !token {
         run.skip(CheckId::AuthScheme, "no token configured");
+        return anonymous_said.to_string();
+    }
+    if open.is_ok() {
+        run.skip(
+            CheckId::AuthScheme,
+            "the remote answers without the header token, so which header it would check cannot be told",
+        );
         return anonymous_said.to_string();
     }
     let t = Instant::now();
@@ -300,6 +317,12 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
         "{anonymous_said}; token accepted in {}",
         accepted.join(" and ")
     )
+}
+
+/// Whether the endpoint's path goes beyond `/` (and so may carry a token).
+fn path_may_carry_a_token(http: &HttpConfig) -> bool {
+    crate::a2a::Endpoint::parse(&http.endpoint, http.allow_insecure_loopback)
+        .is_ok_and(|e| e.url().path() != "/")
 }
 
 /// The read-only operations, each exercised where a harmless call exists.
