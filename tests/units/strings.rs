@@ -18,7 +18,7 @@ const EDGE: &[(&str, &str, &str)] = &[
         "file names listed from Argus's decisions directory",
     ),
     (
-        "bridges/link.rs",
+        "bridges/link/board.rs",
         r#"!= Some("json")"#,
         "file names listed from a directory",
     ),

@@ -1,0 +1,168 @@
+//! Each campaign's Argus record: owned by the link, written to `argus/<campaign-id>.json`, and
+//! published from memory to readers (the API's campaign view).
+
+use crate::bridges::argus::ReviewStatus;
+use crate::store::{CampaignId, Document, Store};
+use std::collections::BTreeMap;
+
+/// One campaign's Argus state, owned by the link: written by it to `argus/<campaign-id>.json`
+/// (so a restart neither creates a second project nor asks a question again, and an answer kept
+/// for Argus survives) and published from memory to readers (the API's campaign view).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgusRecord {
+    pub campaign_id: CampaignId,
+    /// The campaign's Argus project, once created.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// Argus questions already surfaced as Needs you.
+    #[serde(default)]
+    pub asked: Vec<String>,
+    /// The Argus reviewer's latest verdict (`done`, `continue`, `blocked`, `replan_requested`).
+    #[serde(default)]
+    pub reviewer_verdict: Option<ReviewStatus>,
+    /// Argus's latest status for this campaign, summarised (`active`, `done`, ...).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// An operator's answer to a pending question, kept until Argus has been given it.
+    #[serde(default)]
+    pub pending_answer: Option<String>,
+    /// Since when (unix seconds) the project's daemon has said it is stalled; the campaign is
+    /// told once per stall, and again only after a stall that ended.
+    #[serde(default)]
+    pub stalled_since: Option<u64>,
+    /// The campaign was told that Argus takes none of its wakes (decisions fall to the operator):
+    /// kept across a restart, so an outage is told once and its end once.
+    #[serde(default)]
+    pub wakes_refused_told: bool,
+    /// The newest entries of the project's journal: untrusted, kept here for the campaign view
+    /// and sent nowhere.
+    #[serde(default)]
+    pub journal: Vec<crate::bridges::argus::JournalNote>,
+}
+
+/// Version 1 (a binding: `campaign_id`, `project_id`, `asked`) reads as it is: what version 2
+/// added is optional.
+impl Document for ArgusRecord {
+    fn upgrade(
+        _: &Store,
+        from: u32,
+        _: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), String> {
+        match from {
+            1 => Ok(()),
+            v => Err(format!(
+                "Argus record schema version {v} is not read by this build"
+            )),
+        }
+    }
+}
+
+/// Every campaign's [`ArgusRecord`]: the link's published state. A change is persisted before it
+/// is published, so a reader never sees what a restart would lose.
+pub struct ArgusBoard {
+    /// The store that persists the records atomically (`None`: kept in memory only, for tests).
+    store: Option<Store>,
+    records: std::sync::RwLock<BTreeMap<String, ArgusRecord>>,
+}
+
+impl ArgusBoard {
+    /// A board kept in memory only.
+    pub fn in_memory() -> ArgusBoard {
+        ArgusBoard {
+            store: None,
+            records: Default::default(),
+        }
+    }
+
+    /// A board persisted under the state root's `argus/`, with every record found there reloaded
+    /// (one that cannot be read is moved aside by the store and reported).
+    pub fn open(store: Store) -> ArgusBoard {
+        let dir = store.root().join("argus");
+        let mut records = BTreeMap::new();
+        let _ = std::fs::create_dir_all(&dir);
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.extension().and_then(|x| x.to_str()) != Some("json") {
+                continue;
+            }
+            match store.read_doc::<ArgusRecord>(&path) {
+                // Only `argus/<id>.json` for its own id: a copy under another name is not adopted.
+                Ok(Some(r)) if path == store.argus_path(&r.campaign_id) => {
+                    records.insert(r.campaign_id.to_string(), r);
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    tracing::error!(record = %path.display(), error = %err, "an Argus record could not be read; moved aside")
+                }
+            }
+        }
+        ArgusBoard {
+            store: Some(store),
+            records: std::sync::RwLock::new(records),
+        }
+    }
+
+    /// The campaign's record, as last persisted.
+    pub fn get(&self, campaign_id: &str) -> Option<ArgusRecord> {
+        self.records
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(campaign_id)
+            .cloned()
+    }
+
+    /// The campaigns whose Argus daemon says it is stalled.
+    pub fn stalled(&self) -> Vec<String> {
+        self.campaigns(|r| r.stalled_since.is_some())
+    }
+
+    /// The campaigns bound to an Argus project.
+    pub fn bound(&self) -> Vec<String> {
+        self.campaigns(|r| r.project_id.is_some())
+    }
+
+    fn campaigns(&self, which: impl Fn(&ArgusRecord) -> bool) -> Vec<String> {
+        self.records
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|r| which(r))
+            .map(|r| r.campaign_id.to_string())
+            .collect()
+    }
+
+    /// Change a campaign's record: persisted first, then published. `Ok(false)` when nothing
+    /// changed (nothing is written); an error leaves the published record as it was.
+    pub fn update(
+        &self,
+        campaign_id: &str,
+        change: impl FnOnce(&mut ArgusRecord),
+    ) -> Result<bool, crate::store::StoreError> {
+        // One writer at a time, so two changes cannot race to the file.
+        let mut records = self.records.write().unwrap_or_else(|p| p.into_inner());
+        let id = crate::store::validate_campaign_id(campaign_id)?;
+        let mut record = records.get(campaign_id).cloned().unwrap_or(ArgusRecord {
+            campaign_id: id.clone(),
+            project_id: None,
+            asked: vec![],
+            reviewer_verdict: None,
+            status: None,
+            pending_answer: None,
+            stalled_since: None,
+            wakes_refused_told: false,
+            journal: vec![],
+        });
+        let before = record.clone();
+        change(&mut record);
+        if record == before && records.contains_key(campaign_id) {
+            return Ok(false);
+        }
+        if let Some(store) = &self.store {
+            // A blocking write on the link's task: the link waits on Argus far longer than this.
+            store.write_doc(&store.argus_path(&id), &record)?;
+        }
+        records.insert(campaign_id.to_string(), record);
+        Ok(true)
+    }
+}

@@ -1,0 +1,98 @@
+//! What Argus is told of a wake (the reduced event and bounded, fenced evidence) and what Foreman
+//! is shown of a campaign (its projection).
+
+use super::wake::WakeRequest;
+use crate::bridges::argus::ReviewStatus;
+use crate::bridges::foreman::ForemanObservation;
+use crate::runtime::CampaignDoc;
+use argus_machines::Significant;
+
+/// The message Argus gets for a wake: the reduced event, the remote's campaign metadata, and
+/// bounded evidence, each remote string fenced as untrusted data.
+pub fn event_text(doc: &CampaignDoc, w: &WakeRequest) -> String {
+    let event = w
+        .latest
+        .as_ref()
+        .map(|e| serde_json::to_string(e).unwrap_or_default())
+        .unwrap_or_default();
+    let remote = doc
+        .remote
+        .as_ref()
+        .map(|r| serde_json::to_string(r).unwrap_or_default())
+        .unwrap_or_default();
+    let evidence: Vec<String> = doc
+        .latest_evidence
+        .iter()
+        .flat_map(|e| e.artifacts.iter())
+        .filter_map(|a| a.untrusted_excerpt.clone())
+        .take(4)
+        .collect();
+    format!(
+        "Decision-worthy event for campaign {} ({:?}). State: {}. Attempts so far: {}.\nEvent and remote metadata:\n{}\nEvidence:\n{}\n",
+        doc.campaign_id,
+        w.cause,
+        doc.machine.state.persisted(),
+        doc.machine.memory.attempts,
+        crate::security::Untrusted::new(&format!("{event}\n{remote}"), 4096).fenced(),
+        crate::security::Untrusted::new(&evidence.join("\n---\n"), 8192).fenced(),
+    )
+}
+
+/// Foreman's observation, projected from the campaign's reduced state (no transcripts, no secrets).
+pub fn projection(
+    doc: &CampaignDoc,
+    reviewer_verdict: Option<ReviewStatus>,
+    events: &[crate::runtime::reduce::EventLine],
+    event: &Significant,
+) -> ForemanObservation {
+    let failures = events
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.event,
+                Significant::AttemptCompleted {
+                    outcome: argus_machines::RemoteOutcome::Failed,
+                    ..
+                }
+            )
+        })
+        .count() as u32;
+    let state = doc
+        .remote
+        .as_ref()
+        .map(|r| r.state.as_str().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let terminal = doc
+        .remote
+        .as_ref()
+        .is_some_and(|r| matches!(r.state.view(), argus_machines::AttemptView::Terminal(_)));
+    ForemanObservation {
+        original_job: doc.objective.clone(),
+        // The remote's own run and attempt (never the A2A task id).
+        run_id: doc.remote.as_ref().and_then(|r| r.run_id.clone()),
+        attempt_id: doc.remote.as_ref().and_then(|r| r.attempt_id.clone()),
+        factory_status: state.clone(),
+        iteration: doc.machine.memory.attempts,
+        worker_exit_status: terminal.then_some(state),
+        test_results: doc
+            .latest_evidence
+            .iter()
+            .flat_map(|e| e.artifacts.iter())
+            .filter_map(|a| a.untrusted_excerpt.clone())
+            .collect(),
+        verification_results: reviewer_verdict
+            .iter()
+            .map(|v| v.as_str().to_string())
+            .collect(),
+        recent_events: events
+            .iter()
+            .rev()
+            .take(8)
+            .map(|l| l.event.class().to_string())
+            .collect(),
+        attempts: doc.machine.memory.attempts,
+        failures,
+        event: serde_json::to_value(event).unwrap_or_default(),
+    }
+    .bounded()
+}

@@ -1,0 +1,180 @@
+//! The runtime's wake sink on the link's side (wakes and significant events become link requests),
+//! its counters, and each bridge's health as `health` says it.
+
+use super::board::ArgusBoard;
+use crate::bridges::foreman::Hint;
+use crate::runtime::reduce::{AnswerTo, WakeSink};
+use argus_machines::{Significant, WakeReason};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Why Argus is woken: the machine reached a decision boundary, or Foreman asked for a review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeCause {
+    Boundary(WakeReason),
+    Foreman(Hint),
+}
+
+/// A wake on its way to Argus.
+#[derive(Debug, Clone)]
+pub struct WakeRequest {
+    pub campaign_id: String,
+    pub cause: WakeCause,
+    pub latest: Option<Significant>,
+}
+
+/// What the link task is asked to do.
+#[derive(Debug, Clone)]
+pub enum LinkRequest {
+    Wake(WakeRequest),
+    /// A significant event that is not itself a decision boundary: Foreman may ask for a wake.
+    Consult {
+        campaign_id: String,
+        event: Significant,
+    },
+}
+
+/// The `WakeSink` the runtime calls: counts, and hands work to the link task.
+pub struct ArgusWake {
+    tx: mpsc::UnboundedSender<LinkRequest>,
+    /// Wakes at decision boundaries (from the machine).
+    pub wakes: AtomicU64,
+    /// Wakes Foreman asked for.
+    pub foreman_wakes: AtomicU64,
+    /// Foreman consultations.
+    pub foreman_calls: AtomicU64,
+    /// Foreman consultations that failed (no directive).
+    pub foreman_failures: AtomicU64,
+    /// Argus calls that failed, by class (`timeout`, `backend_unavailable`, …).
+    pub argus_failures: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
+    /// What `health` says of Argus.
+    pub argus_status: std::sync::Mutex<BridgeStatus>,
+    /// The same for Foreman (`not configured` when off).
+    pub foreman_status: std::sync::Mutex<BridgeStatus>,
+    /// Each campaign's Argus state, which the link owns (read by the API's campaign view).
+    pub board: Arc<ArgusBoard>,
+}
+
+/// A bridge's state as `health` says it (its `Display` is the health line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BridgeStatus {
+    /// Not verified yet.
+    Starting,
+    Running,
+    NotConfigured,
+    /// The child cannot be reached, since (Unix seconds; kept from the first failure of the
+    /// outage).
+    Unavailable {
+        since: u64,
+    },
+    /// Argus answers but does not take wakes as work: the failure's class, since when (kept from
+    /// the first failed delivery of the outage).
+    Degraded {
+        class: &'static str,
+        since: u64,
+    },
+}
+
+impl std::fmt::Display for BridgeStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BridgeStatus::Starting => f.write_str("starting"),
+            BridgeStatus::Running => f.write_str("running"),
+            BridgeStatus::NotConfigured => f.write_str("not configured"),
+            BridgeStatus::Unavailable { since } => write!(f, "unavailable since {since}"),
+            BridgeStatus::Degraded { class, since } => {
+                write!(f, "degraded ({class}) since {since}")
+            }
+        }
+    }
+}
+
+fn status_slot(slot: &std::sync::Mutex<BridgeStatus>) -> std::sync::MutexGuard<'_, BridgeStatus> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The bridge's status now.
+pub fn status(slot: &std::sync::Mutex<BridgeStatus>) -> BridgeStatus {
+    *status_slot(slot)
+}
+
+/// Argus answers but does not take wakes as work (kept from the first failed delivery).
+pub fn set_degraded(slot: &std::sync::Mutex<BridgeStatus>, class: &'static str) {
+    let mut s = status_slot(slot);
+    if !matches!(*s, BridgeStatus::Degraded { .. }) {
+        *s = BridgeStatus::Degraded {
+            class,
+            since: crate::time::now_secs(),
+        };
+    }
+}
+
+/// Running, or unavailable (kept from the first failure of the outage).
+pub fn set_status(slot: &std::sync::Mutex<BridgeStatus>, ok: bool) {
+    let mut s = status_slot(slot);
+    if ok {
+        *s = BridgeStatus::Running;
+    } else if !matches!(*s, BridgeStatus::Unavailable { .. }) {
+        *s = BridgeStatus::Unavailable {
+            since: crate::time::now_secs(),
+        };
+    }
+}
+
+impl ArgusWake {
+    /// Whether Argus can act now (its runtime answers and takes wakes). Its health line, which
+    /// `health` shows, otherwise.
+    pub fn not_acting(&self) -> Option<BridgeStatus> {
+        let now = status(&self.argus_status);
+        (now != BridgeStatus::Running).then_some(now)
+    }
+
+    /// The link's handles around `board` (see [`ArgusBoard::open`] and [`ArgusBoard::in_memory`]).
+    pub fn new(board: ArgusBoard) -> (Arc<ArgusWake>, mpsc::UnboundedReceiver<LinkRequest>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let wake = ArgusWake {
+            tx,
+            wakes: AtomicU64::new(0),
+            foreman_wakes: AtomicU64::new(0),
+            foreman_calls: AtomicU64::new(0),
+            foreman_failures: AtomicU64::new(0),
+            argus_failures: Default::default(),
+            argus_status: std::sync::Mutex::new(BridgeStatus::Starting),
+            foreman_status: std::sync::Mutex::new(BridgeStatus::NotConfigured),
+            board: Arc::new(board),
+        };
+        (Arc::new(wake), rx)
+    }
+}
+
+impl WakeSink for ArgusWake {
+    fn wake(&self, campaign_id: &str, reason: WakeReason, latest: Option<&Significant>) {
+        self.wakes.fetch_add(1, Ordering::Relaxed);
+        let _ = self.tx.send(LinkRequest::Wake(WakeRequest {
+            campaign_id: campaign_id.to_string(),
+            cause: WakeCause::Boundary(reason),
+            latest: latest.cloned(),
+        }));
+    }
+
+    fn keep_answer(&self, campaign_id: &str, text: &str) -> std::io::Result<AnswerTo> {
+        self.board
+            .update(campaign_id, |r| r.pending_answer = Some(text.to_string()))
+            .map_err(std::io::Error::other)?;
+        Ok(AnswerTo::Argus)
+    }
+
+    fn significant(&self, campaign_id: &str, event: &Significant) {
+        // Decision boundaries already wake Argus; Foreman is consulted on the rest.
+        if matches!(
+            event,
+            Significant::StateChanged { .. } | Significant::EvidenceReady { .. }
+        ) {
+            let _ = self.tx.send(LinkRequest::Consult {
+                campaign_id: campaign_id.to_string(),
+                event: event.clone(),
+            });
+        }
+    }
+}
