@@ -43,215 +43,276 @@ impl<T: Transport + 'static> Driver<T> {
         Some(self.intents.swap_remove(at))
     }
 
-    /// Perform one remote call; return the event its outcome is, if any.
+    /// Perform one remote call; return the event its outcome is, if any. One method per call.
     pub(super) async fn call(&mut self, action: Action) -> Result<Option<Event>, Crashed> {
+        match action {
+            Action::Poll { task } => Ok(self.poll(task).await),
+            Action::FetchEvidence { task } => Ok(self.fetch_evidence(task).await),
+            Action::ReadControl => Ok(self.read_control().await),
+            Action::Claim { request_id } => Ok(self.claim(request_id).await),
+            Action::Renew { .. } => Ok(self.renew().await),
+            Action::Release { .. } => Ok(self.release().await),
+            Action::Submit { request_id, .. } => self.submit(request_id).await,
+            Action::Cancel {
+                request_id, task, ..
+            } => self.cancel(request_id, task).await,
+            Action::Intervene {
+                request_id, task, ..
+            } => self.intervene(request_id, task).await,
+            Action::Readback { request_id } => Ok(self.readback(request_id).await),
+            // Local effects are the journal's.
+            Action::Surface(_) | Action::WakeArgus { .. } | Action::Quarantine { .. } => Ok(None),
+        }
+    }
+
+    /// Read the task's status.
+    async fn poll(&mut self, task: TaskId) -> Option<Event> {
+        let sh = self.shared.clone();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let _permit = permit(&sh).await;
+        match remote.status(&task).await {
+            Ok(o) => Some(Event::Observed(o)),
+            Err(e) => {
+                tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
+                Some(Event::PollFailed(condition_of(&e)))
+            }
+        }
+    }
+
+    /// Read late evidence of an attempt (through its token once the attempt has ended).
+    async fn fetch_evidence(&mut self, task: TaskId) -> Option<Event> {
+        let sh = self.shared.clone();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let _permit = permit(&sh).await;
+        // After the attempt ended, late evidence is read through its token.
+        let read = match &self.token {
+            Some(Token::RemoteTerminalLocalPending(p)) if *p.task() == task => {
+                p.evidence(remote).await
+            }
+            _ => remote.evidence(&task).await,
+        };
+        match read {
+            Ok(ev) => self.keep_evidence(&task, ev),
+            Err(e) => {
+                tracing::debug!(campaign_id = %self.id(), class = e.class(), "evidence read failed")
+            }
+        }
+        None
+    }
+
+    /// Who holds the lease: an observer confirms or adopts a grant; a controller checks it is still its.
+    async fn read_control(&mut self) -> Option<Event> {
+        let sh = self.shared.clone();
+        let clock = sh.clock.as_ref();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let observer = match self.take_token() {
+            Token::Observer(o) => o,
+            // A controller's heartbeat check: does the remote still name us?
+            Token::Controller(c) => return self.still_ours(c).await,
+            other => {
+                self.token = Some(other);
+                return None;
+            }
+        };
+        let last = self.machine.record().state.lease().cloned();
+        let _permit = permit(&sh).await;
+        let now = clock.now();
+        // With a last lease: confirm it (restart, resolved ambiguity). Without one: a claim
+        // read back as applied, whose grant is adopted only if the remote names us.
+        let outcome = match &last {
+            Some(last) => observer.confirm(remote, clock, last).await,
+            None => observer.adopt_claim(remote, clock).await,
+        };
+        let (token, event) = match outcome {
+            ConfirmOutcome::Confirmed(c) => {
+                let lease = Some(c.lease().clone());
+                (Token::Controller(c), Event::ControlRead { lease, now })
+            }
+            ConfirmOutcome::NotConfirmed(o, read) => {
+                (Token::Observer(o), Event::ControlRead { lease: read, now })
+            }
+            ConfirmOutcome::Unanswered(o, e) => {
+                (Token::Observer(o), Event::PollFailed(condition_of(&e)))
+            }
+        };
+        self.token = Some(token);
+        Some(event)
+    }
+
+    /// Ask for the lease with the command's own intent, once.
+    async fn claim(&mut self, request_id: RequestId) -> Option<Event> {
         let sh = self.shared.clone();
         let ttl = sh.config.lease_ttl_secs;
         let clock = sh.clock.as_ref();
         let remote = self.remote.clone();
         let remote = remote.as_ref();
-        Ok(match action {
-            Action::Poll { task } => {
+        let (observer, intent) = match (self.take_token(), self.intent(&request_id)) {
+            (Token::Observer(o), Some(intent)) => (o, intent),
+            (token, _) => {
+                // Only a command's own claim is sent, once; anything else is not applied.
+                tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
+                self.refusal = Some(RefusalCode::ForbiddenInState);
+                self.token = Some(token);
+                return Some(Event::LeaseRefused {
+                    reason: LeaseRefusal::NotApplied,
+                });
+            }
+        };
+        let _permit = permit(&sh).await;
+        let now = clock.now();
+        let (token, event) = match observer.claim(remote, clock, intent, ttl).await {
+            ClaimOutcome::Granted(c) => {
+                let lease = c.lease().clone();
+                (Token::Controller(c), Event::LeaseGranted { lease, now })
+            }
+            // A claim is a write: an answer that does not prove it was not applied leaves
+            // it unresolved, read back before anything else.
+            ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) if !e.proves_not_applied() => (
+                Token::Observer(o),
+                Event::Written {
+                    request_id,
+                    outcome: WriteOutcome::TimedOut,
+                },
+            ),
+            ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) => {
+                self.refusal = Some(RefusalCode::of(&e));
+                let reason = e.lease_refusal();
+                (Token::Observer(o), Event::LeaseRefused { reason })
+            }
+            // The remote answered with a lease the machine judges (expired, not ours,
+            // below the floor): let it say why.
+            ClaimOutcome::Refused(o, ClaimRefusal::NotOurs(lease)) => {
+                (Token::Observer(o), Event::LeaseGranted { lease, now })
+            }
+        };
+        self.token = Some(token);
+        Some(event)
+    }
+
+    /// Extend the held lease.
+    async fn renew(&mut self) -> Option<Event> {
+        let sh = self.shared.clone();
+        let ttl = sh.config.lease_ttl_secs;
+        let clock = sh.clock.as_ref();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let Token::Controller(c) = self.take_token() else {
+            return None;
+        };
+        let _permit = permit(&sh).await;
+        let now = clock.now();
+        let (token, event) = match c.renew(remote, clock, WriteIntent::fresh(), ttl).await {
+            RenewOutcome::Renewed(c) => {
+                let lease = c.lease().clone();
+                (Token::Controller(c), Event::LeaseGranted { lease, now })
+            }
+            // The card offers no renewal: nothing was sent, and the lease runs its
+            // term (it ends as a local expiry), never mistaken for an outage.
+            RenewOutcome::Unanswered(c, RemoteError::CapabilityUnavailable(_)) => {
+                tracing::debug!(campaign_id = %self.id(), "renew_control not offered; the lease runs its term");
+                self.token = Some(Token::Controller(c));
+                return None;
+            }
+            RenewOutcome::Unanswered(c, e) => {
+                (Token::Controller(c), Event::PollFailed(condition_of(&e)))
+            }
+            RenewOutcome::Lost(l, reason) => {
+                sh.stats.lease_losses.fetch_add(1, Ordering::Relaxed);
+                let reason = match reason {
+                    LossReason::Refused(r) => r,
+                    LossReason::Expired => LeaseRefusal::Expired,
+                    _ => LeaseRefusal::HeldByOther,
+                };
+                (Token::ControlLost(l), Event::LeaseRefused { reason })
+            }
+        };
+        self.token = Some(token);
+        Some(event)
+    }
+
+    /// Give the lease back.
+    async fn release(&mut self) -> Option<Event> {
+        let sh = self.shared.clone();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let token = match self.take_token() {
+            Token::Controller(c) => {
                 let _permit = permit(&sh).await;
-                match remote.status(&task).await {
-                    Ok(o) => Some(Event::Observed(o)),
-                    Err(e) => {
-                        tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
-                        Some(Event::PollFailed(condition_of(&e)))
-                    }
+                let (o, answer) = c.release(remote, WriteIntent::fresh()).await;
+                if let Err(e) = answer {
+                    tracing::warn!(campaign_id = %self.id(), class = e.class(), "release unanswered; the lease will expire");
                 }
+                Token::Observer(o)
             }
-            Action::FetchEvidence { task } => {
-                let _permit = permit(&sh).await;
-                // After the attempt ended, late evidence is read through its token.
-                let read = match &self.token {
-                    Some(Token::RemoteTerminalLocalPending(p)) if *p.task() == task => {
-                        p.evidence(remote).await
-                    }
-                    _ => remote.evidence(&task).await,
-                };
-                match read {
-                    Ok(ev) => self.keep_evidence(&task, ev),
-                    Err(e) => {
-                        tracing::debug!(campaign_id = %self.id(), class = e.class(), "evidence read failed")
-                    }
-                }
-                None
-            }
-            Action::ReadControl => {
-                let observer = match self.take_token() {
-                    Token::Observer(o) => o,
-                    // A controller's heartbeat check: does the remote still name us?
-                    Token::Controller(c) => return Ok(self.still_ours(c).await),
-                    other => {
-                        self.token = Some(other);
-                        return Ok(None);
-                    }
-                };
-                let last = self.machine.record().state.lease().cloned();
-                let _permit = permit(&sh).await;
-                let now = clock.now();
-                // With a last lease: confirm it (restart, resolved ambiguity). Without one: a claim
-                // read back as applied, whose grant is adopted only if the remote names us.
-                let outcome = match &last {
-                    Some(last) => observer.confirm(remote, clock, last).await,
-                    None => observer.adopt_claim(remote, clock).await,
-                };
-                let (token, event) = match outcome {
-                    ConfirmOutcome::Confirmed(c) => {
-                        let lease = Some(c.lease().clone());
-                        (Token::Controller(c), Event::ControlRead { lease, now })
-                    }
-                    ConfirmOutcome::NotConfirmed(o, read) => {
-                        (Token::Observer(o), Event::ControlRead { lease: read, now })
-                    }
-                    ConfirmOutcome::Unanswered(o, e) => {
-                        (Token::Observer(o), Event::PollFailed(condition_of(&e)))
-                    }
-                };
-                self.token = Some(token);
-                Some(event)
-            }
-            Action::Claim { request_id } => {
-                let (observer, intent) = match (self.take_token(), self.intent(&request_id)) {
-                    (Token::Observer(o), Some(intent)) => (o, intent),
-                    (token, _) => {
-                        // Only a command's own claim is sent, once; anything else is not applied.
-                        tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
-                        self.refusal = Some(RefusalCode::ForbiddenInState);
-                        self.token = Some(token);
-                        return Ok(Some(Event::LeaseRefused {
-                            reason: LeaseRefusal::NotApplied,
-                        }));
-                    }
-                };
-                let _permit = permit(&sh).await;
-                let now = clock.now();
-                let (token, event) = match observer.claim(remote, clock, intent, ttl).await {
-                    ClaimOutcome::Granted(c) => {
-                        let lease = c.lease().clone();
-                        (Token::Controller(c), Event::LeaseGranted { lease, now })
-                    }
-                    // A claim is a write: an answer that does not prove it was not applied leaves
-                    // it unresolved, read back before anything else.
-                    ClaimOutcome::Refused(o, ClaimRefusal::Remote(e))
-                        if !e.proves_not_applied() =>
-                    {
-                        (
-                            Token::Observer(o),
-                            Event::Written {
-                                request_id,
-                                outcome: WriteOutcome::TimedOut,
-                            },
-                        )
-                    }
-                    ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) => {
-                        self.refusal = Some(RefusalCode::of(&e));
-                        let reason = e.lease_refusal();
-                        (Token::Observer(o), Event::LeaseRefused { reason })
-                    }
-                    // The remote answered with a lease the machine judges (expired, not ours,
-                    // below the floor): let it say why.
-                    ClaimOutcome::Refused(o, ClaimRefusal::NotOurs(lease)) => {
-                        (Token::Observer(o), Event::LeaseGranted { lease, now })
-                    }
-                };
-                self.token = Some(token);
-                Some(event)
-            }
-            Action::Renew { .. } => {
-                let Token::Controller(c) = self.take_token() else {
-                    return Ok(None);
-                };
-                let _permit = permit(&sh).await;
-                let now = clock.now();
-                let (token, event) = match c.renew(remote, clock, WriteIntent::fresh(), ttl).await {
-                    RenewOutcome::Renewed(c) => {
-                        let lease = c.lease().clone();
-                        (Token::Controller(c), Event::LeaseGranted { lease, now })
-                    }
-                    // The card offers no renewal: nothing was sent, and the lease runs its
-                    // term (it ends as a local expiry), never mistaken for an outage.
-                    RenewOutcome::Unanswered(c, RemoteError::CapabilityUnavailable(_)) => {
-                        tracing::debug!(campaign_id = %self.id(), "renew_control not offered; the lease runs its term");
-                        self.token = Some(Token::Controller(c));
-                        return Ok(None);
-                    }
-                    RenewOutcome::Unanswered(c, e) => {
-                        (Token::Controller(c), Event::PollFailed(condition_of(&e)))
-                    }
-                    RenewOutcome::Lost(l, reason) => {
-                        sh.stats.lease_losses.fetch_add(1, Ordering::Relaxed);
-                        let reason = match reason {
-                            LossReason::Refused(r) => r,
-                            LossReason::Expired => LeaseRefusal::Expired,
-                            _ => LeaseRefusal::HeldByOther,
-                        };
-                        (Token::ControlLost(l), Event::LeaseRefused { reason })
-                    }
-                };
-                self.token = Some(token);
-                Some(event)
-            }
-            Action::Release { .. } => {
-                let token = match self.take_token() {
-                    Token::Controller(c) => {
-                        let _permit = permit(&sh).await;
-                        let (o, answer) = c.release(remote, WriteIntent::fresh()).await;
-                        if let Err(e) = answer {
-                            tracing::warn!(campaign_id = %self.id(), class = e.class(), "release unanswered; the lease will expire");
-                        }
-                        Token::Observer(o)
-                    }
-                    other => other,
-                };
-                // The step that released already moved the machine on (to its next attempt's
-                // verdict, or back to observing): the token follows it now.
-                self.token = Some(token);
-                self.align_token();
-                None
-            }
-            Action::Submit { request_id, .. } => {
-                let request = SubmitRequest {
-                    text: self
-                        .text
-                        .take()
-                        .unwrap_or_else(|| self.journal.doc().objective.clone()),
-                    project: sh.config.project.clone(),
-                };
-                self.write(request_id, |c, intent| async move {
-                    c.submit(remote, clock, intent, &request)
-                        .await
-                        .map_applied(Some)
-                })
-                .await?
-            }
-            Action::Cancel {
-                request_id, task, ..
-            } => {
-                let reason = self.text.take().unwrap_or_default();
-                self.write(request_id, |c, intent| async move {
-                    c.cancel(remote, clock, intent, &task, &reason)
-                        .await
-                        .map_applied(|()| None)
-                })
-                .await?
-            }
-            Action::Intervene {
-                request_id, task, ..
-            } => {
-                let text = self.text.take().unwrap_or_default();
-                self.write(request_id, |c, intent| async move {
-                    c.intervene(remote, clock, intent, &task, &text)
-                        .await
-                        .map_applied(|()| None)
-                })
-                .await?
-            }
-            Action::Readback { request_id } => self.readback(request_id).await,
-            // Local effects are the journal's.
-            Action::Surface(_) | Action::WakeArgus { .. } | Action::Quarantine { .. } => None,
+            other => other,
+        };
+        // The step that released already moved the machine on (to its next attempt's
+        // verdict, or back to observing): the token follows it now.
+        self.token = Some(token);
+        self.align_token();
+        None
+    }
+
+    /// Send the submit.
+    async fn submit(&mut self, request_id: RequestId) -> Result<Option<Event>, Crashed> {
+        let sh = self.shared.clone();
+        let clock = sh.clock.as_ref();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let request = SubmitRequest {
+            text: self
+                .text
+                .take()
+                .unwrap_or_else(|| self.journal.doc().objective.clone()),
+            project: sh.config.project.clone(),
+        };
+        self.write(request_id, |c, intent| async move {
+            c.submit(remote, clock, intent, &request)
+                .await
+                .map_applied(Some)
         })
+        .await
+    }
+
+    /// Send the cancel, with the operator's reason.
+    async fn cancel(
+        &mut self,
+        request_id: RequestId,
+        task: TaskId,
+    ) -> Result<Option<Event>, Crashed> {
+        let sh = self.shared.clone();
+        let clock = sh.clock.as_ref();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let reason = self.text.take().unwrap_or_default();
+        self.write(request_id, |c, intent| async move {
+            c.cancel(remote, clock, intent, &task, &reason)
+                .await
+                .map_applied(|()| None)
+        })
+        .await
+    }
+
+    /// Send the intervention.
+    async fn intervene(
+        &mut self,
+        request_id: RequestId,
+        task: TaskId,
+    ) -> Result<Option<Event>, Crashed> {
+        let sh = self.shared.clone();
+        let clock = sh.clock.as_ref();
+        let remote = self.remote.clone();
+        let remote = remote.as_ref();
+        let text = self.text.take().unwrap_or_default();
+        self.write(request_id, |c, intent| async move {
+            c.intervene(remote, clock, intent, &task, &text)
+                .await
+                .map_applied(|()| None)
+        })
+        .await
     }
 
     /// A controller's once-a-heartbeat `read_control`. Its answer goes to the machine, which
