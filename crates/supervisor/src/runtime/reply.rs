@@ -57,202 +57,224 @@ pub enum RefusalCode {
     RemoteError,
 }
 
-impl RefusalCode {
-    pub const ALL: [RefusalCode; 24] = [
+/// A code, its name, who refuses, what it means, what to do next.
+type Entry = (
+    RefusalCode,
+    &'static str,
+    RefusedBy,
+    &'static str,
+    &'static str,
+);
+
+const CODES: usize = 24;
+
+/// Every code's data, in the enum's order: the one place a refusal is described.
+const TABLE: [Entry; CODES] = [
+    (
         RefusalCode::ForbiddenInState,
+        "forbidden_in_state",
+        RefusedBy::Supervisor,
+        "the campaign's state does not allow it",
+        "see allowed_actions (`campaigns show`)",
+    ),
+    (
         RefusalCode::NoLease,
+        "no_lease",
+        RefusedBy::Supervisor,
+        "the write needs the lease, and this supervisor does not hold it",
+        "claim first",
+    ),
+    (
         RefusalCode::LeaseLapsed,
+        "lease_lapsed",
+        RefusedBy::Supervisor,
+        "the lease ran out here before the write could go",
+        "claim again",
+    ),
+    (
         RefusalCode::CapabilityUnavailable,
+        "capability_unavailable",
+        RefusedBy::Supervisor,
+        "OpenTraining's card does not offer this operation",
+        "see `health` → remote.can",
+    ),
+    (
         RefusalCode::CardNotQualified,
+        "card_not_qualified",
+        RefusedBy::Supervisor,
+        "the agent card no longer qualifies for writes (re-read before each write)",
+        "review the remote's card; restart to lift a quarantine",
+    ),
+    (
         RefusalCode::UnqualifiedRemote,
+        "unqualified_remote",
+        RefusedBy::Supervisor,
+        "writes wait for a passing qualification of this remote's current agent card (ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION=1)",
+        "run `argus-supervisor qualify --write-campaign <test campaign> --message <harmless text>` against it (docs/qualification.md)",
+    ),
+    (
         RefusalCode::RemoteUnavailable,
+        "remote_unavailable",
+        RefusedBy::Supervisor,
+        "OpenTraining could not be reached",
+        "retry once `health` shows the remote reachable",
+    ),
+    (
         RefusalCode::TooLarge,
+        "too_large",
+        RefusedBy::Supervisor,
+        "the text is larger than OpenTraining accepts (an intervention: 16 KiB)",
+        "shorten it",
+    ),
+    (
         RefusalCode::SupervisionOff,
+        "supervision_off",
+        RefusedBy::Supervisor,
+        "supervision is off (ARGUS_SUPERVISOR_ENABLED=0): the API is read-only",
+        "restart with ARGUS_SUPERVISOR_ENABLED=1",
+    ),
+    (
         RefusalCode::StorageFailed,
+        "storage_failed",
+        RefusedBy::Supervisor,
+        "the state root cannot be written",
+        "fix the disk; see `health`",
+    ),
+    (
         RefusalCode::HeldByOther,
+        "held_by_other",
+        RefusedBy::Remote,
+        "another controller holds the campaign's lease",
+        "wait for it to release, or observe",
+    ),
+    (
         RefusalCode::StaleEpoch,
+        "stale_epoch",
+        RefusedBy::Remote,
+        "our lease epoch is no longer current",
+        "claim again",
+    ),
+    (
         RefusalCode::LeaseExpired,
+        "lease_expired",
+        RefusedBy::Remote,
+        "OpenTraining says our lease expired",
+        "claim again",
+    ),
+    (
         RefusalCode::UnknownCampaign,
+        "unknown_campaign",
+        RefusedBy::Remote,
+        "OpenTraining does not know this campaign",
+        "check the campaign id",
+    ),
+    (
         RefusalCode::PolicyRefused,
+        "policy_refused",
+        RefusedBy::Remote,
+        "OpenTraining's policy refused it",
+        "see the remote's policy",
+    ),
+    (
         RefusalCode::AuthFailed,
+        "auth_failed",
+        RefusedBy::Remote,
+        "OpenTraining refused our credentials",
+        "check OPENTRAINING_A2A_TOKEN",
+    ),
+    (
         RefusalCode::MethodUnavailable,
+        "method_unavailable",
+        RefusedBy::Remote,
+        "OpenTraining answered that it has no such operation",
+        "see `health` → remote.can",
+    ),
+    (
         RefusalCode::TaskNotFound,
+        "task_not_found",
+        RefusedBy::Remote,
+        "OpenTraining does not know the task",
+        "observe the right task",
+    ),
+    (
         RefusalCode::NotCancelable,
+        "not_cancelable",
+        RefusedBy::Remote,
+        "the task can no longer be cancelled",
+        "it has probably finished; wait for its outcome",
+    ),
+    (
         RefusalCode::NotApplied,
+        "not_applied",
+        RefusedBy::Remote,
+        "read back: OpenTraining did not apply it",
+        "try again if it still makes sense",
+    ),
+    (
         RefusalCode::NoAnswer,
+        "no_answer",
+        RefusedBy::Remote,
+        "OpenTraining gave no usable answer",
+        "try again",
+    ),
+    (
         RefusalCode::RemoteTooLarge,
+        "remote_too_large",
+        RefusedBy::Remote,
+        "OpenTraining refused the request as too large (HTTP 413)",
+        "shorten it",
+    ),
+    (
         RefusalCode::RejectedRequest,
+        "rejected_request",
+        RefusedBy::Remote,
+        "OpenTraining rejected the request as invalid",
+        "see the supervisor's log",
+    ),
+    (
         RefusalCode::RemoteError,
-    ];
+        "remote_error",
+        RefusedBy::Remote,
+        "OpenTraining answered with an error",
+        "see the supervisor's log",
+    ),
+];
+
+impl RefusalCode {
+    pub const ALL: [RefusalCode; CODES] = {
+        let mut all = [RefusalCode::ForbiddenInState; CODES];
+        let mut i = 0;
+        while i < CODES {
+            all[i] = TABLE[i].0;
+            i += 1;
+        }
+        all
+    };
 
     /// The code's data: its name, who refuses, what it means, what to do next.
-    fn entry(self) -> (&'static str, RefusedBy, &'static str, &'static str) {
-        match self {
-            RefusalCode::ForbiddenInState => (
-                "forbidden_in_state",
-                RefusedBy::Supervisor,
-                "the campaign's state does not allow it",
-                "see allowed_actions (`campaigns show`)",
-            ),
-            RefusalCode::NoLease => (
-                "no_lease",
-                RefusedBy::Supervisor,
-                "the write needs the lease, and this supervisor does not hold it",
-                "claim first",
-            ),
-            RefusalCode::LeaseLapsed => (
-                "lease_lapsed",
-                RefusedBy::Supervisor,
-                "the lease ran out here before the write could go",
-                "claim again",
-            ),
-            RefusalCode::CapabilityUnavailable => (
-                "capability_unavailable",
-                RefusedBy::Supervisor,
-                "OpenTraining's card does not offer this operation",
-                "see `health` → remote.can",
-            ),
-            RefusalCode::CardNotQualified => (
-                "card_not_qualified",
-                RefusedBy::Supervisor,
-                "the agent card no longer qualifies for writes (re-read before each write)",
-                "review the remote's card; restart to lift a quarantine",
-            ),
-            RefusalCode::UnqualifiedRemote => (
-                "unqualified_remote",
-                RefusedBy::Supervisor,
-                "writes wait for a passing qualification of this remote's current agent card (ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION=1)",
-                "run `argus-supervisor qualify --write-campaign <test campaign> --message <harmless text>` against it (docs/qualification.md)",
-            ),
-            RefusalCode::RemoteUnavailable => (
-                "remote_unavailable",
-                RefusedBy::Supervisor,
-                "OpenTraining could not be reached",
-                "retry once `health` shows the remote reachable",
-            ),
-            RefusalCode::TooLarge => (
-                "too_large",
-                RefusedBy::Supervisor,
-                "the text is larger than OpenTraining accepts (an intervention: 16 KiB)",
-                "shorten it",
-            ),
-            RefusalCode::SupervisionOff => (
-                "supervision_off",
-                RefusedBy::Supervisor,
-                "supervision is off (ARGUS_SUPERVISOR_ENABLED=0): the API is read-only",
-                "restart with ARGUS_SUPERVISOR_ENABLED=1",
-            ),
-            RefusalCode::StorageFailed => (
-                "storage_failed",
-                RefusedBy::Supervisor,
-                "the state root cannot be written",
-                "fix the disk; see `health`",
-            ),
-            RefusalCode::HeldByOther => (
-                "held_by_other",
-                RefusedBy::Remote,
-                "another controller holds the campaign's lease",
-                "wait for it to release, or observe",
-            ),
-            RefusalCode::StaleEpoch => (
-                "stale_epoch",
-                RefusedBy::Remote,
-                "our lease epoch is no longer current",
-                "claim again",
-            ),
-            RefusalCode::LeaseExpired => (
-                "lease_expired",
-                RefusedBy::Remote,
-                "OpenTraining says our lease expired",
-                "claim again",
-            ),
-            RefusalCode::UnknownCampaign => (
-                "unknown_campaign",
-                RefusedBy::Remote,
-                "OpenTraining does not know this campaign",
-                "check the campaign id",
-            ),
-            RefusalCode::PolicyRefused => (
-                "policy_refused",
-                RefusedBy::Remote,
-                "OpenTraining's policy refused it",
-                "see the remote's policy",
-            ),
-            RefusalCode::AuthFailed => (
-                "auth_failed",
-                RefusedBy::Remote,
-                "OpenTraining refused our credentials",
-                "check OPENTRAINING_A2A_TOKEN",
-            ),
-            RefusalCode::MethodUnavailable => (
-                "method_unavailable",
-                RefusedBy::Remote,
-                "OpenTraining answered that it has no such operation",
-                "see `health` → remote.can",
-            ),
-            RefusalCode::TaskNotFound => (
-                "task_not_found",
-                RefusedBy::Remote,
-                "OpenTraining does not know the task",
-                "observe the right task",
-            ),
-            RefusalCode::NotCancelable => (
-                "not_cancelable",
-                RefusedBy::Remote,
-                "the task can no longer be cancelled",
-                "it has probably finished; wait for its outcome",
-            ),
-            RefusalCode::NotApplied => (
-                "not_applied",
-                RefusedBy::Remote,
-                "read back: OpenTraining did not apply it",
-                "try again if it still makes sense",
-            ),
-            RefusalCode::NoAnswer => (
-                "no_answer",
-                RefusedBy::Remote,
-                "OpenTraining gave no usable answer",
-                "try again",
-            ),
-            RefusalCode::RemoteTooLarge => (
-                "remote_too_large",
-                RefusedBy::Remote,
-                "OpenTraining refused the request as too large (HTTP 413)",
-                "shorten it",
-            ),
-            RefusalCode::RejectedRequest => (
-                "rejected_request",
-                RefusedBy::Remote,
-                "OpenTraining rejected the request as invalid",
-                "see the supervisor's log",
-            ),
-            RefusalCode::RemoteError => (
-                "remote_error",
-                RefusedBy::Remote,
-                "OpenTraining answered with an error",
-                "see the supervisor's log",
-            ),
-        }
+    fn entry(self) -> &'static Entry {
+        // The table is in the enum's order (a test checks it).
+        &TABLE[self as usize]
     }
 
     /// The code as the API and the logs spell it.
     pub fn name(self) -> &'static str {
-        self.entry().0
+        self.entry().1
     }
 
     /// Who refused: this process (nothing was sent) or OpenTraining.
     pub fn by(self) -> RefusedBy {
-        self.entry().1
+        self.entry().2
     }
 
     /// What the code means.
     pub fn means(self) -> &'static str {
-        self.entry().2
+        self.entry().3
     }
 
     /// What the operator can do next.
     pub fn next_step(self) -> &'static str {
-        self.entry().3
+        self.entry().4
     }
 
     /// "refused here (…): …; nothing was sent" or "refused by OpenTraining (…): …".
@@ -408,6 +430,13 @@ impl CommandReply {
 mod tests {
     use super::{RefusalCode, RefusedBy};
     use crate::control::RemoteError;
+
+    #[test]
+    fn the_table_is_in_the_enums_order() {
+        for (i, entry) in super::TABLE.iter().enumerate() {
+            assert_eq!(entry.0 as usize, i, "{}", entry.1);
+        }
+    }
 
     #[test]
     fn a_remote_413_is_the_remotes_own_code_never_the_local_too_large() {
