@@ -406,62 +406,11 @@ impl Link {
         let Some(doc) = self.doc(id).await else {
             return;
         };
-        let record = self.wake.board.get(id);
-        let record = record.as_ref();
-        let pending_answer = record.and_then(|r| r.pending_answer.clone());
-        let asked = |text: &String| record.is_some_and(|r| r.asked.contains(text));
-        let verdict_known = |v: ReviewStatus| record.is_some_and(|r| r.reviewer_verdict == Some(v));
-        if let Some(answer) = &pending_answer {
-            let text = format!(
-                "Operator answer to your question:\n{}",
-                crate::security::Untrusted::new(answer, 4096).fenced()
-            );
-            let Some(c) = self.client.as_ref() else {
-                return;
-            };
-            match c.message(&project, &text).await {
-                // Cleared only once taken: a crash in between gives Argus the answer twice, never
-                // loses it.
-                Ok(()) => {
-                    self.record(id, |r| r.pending_answer = None);
-                    self.delivered(id).await;
-                }
-                Err(e @ (ArgusError::Unavailable | ArgusError::Timeout)) => {
-                    self.lost(id, &e).await;
-                    return;
-                }
-                // Kept for the next boundary; the operator is told Argus does not take it.
-                Err(e) => self.not_taken(id, &e).await,
-            }
+        if !self.give_pending_answer(id, &project).await {
+            return;
         }
-        for q in &status.pending_questions {
-            let text = format!("Needs you (from Argus): {q}");
-            // Each question is surfaced once, and not again after a restart: surfaced first, then
-            // remembered (a crash in between asks twice rather than never).
-            if doc.pending_question.as_deref() != Some(text.as_str()) && !asked(&text) {
-                let _ = self.runtime.notice(id, true, text.clone()).await;
-                self.record(id, |r| r.asked.push(text));
-            }
-        }
-        let latest = status.verdicts.last().copied();
-        // Argus's status, summarised for the campaign view.
-        let summary = match (&status.done_reason, latest) {
-            _ if status.stalled => "stalled".to_string(),
-            (Some(_), _) => "done".to_string(),
-            (None, Some(v)) => format!("reviewer verdict: {}", v.as_str()),
-            (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
-            (None, None) => "active".into(),
-        };
-        if let Some(v) = latest.filter(|v| !verdict_known(*v)) {
-            // The reviewer's verdict is news for a person when it arrives.
-            let line = format!("Reviewer verdict: {}.", v.as_str());
-            let _ = self.runtime.decision(id, line).await;
-            self.record(id, |r| r.reviewer_verdict = Some(v));
-        }
-        self.record(id, |r| {
-            r.status = Some(summary);
-            r.journal = status.journal.clone();
-        });
+        self.ask_its_questions(id, &doc, &status).await;
+        self.note_status(id, &status).await;
         self.stall(id, status.stalled).await;
         if doc.machine.state == StateName::RemoteTerminalLocalPending
             && (status.done_reason.is_some() || self.judged_done(id, &doc, &status))
@@ -471,6 +420,89 @@ impl Link {
                 .validate_as(id, Verdict::Accepted, Actor::Argus { why: None })
                 .await;
         }
+        self.take_decisions(id, &doc).await;
+    }
+
+    /// An operator's answer kept for Argus goes to it, cleared only once taken (a crash in
+    /// between gives Argus the answer twice, never loses it). False when Argus is gone.
+    async fn give_pending_answer(&mut self, id: &str, project: &str) -> bool {
+        let Some(answer) = self.wake.board.get(id).and_then(|r| r.pending_answer) else {
+            return true;
+        };
+        let text = format!(
+            "Operator answer to your question:\n{}",
+            crate::security::Untrusted::new(&answer, 4096).fenced()
+        );
+        let Some(c) = self.client.as_ref() else {
+            return false;
+        };
+        match c.message(project, &text).await {
+            Ok(()) => {
+                self.record(id, |r| r.pending_answer = None);
+                self.delivered(id).await;
+            }
+            Err(e @ (ArgusError::Unavailable | ArgusError::Timeout)) => {
+                self.lost(id, &e).await;
+                return false;
+            }
+            // Kept for the next boundary; the operator is told Argus does not take it.
+            Err(e) => self.not_taken(id, &e).await,
+        }
+        true
+    }
+
+    /// Argus's pending questions become Needs you, each once, and not again after a restart:
+    /// surfaced first, then remembered (a crash in between asks twice rather than never).
+    async fn ask_its_questions(
+        &mut self,
+        id: &str,
+        doc: &CampaignDoc,
+        status: &super::argus::ArgusStatus,
+    ) {
+        for q in &status.pending_questions {
+            let text = format!("Needs you (from Argus): {q}");
+            let asked = self
+                .wake
+                .board
+                .get(id)
+                .is_some_and(|r| r.asked.contains(&text));
+            if doc.pending_question.as_deref() != Some(text.as_str()) && !asked {
+                let _ = self.runtime.notice(id, true, text.clone()).await;
+                self.record(id, |r| r.asked.push(text));
+            }
+        }
+    }
+
+    /// Argus's status, summarised for the campaign view; a new reviewer verdict is news for a
+    /// person when it arrives.
+    async fn note_status(&mut self, id: &str, status: &super::argus::ArgusStatus) {
+        let latest = status.verdicts.last().copied();
+        let summary = match (&status.done_reason, latest) {
+            _ if status.stalled => "stalled".to_string(),
+            (Some(_), _) => "done".to_string(),
+            (None, Some(v)) => format!("reviewer verdict: {}", v.as_str()),
+            (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
+            (None, None) => "active".into(),
+        };
+        let known = |v: ReviewStatus| {
+            self.wake
+                .board
+                .get(id)
+                .is_some_and(|r| r.reviewer_verdict == Some(v))
+        };
+        if let Some(v) = latest.filter(|v| !known(*v)) {
+            let line = format!("Reviewer verdict: {}.", v.as_str());
+            let _ = self.runtime.decision(id, line).await;
+            self.record(id, |r| r.reviewer_verdict = Some(v));
+        }
+        self.record(id, |r| {
+            r.status = Some(summary);
+            r.journal = status.journal.clone();
+        });
+    }
+
+    /// Argus's new decision files, validated and consumed once, then executed.
+    async fn take_decisions(&mut self, id: &str, doc: &CampaignDoc) {
         let workdir = self.cfg.workroot.join(id);
         let ledger = self.cfg.workroot.join(format!("{id}.decisions.jsonl"));
         let authority = MissionBudget {
