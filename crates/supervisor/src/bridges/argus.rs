@@ -118,6 +118,119 @@ pub struct ArgusStatus {
     pub journal: Vec<JournalNote>,
 }
 
+impl ArgusStatus {
+    /// Read `argus_status`'s `status` object: what is not there, or not in the expected shape,
+    /// is simply absent (bounded, sanitised text; no I/O here).
+    pub fn read(status: &Value) -> ArgusStatus {
+        let (verdicts, verdict_times) = Self::verdicts(status);
+        ArgusStatus {
+            pending_questions: Self::pending_questions(status),
+            done_reason: Self::done_reason(status),
+            verdicts,
+            verdict_times,
+            stalled: Self::stalled(status),
+            journal: Self::journal(status),
+        }
+    }
+
+    fn pending_questions(status: &Value) -> Vec<String> {
+        let pending_questions = status
+            .get("pending_questions")
+            .and_then(Value::as_array)
+            .map(|qs| {
+                qs.iter()
+                    // The real runtime lists backlog items whose `pending_question` is the text.
+                    .filter_map(|q| {
+                        bounded(q)
+                            .or_else(|| q.get("pending_question").and_then(bounded))
+                            .or_else(|| q.get("text").and_then(bounded))
+                    })
+                    .filter(|q| !q.trim().is_empty())
+                    .take(16)
+                    .collect()
+            })
+            .unwrap_or_default();
+        pending_questions
+    }
+
+    fn done_reason(status: &Value) -> Option<String> {
+        let continuous = status.get("continuous");
+        // The real runtime reports `enabled: false` with an empty `done_reason` for a project
+        // that never ran continuously: only a stated reason is a completion.
+        let done_reason = match continuous
+            .and_then(|c| c.get("enabled"))
+            .and_then(Value::as_bool)
+        {
+            Some(false) => continuous
+                .and_then(|c| c.get("done_reason"))
+                .and_then(bounded)
+                .filter(|r| !r.trim().is_empty()),
+            _ => None,
+        };
+        done_reason
+    }
+
+    fn verdicts(status: &Value) -> (Vec<ReviewStatus>, Vec<Option<u64>>) {
+        let (verdicts, verdict_times) = status
+            .get("backlog_pending")
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| {
+                        // Parsed into the type once (an unknown status is no verdict).
+                        let verdict =
+                            ReviewStatus::deserialize(i.pointer("/outcome/review_status")?).ok()?;
+                        // Whole seconds (the cast saturates: a negative or absurd time is 0 or
+                        // the maximum, never a panic).
+                        let ts = i.get("ts").and_then(Value::as_f64).map(|t| t as u64);
+                        Some((verdict, ts))
+                    })
+                    .unzip()
+            })
+            .unwrap_or_default();
+        (verdicts, verdict_times)
+    }
+
+    fn stalled(status: &Value) -> bool {
+        let stalled = status
+            .pointer("/daemon/health/state")
+            .is_some_and(|s| matches!(DaemonHealth::deserialize(s), Ok(DaemonHealth::Stalled)))
+            || status
+                .pointer("/daemon/health/stalled")
+                .and_then(Value::as_bool)
+                == Some(true);
+        stalled
+    }
+
+    fn journal(status: &Value) -> Vec<JournalNote> {
+        let text = |e: &Value, key: &str, max: usize| {
+            e.get(key)
+                .and_then(Value::as_str)
+                .map(|s| Untrusted::new(s, max).as_str().to_string())
+                .unwrap_or_default()
+        };
+        let journal = status
+            .get("journal")
+            .and_then(Value::as_array)
+            .map(|entries| {
+                let skip = entries.len().saturating_sub(JOURNAL_KEPT);
+                entries
+                    .iter()
+                    .skip(skip)
+                    .map(|e| JournalNote {
+                        ts: e.get("ts").and_then(Value::as_f64).map(|t| t as u64),
+                        kind: text(e, "kind", 64),
+                        title: text(e, "title", 256),
+                        summary: text(e, "summary", 1024),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        journal
+    }
+}
+
 /// One entry of an Argus project's journal, bounded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct JournalNote {
@@ -292,91 +405,7 @@ impl ArgusClient {
             .call("argus_status", json!({"project_id": project_id}))
             .await?;
         let status = answer.get("status").ok_or(ArgusError::Malformed)?;
-        let pending_questions = status
-            .get("pending_questions")
-            .and_then(Value::as_array)
-            .map(|qs| {
-                qs.iter()
-                    // The real runtime lists backlog items whose `pending_question` is the text.
-                    .filter_map(|q| {
-                        bounded(q)
-                            .or_else(|| q.get("pending_question").and_then(bounded))
-                            .or_else(|| q.get("text").and_then(bounded))
-                    })
-                    .filter(|q| !q.trim().is_empty())
-                    .take(16)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let continuous = status.get("continuous");
-        // The real runtime reports `enabled: false` with an empty `done_reason` for a project
-        // that never ran continuously: only a stated reason is a completion.
-        let done_reason = match continuous
-            .and_then(|c| c.get("enabled"))
-            .and_then(Value::as_bool)
-        {
-            Some(false) => continuous
-                .and_then(|c| c.get("done_reason"))
-                .and_then(bounded)
-                .filter(|r| !r.trim().is_empty()),
-            _ => None,
-        };
-        let (verdicts, verdict_times) = status
-            .get("backlog_pending")
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| {
-                        // Parsed into the type once (an unknown status is no verdict).
-                        let verdict =
-                            ReviewStatus::deserialize(i.pointer("/outcome/review_status")?).ok()?;
-                        // Whole seconds (the cast saturates: a negative or absurd time is 0 or
-                        // the maximum, never a panic).
-                        let ts = i.get("ts").and_then(Value::as_f64).map(|t| t as u64);
-                        Some((verdict, ts))
-                    })
-                    .unzip()
-            })
-            .unwrap_or_default();
-        let stalled = status
-            .pointer("/daemon/health/state")
-            .is_some_and(|s| matches!(DaemonHealth::deserialize(s), Ok(DaemonHealth::Stalled)))
-            || status
-                .pointer("/daemon/health/stalled")
-                .and_then(Value::as_bool)
-                == Some(true);
-        let text = |e: &Value, key: &str, max: usize| {
-            e.get(key)
-                .and_then(Value::as_str)
-                .map(|s| Untrusted::new(s, max).as_str().to_string())
-                .unwrap_or_default()
-        };
-        let journal = status
-            .get("journal")
-            .and_then(Value::as_array)
-            .map(|entries| {
-                let skip = entries.len().saturating_sub(JOURNAL_KEPT);
-                entries
-                    .iter()
-                    .skip(skip)
-                    .map(|e| JournalNote {
-                        ts: e.get("ts").and_then(Value::as_f64).map(|t| t as u64),
-                        kind: text(e, "kind", 64),
-                        title: text(e, "title", 256),
-                        summary: text(e, "summary", 1024),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(ArgusStatus {
-            pending_questions,
-            done_reason,
-            verdicts,
-            verdict_times,
-            stalled,
-            journal,
-        })
+        Ok(ArgusStatus::read(status))
     }
 
     pub async fn stop(&self, project_id: &str, force: bool) -> Result<(), ArgusError> {

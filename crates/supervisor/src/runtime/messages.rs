@@ -55,16 +55,23 @@ impl FeedFold {
         let msg = match &l.event {
             Significant::StateChanged { stage: new, .. } => {
                 let changed = new.is_some() && *new != *stage;
-                let previous = stage.replace(new.clone().unwrap_or_default()).filter(|s| !s.is_empty());
+                let previous = stage
+                    .replace(new.clone().unwrap_or_default())
+                    .filter(|s| !s.is_empty());
                 match (changed, previous) {
                     (true, Some(prev)) => Some((
                         MessageKind::StageTransition,
-                        format!("Stage changed from {prev} to {}.", new.as_deref().unwrap_or("?")),
+                        format!(
+                            "Stage changed from {prev} to {}.",
+                            new.as_deref().unwrap_or("?")
+                        ),
                     )),
                     _ => None,
                 }
             }
-            Significant::AttemptCompleted { outcome, stage: at, .. } => {
+            Significant::AttemptCompleted {
+                outcome, stage: at, ..
+            } => {
                 *attempts += 1;
                 // The stage reported with the outcome; else the last stage seen.
                 let during = at
@@ -72,74 +79,37 @@ impl FeedFold {
                     .or(stage.as_deref())
                     // A stage that only repeats the outcome ("canceled") says nothing.
                     .filter(|s| !s.is_empty() && !s.eq_ignore_ascii_case(outcome_word(*outcome)))
-                    .map(|s| format!(" during {}", crate::security::Untrusted::new(s, 64).as_str()))
+                    .map(|s| {
+                        format!(
+                            " during {}",
+                            crate::security::Untrusted::new(s, 64).as_str()
+                        )
+                    })
                     .unwrap_or_default();
                 // The next attempt's first stage is not a transition of this one.
                 *stage = None;
-                let what = match outcome {
-                    RemoteOutcome::Completed => format!("Attempt {attempts} completed; local validation is pending."),
-                    RemoteOutcome::Failed => format!("Attempt {attempts} failed{during}; evidence was collected for review."),
-                    RemoteOutcome::Canceled => format!("Attempt {attempts} was canceled{during}."),
-                    RemoteOutcome::Rejected => format!("Attempt {attempts} was rejected by the remote."),
-                };
+                let what = attempt_ended(*attempts, *outcome, &during);
                 Some((MessageKind::AttemptCompleted, what))
             }
-            Significant::Blocked { reason } => Some(match reason {
-                BlockReason::NeedsInput => (
-                    MessageKind::NeedsYou,
-                    "Needs you: the remote asks for input or authorisation. Nothing is forwarded until someone decides.".into(),
-                ),
-                BlockReason::RemoteBlocked => (MessageKind::NeedsYou, "Needs you: the remote reports the campaign blocked.".into()),
-                BlockReason::Incompatible => (
-                    MessageKind::NeedsYou,
-                    "Needs you: the remote reported a state this supervisor cannot map; supervision is read-only until reviewed.".into(),
-                ),
-                BlockReason::AmbiguityUnresolved(op) => (
-                    MessageKind::NeedsYou,
-                    format!(
-                        "Needs you: the outcome of a {} is unknown and the remote cannot be asked; nothing will be resent.",
-                        op_name(*op)
-                    ),
-                ),
-                // A refused write changed nothing: whoever asked for it is told in the action's
-                // answer (and Argus's decision line), naming who refused; the event log keeps it.
-                BlockReason::WriteRefused(_) => return None,
-                BlockReason::WriteNotApplied(op) => (
-                    MessageKind::NeedsYou,
-                    format!(
-                        "Needs you: the {} whose answer was lost was read back as not applied; nothing runs and nothing will be resent.",
-                        op_name(*op)
-                    ),
-                ),
-                BlockReason::RunIdentityChanged => (
-                    MessageKind::NeedsYou,
-                    "Needs you: the remote's run id or source changed under the same task; this is not the run that was started.".into(),
-                ),
-                BlockReason::EpochWentBackwards => (
-                    MessageKind::CriticalFailure,
-                    "OpenTraining granted a lease epoch lower than one it granted before (it may have lost its lease table); control is refused until someone reviews it.".into(),
-                ),
-            }),
-            Significant::ControlChanged { change: ControlChange::Lost(reason) } => Some((
+            Significant::Blocked { reason } => blocked(reason),
+            Significant::ControlChanged {
+                change: ControlChange::Lost(reason),
+            } => Some((
                 MessageKind::CriticalFailure,
-                format!("Control lost ({}); supervision continues read-only.", loss(*reason)),
+                format!(
+                    "Control lost ({}); supervision continues read-only.",
+                    loss(*reason)
+                ),
             )),
-            Significant::MissionCompleted { end } => Some((
-                MessageKind::MissionComplete,
-                match end {
-                    MissionEnd::Accepted => "Mission complete: the final attempt was validated and accepted.".into(),
-                    MissionEnd::Rejected => "Mission ended: the result was rejected.".into(),
-                    MissionEnd::Abandoned => "Mission abandoned by the operator.".into(),
-                },
-            )),
-            Significant::RemoteUnavailable { failures, condition } => Some((
+            Significant::MissionCompleted { end } => {
+                Some((MessageKind::MissionComplete, mission_end(*end)))
+            }
+            Significant::RemoteUnavailable {
+                failures,
+                condition,
+            } => Some((
                 MessageKind::CriticalFailure,
-                match condition {
-                    RemoteCondition::Unreachable => format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
-                    RemoteCondition::Unusable => format!("OpenTraining answers, but not usably ({failures} failed reads: not JSON, oversized, redirected or an error); retrying read-only, nothing is assumed failed."),
-                    RemoteCondition::AuthRequired => "OpenTraining refused our credentials: authentication required. Check OPENTRAINING_A2A_TOKEN; reads are retried, nothing is written.".into(),
-                    RemoteCondition::TaskNotFound => "The remote task disappeared: OpenTraining no longer knows it. Nothing is assumed finished; review the campaign.".into(),
-                },
+                unavailable(*failures, *condition),
             )),
             Significant::ControlChanged { .. } | Significant::EvidenceReady { .. } => None,
         };
@@ -150,6 +120,81 @@ impl FeedFold {
             kind,
             text,
         })
+    }
+}
+
+/// What a person is told when an attempt ends (`during`: " during <stage>", or nothing).
+fn attempt_ended(attempts: u32, outcome: RemoteOutcome, during: &str) -> String {
+    match outcome {
+        RemoteOutcome::Completed => {
+            format!("Attempt {attempts} completed; local validation is pending.")
+        }
+        RemoteOutcome::Failed => {
+            format!("Attempt {attempts} failed{during}; evidence was collected for review.")
+        }
+        RemoteOutcome::Canceled => format!("Attempt {attempts} was canceled{during}."),
+        RemoteOutcome::Rejected => format!("Attempt {attempts} was rejected by the remote."),
+    }
+}
+
+/// What a person is told when the mission ends.
+fn mission_end(end: MissionEnd) -> String {
+    match end {
+        MissionEnd::Accepted => {
+            "Mission complete: the final attempt was validated and accepted.".into()
+        }
+        MissionEnd::Rejected => "Mission ended: the result was rejected.".into(),
+        MissionEnd::Abandoned => "Mission abandoned by the operator.".into(),
+    }
+}
+
+/// What a person is told when the campaign is blocked (a refused write tells its own answer).
+fn blocked(reason: &BlockReason) -> Option<(MessageKind, String)> {
+    Some(match reason {
+        BlockReason::NeedsInput => (
+            MessageKind::NeedsYou,
+            "Needs you: the remote asks for input or authorisation. Nothing is forwarded until someone decides.".into(),
+        ),
+        BlockReason::RemoteBlocked => (MessageKind::NeedsYou, "Needs you: the remote reports the campaign blocked.".into()),
+        BlockReason::Incompatible => (
+            MessageKind::NeedsYou,
+            "Needs you: the remote reported a state this supervisor cannot map; supervision is read-only until reviewed.".into(),
+        ),
+        BlockReason::AmbiguityUnresolved(op) => (
+            MessageKind::NeedsYou,
+            format!(
+                "Needs you: the outcome of a {} is unknown and the remote cannot be asked; nothing will be resent.",
+                op_name(*op)
+            ),
+        ),
+        // A refused write changed nothing: whoever asked for it is told in the action's
+        // answer (and Argus's decision line), naming who refused; the event log keeps it.
+        BlockReason::WriteRefused(_) => return None,
+        BlockReason::WriteNotApplied(op) => (
+            MessageKind::NeedsYou,
+            format!(
+                "Needs you: the {} whose answer was lost was read back as not applied; nothing runs and nothing will be resent.",
+                op_name(*op)
+            ),
+        ),
+        BlockReason::RunIdentityChanged => (
+            MessageKind::NeedsYou,
+            "Needs you: the remote's run id or source changed under the same task; this is not the run that was started.".into(),
+        ),
+        BlockReason::EpochWentBackwards => (
+            MessageKind::CriticalFailure,
+            "OpenTraining granted a lease epoch lower than one it granted before (it may have lost its lease table); control is refused until someone reviews it.".into(),
+        ),
+    })
+}
+
+/// What a person is told of an outage: which kind, and that nothing is assumed.
+fn unavailable(failures: u32, condition: RemoteCondition) -> String {
+    match condition {
+        RemoteCondition::Unreachable => format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
+        RemoteCondition::Unusable => format!("OpenTraining answers, but not usably ({failures} failed reads: not JSON, oversized, redirected or an error); retrying read-only, nothing is assumed failed."),
+        RemoteCondition::AuthRequired => "OpenTraining refused our credentials: authentication required. Check OPENTRAINING_A2A_TOKEN; reads are retried, nothing is written.".into(),
+        RemoteCondition::TaskNotFound => "The remote task disappeared: OpenTraining no longer knows it. Nothing is assumed finished; review the campaign.".into(),
     }
 }
 
