@@ -705,6 +705,7 @@ fn the_demo_plays_the_repair_scenario_to_acceptance() {
         "the demo takes under 30 s"
     );
     let expected = [
+        "qualification of the simulated remote: QUALIFIED (18 checks passed, 0 failed",
         "Attempt 1 failed during preprocessing",
         "Evidence (remote text, untrusted)",
         "bounded repair approved",
@@ -726,6 +727,11 @@ fn the_demo_plays_the_repair_scenario_to_acceptance() {
         "no routine chatter: {text}"
     );
     assert!(home.join("campaigns/training-master-demo.json").exists());
+    // The demo's writes went under the policy serve applies by default: its record is there.
+    let records = std::fs::read_dir(home.join("qualification"))
+        .expect("the qualification record")
+        .count();
+    assert_eq!(records, 1);
     assert!(home.join("path.mmd").exists());
     // The persisted feed starts with what happened (the claim), never with a refusal.
     let feed = std::fs::read_to_string(home.join("messages/training-master-demo.jsonl"))
