@@ -196,10 +196,17 @@ impl Journal {
         self.execute(sh, machine, step.writes)
     }
 
-    /// Once an input is handled, all its lines written: a closed campaign is announced to live
-    /// followers (after its last lines, so a follower that ends at the closing has them all).
-    pub(crate) fn announce_closing(&self, sh: &Shared, machine: &CampaignMachine) {
-        if machine.state_name().is_closed() {
+    /// Once an input that closed the campaign is handled, all its lines written, the closing is
+    /// announced to live followers (after its last lines, so a follower that ends at the closing
+    /// has them all). `was_closed`: the campaign was closed before the input (nothing new to say;
+    /// a follower that connects later sees the closed state itself).
+    pub(crate) fn announce_closing(
+        &self,
+        sh: &Shared,
+        machine: &CampaignMachine,
+        was_closed: bool,
+    ) {
+        if !was_closed && machine.state_name().is_closed() {
             let _ = sh.news.send(FeedNews::Closed {
                 campaign: self.id.clone(),
             });

@@ -153,8 +153,9 @@ impl<T: Transport + 'static> Driver<T> {
                     let now = self.shared.clock.now();
                     self.shared.stats.ticks.fetch_add(1, Ordering::Relaxed);
                     self.shared.stats.last_tick_at.store(now, Ordering::Relaxed);
+                    let was_closed = self.machine.state_name().is_closed();
                     Box::pin(self.step_all(Event::Tick { now })).await?;
-                    self.journal.announce_closing(&self.shared, &self.machine);
+                    self.journal.announce_closing(&self.shared, &self.machine, was_closed);
                     next = if supervise { self.next_tick() } else { never };
                 }
             }
@@ -172,8 +173,10 @@ impl<T: Transport + 'static> Driver<T> {
         ) {
             self.journal.resume(&self.shared, &self.machine);
         }
+        let was_closed = self.machine.state_name().is_closed();
         let go_on = Box::pin(self.input(*input)).await?;
-        self.journal.announce_closing(&self.shared, &self.machine);
+        self.journal
+            .announce_closing(&self.shared, &self.machine, was_closed);
         Ok(go_on)
     }
 
