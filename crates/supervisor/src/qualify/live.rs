@@ -174,12 +174,12 @@ async fn act(api: &Api, campaign: &str, verb: &str, body: Value) -> Result<Value
     }
 }
 
-async fn feed_len(api: &Api, campaign: &str) -> usize {
+/// How many lines the campaign's feed holds (`None`: it could not be read).
+async fn feed_len(api: &Api, campaign: &str) -> Option<usize> {
     api.call(&format!("/campaigns/{campaign}/messages"), None)
         .await
         .ok()
         .and_then(|(_, v)| v["messages"].as_array().map(Vec::len))
-        .unwrap_or(0)
 }
 
 async fn ticks(api: &Api) -> u64 {
@@ -305,6 +305,14 @@ async fn steps(a: &mut Acceptance<'_>) {
     let window = Duration::from_secs(a.plan.heartbeat_secs * 8);
     tokio::time::sleep(window).await;
     let (lines1, ticks1) = (feed_len(&api, &campaign).await, ticks(&api).await);
+    let (Some(lines0), Some(lines1)) = (lines0, lines1) else {
+        return a.put(
+            CheckId::LiveNoSpam,
+            Grade::Fail,
+            "the child's feed could not be read, so the lines it adds cannot be counted".into(),
+            t,
+        );
+    };
     let (polls, lines) = (ticks1.saturating_sub(ticks0), lines1.saturating_sub(lines0));
     let grade = if polls >= 4 && (lines as u64) * 2 < polls {
         Grade::Pass
