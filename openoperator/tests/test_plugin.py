@@ -320,6 +320,9 @@ def test_writes_wait_for_a_qualified_remote_and_qualify_run_in_the_host_lets_the
     health = a0.post(s, "health")[1]
     assert health["remote"]["qualification_required"] is True, health
     assert health["remote"]["qualification"]["status"] == "none", health
+    probe = {c["check"]: c for c in a0.post(s, "smoke")[1]["checks"]}["capability_probe"]
+    assert "the card enables writes: True" in probe["evidence"], probe
+    assert "writes go now: False" in probe["evidence"], probe
     done = subprocess.run(
         [binary, "qualify", "--allow-insecure-loopback", "--home", str(a0.state),
          "--write-campaign", "qualification-test", "--message", "harmless: say hello"],
@@ -331,3 +334,5 @@ def test_writes_wait_for_a_qualified_remote_and_qualify_run_in_the_host_lets_the
     status, answer = a0.act(s, "q1", "claim")
     assert status == 200 and answer["outcome"] == "done", answer
     assert a0.post(s, "health")[1]["remote"]["qualification"]["status"] == "passed"
+    probe = {c["check"]: c for c in a0.post(s, "smoke")[1]["checks"]}["capability_probe"]
+    assert "writes go now: True" in probe["evidence"], probe

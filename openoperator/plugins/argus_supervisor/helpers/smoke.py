@@ -7,8 +7,8 @@ Checks (each PASS or FAIL with its evidence; never a secret's value):
   runtime's own venv (`ARGUS_SUPERVISOR_ARGUS_BIN`'s).
 - `heartbeat`: the daemon answers, and its heartbeat ticked within three periods (or it has no
   campaign to tick yet).
-- `capability_probe`: the daemon discovered OpenTraining's card; what it offers, and whether writes
-  are enabled.
+- `capability_probe`: the daemon discovered OpenTraining's card; what it offers, whether the card
+  enables writes, the remote's qualification, and whether writes would go now.
 - `secret_masking`: no known secret (OpenTraining's token, the daemon's API token, and every other
   `*_TOKEN`/`*_KEY`/`*_SECRET`/`*_PASSWORD` of this process) appears in the daemon's answers or in
   `daemon.log`.
@@ -147,9 +147,18 @@ def run(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
         remote = health.get("remote") or {}
         can = remote.get("can") or []
         discovered = bool(remote.get("card_sha256") or can)
+        # Whether writes would go now: the card must enable them and, while the daemon requires
+        # it (its default), `argus-supervisor qualify` must have passed this card.
+        qualification = remote.get("qualification") or {}
+        required = bool(remote.get("qualification_required"))
+        card_writes = bool(remote.get("mutation_enabled"))
+        writes_now = card_writes and (not required or qualification.get("status") == "passed")
         checks.append(_check("capability_probe", discovered,
                              f"card sha256 {remote.get('card_sha256') or 'none'}; can: {', '.join(can) or 'nothing'}; "
-                             f"writes enabled: {bool(remote.get('mutation_enabled'))}"))
+                             f"the card enables writes: {card_writes}; "
+                             f"qualification: {qualification.get('detail') or 'none'}"
+                             f"{' (required)' if required else ' (not required)'}; "
+                             f"writes go now: {writes_now}"))
 
     secrets = _secrets(cfg)
     log = cfg["state_root"] / "daemon.log"
