@@ -433,16 +433,10 @@ fn main() -> ExitCode {
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
             };
-            let mut http =
-                match argus_supervisor_lib::a2a::HttpConfig::new(url).with_trust_from_env() {
-                    Ok(c) => c,
-                    Err(e) => {
-                        eprintln!("{e}");
-                        return ExitCode::from(2);
-                    }
-                };
-            http.token = argus_supervisor_lib::security::Secret::from_env(&token_env);
-            http.allow_insecure_loopback = allow_insecure_loopback;
+            let http = match remote_config(url, &token_env, allow_insecure_loopback) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
             let args = qualify::Args {
                 http,
                 task,
@@ -568,6 +562,24 @@ fn run_sim(
     })
 }
 
+/// The remote as `probe` and `qualify` reach it: the URL, trust from the environment, the token
+/// from the variable `token_env` names. An unusable trust setting is said here (exit 2).
+fn remote_config(
+    url: String,
+    token_env: &str,
+    allow_insecure_loopback: bool,
+) -> Result<argus_supervisor_lib::a2a::HttpConfig, ExitCode> {
+    let mut config = argus_supervisor_lib::a2a::HttpConfig::new(url)
+        .with_trust_from_env()
+        .map_err(|e| {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        })?;
+    config.token = argus_supervisor_lib::security::Secret::from_env(token_env);
+    config.allow_insecure_loopback = allow_insecure_loopback;
+    Ok(config)
+}
+
 fn run_probe(
     url: String,
     token_env: &str,
@@ -576,15 +588,10 @@ fn run_probe(
     home: &std::path::Path,
 ) -> ExitCode {
     use argus_supervisor_lib::a2a;
-    let mut config = match a2a::HttpConfig::new(url).with_trust_from_env() {
+    let config = match remote_config(url, token_env, allow_insecure_loopback) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    config.token = argus_supervisor_lib::security::Secret::from_env(token_env);
-    config.allow_insecure_loopback = allow_insecure_loopback;
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

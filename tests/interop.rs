@@ -343,35 +343,8 @@ async fn qualify_finds_a_real_server_without_campaign_control_observer_only_and_
     #[case] script: &str,
     #[case] args: &[&str],
 ) {
-    let dir = std::env::temp_dir().join(format!("argus-qualify-interop-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let log = dir.join("methods.log");
-    let log_arg = log.display().to_string();
-    let mut server_args = args.to_vec();
-    server_args.extend(["--method-log", log_arg.as_str()]);
-    let server = start(venv, script, &server_args).await;
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_argus-supervisor"))
-        .args([
-            "qualify",
-            "--url",
-            &server.url,
-            "--allow-insecure-loopback",
-            "--json",
-        ])
-        .args([
-            "--write-campaign",
-            "qual-interop",
-            "--message",
-            "hello",
-            "--home",
-        ])
-        .arg(&dir)
-        .env_remove("OPENTRAINING_A2A_TOKEN")
-        .output()
-        .await
-        .expect("qualify");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let (code, stdout, dir, sent) = qualify_logged(venv, script, args, "qual-interop").await;
+    assert_eq!(code, Some(3), "{stdout}");
     let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
     assert_eq!(report["standing"], "observer_only", "{stdout}");
     assert_eq!(
@@ -394,7 +367,6 @@ async fn qualify_finds_a_real_server_without_campaign_control_observer_only_and_
         };
         assert_eq!(c["grade"], want, "{c}");
     }
-    let sent = std::fs::read_to_string(&log).expect("the server's method log");
     let methods: Vec<&str> = sent.lines().collect();
     assert!(!methods.is_empty());
     assert!(
@@ -423,13 +395,36 @@ async fn qualify_passes_the_extension_served_in_front_of_a_real_framework(
     #[case] script: &str,
     #[case] args: &[&str],
 ) {
-    let dir = std::env::temp_dir().join(format!("argus-qualify-interop-{}", uuid::Uuid::new_v4()));
-    let log = dir.join("methods.log");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let log_arg = log.display().to_string();
-    let mut server_args = args.to_vec();
     // fasta2a's in-memory broker runs a cancel only after the task's run ends, so the echo keeps
     // its short default delay: the cancel then finds the task running or already finished.
+    let (code, stdout, _, sent) = qualify_logged(venv, script, args, "qual-ext").await;
+    assert_eq!(code, Some(0), "{stdout}");
+    let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
+    assert_eq!(report["standing"], "qualified", "{stdout}");
+    let count = |m: &[&str]| sent.lines().filter(|l| m.contains(l)).count();
+    assert_eq!(
+        count(&["message/send", "SendMessage"]),
+        2,
+        "the submit and its repeat: {sent}"
+    );
+    assert_eq!(count(&["tasks/cancel", "CancelTask"]), 1, "{sent}");
+    println!("{script} {args:?}: {}", report["reason"]);
+}
+
+/// `qualify` with a write phase on `campaign` against a real server started with `args` and a
+/// log of every JSON-RPC method it receives: the exit code, what it printed, the record directory
+/// and the server's log (read after the run).
+async fn qualify_logged(
+    venv: &str,
+    script: &str,
+    args: &[&str],
+    campaign: &str,
+) -> (Option<i32>, String, PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("argus-qualify-interop-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let log = dir.join("methods.log");
+    let log_arg = log.display().to_string();
+    let mut server_args = args.to_vec();
     server_args.extend(["--method-log", log_arg.as_str()]);
     let server = start(venv, script, &server_args).await;
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_argus-supervisor"))
@@ -440,29 +435,17 @@ async fn qualify_passes_the_extension_served_in_front_of_a_real_framework(
             "--allow-insecure-loopback",
             "--json",
         ])
-        .args([
-            "--write-campaign",
-            "qual-ext",
-            "--message",
-            "hello",
-            "--home",
-        ])
+        .args(["--write-campaign", campaign, "--message", "hello", "--home"])
         .arg(&dir)
         .env_remove("OPENTRAINING_A2A_TOKEN")
         .output()
         .await
         .expect("qualify");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
-    assert_eq!(report["standing"], "qualified", "{stdout}");
     let sent = std::fs::read_to_string(&log).expect("the server's method log");
-    let count = |m: &[&str]| sent.lines().filter(|l| m.contains(l)).count();
-    assert_eq!(
-        count(&["message/send", "SendMessage"]),
-        2,
-        "the submit and its repeat: {sent}"
-    );
-    assert_eq!(count(&["tasks/cancel", "CancelTask"]), 1, "{sent}");
-    println!("{script} {args:?}: {}", report["reason"]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        dir,
+        sent,
+    )
 }

@@ -44,13 +44,7 @@ impl Acceptance<'_> {
         if grade == Grade::Fail {
             self.failed.get_or_insert(id);
         }
-        self.checks.push(Check {
-            id,
-            section: id.section(),
-            grade,
-            evidence,
-            ms: since.elapsed().as_millis() as u64,
-        });
+        self.checks.push(Check::new(id, grade, evidence, since));
     }
 
     fn controller(&self) -> String {
@@ -219,14 +213,11 @@ pub(super) async fn accept(o: &Options, write: &WritePlan, plan: &DaemonPlan) ->
         Some(id) => format!("not run: {} failed", id.name()),
         None => "not run".into(),
     };
-    for id in CheckId::ALL
-        .into_iter()
-        .filter(|c| c.section() == super::Section::LiveAcceptance)
-    {
-        if !a.checks.iter().any(|c| c.id == id) {
-            a.put(id, Grade::Skipped, why.clone(), Instant::now());
-        }
-    }
+    super::skip_the_rest(
+        &mut a.checks,
+        |c| c.section() == super::Section::LiveAcceptance,
+        &why,
+    );
     // The child's state root is kept when something failed (its daemon.log says why).
     if a.failed.is_none() {
         let _ = std::fs::remove_dir_all(&a.home);

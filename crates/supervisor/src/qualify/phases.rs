@@ -31,13 +31,7 @@ struct Run {
 
 impl Run {
     fn put(&mut self, id: CheckId, grade: Grade, evidence: String, since: Instant) {
-        self.checks.push(Check {
-            id,
-            section: id.section(),
-            grade,
-            evidence,
-            ms: since.elapsed().as_millis() as u64,
-        });
+        self.checks.push(Check::new(id, grade, evidence, since));
     }
     fn pass(&mut self, id: CheckId, evidence: impl Into<String>, since: Instant) {
         self.put(id, Grade::Pass, evidence.into(), since);
@@ -70,14 +64,11 @@ impl Run {
             .stopped
             .clone()
             .unwrap_or_else(|| "not run".to_string());
-        for id in CheckId::ALL
-            .into_iter()
-            .filter(|c| c.section() != super::Section::LiveAcceptance)
-        {
-            if !self.checks.iter().any(|c| c.id == id) {
-                self.skip(id, why.clone());
-            }
-        }
+        super::skip_the_rest(
+            &mut self.checks,
+            |c| c.section() != super::Section::LiveAcceptance,
+            &why,
+        );
         self.checks.sort_by_key(|c| c.id);
         self.checks
     }

@@ -140,14 +140,7 @@ impl Link {
                     self.client = Some(c);
                 }
                 Err(e) => {
-                    self.argus_ok(false);
-                    self.retry_after = Some(tokio::time::Instant::now() + self.backoff);
-                    self.backoff = (self.backoff * 2).min(Duration::from_secs(300));
-                    if !self.down_noticed {
-                        self.down_noticed = true;
-                        let text = format!("Argus is unavailable ({e}); the remote keeps running, supervision is read-only and no new change starts until it is back.");
-                        let _ = self.runtime.notice(campaign, false, text).await;
-                    }
+                    self.went_down(campaign, &e).await;
                     return None;
                 }
             }
@@ -215,6 +208,12 @@ impl Link {
         if let Some(c) = self.client.take() {
             c.close().await;
         }
+        self.went_down(campaign, e).await;
+    }
+
+    /// Argus cannot be reached (it would not start, or it died or hung): the next start waits
+    /// with backoff, and the outage is surfaced once.
+    async fn went_down(&mut self, campaign: &str, e: &ArgusError) {
         self.argus_ok(false);
         self.retry_after = Some(tokio::time::Instant::now() + self.backoff);
         self.backoff = (self.backoff * 2).min(Duration::from_secs(300));

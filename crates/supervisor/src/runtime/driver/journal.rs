@@ -414,8 +414,11 @@ impl Journal {
                 return false;
             }
         }
+        // Made into news only while someone follows (no follower is no error).
+        if sh.news.receiver_count() == 0 {
+            return true;
+        }
         if let Ok(line) = serde_json::to_value(m) {
-            // No follower is no error.
             let _ = sh.news.send(FeedNews::Line {
                 campaign: self.id.clone(),
                 line: Arc::new(line),
