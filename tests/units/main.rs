@@ -9,4 +9,5 @@ mod diagrams;
 mod foreman;
 mod qualification;
 mod refusals;
+mod shape;
 mod strings;

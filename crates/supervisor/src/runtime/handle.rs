@@ -2,7 +2,7 @@
 //! API, the CLI, the bridges and the demo make on them. The transport's type stops here: drivers
 //! are spawned through [`Spawner`], so nothing above the runtime names it.
 
-use super::driver::{self, Input, Published, Snapshot};
+use super::driver::{self, Envelope, Published, Snapshot};
 use super::messages::MessageKind;
 use super::recover;
 use super::reduce::{EventLine, WakeSink};
@@ -26,9 +26,9 @@ type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
 /// A campaign as the runtime knows it: its driver's inbox and the snapshot it publishes.
 #[derive(Clone)]
 pub struct CampaignHandle {
-    /// Boxed: a channel allocates its first block of 32 slots up front, and 32 unboxed `Input`s
+    /// Boxed: a channel allocates its first block of 32 slots up front, and 32 unboxed `Envelope`s
     /// are kilobytes per campaign for an inbox that is almost always empty.
-    tx: mpsc::Sender<Box<Input>>,
+    tx: mpsc::Sender<Box<Envelope>>,
     /// The campaign document as last persisted by its driver: every read is served from here.
     doc: Snapshot,
     task: Arc<Mutex<Option<DriverTask>>>,
@@ -74,7 +74,7 @@ trait Spawner: Send + Sync {
         id: CampaignId,
         machine: CampaignMachine,
         doc: CampaignDoc,
-        rx: mpsc::Receiver<Box<Input>>,
+        rx: mpsc::Receiver<Box<Envelope>>,
         crash: Option<CrashPoint>,
     ) -> (DriverTask, Snapshot);
 
@@ -86,7 +86,7 @@ trait Spawner: Send + Sync {
         id: CampaignId,
         path: std::path::PathBuf,
         snapshot: Snapshot,
-        rx: mpsc::Receiver<Box<Input>>,
+        rx: mpsc::Receiver<Box<Envelope>>,
         crash: Option<CrashPoint>,
     ) -> DriverTask;
 }
@@ -100,7 +100,7 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
         id: CampaignId,
         machine: CampaignMachine,
         doc: CampaignDoc,
-        rx: mpsc::Receiver<Box<Input>>,
+        rx: mpsc::Receiver<Box<Envelope>>,
         crash: Option<CrashPoint>,
     ) -> (DriverTask, Snapshot) {
         let (driver, snapshot) =
@@ -114,7 +114,7 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
         id: CampaignId,
         path: std::path::PathBuf,
         snapshot: Snapshot,
-        rx: mpsc::Receiver<Box<Input>>,
+        rx: mpsc::Receiver<Box<Envelope>>,
         crash: Option<CrashPoint>,
     ) -> DriverTask {
         tokio::spawn(driver::recovered(
@@ -133,7 +133,7 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
 /// while an input was being sent can leave that input in its channel, where its reply sender lives
 /// as long as our sender does: waiting on the reply alone would never end, so the channel's
 /// closing ends the wait too (an answer given before the close is still taken first).
-async fn answer<R>(tx: &mpsc::Sender<Box<Input>>, rx: oneshot::Receiver<R>) -> Option<R> {
+async fn answer<R>(tx: &mpsc::Sender<Box<Envelope>>, rx: oneshot::Receiver<R>) -> Option<R> {
     tokio::select! {
         biased;
         r = rx => r.ok(),
@@ -177,7 +177,7 @@ impl Runtime {
         let rt = Runtime {
             shared: Arc::new(Shared {
                 calls: Semaphore::new(config.max_concurrent_calls.max(1)),
-                config,
+                config: Arc::new(config),
                 store,
                 clock,
                 wake,
@@ -296,7 +296,13 @@ impl Runtime {
         self.insert(key, tx, snapshot, task);
     }
 
-    fn insert(&self, key: String, tx: mpsc::Sender<Box<Input>>, doc: Snapshot, task: DriverTask) {
+    fn insert(
+        &self,
+        key: String,
+        tx: mpsc::Sender<Box<Envelope>>,
+        doc: Snapshot,
+        task: DriverTask,
+    ) {
         self.campaigns
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -451,7 +457,7 @@ impl Runtime {
                 text,
             ),
         };
-        self.ask(id, |reply| Input::Command {
+        self.ask(id, |reply| Envelope::Command {
             command,
             intents,
             text,
@@ -465,7 +471,7 @@ impl Runtime {
     async fn ask<R>(
         &self,
         id: &str,
-        input: impl FnOnce(oneshot::Sender<R>) -> Input,
+        input: impl FnOnce(oneshot::Sender<R>) -> Envelope,
     ) -> Result<R, RuntimeError> {
         let (reply, rx) = oneshot::channel();
         let h = self.handle(id)?;
@@ -497,7 +503,7 @@ impl Runtime {
         verdict: argus_machines::Verdict,
         actor: Actor,
     ) -> Result<CommandReply, RuntimeError> {
-        self.ask(id, |reply| Input::Validate {
+        self.ask(id, |reply| Envelope::Verdict {
             verdict,
             actor,
             reply,
@@ -517,14 +523,14 @@ impl Runtime {
         } else {
             MessageKind::CriticalFailure
         };
-        self.ask(id, |done| Input::Notice { kind, text, done })
+        self.ask(id, |done| Envelope::Notice { kind, text, done })
             .await
     }
 
     /// A decision someone else made about the campaign (the Argus reviewer's verdict), for its
     /// feed.
     pub async fn decision(&self, id: &str, text: String) -> Result<(), RuntimeError> {
-        self.ask(id, |done| Input::Notice {
+        self.ask(id, |done| Envelope::Notice {
             kind: MessageKind::Decision,
             text,
             done,
@@ -536,7 +542,7 @@ impl Runtime {
     /// answer is operator text: for a remote question an intervention, otherwise kept for Argus
     /// (data at its next decision boundary) or, with no Argus attached, recorded in the feed.
     pub async fn answer(&self, id: &str, text: String) -> Result<AnswerReply, RuntimeError> {
-        self.ask(id, |done| Input::Answer {
+        self.ask(id, |done| Envelope::Answer {
             text,
             intent: WriteIntent::fresh(),
             done,
@@ -552,7 +558,7 @@ impl Runtime {
         if let Published::Doc(doc) = h.doc.get() {
             return Some(doc);
         }
-        let _ = self.ask(id, |done| Input::Read { done }).await;
+        let _ = self.ask(id, |done| Envelope::Read { done }).await;
         h.doc.doc()
     }
 
@@ -564,7 +570,7 @@ impl Runtime {
         for h in &handles {
             if matches!(h.doc.get(), Published::Unread) {
                 let (done, rx) = oneshot::channel();
-                if h.tx.send(Box::new(Input::Read { done })).await.is_ok() {
+                if h.tx.send(Box::new(Envelope::Read { done })).await.is_ok() {
                     asked.push((h, rx));
                 }
             }
@@ -681,7 +687,7 @@ impl Runtime {
         for h in handles {
             let (done, rx) = oneshot::channel();
             if h.tx
-                .send(Box::new(Input::Shutdown {
+                .send(Box::new(Envelope::Shutdown {
                     release: self.shared.config.release_on_shutdown,
                     done,
                 }))

@@ -15,6 +15,7 @@
 
 pub mod command;
 pub mod config;
+mod core;
 pub mod document;
 pub mod driver;
 pub mod handle;

@@ -21,7 +21,7 @@ pub struct Shared {
     /// The limit on remote calls in flight, across all campaigns.
     pub(crate) calls: Semaphore,
     /// How campaigns are paced and what the machines decide with.
-    pub(crate) config: RuntimeConfig,
+    pub(crate) config: Arc<RuntimeConfig>,
     /// Where wakes and significant events go (Argus, Foreman, or a counter).
     pub(crate) wake: Arc<dyn WakeSink>,
     /// Counters for `status`, `health` and the benchmark.

@@ -1,28 +1,29 @@
-//! What a driver's inbox takes: intents (commands, verdicts, answers, notices), never raw machine
-//! events.
+//! What a driver's inbox takes: the core's inputs (commands, verdicts, answers, notices), never
+//! raw machine events, each with the channel its answer goes back on.
 
 use super::super::command::Actor;
+use super::super::core::{Input, Reply};
 use super::super::messages::MessageKind;
 use super::super::reply::{AnswerReply, CommandReply};
 use crate::control::WriteIntent;
 use argus_machines::{Command, Verdict};
 use tokio::sync::oneshot;
 
-/// What a driver is fed: intents, never raw machine events.
+/// An input for a campaign's core, with where its answer goes.
 #[derive(Debug)]
-pub enum Input {
+pub enum Envelope {
     /// An operator (or Argus) command, with the write intents whose request ids it carries.
     Command {
         command: Command,
         intents: Vec<WriteIntent>,
-        /// Text for a submit or an intervention.
+        /// Text for a submit, an intervention or a cancel.
         text: Option<String>,
         /// Who asked (the feed names them).
         actor: Actor,
         reply: oneshot::Sender<CommandReply>,
     },
     /// A local verdict on a remote-terminal attempt (accept or reject).
-    Validate {
+    Verdict {
         verdict: Verdict,
         actor: Actor,
         reply: oneshot::Sender<CommandReply>,
@@ -43,11 +44,89 @@ pub enum Input {
         done: oneshot::Sender<AnswerReply>,
     },
     /// Read the campaign's document now, if the driver of a recovered campaign has not yet
-    /// ([`recovered`]); nothing else (the event log waits for the first step).
+    /// ([`recovered`](super::recovered)); nothing else (the event log waits for the first step).
     Read { done: oneshot::Sender<()> },
     /// Stop after the current step; `release` gives a held lease back first.
     Shutdown {
         release: bool,
         done: oneshot::Sender<()>,
     },
+}
+
+/// Where an input's answer goes.
+#[derive(Debug)]
+pub(super) enum Asker {
+    Command(oneshot::Sender<CommandReply>),
+    Answer(oneshot::Sender<AnswerReply>),
+    Done(oneshot::Sender<()>),
+}
+
+impl Envelope {
+    /// Whether the input needs the campaign's event log (a shutdown that releases nothing and a
+    /// read do not: a start of many campaigns stopped again, or listed, reads no event log).
+    pub(super) fn needs_log(&self) -> bool {
+        !matches!(
+            self,
+            Envelope::Shutdown { release: false, .. } | Envelope::Read { .. }
+        )
+    }
+
+    pub(super) fn open(self) -> (Input, Asker) {
+        match self {
+            Envelope::Command {
+                command,
+                intents,
+                text,
+                actor,
+                reply,
+            } => (
+                Input::Command {
+                    command,
+                    intents,
+                    text,
+                    actor,
+                },
+                Asker::Command(reply),
+            ),
+            Envelope::Verdict {
+                verdict,
+                actor,
+                reply,
+            } => (Input::Verdict { verdict, actor }, Asker::Command(reply)),
+            Envelope::Notice { kind, text, done } => {
+                (Input::Notice { kind, text }, Asker::Done(done))
+            }
+            Envelope::Answer { text, intent, done } => {
+                (Input::Answer { text, intent }, Asker::Answer(done))
+            }
+            Envelope::Read { done } => (Input::Read, Asker::Done(done)),
+            Envelope::Shutdown { release, done } => {
+                (Input::Shutdown { release }, Asker::Done(done))
+            }
+        }
+    }
+}
+
+impl Asker {
+    /// Send the core's reply, if it is the kind this asker waits for.
+    pub(super) fn send(self, reply: Reply) {
+        match (self, reply) {
+            (Asker::Command(tx), Reply::Command(r)) => {
+                let _ = tx.send(r);
+            }
+            (Asker::Answer(tx), Reply::Answer(r)) => {
+                let _ = tx.send(r);
+            }
+            (Asker::Done(tx), Reply::Done) => {
+                let _ = tx.send(());
+            }
+            (asker, reply) => {
+                tracing::error!(
+                    ?asker,
+                    ?reply,
+                    "a reply of another kind than asked; dropped"
+                );
+            }
+        }
+    }
 }

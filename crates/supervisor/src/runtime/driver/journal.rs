@@ -11,17 +11,14 @@
 //! already knows (the document and the event log are each read once, before the first step), and
 //! never decide what to record: the ledger does, and this executes it.
 
-use super::super::command::{Acted, Actor};
-use super::super::ledger::{Checkpoint, Ledger, Write};
+use super::super::ledger::{Ledger, Write};
 use super::super::messages::{HumanMessage, MessageKind};
 use super::super::reduce::EventLine;
-use super::super::reply::CommandReply;
 use super::super::shared::FeedNews;
 use super::super::shared::Shared;
-use super::super::{CampaignDoc, EvidenceSummary};
-use crate::control::Validated;
+use super::super::CampaignDoc;
 use crate::store::{CampaignId, Durability, StoreError};
-use argus_machines::{CampaignMachine, Observation, Significant};
+use argus_machines::CampaignMachine;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::RwLock;
@@ -86,30 +83,22 @@ impl Snapshot {
 pub(crate) struct Journal {
     /// The campaign, validated once where it entered: its file paths cannot fail.
     id: CampaignId,
-    /// What to record, decided without I/O.
-    ledger: Ledger,
     /// Where the persisted document is published.
     snapshot: Snapshot,
-    /// Whether the event log has been read ([`Journal::resume`]): the ledger's deduplication and
-    /// feed fold are empty until it has.
+    /// Whether the event log has been read ([`Journal::read_log`]).
     resumed: bool,
 }
 
 impl Journal {
     /// The journal of a campaign about to be driven, and the snapshot receiver for its handle.
-    /// The campaign's event log is not read here: [`Journal::resume`] reads it before the
-    /// campaign's first step, so a start of many campaigns reads one file per campaign, not two.
-    /// The restored state (never authority) is published at once, and reaches the disk with the
-    /// campaign's next change ([`Ledger::open`]): a cold start of many controlling campaigns does
-    /// not write (and fsync) each of them before the first driver runs.
+    /// `published` (the restored state, never authority) is published at once, and reaches the
+    /// disk with the campaign's next change ([`Ledger::open`]): a cold start of many controlling
+    /// campaigns does not write (and fsync) each of them before the first driver runs.
     pub(crate) fn open(
         id: CampaignId,
-        machine: &CampaignMachine,
-        doc: CampaignDoc,
+        published: Arc<CampaignDoc>,
         snapshot: Option<Snapshot>,
     ) -> (Journal, Snapshot) {
-        let mut ledger = Ledger::open(machine, Arc::new(doc));
-        let published = ledger.publish();
         let snapshot = match snapshot {
             Some(s) => {
                 s.publish(published);
@@ -120,24 +109,23 @@ impl Journal {
         let rx = snapshot.clone();
         let j = Journal {
             id,
-            ledger,
             snapshot,
             resumed: false,
         };
         (j, rx)
     }
 
-    /// Read the campaign's event log, once, before its first step: the ledger resumes from it,
-    /// and feed messages a crash left unwritten are written now. Nothing before the first step
-    /// needs the log: it is what a step's significant events are deduplicated against and folded
-    /// onto. A log that cannot be read as a file (a directory in its place, unreadable bytes) is
-    /// moved into `quarantine/` and reported with the recovery reports.
-    pub(crate) fn resume(&mut self, sh: &Shared, machine: &CampaignMachine) {
+    /// The campaign's event log, read once, before its first step (`None` after): the core
+    /// resumes from it, and writes the feed messages a crash left unwritten. The event log is
+    /// not read at a start: a start of many campaigns reads one file per campaign, not two. A log
+    /// that cannot be read as a file (a directory in its place, unreadable bytes) is moved into
+    /// `quarantine/` and reported with the recovery reports.
+    pub(crate) fn read_log(&mut self, sh: &Shared) -> Option<Vec<EventLine>> {
         if std::mem::replace(&mut self.resumed, true) {
-            return;
+            return None;
         }
         let events = sh.store.events_path(&self.id);
-        let log: Vec<EventLine> = match sh.store.load_log(&events) {
+        Some(match sh.store.load_log(&events) {
             Some((lines, 0)) => lines,
             Some((lines, skipped)) => {
                 // Left in place (the log is append-only); a torn last line is cut at the next
@@ -159,181 +147,27 @@ impl Journal {
                 }
                 vec![]
             }
-        };
-        let backlog = self.ledger.resume(&log);
-        let written = self.ledger.doc().feed_written;
-        let _ = self.execute(sh, machine, backlog);
-        if self.ledger.doc().feed_written != written {
-            let writes = self.ledger.document(machine);
-            let _ = self.execute(sh, machine, writes);
-        }
-    }
-
-    pub(crate) fn doc(&self) -> &CampaignDoc {
-        self.ledger.doc()
-    }
-
-    /// Everything a step changes besides the machine, so a step that cannot be persisted can be
-    /// put back (the document is shared, so this is a pointer copy).
-    pub(crate) fn checkpoint(&self) -> Checkpoint {
-        self.ledger.checkpoint()
-    }
-
-    pub(crate) fn restore(&mut self, checkpoint: Checkpoint) {
-        self.ledger.restore(checkpoint);
-    }
-
-    /// Persist a step (write-ahead: before anything it decided is acted on).
-    pub(crate) fn persist(
-        &mut self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-    ) -> Result<(), StoreError> {
-        let step = self.ledger.step(machine, sh.clock.now());
-        if step.renewal {
-            sh.stats.renewals.fetch_add(1, Ordering::Relaxed);
-        }
-        self.execute(sh, machine, step.writes)
+        })
     }
 
     /// Once an input that closed the campaign is handled, all its lines written, the closing is
     /// announced to live followers (after its last lines, so a follower that ends at the closing
-    /// has them all). `was_closed`: the campaign was closed before the input (nothing new to say;
-    /// a follower that connects later sees the closed state itself).
-    pub(crate) fn announce_closing(
-        &self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-        was_closed: bool,
-    ) {
-        if !was_closed && machine.state_name().is_closed() {
-            let _ = sh.news.send(FeedNews::Closed {
-                campaign: self.id.clone(),
-            });
-        }
+    /// has them all).
+    pub(crate) fn announce_closing(&self, sh: &Shared) {
+        let _ = sh.news.send(FeedNews::Closed {
+            campaign: self.id.clone(),
+        });
     }
 
-    /// Write the document with the machine's record, then publish it.
-    pub(crate) fn write(
-        &mut self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-    ) -> Result<(), StoreError> {
-        let writes = self.ledger.document(machine);
-        self.execute(sh, machine, writes)
-    }
-
-    /// A material reading, kept in the document (written with its step).
-    pub(crate) fn observed(&mut self, sh: &Shared, o: &Observation) {
-        self.ledger.observed(o, sh.clock.now());
-    }
-
-    /// Record a significant event once, and tell the wake sink. Returns false for a duplicate.
-    pub(crate) fn surface(
-        &mut self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-        sig: &Significant,
-    ) -> bool {
-        let Some(writes) = self.ledger.surface(machine, sig, sh.clock.now()) else {
-            return false;
-        };
-        let _ = self.execute(sh, machine, writes);
-        sh.stats.significant.fetch_add(1, Ordering::Relaxed);
-        *sh.stats
-            .significant_by_class
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(sig.class())
-            .or_default() += 1;
-        tracing::info!(campaign_id = %self.id, class = sig.class(), "significant event");
-        sh.wake.significant(self.id.as_str(), sig);
-        true
-    }
-
-    /// A write whose answer was lost was settled by its read-back: told in the feed.
-    pub(crate) fn settled(
-        &mut self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-        intent: &argus_machines::Intent,
-        answer: &argus_machines::ReadbackAnswer,
-    ) {
-        let writes = self.ledger.settled(intent, answer, machine, sh.clock.now());
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// A notice for a person (a `NeedsYou` one becomes the pending question).
-    pub(crate) fn notice(
-        &mut self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-        kind: MessageKind,
-        text: String,
-    ) {
-        let writes = self.ledger.notice(machine, kind, &text, sh.clock.now());
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// The operator's answer was kept: the question is answered.
-    pub(crate) fn answered(&mut self, sh: &Shared, machine: &CampaignMachine, text: &str) {
-        let writes = self.ledger.answered(machine, text, sh.clock.now());
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// What an operator's command leaves to record besides its step (a remote question answered).
-    pub(crate) fn commanded(&mut self, sh: &Shared, machine: &CampaignMachine, delivered: bool) {
-        let writes = self.ledger.commanded(machine, delivered);
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// An action and its outcome, in the feed.
-    pub(crate) fn action(
-        &mut self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-        acted: Acted<'_>,
-        reply: &CommandReply,
-        actor: &Actor,
-    ) {
-        let writes = self.ledger.action(acted, reply, actor, sh.clock.now());
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// Record a local verdict on the attempt it settles. Only a [`Validated`] can be recorded,
-    /// and only `RemoteTerminalLocalPending` makes one.
-    pub(crate) fn record_verdict(&mut self, sh: &Shared, machine: &CampaignMachine, v: &Validated) {
-        let writes = self.ledger.verdict(machine, v);
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// Count remote data set aside (foreign or late artifacts) in the campaign's record.
-    pub(crate) fn quarantined(&mut self, sh: &Shared, machine: &CampaignMachine, count: u32) {
-        sh.stats
-            .quarantined
-            .fetch_add(u64::from(count), Ordering::Relaxed);
-        let writes = self.ledger.quarantined(machine, count);
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// Keep the latest evidence summary.
-    pub(crate) fn evidence(
-        &mut self,
-        sh: &Shared,
-        machine: &CampaignMachine,
-        summary: EvidenceSummary,
-    ) {
-        let writes = self.ledger.evidence(machine, summary);
-        let _ = self.execute(sh, machine, writes);
-    }
-
-    /// Perform `writes` in order. A document that cannot be written stops the rest (its error is
+    /// Perform `writes` in order, telling the ledger what became of the two whose outcome
+    /// changes the document. A document that cannot be written stops the rest (its error is
     /// returned); a derived feed message that cannot be appended stops the derived ones after it
     /// (the next start writes them); a lease record that cannot be written is logged (it is never
     /// read back for authority).
-    fn execute(
+    pub(crate) fn execute(
         &mut self,
         sh: &Shared,
+        ledger: &mut Ledger,
         machine: &CampaignMachine,
         writes: Vec<Write>,
     ) -> Result<(), StoreError> {
@@ -343,18 +177,15 @@ impl Journal {
                 Write::Document => {
                     let path = sh.store.campaign_path(&self.id);
                     let durability = Durability::Durable;
-                    if let Err(e) = sh
-                        .store
-                        .write_doc_with(&path, self.ledger.doc(), durability)
-                    {
-                        self.ledger.unwritten();
+                    if let Err(e) = sh.store.write_doc_with(&path, ledger.doc(), durability) {
+                        ledger.unwritten();
                         tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
                         return Err(e);
                     }
                     wrote(sh, durability);
-                    self.snapshot.publish(self.ledger.publish());
+                    self.snapshot.publish(ledger.publish());
                 }
-                Write::Publish => self.snapshot.publish(self.ledger.publish()),
+                Write::Publish => self.snapshot.publish(ledger.publish()),
                 Write::LeaseRecord(held) => {
                     let path = sh.store.lease_path(&self.id);
                     let record = serde_json::json!({ "campaign_id": self.id, "held": held });
@@ -366,14 +197,14 @@ impl Journal {
                         }
                     }
                 }
-                Write::Event(line) => self.append_event(sh, machine, &line),
+                Write::Event(line) => self.append_event(sh, ledger, machine, &line),
                 Write::Feed { message, derived } => {
                     if derived && derived_failed {
                         continue;
                     }
                     let appended = self.append_message(sh, &message);
                     match (appended, derived) {
-                        (true, true) => self.ledger.fed(),
+                        (true, true) => ledger.fed(),
                         (false, true) => derived_failed = true,
                         _ => {}
                     }
@@ -385,7 +216,13 @@ impl Journal {
 
     /// Append one line to the event log. An unusable log (a directory in its place, unreadable
     /// bytes) is moved aside, said in the feed, and the event goes to a fresh log.
-    fn append_event(&mut self, sh: &Shared, machine: &CampaignMachine, line: &EventLine) {
+    fn append_event(
+        &mut self,
+        sh: &Shared,
+        ledger: &mut Ledger,
+        machine: &CampaignMachine,
+        line: &EventLine,
+    ) {
         let path = sh.store.events_path(&self.id);
         let e = match sh.store.append_line(&path, line) {
             Ok(None) => return,
@@ -397,7 +234,8 @@ impl Journal {
             tracing::error!(campaign_id = %self.id, "unusable event log: {what}");
             let text =
                 "The event log could not be read and was moved aside; a new one was started.";
-            self.notice(sh, machine, MessageKind::CriticalFailure, text.into());
+            let writes = ledger.notice(machine, MessageKind::CriticalFailure, text, sh.clock.now());
+            let _ = self.execute(sh, ledger, machine, writes);
             if let Err(e) = sh.store.append_line(&path, line) {
                 tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
             }

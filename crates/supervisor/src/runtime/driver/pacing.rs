@@ -60,7 +60,7 @@ impl<T: Transport + 'static> Driver<T> {
         let jitter = 0.9 + ((self.jitter_seed >> 33) % 1000) as f64 / 5000.0;
         let base = self.shared.config.heartbeat.mul_f64(jitter);
         // The machine says when it next needs time; the driver only adds the jitter.
-        self.machine.next_deadline().wait(
+        self.core.machine().next_deadline().wait(
             self.shared.clock.now(),
             base,
             self.shared.config.max_backoff,

@@ -3,7 +3,7 @@
 
 use super::super::shared::{CrashPoint, Shared};
 use super::pacing::{due, seed};
-use super::{Crashed, Driver, Input, Snapshot};
+use super::{Crashed, Driver, Envelope, Snapshot};
 use crate::control::Transport;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -26,7 +26,7 @@ pub(crate) async fn recovered<T: Transport + 'static>(
     id: crate::store::CampaignId,
     path: std::path::PathBuf,
     snapshot: Snapshot,
-    mut rx: mpsc::Receiver<Box<Input>>,
+    mut rx: mpsc::Receiver<Box<Envelope>>,
     crash: Option<CrashPoint>,
 ) -> Result<(), Crashed> {
     let share = (seed(&id) >> 11) as f64 / (1u64 << 53) as f64;
@@ -35,7 +35,7 @@ pub(crate) async fn recovered<T: Transport + 'static>(
         input = rx.recv() => match input {
             None => return Ok(()),
             Some(input) => match *input {
-                Input::Shutdown { release: false, done } => {
+                Envelope::Shutdown { release: false, done } => {
                     let _ = done.send(());
                     return Ok(());
                 }

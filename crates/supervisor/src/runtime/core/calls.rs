@@ -1,0 +1,578 @@
+//! The core's remote calls: which call a step's action becomes (with the authority it needs,
+//! or none at all), and which event its outcome is.
+//!
+//! A [`Call`] carries the token that allows it and the intent whose request id it sends, both
+//! taken from the core; its [`Done`] gives the token back with the outcome. So the driver only
+//! makes calls: it never chooses an epoch (the token does), never picks a request id (the
+//! intent the command brought is the only one sent, once), and never decides what an answer
+//! means.
+
+use super::super::reply::RefusalCode;
+use super::super::EvidenceSummary;
+use super::Core;
+use crate::control::{
+    AmbiguousWrite, ClaimOutcome, ClaimRefusal, ConfirmOutcome, ControlLost, Controller, Evidence,
+    Observer, ReadbackOutcome, RemoteError, RemoteTerminalLocalPending, RenewOutcome,
+    SubmitRequest, Token, WriteIntent, WriteResult,
+};
+use argus_machines::{
+    Action, Event, Lease, LeaseRefusal, LossReason, ReadbackAnswer, RemoteCondition, RequestId,
+    TaskId, WriteOutcome,
+};
+use std::sync::atomic::Ordering;
+
+/// One remote call, with the authority it is made under.
+pub(crate) enum Call {
+    /// Read the task's status.
+    Poll {
+        task: TaskId,
+    },
+    /// Read an attempt's evidence: through its token once the attempt has ended.
+    Evidence {
+        task: TaskId,
+        through: Option<RemoteTerminalLocalPending>,
+    },
+    /// An observer confirms its last lease (a restart, a resolved ambiguity).
+    Confirm {
+        observer: Observer,
+        last: Lease,
+    },
+    /// An observer adopts the grant of a claim read back as applied, if the remote names us.
+    Adopt {
+        observer: Observer,
+    },
+    /// A controller's heartbeat check: does the remote still name us?
+    StillOurs {
+        controller: Controller,
+    },
+    /// Ask for the lease, under the command's own intent.
+    Claim {
+        observer: Observer,
+        intent: WriteIntent,
+        ttl: u64,
+    },
+    Renew {
+        controller: Controller,
+        ttl: u64,
+    },
+    Release {
+        controller: Controller,
+    },
+    /// A mutation, under the command's own intent.
+    Write {
+        controller: Controller,
+        intent: WriteIntent,
+        write: WriteCall,
+    },
+    /// What became of an ambiguous write: through its token.
+    Readback {
+        ambiguous: AmbiguousWrite,
+    },
+    /// What became of a request (a write in flight when control was lost; a claim).
+    RequestStatus {
+        reader: Reader,
+        request_id: RequestId,
+    },
+}
+
+/// The three mutations.
+pub(crate) enum WriteCall {
+    Submit { request: SubmitRequest },
+    Cancel { task: TaskId, reason: String },
+    Intervene { task: TaskId, text: String },
+}
+
+/// Who reads a request's status without holding its write.
+pub(crate) enum Reader {
+    Lost(ControlLost),
+    Observer(Observer),
+}
+
+impl Reader {
+    fn into_token(self) -> Token {
+        match self {
+            Reader::Lost(l) => Token::ControlLost(l),
+            Reader::Observer(o) => Token::Observer(o),
+        }
+    }
+}
+
+impl Call {
+    /// A mutation, whose answer a crash test may stop after.
+    pub(crate) fn is_write(&self) -> bool {
+        matches!(self, Call::Write { .. })
+    }
+}
+
+/// A call's outcome, with the authority it gives back. `now`: when it was sent.
+pub(crate) enum Done {
+    Poll(Result<argus_machines::Observation, RemoteError>),
+    Evidence {
+        task: TaskId,
+        through: Option<RemoteTerminalLocalPending>,
+        read: Result<Evidence, RemoteError>,
+    },
+    Confirm {
+        outcome: ConfirmOutcome,
+        now: u64,
+    },
+    StillOurs {
+        controller: Controller,
+        read: Result<Option<Lease>, RemoteError>,
+        now: u64,
+    },
+    Claim {
+        request_id: RequestId,
+        outcome: ClaimOutcome,
+        now: u64,
+    },
+    Renew {
+        outcome: RenewOutcome,
+        now: u64,
+    },
+    Release {
+        observer: Observer,
+        answer: Result<(), RemoteError>,
+    },
+    Write {
+        request_id: RequestId,
+        result: WriteResult<Option<TaskId>>,
+    },
+    Readback {
+        request_id: RequestId,
+        outcome: ReadbackOutcome,
+    },
+    RequestStatus {
+        reader: Reader,
+        request_id: RequestId,
+        answer: Result<ReadbackAnswer, RemoteError>,
+    },
+}
+
+impl Core {
+    /// The call an action becomes, with its authority; `None` when nothing is to be sent (a
+    /// refused local write queues the event that says so).
+    pub(super) fn call(&mut self, action: Action, now: u64) -> Option<Call> {
+        match action {
+            Action::Poll { task } => Some(Call::Poll { task }),
+            Action::FetchEvidence { task } => Some(self.evidence(task)),
+            Action::ReadControl => self.read_control(),
+            Action::Claim { request_id } => self.claim(request_id),
+            Action::Renew { .. } => match self.take_token() {
+                Token::Controller(controller) => Some(Call::Renew {
+                    controller,
+                    ttl: self.config.lease_ttl_secs,
+                }),
+                other => self.keep(other),
+            },
+            Action::Release { .. } => match self.take_token() {
+                Token::Controller(controller) => Some(Call::Release { controller }),
+                other => {
+                    // The step that released already moved the machine on: the token follows.
+                    self.token = Some(other);
+                    self.align_token();
+                    None
+                }
+            },
+            Action::Submit { request_id, .. } => {
+                let request = SubmitRequest {
+                    text: self
+                        .text
+                        .take()
+                        .unwrap_or_else(|| self.ledger.doc().objective.clone()),
+                    project: self.config.project.clone(),
+                };
+                self.write(request_id, WriteCall::Submit { request })
+            }
+            Action::Cancel {
+                request_id, task, ..
+            } => {
+                let reason = self.text.take().unwrap_or_default();
+                self.write(request_id, WriteCall::Cancel { task, reason })
+            }
+            Action::Intervene {
+                request_id, task, ..
+            } => {
+                let text = self.text.take().unwrap_or_default();
+                self.write(request_id, WriteCall::Intervene { task, text })
+            }
+            Action::Readback { request_id } => self.readback(request_id, now),
+            // Local effects are the core's own.
+            Action::Surface(_) | Action::WakeArgus { .. } | Action::Quarantine { .. } => None,
+        }
+    }
+
+    /// Put a token back; nothing is sent.
+    fn keep(&mut self, token: Token) -> Option<Call> {
+        self.token = Some(token);
+        None
+    }
+
+    fn evidence(&mut self, task: TaskId) -> Call {
+        let through = match self.token.take() {
+            Some(Token::RemoteTerminalLocalPending(p)) if *p.task() == task => Some(p),
+            other => {
+                self.token = other;
+                None
+            }
+        };
+        Call::Evidence { task, through }
+    }
+
+    fn read_control(&mut self) -> Option<Call> {
+        match self.take_token() {
+            // With a last lease: confirm it. Without one: a claim read back as applied, whose
+            // grant is adopted only if the remote names us.
+            Token::Observer(observer) => Some(match self.machine.record().state.lease().cloned() {
+                Some(last) => Call::Confirm { observer, last },
+                None => Call::Adopt { observer },
+            }),
+            Token::Controller(controller) => Some(Call::StillOurs { controller }),
+            other => self.keep(other),
+        }
+    }
+
+    /// The intent for a request id the machine is about to send, consumed.
+    fn intent(&mut self, request_id: &RequestId) -> Option<WriteIntent> {
+        let at = self
+            .intents
+            .iter()
+            .position(|i| i.request_id() == request_id)?;
+        Some(self.intents.swap_remove(at))
+    }
+
+    fn claim(&mut self, request_id: RequestId) -> Option<Call> {
+        match (self.take_token(), self.intent(&request_id)) {
+            (Token::Observer(observer), Some(intent)) => Some(Call::Claim {
+                observer,
+                intent,
+                ttl: self.config.lease_ttl_secs,
+            }),
+            (token, _) => {
+                // Only a command's own claim is sent, once; anything else is not applied.
+                tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
+                self.refusal = Some(RefusalCode::ForbiddenInState);
+                self.queue.push_back(Event::LeaseRefused {
+                    reason: LeaseRefusal::NotApplied,
+                });
+                self.keep(token)
+            }
+        }
+    }
+
+    /// One mutation: through the `Controller`, with the command's own intent, once.
+    fn write(&mut self, request_id: RequestId, write: WriteCall) -> Option<Call> {
+        match (self.take_token(), self.intent(&request_id)) {
+            (Token::Controller(controller), Some(intent)) => Some(Call::Write {
+                controller,
+                intent,
+                write,
+            }),
+            (token, _) => {
+                // Without control, or without the intent its command brought (a persisted request
+                // id is only ever read back), nothing is sent.
+                tracing::warn!(campaign_id = %self.id(), "write not sent: no lease held, or not this command's request id");
+                self.refusal = Some(RefusalCode::NoLease);
+                self.queue.push_back(Event::Written {
+                    request_id,
+                    outcome: WriteOutcome::Refused,
+                });
+                self.keep(token)
+            }
+        }
+    }
+
+    /// Read back a write (or claim) of unknown outcome; never resend it.
+    fn readback(&mut self, request_id: RequestId, now: u64) -> Option<Call> {
+        // Too early: the request may still be in flight at the remote. The grace counts from the
+        // persisted moment the write became ambiguous, across restarts; the heartbeat asks again.
+        // Timestamps are whole seconds: one more second keeps the grace from ever being shorter
+        // than configured.
+        let grace = self.config.readback_grace.as_secs_f64().ceil() as u64 + 1;
+        let early = self.ledger.doc().ambiguous_since;
+        if early.is_some_and(|t| now < t.saturating_add(grace)) {
+            return None;
+        }
+        match self.take_token() {
+            Token::AmbiguousWrite(ambiguous) if *ambiguous.request_id() == request_id => {
+                Some(Call::Readback { ambiguous })
+            }
+            // A write in flight when control was lost, and a claim, are read back the same way.
+            Token::ControlLost(l) => Some(Call::RequestStatus {
+                reader: Reader::Lost(l),
+                request_id,
+            }),
+            Token::Observer(o) => Some(Call::RequestStatus {
+                reader: Reader::Observer(o),
+                request_id,
+            }),
+            other => self.keep(other),
+        }
+    }
+
+    /// The event a call's outcome is, with its token put back.
+    pub(super) fn done(&mut self, done: Done) -> Option<Event> {
+        match done {
+            Done::Poll(Ok(o)) => Some(Event::Observed(o)),
+            Done::Poll(Err(e)) => {
+                tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
+                Some(Event::PollFailed(condition_of(&e)))
+            }
+            Done::Evidence {
+                task,
+                through,
+                read,
+            } => {
+                if let Some(p) = through {
+                    self.token = Some(Token::RemoteTerminalLocalPending(p));
+                }
+                self.keep_evidence(&task, read);
+                None
+            }
+            Done::Confirm { outcome, now } => Some(self.confirmed(outcome, now)),
+            Done::StillOurs {
+                controller,
+                read,
+                now,
+            } => {
+                self.token = Some(Token::Controller(controller));
+                match read {
+                    Ok(lease) => Some(Event::ControlRead { lease, now }),
+                    // A remote without the operation, or a read that failed, says nothing here:
+                    // polls and renewals notice outages.
+                    Err(e) => {
+                        tracing::debug!(campaign_id = %self.id(), class = e.class(), "read_control failed");
+                        None
+                    }
+                }
+            }
+            Done::Claim {
+                request_id,
+                outcome,
+                now,
+            } => Some(self.claimed(request_id, outcome, now)),
+            Done::Renew { outcome, now } => self.renewed(outcome, now),
+            Done::Release { observer, answer } => {
+                if let Err(e) = answer {
+                    tracing::warn!(campaign_id = %self.id(), class = e.class(), "release unanswered; the lease will expire");
+                }
+                // The step that released already moved the machine on (to its next attempt's
+                // verdict, or back to observing): the token follows it now.
+                self.token = Some(Token::Observer(observer));
+                self.align_token();
+                None
+            }
+            Done::Write { request_id, result } => Some(self.settle(request_id, result)),
+            Done::Readback {
+                request_id,
+                outcome,
+            } => {
+                let (token, answer) = match outcome {
+                    ReadbackOutcome::Resolved { observer, applied } => {
+                        (Token::Observer(observer), Ok(applied_or_not(applied)))
+                    }
+                    ReadbackOutcome::Unresolved(a, e) => (Token::AmbiguousWrite(a), Err(e)),
+                };
+                self.token = Some(token);
+                Some(read_back(request_id, answer))
+            }
+            Done::RequestStatus {
+                reader,
+                request_id,
+                answer,
+            } => {
+                self.token = Some(reader.into_token());
+                Some(read_back(request_id, answer))
+            }
+        }
+    }
+
+    fn confirmed(&mut self, outcome: ConfirmOutcome, now: u64) -> Event {
+        let (token, event) = match outcome {
+            ConfirmOutcome::Confirmed(c) => {
+                let lease = Some(c.lease().clone());
+                (Token::Controller(c), Event::ControlRead { lease, now })
+            }
+            ConfirmOutcome::NotConfirmed(o, read) => {
+                (Token::Observer(o), Event::ControlRead { lease: read, now })
+            }
+            ConfirmOutcome::Unanswered(o, e) => {
+                (Token::Observer(o), Event::PollFailed(condition_of(&e)))
+            }
+        };
+        self.token = Some(token);
+        event
+    }
+
+    fn claimed(&mut self, request_id: RequestId, outcome: ClaimOutcome, now: u64) -> Event {
+        let (token, event) = match outcome {
+            ClaimOutcome::Granted(c) => {
+                let lease = c.lease().clone();
+                (Token::Controller(c), Event::LeaseGranted { lease, now })
+            }
+            // A claim is a write: an answer that does not prove it was not applied leaves it
+            // unresolved, read back before anything else.
+            ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) if !e.proves_not_applied() => (
+                Token::Observer(o),
+                Event::Written {
+                    request_id,
+                    outcome: WriteOutcome::TimedOut,
+                },
+            ),
+            ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) => {
+                self.refusal = Some(RefusalCode::of(&e));
+                let reason = e.lease_refusal();
+                (Token::Observer(o), Event::LeaseRefused { reason })
+            }
+            // The remote answered with a lease the machine judges (expired, not ours, below the
+            // floor): let it say why.
+            ClaimOutcome::Refused(o, ClaimRefusal::NotOurs(lease)) => {
+                (Token::Observer(o), Event::LeaseGranted { lease, now })
+            }
+        };
+        self.token = Some(token);
+        event
+    }
+
+    fn renewed(&mut self, outcome: RenewOutcome, now: u64) -> Option<Event> {
+        let (token, event) = match outcome {
+            RenewOutcome::Renewed(c) => {
+                let lease = c.lease().clone();
+                (Token::Controller(c), Event::LeaseGranted { lease, now })
+            }
+            // The card offers no renewal: nothing was sent, and the lease runs its term (it ends
+            // as a local expiry), never mistaken for an outage.
+            RenewOutcome::Unanswered(c, RemoteError::CapabilityUnavailable(_)) => {
+                tracing::debug!(campaign_id = %self.id(), "renew_control not offered; the lease runs its term");
+                self.token = Some(Token::Controller(c));
+                return None;
+            }
+            RenewOutcome::Unanswered(c, e) => {
+                (Token::Controller(c), Event::PollFailed(condition_of(&e)))
+            }
+            RenewOutcome::Lost(l, reason) => {
+                self.stats.lease_losses.fetch_add(1, Ordering::Relaxed);
+                let reason = match reason {
+                    LossReason::Refused(r) => r,
+                    LossReason::Expired => LeaseRefusal::Expired,
+                    _ => LeaseRefusal::HeldByOther,
+                };
+                (Token::ControlLost(l), Event::LeaseRefused { reason })
+            }
+        };
+        self.token = Some(token);
+        Some(event)
+    }
+
+    /// Map a write's outcome to the machine's event, keeping the token that comes back.
+    fn settle(&mut self, request_id: RequestId, outcome: WriteResult<Option<TaskId>>) -> Event {
+        let (token, outcome) = match outcome {
+            WriteResult::Applied(c, task) => (Token::Controller(c), WriteOutcome::Acked { task }),
+            WriteResult::Rejected(c, e) => {
+                tracing::info!(campaign_id = %self.id(), class = e.class(), "write refused; nothing applied");
+                self.refusal = Some(RefusalCode::of(&e));
+                (Token::Controller(c), WriteOutcome::Refused)
+            }
+            WriteResult::Ambiguous(a) => (Token::AmbiguousWrite(a), WriteOutcome::TimedOut),
+            WriteResult::Lost(l, _, cause) => {
+                // No answer behind the loss: the lease ran out here.
+                self.refusal = Some(
+                    cause
+                        .as_ref()
+                        .map_or(RefusalCode::LeaseLapsed, RefusalCode::of),
+                );
+                self.token = Some(Token::ControlLost(l));
+                // Fenced because another controller holds the lease: say so, not "fenced".
+                if let Some(RemoteError::LeaseHeldByOther) = cause {
+                    return Event::LeaseRefused {
+                        reason: LeaseRefusal::HeldByOther,
+                    };
+                }
+                return Event::Written {
+                    request_id,
+                    outcome: WriteOutcome::Fenced,
+                };
+            }
+        };
+        self.token = Some(token);
+        Event::Written {
+            request_id,
+            outcome,
+        }
+    }
+
+    /// Keep evidence the machine has accepted; set aside artifacts bound to another campaign,
+    /// run or attempt.
+    fn keep_evidence(&mut self, task: &TaskId, read: Result<Evidence, RemoteError>) {
+        let mut ev = match read {
+            Ok(ev) => ev,
+            Err(e) => {
+                tracing::debug!(campaign_id = %self.id(), class = e.class(), "evidence read failed");
+                return;
+            }
+        };
+        // Artifacts that name another campaign, run or attempt than their task are foreign:
+        // quarantined, never kept, never handed to Argus or the feed.
+        let id = self.machine.campaign_id().to_string();
+        let before = ev.artifacts.len();
+        let artifacts = std::mem::take(&mut ev.artifacts);
+        ev.artifacts = artifacts.into_iter().filter(|a| ev.owns(&id, a)).collect();
+        let foreign = before - ev.artifacts.len();
+        if foreign > 0 {
+            tracing::warn!(campaign_id = %id, foreign, "foreign artifacts quarantined");
+            self.quarantined(u32::try_from(foreign).unwrap_or(u32::MAX));
+        }
+        // Only evidence the machine has accepted is kept: a revision newer than its cursor is
+        // either late (quarantined by the machine) or not yet seen.
+        let accepted = self
+            .machine
+            .memory()
+            .last_seen
+            .as_ref()
+            .filter(|s| s.task == *task)
+            .and_then(|s| s.evidence_revision);
+        if ev.evidence_revision > accepted {
+            tracing::debug!(campaign_id = %id, "evidence newer than accepted; not kept");
+        } else {
+            let writes = self
+                .ledger
+                .evidence(&self.machine, EvidenceSummary::of(&ev));
+            self.out().records.push(writes);
+        }
+    }
+}
+
+/// A resolved read-back: applied (with the task a submit created, if any), or not.
+fn applied_or_not(applied: Option<Option<TaskId>>) -> ReadbackAnswer {
+    match applied {
+        Some(task) => ReadbackAnswer::Applied { task },
+        None => ReadbackAnswer::NotApplied,
+    }
+}
+
+/// A read-back's event: its answer, or the failure the machine backs off from.
+fn read_back(request_id: RequestId, answer: Result<ReadbackAnswer, RemoteError>) -> Event {
+    match answer {
+        Ok(answer) => Event::ReadBack { request_id, answer },
+        // The remote cannot answer it at all (the operation is not offered): said as such.
+        Err(RemoteError::MethodUnavailable | RemoteError::CapabilityUnavailable(_)) => {
+            Event::ReadBack {
+                request_id,
+                answer: ReadbackAnswer::Unavailable,
+            }
+        }
+        Err(e) => Event::PollFailed(condition_of(&e)),
+    }
+}
+
+/// What a failed read met, for the machine (four conditions an operator handles differently).
+fn condition_of(e: &RemoteError) -> RemoteCondition {
+    match e {
+        RemoteError::AuthFailed => RemoteCondition::AuthRequired,
+        RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
+        RemoteError::Tls(_) => RemoteCondition::Unreachable,
+        _ if e.is_no_answer() => RemoteCondition::Unreachable,
+        // An answer, but not one that can be read: said as such, never "unreachable".
+        _ => RemoteCondition::Unusable,
+    }
+}

@@ -1,0 +1,753 @@
+//! One campaign's core: everything its driver decides, without I/O.
+//!
+//! The shape is raft-rs's `RawNode`: the driver [`handle`](Core::handle)s an [`Input`] (an
+//! operator's command with its actor and text, a verdict, an answer, a notice, the event log read
+//! at the first step, a tick, a restored state's entry), then asks [`ready`](Core::ready) for
+//! what to do next and reports what became of it with [`advance`](Core::advance), until `ready`
+//! has nothing left. A [`Ready`] says, in the order the driver performs it: the step's
+//! write-ahead (`persist`: nothing else in that `Ready`, and nothing the step decided happens
+//! unless it is on disk), other records, wakes and significant events for the wake sink, an
+//! answer to keep for Argus, one remote call (made through the authority token the core hands
+//! out with it, and given back with its outcome), the reply to the asker, and whether the
+//! campaign just closed.
+//!
+//! Owns: the machine, the [`Token`] that matches it, the [`Ledger`], the unsent
+//! [`WriteIntent`]s, the question's life (who asked, how an answer is routed, when it is
+//! answered) and the composition of the operator's answer. Reads no file, no clock (`now` is
+//! given) and no socket; `tests.rs` drives it alone.
+
+mod calls;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use calls::{Call, Done, Reader, WriteCall};
+
+use super::command::{Acted, Actor};
+use super::ledger::{Checkpoint, Ledger, Write};
+use super::messages::MessageKind;
+use super::reduce::{AnswerTo, EventLine};
+use super::reply::{AnswerReply, CommandReply, Outcome, RefusalCode};
+use super::shared::CrashPoint;
+use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
+use crate::control::{Token, TokenKind, Validated, WriteIntent};
+use argus_machines::{
+    Action, CampaignMachine, Command, Event, Significant, StateName, Undo, Verdict, WakeReason,
+};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The longest answer to a supervisor's or Argus's question that is kept (bytes).
+const ANSWER_MAX: usize = 4096;
+
+/// What a campaign's core is given.
+#[derive(Debug)]
+pub(crate) enum Input {
+    /// The campaign's event log, read once before its first step.
+    Log(Vec<EventLine>),
+    /// A heartbeat.
+    Tick { now: u64 },
+    /// A restored state's entry actions (a lease to confirm, a write to read back, a task to poll).
+    Entry(Vec<Action>),
+    /// An operator's (or Argus's) command, with the intents whose request ids it carries and the
+    /// text of its submit, intervention or cancel.
+    Command {
+        command: Command,
+        intents: Vec<WriteIntent>,
+        text: Option<String>,
+        actor: Actor,
+    },
+    /// A local verdict on a finished attempt.
+    Verdict { verdict: Verdict, actor: Actor },
+    /// An operator's answer to the pending question, with the intent an intervention would use.
+    Answer { text: String, intent: WriteIntent },
+    /// A message for a person no significant event carries; `NeedsYou` becomes the question.
+    Notice { kind: MessageKind, text: String },
+    /// Nothing to do (the document is read: the driver exists only once it is).
+    Read,
+    /// Stop; `release` gives a held lease back first.
+    Shutdown { release: bool },
+}
+
+/// What the driver does next, in this order.
+#[derive(Default)]
+pub(crate) struct Ready {
+    /// The step's write-ahead. When set, nothing else is in this `Ready`, and the driver reports
+    /// [`Report::Persisted`]; a failed document write undoes the step.
+    pub persist: Vec<Write>,
+    /// Where a crash test stops once `persist` is on disk.
+    pub milestone: Option<CrashPoint>,
+    /// Other records, each group stopped by its own failed document write.
+    pub records: Vec<Vec<Write>>,
+    /// For the wake sink, after the records (a wake finds its event logged).
+    pub wakes: Vec<Wake>,
+    /// An operator's answer to keep for Argus before the question is cleared; reported with
+    /// [`Report::Kept`].
+    pub keep_answer: Option<String>,
+    /// One remote call; reported with [`Report::Called`].
+    pub call: Option<Call>,
+    /// The answer to whoever gave the input.
+    pub reply: Option<Reply>,
+    /// The input closed the campaign (announced after its last lines).
+    pub closed: bool,
+    /// The driver stops after this.
+    pub stop: bool,
+}
+
+impl Ready {
+    fn is_empty(&self) -> bool {
+        self.persist.is_empty()
+            && self.records.is_empty()
+            && self.wakes.is_empty()
+            && self.keep_answer.is_none()
+            && self.call.is_none()
+            && self.reply.is_none()
+            && !self.closed
+            && !self.stop
+    }
+
+    /// The core waits for a report before it goes on.
+    fn waits(&self) -> bool {
+        !self.persist.is_empty() || self.keep_answer.is_some() || self.call.is_some()
+    }
+}
+
+/// For the wake sink.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Wake {
+    /// A new significant event (advisors may ask for a wake).
+    Significant(Significant),
+    /// Wake Argus, with the latest significant event.
+    Argus {
+        reason: WakeReason,
+        latest: Option<Significant>,
+    },
+}
+
+/// The answer to an input's asker.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    Command(CommandReply),
+    Answer(AnswerReply),
+    Done,
+}
+
+/// What became of a [`Ready`] that waits.
+pub(crate) enum Report {
+    /// The write-ahead is on disk (`true`), or its document could not be written.
+    Persisted(bool),
+    /// Where the answer went, or why it could not be kept.
+    Kept(std::io::Result<AnswerTo>),
+    /// The remote call's outcome, with the authority it gives back.
+    Called(Box<Done>),
+}
+
+/// What the asked thing was, for the feed's action line.
+#[derive(Debug)]
+enum Asked {
+    Command(Command),
+    Verdict(Verdict),
+    Answer,
+}
+
+impl Asked {
+    fn acted(&self) -> Acted<'_> {
+        match self {
+            Asked::Command(c) => Acted::Command(c),
+            Asked::Verdict(v) => Acted::Verdict(*v),
+            Asked::Answer => Acted::Answer,
+        }
+    }
+}
+
+/// What the current input ends with, once its steps have settled.
+enum Finish {
+    /// A command, a verdict or a remote question's answer: the reply and the action line.
+    Asked {
+        asked: Asked,
+        actor: Actor,
+        /// The verdict the token made, recorded if the machine takes it.
+        validated: Option<Validated>,
+        /// An operator command (its text and intents are its own; a remote question may be
+        /// answered by it), not a bare verdict.
+        command: bool,
+    },
+    /// An answer kept for Argus: the question is answered once it is kept.
+    Keep { text: String },
+    /// The document written, and stop.
+    Shutdown,
+    /// `Reply::Done`.
+    Done,
+    /// Nothing to answer (a tick, the event log, an entry).
+    Quiet,
+}
+
+/// A step awaiting its write-ahead report.
+struct Persisting {
+    undo: Option<Undo>,
+    checkpoint: Checkpoint,
+    actions: Vec<Action>,
+    /// A read-back settles the write that was in flight (told once persisted).
+    settles: Option<(argus_machines::Intent, Event)>,
+}
+
+pub(crate) struct Core {
+    /// The campaign's machine: the only thing that decides the campaign's state.
+    machine: CampaignMachine,
+    /// The typestate of the machine's state, realigned after every step. `None` only while a
+    /// remote call has it.
+    token: Option<Token>,
+    /// What to record.
+    ledger: Ledger,
+    /// Write intents for request ids the machine was given and has not sent yet.
+    intents: Vec<WriteIntent>,
+    /// The text of the submit, intervention or cancel of the command being stepped.
+    text: Option<String>,
+    /// The remote's (or this process's) refusal during the current input, by safe class.
+    refusal: Option<RefusalCode>,
+    /// A step of the current input could not be persisted.
+    storage_failed: bool,
+    config: Arc<RuntimeConfig>,
+    stats: Arc<Stats>,
+    /// Events to step, in order.
+    queue: VecDeque<Event>,
+    /// Remote calls of the last step not made yet: one at a time, since each may change the
+    /// token the next needs.
+    calls: VecDeque<Action>,
+    /// A restored state's entry actions not performed yet; each one's follow-up settles first.
+    entry: VecDeque<Action>,
+    finish: Option<Finish>,
+    /// Boxed, as `out`: a resting campaign holds neither (most of a campaign's memory is its
+    /// resting driver).
+    persisting: Option<Box<Persisting>>,
+    /// What the next `Ready` says, gathered since the last one.
+    out: Option<Box<Ready>>,
+    /// Whether the current input's first step had an effect (`None` before it).
+    first: Option<bool>,
+    was_closed: bool,
+    /// The remote was asking (`AwaitingInput`) when the input came.
+    was_asked: bool,
+}
+
+impl Core {
+    /// The core of a campaign about to be driven, around its document as read; returns the
+    /// document to publish at once (the restored state: see [`Ledger::open`]).
+    pub(crate) fn new(
+        machine: CampaignMachine,
+        doc: CampaignDoc,
+        config: Arc<RuntimeConfig>,
+        stats: Arc<Stats>,
+    ) -> (Core, Arc<CampaignDoc>) {
+        let mut ledger = Ledger::open(&machine, Arc::new(doc));
+        let published = ledger.publish();
+        let core = Core {
+            token: Some(Token::restore(&machine)),
+            intents: WriteIntent::queued(&machine).into_iter().collect(),
+            machine,
+            ledger,
+            text: None,
+            refusal: None,
+            storage_failed: false,
+            config,
+            stats,
+            queue: VecDeque::new(),
+            calls: VecDeque::new(),
+            entry: VecDeque::new(),
+            finish: None,
+            persisting: None,
+            out: None,
+            first: None,
+            was_closed: false,
+            was_asked: false,
+        };
+        (core, published)
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        self.machine.campaign_id()
+    }
+
+    pub(crate) fn machine(&self) -> &CampaignMachine {
+        &self.machine
+    }
+
+    /// The ledger and the machine, for the journal performing a [`Ready`]'s writes: it tells the
+    /// ledger what became of the two writes whose outcome changes the document.
+    pub(crate) fn records(&mut self) -> (&mut Ledger, &CampaignMachine) {
+        (&mut self.ledger, &self.machine)
+    }
+
+    /// Take an input. The previous one must have been pumped to the end (`ready` gave `None`).
+    pub(crate) fn handle(&mut self, input: Input, now: u64) {
+        self.was_closed = self.machine.state_name().is_closed();
+        self.was_asked = self.machine.state_name() == StateName::AwaitingInput;
+        self.first = None;
+        let finish = match input {
+            Input::Log(log) => {
+                let mut group = self.ledger.resume(&log);
+                if !group.is_empty() {
+                    group.extend(self.ledger.document(&self.machine));
+                    self.out().records.push(group);
+                }
+                Finish::Quiet
+            }
+            Input::Tick { now } => {
+                self.queue.push_back(Event::Tick { now });
+                Finish::Quiet
+            }
+            Input::Entry(actions) => {
+                self.entry = actions.into();
+                Finish::Quiet
+            }
+            Input::Command {
+                command,
+                intents,
+                text,
+                actor,
+            } => {
+                let validated = self.command(command.clone(), intents, text);
+                Finish::Asked {
+                    asked: Asked::Command(command),
+                    actor,
+                    validated,
+                    command: true,
+                }
+            }
+            Input::Verdict { verdict, actor } => {
+                self.refusal = None;
+                self.storage_failed = false;
+                let validated = self.verdict(verdict, Event::Validated { verdict });
+                Finish::Asked {
+                    asked: Asked::Verdict(verdict),
+                    actor,
+                    validated,
+                    command: false,
+                }
+            }
+            Input::Answer { text, intent } => self.answer(text, intent),
+            Input::Notice { kind, text } => {
+                let writes = self.ledger.notice(&self.machine, kind, &text, now);
+                self.out().records.push(writes);
+                Finish::Done
+            }
+            Input::Read => Finish::Done,
+            Input::Shutdown { release } => {
+                if release {
+                    self.queue.push_back(Event::Operator(Command::Release));
+                }
+                Finish::Shutdown
+            }
+        };
+        self.finish = Some(finish);
+    }
+
+    /// What to do next, or `None` once the input is settled. A `Ready` that waits (a
+    /// write-ahead, an answer to keep, a remote call) must be [`advance`](Core::advance)d.
+    pub(crate) fn ready(&mut self, now: u64) -> Option<Ready> {
+        while !self.waits() {
+            if let Some(action) = self.calls.pop_front() {
+                let call = self.call(action, now);
+                if call.is_some() {
+                    self.out().call = call;
+                }
+            } else if !self.queue.is_empty() && self.out.is_some() {
+                // A step's write-ahead goes alone: what came before it is done first.
+                break;
+            } else if let Some(event) = self.queue.pop_front() {
+                self.step(event, now);
+            } else if let Some(action) = self.entry.pop_front() {
+                self.perform(action, now);
+            } else if let Some(finish) = self.finish.take() {
+                self.end(finish, now);
+            } else {
+                // Settled: a resting campaign keeps no queue's allocation.
+                self.queue = VecDeque::new();
+                self.calls = VecDeque::new();
+                self.entry = VecDeque::new();
+                break;
+            }
+        }
+        self.out
+            .take()
+            .map(|ready| *ready)
+            .filter(|r| !r.is_empty())
+    }
+
+    /// A write-ahead, an answer to keep or a call is out: nothing goes on until it is reported.
+    fn waits(&self) -> bool {
+        self.persisting.is_some() || self.out.as_ref().is_some_and(|r| r.waits())
+    }
+
+    /// What the next `Ready` says.
+    fn out(&mut self) -> &mut Ready {
+        self.out.get_or_insert_with(Box::default)
+    }
+
+    /// What became of the last [`Ready`] that waited.
+    pub(crate) fn advance(&mut self, report: Report, now: u64) {
+        match report {
+            Report::Persisted(ok) => match self.persisting.take() {
+                Some(p) if ok => self.acted(p, now),
+                Some(p) => self.unpersisted(p),
+                None => {}
+            },
+            Report::Kept(kept) => {
+                let Some(Finish::Keep { text }) = self.finish.take() else {
+                    return;
+                };
+                let reply = match kept {
+                    Ok(to) => {
+                        let writes = self.ledger.answered(&self.machine, &text, now);
+                        self.out().records.push(writes);
+                        AnswerReply::Kept(to)
+                    }
+                    Err(e) => {
+                        tracing::error!(campaign_id = %self.id(), error = %e, "cannot keep the operator's answer");
+                        AnswerReply::NotKept
+                    }
+                };
+                self.out().reply = Some(Reply::Answer(reply));
+                self.closing();
+            }
+            Report::Called(done) => {
+                if let Some(follow) = self.done(*done) {
+                    self.queue.push_back(follow);
+                }
+            }
+        }
+    }
+
+    /// One operator command: its text and intents are its own (a later plain submit never
+    /// inherits an intervention's text). `next-attempt` is a verdict on the finished attempt
+    /// too, made by the token. Returns that verdict.
+    fn command(
+        &mut self,
+        command: Command,
+        intents: Vec<WriteIntent>,
+        text: Option<String>,
+    ) -> Option<Validated> {
+        self.text = text;
+        self.intents.extend(intents);
+        self.refusal = None;
+        self.storage_failed = false;
+        if matches!(command, Command::NextAttempt { .. }) {
+            self.verdict(Verdict::NextAttempt, Event::Operator(command))
+        } else {
+            self.queue.push_back(Event::Operator(command));
+            None
+        }
+    }
+
+    /// A local verdict: only `RemoteTerminalLocalPending` can make one, and it is recorded only
+    /// when the machine takes it. From any other token it is refused unstepped.
+    fn verdict(&mut self, verdict: Verdict, event: Event) -> Option<Validated> {
+        match self.token.take() {
+            Some(Token::RemoteTerminalLocalPending(p)) => {
+                let (observer, validated) = p.validate(verdict);
+                self.token = Some(Token::Observer(observer));
+                self.queue.push_back(event);
+                Some(validated)
+            }
+            other => {
+                self.token = other;
+                None
+            }
+        }
+    }
+
+    /// Route an operator's answer: the remote's question is answered with an intervention (the
+    /// question stays until the remote accepts one); a supervisor's or Argus's is kept for Argus
+    /// first, then answered.
+    fn answer(&mut self, text: String, intent: WriteIntent) -> Finish {
+        let doc = self.ledger.doc();
+        let remote_asks = self.machine.state_name() == StateName::AwaitingInput
+            || doc.question_source == Some(QuestionSource::Remote);
+        if remote_asks {
+            let command = Command::Intervene {
+                request_id: intent.request_id().clone(),
+            };
+            let validated = self.command(command, vec![intent], Some(text));
+            return Finish::Asked {
+                asked: Asked::Answer,
+                actor: Actor::Operator,
+                validated,
+                command: true,
+            };
+        }
+        if doc.pending_question.is_none() {
+            self.out().reply = Some(Reply::Answer(AnswerReply::NothingPending));
+            return Finish::Quiet;
+        }
+        let text = crate::security::Untrusted::new(&text, ANSWER_MAX)
+            .as_str()
+            .to_string();
+        self.out().keep_answer = Some(text.clone());
+        Finish::Keep { text }
+    }
+
+    /// Step one event; a step that changed the campaign waits for its write-ahead.
+    fn step(&mut self, event: Event, now: u64) {
+        let settles = match &event {
+            Event::ReadBack { .. } => self.machine.record().state.intent().cloned(),
+            _ => None,
+        };
+        let (step, undo) = self.machine.step_undoable(&event);
+        self.first.get_or_insert(!step.is_noop());
+        self.stats.steps.fetch_add(1, Ordering::Relaxed);
+        if step.is_noop() {
+            if matches!(event, Event::Tick { .. } | Event::Observed(_)) {
+                self.stats.noop_steps.fetch_add(1, Ordering::Relaxed);
+            }
+            // The token may have moved ahead of a machine that then refused the event (a verdict
+            // it did not take, a grant it did not accept): it follows the machine.
+            self.align_token();
+            return;
+        }
+        let p = Box::new(Persisting {
+            undo,
+            checkpoint: self.ledger.checkpoint(),
+            actions: step.actions,
+            settles: settles.map(|i| (i, event.clone())),
+        });
+        if !step.changed {
+            return self.acted(p, now);
+        }
+        if let Event::Observed(o) = &event {
+            self.ledger.observed(o, now);
+        }
+        let persist = self.ledger.step(&self.machine, now);
+        if persist.renewal {
+            self.stats.renewals.fetch_add(1, Ordering::Relaxed);
+        }
+        self.out().milestone = if p.actions.iter().any(Action::is_mutation) {
+            Some(CrashPoint::AfterIntentPersisted)
+        } else if matches!(event, Event::Written { .. }) {
+            Some(CrashPoint::AfterOutcomePersisted)
+        } else {
+            None
+        };
+        self.out().persist = persist.writes;
+        self.persisting = Some(p);
+    }
+
+    /// The step could not be persisted: the campaign stays as it is on disk (memory included),
+    /// and the step and the rest of the input are dropped.
+    fn unpersisted(&mut self, p: Box<Persisting>) {
+        if let Some(undo) = p.undo {
+            self.machine.undo(undo);
+        }
+        self.ledger.restore(p.checkpoint);
+        self.align_token();
+        self.storage_failed = true;
+        self.first = Some(false);
+        self.queue.clear();
+        self.stats.storage_failures.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(campaign_id = %self.id(), "CRITICAL: cannot persist the campaign; the step was not acted on");
+    }
+
+    /// What a persisted step decided: the settled write told, its local effects, its remote
+    /// calls queued.
+    fn acted(&mut self, p: Box<Persisting>, now: u64) {
+        if let Some((intent, Event::ReadBack { request_id, answer })) = &p.settles {
+            if *request_id == intent.request_id {
+                let writes = self.ledger.settled(intent, answer, &self.machine, now);
+                self.out().records.push(writes);
+            }
+        }
+        // A step that leaves control by releasing still needs the `Controller` for the release
+        // itself, which gives it up. (A remote call's outcome changes the token ahead of the
+        // machine, e.g. a grant; the machine catches up when it steps the event.)
+        if !p
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Release { .. }))
+        {
+            self.align_token();
+        }
+        let (remote, local): (Vec<Action>, Vec<Action>) =
+            p.actions.into_iter().partition(Action::is_remote_call);
+        for action in local {
+            self.effect(action, now);
+        }
+        self.calls.extend(remote);
+    }
+
+    /// One of a restored state's entry actions.
+    fn perform(&mut self, action: Action, now: u64) {
+        if action.is_remote_call() {
+            self.calls.push_back(action);
+        } else {
+            self.effect(action, now);
+        }
+    }
+
+    /// A local effect of a step: the records, the feed, a wake.
+    fn effect(&mut self, action: Action, now: u64) {
+        match action {
+            Action::Surface(sig) => {
+                // A refused claim: the machine's reason is the operator's answer (unless the
+                // remote's own refusal already gave a more precise one).
+                if let Significant::ControlChanged {
+                    change: argus_machines::ControlChange::ClaimRefused(reason),
+                } = &sig
+                {
+                    self.refusal.get_or_insert(RefusalCode::of_lease(*reason));
+                }
+                self.surface(sig, now);
+            }
+            Action::WakeArgus { reason } => {
+                self.stats.wakes.fetch_add(1, Ordering::Relaxed);
+                let latest = self.ledger.doc().latest_significant_event.clone();
+                self.out().wakes.push(Wake::Argus { reason, latest });
+            }
+            Action::Quarantine { task, reason } => {
+                tracing::warn!(campaign_id = %self.id(), task = %task, ?reason, "remote data quarantined");
+                self.quarantined(1);
+            }
+            other => {
+                tracing::error!(campaign_id = %self.id(), action = %other.label(), "a remote call was given as a local effect");
+            }
+        }
+    }
+
+    /// Record a significant event once, and tell the wake sink.
+    fn surface(&mut self, sig: Significant, now: u64) {
+        let Some(writes) = self.ledger.surface(&self.machine, &sig, now) else {
+            return;
+        };
+        self.out().records.push(writes);
+        self.stats.significant.fetch_add(1, Ordering::Relaxed);
+        *self
+            .stats
+            .significant_by_class
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(sig.class())
+            .or_default() += 1;
+        tracing::info!(campaign_id = %self.id(), class = sig.class(), "significant event");
+        self.out().wakes.push(Wake::Significant(sig));
+    }
+
+    /// Count remote data set aside (foreign or late artifacts) in the campaign's record.
+    fn quarantined(&mut self, count: u32) {
+        self.stats
+            .quarantined
+            .fetch_add(u64::from(count), Ordering::Relaxed);
+        let writes = self.ledger.quarantined(&self.machine, count);
+        self.out().records.push(writes);
+    }
+
+    /// The input's steps have settled: its answer, its records.
+    fn end(&mut self, finish: Finish, now: u64) {
+        match finish {
+            Finish::Asked {
+                asked,
+                actor,
+                validated,
+                command,
+            } => self.answered(asked, actor, validated, command, now),
+            // Waits for `Report::Kept` (the answer went out with the `Ready` that took it).
+            Finish::Keep { text } => {
+                self.finish = Some(Finish::Keep { text });
+                return;
+            }
+            Finish::Shutdown => {
+                let writes = self.ledger.document(&self.machine);
+                self.out().records.push(writes);
+                self.out().reply = Some(Reply::Done);
+                self.out().stop = true;
+            }
+            Finish::Done => self.out().reply = Some(Reply::Done),
+            Finish::Quiet => {}
+        }
+        self.closing();
+    }
+
+    /// A command's, a verdict's or an intervening answer's reply, and its line in the feed.
+    fn answered(
+        &mut self,
+        asked: Asked,
+        actor: Actor,
+        validated: Option<Validated>,
+        command: bool,
+        now: u64,
+    ) {
+        let accepted = self.first.take().unwrap_or(false);
+        if let (true, Some(v)) = (accepted, &validated) {
+            let writes = self.ledger.verdict(&self.machine, v);
+            self.out().records.push(writes);
+        }
+        if command {
+            self.text = None;
+            // Intents the machine did not send now are never sent later: a command's request id
+            // belongs to that command alone (the queued submit of a claim being resolved stays).
+            let record = self.machine.record();
+            let queued = record.state.claim_then_submit();
+            self.intents.retain(|i| queued == Some(i.request_id()));
+        }
+        let reply = self.reply(accepted);
+        if command {
+            // Only a command taken while the remote asked can have answered it (an observe whose
+            // first reading finds a question leaves it standing).
+            let delivered = self.was_asked && reply.outcome() == Outcome::Done;
+            let writes = self.ledger.commanded(&self.machine, delivered);
+            self.out().records.push(writes);
+        }
+        let acted = asked.acted();
+        if let Some(refusal) = reply
+            .refusal
+            .filter(|_| reply.outcome() == Outcome::Refused)
+        {
+            tracing::info!(campaign_id = %self.id(), action = acted.name(), refused_by = ?refusal.by(), code = refusal.name(), "action refused");
+        }
+        let writes = self.ledger.action(acted, &reply, &actor, now);
+        self.out().records.push(writes);
+        self.out().reply = Some(match asked {
+            Asked::Answer => Reply::Answer(AnswerReply::Intervened(reply)),
+            Asked::Command(_) | Asked::Verdict(_) => Reply::Command(reply),
+        });
+    }
+
+    /// An input that closed the campaign is announced once all its lines are written.
+    fn closing(&mut self) {
+        self.out().closed = !self.was_closed && self.machine.state_name().is_closed();
+    }
+
+    /// The answer to a command or verdict, as the campaign stands now.
+    fn reply(&self, accepted: bool) -> CommandReply {
+        CommandReply {
+            accepted: accepted && !self.storage_failed,
+            state: self.machine.state_name(),
+            storage_failed: self.storage_failed,
+            refusal: self.refusal,
+            lease: self.machine.held_lease().cloned(),
+            ambiguous: super::resolving(&self.machine),
+            allowed: if accepted {
+                vec![]
+            } else {
+                argus_machines::allowed_actions(&self.machine.record(), self.config.policy())
+            },
+        }
+    }
+
+    /// Make the token the typestate of the machine's state (see `Token::align`).
+    fn align_token(&mut self) {
+        let token = match self.token.take() {
+            Some(t) => t.align(&self.machine),
+            None => Token::restore(&self.machine),
+        };
+        let want = TokenKind::of_state(self.machine.state_name());
+        if token.kind() != want {
+            // Only `controlling.*` without a grant can get here; every write is refused locally.
+            tracing::error!(campaign_id = %self.id(), have = ?token.kind(), ?want, "token does not match the machine; writes are refused");
+        }
+        self.token = Some(token);
+    }
+
+    /// The token, taken for a call that may change it (given back with the call's outcome).
+    fn take_token(&mut self) -> Token {
+        self.token
+            .take()
+            .unwrap_or_else(|| Token::restore(&self.machine))
+    }
+}

@@ -1,0 +1,237 @@
+//! The core alone: no disk, no clock, no network. A test plays the driver: it performs nothing,
+//! reports what it is told to, and checks what the core asked for, in order.
+
+use super::*;
+use crate::control::RemoteError;
+use crate::runtime::reduce::AnswerTo;
+use argus_machines::{ControllerId, Observation, RemoteState, TaskId};
+
+const NOW: u64 = 1_000_000;
+
+fn core() -> Core {
+    let config = RuntimeConfig::new(ControllerId::new("us"));
+    let machine = CampaignMachine::new("c1", ControllerId::new("us"), config.policy());
+    let doc = CampaignDoc::new(&machine, "train", NOW);
+    Core::new(machine, doc, Arc::new(config), Arc::new(Stats::default())).0
+}
+
+fn reading(state: RemoteState) -> Observation {
+    Observation {
+        revision: Some(1),
+        ..Observation::new(TaskId::new("t1"), state)
+    }
+}
+
+/// What the driver was asked to do, in order, as words a test can compare.
+#[derive(Default, Debug)]
+struct Seen {
+    steps: Vec<String>,
+    reply: Option<Reply>,
+}
+
+/// Pump the core as the driver does: persist succeeds unless `disk_fails`; each poll answers
+/// `answer`; an answer to keep is kept for Argus.
+fn pump(core: &mut Core, input: Input, answer: &Observation, disk_fails: bool) -> Seen {
+    core.handle(input, NOW);
+    let mut seen = Seen::default();
+    while let Some(ready) = core.ready(NOW) {
+        if !ready.persist.is_empty() {
+            seen.steps.push("persist".into());
+            core.advance(Report::Persisted(!disk_fails), NOW);
+            continue;
+        }
+        for group in &ready.records {
+            for w in group {
+                seen.steps.push(match w {
+                    Write::Document => "document".into(),
+                    Write::Publish => "publish".into(),
+                    Write::LeaseRecord(_) => "lease".into(),
+                    Write::Event(l) => format!("event {}", l.event.class()),
+                    Write::Feed { message, .. } => format!("feed {:?}", message.kind),
+                });
+            }
+        }
+        for wake in &ready.wakes {
+            seen.steps.push(match wake {
+                Wake::Significant(s) => format!("significant {}", s.class()),
+                Wake::Argus { reason, .. } => format!("wake {reason:?}"),
+            });
+        }
+        if let Some(reply) = ready.reply {
+            seen.reply = Some(reply);
+        }
+        if let Some(text) = ready.keep_answer {
+            seen.steps.push(format!("keep {text}"));
+            core.advance(Report::Kept(Ok(AnswerTo::Argus)), NOW);
+        }
+        if let Some(call) = ready.call {
+            let done = match call {
+                Call::Poll { .. } => {
+                    seen.steps.push("poll".into());
+                    Done::Poll(Ok(answer.clone()))
+                }
+                other => {
+                    let name = match other {
+                        Call::Claim { .. } => "claim",
+                        Call::Write { .. } => "write",
+                        _ => "another call",
+                    };
+                    panic!("the core asked for a {name} no test here answers");
+                }
+            };
+            core.advance(Report::Called(Box::new(done)), NOW);
+        }
+    }
+    seen
+}
+
+fn observe() -> Input {
+    Input::Command {
+        command: Command::Observe {
+            task: Some(TaskId::new("t1")),
+        },
+        intents: vec![],
+        text: None,
+        actor: Actor::Operator,
+    }
+}
+
+fn command_reply(seen: &Seen) -> &CommandReply {
+    match &seen.reply {
+        Some(Reply::Command(r)) => r,
+        other => panic!("expected a command's reply, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_observe_is_persisted_before_its_poll_and_a_question_is_logged_before_anyone_is_woken() {
+    let mut core = core();
+    let asks = reading(RemoteState::InputRequired);
+    let seen = pump(&mut core, observe(), &asks, false);
+    let steps: Vec<&str> = seen.steps.iter().map(String::as_str).collect();
+    let poll = steps.iter().position(|s| *s == "poll").expect("a poll");
+    assert!(
+        steps[..poll].contains(&"persist"),
+        "write-ahead before the read: {steps:?}"
+    );
+    let logged = steps
+        .iter()
+        .position(|s| s.starts_with("event"))
+        .expect("the question is logged");
+    let told = steps
+        .iter()
+        .position(|s| s.starts_with("significant") || s.starts_with("wake"))
+        .expect("the wake sink is told");
+    assert!(logged < told, "logged before told: {steps:?}");
+    assert_eq!(command_reply(&seen).outcome(), Outcome::Done);
+    assert_eq!(
+        core.ledger.doc().question_source,
+        Some(QuestionSource::Remote)
+    );
+    // An unchanged reading at the next tick writes nothing and wakes nobody.
+    let seen = pump(&mut core, Input::Tick { now: NOW + 120 }, &asks, false);
+    assert_eq!(seen.steps, ["poll"], "{:?}", seen.steps);
+}
+
+#[test]
+fn a_step_that_cannot_be_persisted_is_undone_and_nothing_it_decided_is_sent() {
+    let mut core = core();
+    let before = core.machine().record();
+    let seen = pump(&mut core, observe(), &reading(RemoteState::Working), true);
+    assert_eq!(
+        seen.steps,
+        ["persist"],
+        "no poll, no record: {:?}",
+        seen.steps
+    );
+    let r = command_reply(&seen);
+    assert!(r.storage_failed && !r.accepted);
+    assert_eq!(core.machine().record(), before, "the machine went back");
+}
+
+#[test]
+fn a_claim_without_its_commands_intent_is_never_sent() {
+    let mut core = core();
+    pump(&mut core, observe(), &reading(RemoteState::Working), false);
+    let claim = Input::Command {
+        command: Command::Claim {
+            request_id: argus_machines::RequestId::new("not-minted-here"),
+        },
+        intents: vec![],
+        text: None,
+        actor: Actor::Operator,
+    };
+    // `pump` panics if a claim call is asked for.
+    let seen = pump(&mut core, claim, &reading(RemoteState::Working), false);
+    let r = command_reply(&seen);
+    assert_eq!(r.outcome(), Outcome::Refused);
+    assert_eq!(r.refusal, Some(RefusalCode::ForbiddenInState));
+}
+
+#[test]
+fn an_answer_is_routed_by_who_asked() {
+    // Nobody asked.
+    let mut core = core();
+    let quiet = reading(RemoteState::Working);
+    let answer = || Input::Answer {
+        text: "use the smaller batch".into(),
+        intent: WriteIntent::fresh(),
+    };
+    let seen = pump(&mut core, answer(), &quiet, false);
+    assert!(matches!(
+        seen.reply,
+        Some(Reply::Answer(AnswerReply::NothingPending))
+    ));
+    // Argus asked: the answer is kept for it first, then the question is answered.
+    let ask = Input::Notice {
+        kind: MessageKind::NeedsYou,
+        text: "Which dataset?".into(),
+    };
+    pump(&mut core, ask, &quiet, false);
+    let seen = pump(&mut core, answer(), &quiet, false);
+    assert_eq!(seen.steps[0], "keep use the smaller batch");
+    assert!(seen.steps.contains(&"document".to_string()));
+    assert!(matches!(
+        seen.reply,
+        Some(Reply::Answer(AnswerReply::Kept(AnswerTo::Argus)))
+    ));
+    assert_eq!(core.ledger.doc().pending_question, None);
+    // The remote asks: the answer is an intervention, which an observer cannot send.
+    let mut core = self::core();
+    let asks = reading(RemoteState::InputRequired);
+    pump(&mut core, observe(), &asks, false);
+    let seen = pump(&mut core, answer(), &asks, false);
+    assert!(
+        !seen.steps.iter().any(|s| s.starts_with("keep")),
+        "{:?}",
+        seen.steps
+    );
+    match seen.reply {
+        Some(Reply::Answer(AnswerReply::Intervened(r))) => {
+            assert_eq!(r.outcome(), Outcome::ForbiddenInState)
+        }
+        other => panic!("expected an intervention's reply, got {other:?}"),
+    }
+    assert!(core.ledger.doc().pending_question.is_some(), "still asked");
+}
+
+#[test]
+fn a_failed_read_is_a_condition_for_the_machine_never_a_write() {
+    let mut core = core();
+    pump(&mut core, observe(), &reading(RemoteState::Working), false);
+    core.handle(Input::Tick { now: NOW + 120 }, NOW);
+    let mut made = vec![];
+    while let Some(ready) = core.ready(NOW) {
+        if !ready.persist.is_empty() {
+            core.advance(Report::Persisted(true), NOW);
+        }
+        if let Some(call) = ready.call {
+            made.push(matches!(call, Call::Poll { .. }));
+            core.advance(
+                Report::Called(Box::new(Done::Poll(Err(RemoteError::TaskNotFound)))),
+                NOW,
+            );
+        }
+    }
+    assert_eq!(made, [true], "one poll, nothing else");
+}
