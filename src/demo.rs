@@ -91,14 +91,15 @@ impl Demo {
     }
 
     async fn command(&mut self, c: OperatorCommand) -> Result<(), String> {
+        let verb = c.verb();
         let reply = self
             .rt
-            .command(CAMPAIGN, c.clone())
+            .command(CAMPAIGN, c)
             .await
             .map_err(|e| e.to_string())?;
         if !reply.accepted {
             return Err(format!(
-                "{c:?} refused in state {}",
+                "{verb} refused in state {}",
                 reply.state.persisted()
             ));
         }
@@ -215,13 +216,11 @@ pub async fn run(
     .map_err(|e| e.to_string())?;
     d.show();
     for attempt in 1..=2 {
-        d.command(OperatorCommand::Claim).await?;
+        d.command(OperatorCommand::claim()).await?;
         d.until(StateName::Ready, Duration::from_secs(10)).await?;
-        d.command(OperatorCommand::Submit {
-            text: Some(format!(
-                "Run attempt {attempt} of the Training Master campaign."
-            )),
-        })
+        d.command(OperatorCommand::submit(Some(format!(
+            "Run attempt {attempt} of the Training Master campaign."
+        ))))
         .await?;
         d.until(StateName::Running, Duration::from_secs(10)).await?;
         d.until(

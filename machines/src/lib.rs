@@ -21,6 +21,7 @@ pub mod model;
 mod names;
 mod record;
 pub mod render;
+mod verbs;
 pub mod views;
 
 pub use campaign::Memory;
@@ -28,3 +29,4 @@ pub use machine::{allowed_actions, CampaignMachine, Deadline, Step, Undo};
 pub use model::*;
 pub use names::{StateName, Superstate};
 pub use record::{CampaignRecord, RecordError, RecordV1, StateRecord, SCHEMA_VERSION};
+pub use verbs::Verb;

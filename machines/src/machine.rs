@@ -8,6 +8,7 @@ use crate::campaign::{Campaign, Effects, Memory, State};
 use crate::model::*;
 use crate::names::StateName;
 use crate::record::{CampaignRecord, RecordError, SCHEMA_VERSION};
+use crate::verbs::Verb;
 use statig::blocking::{InitializedStateMachine, IntoStateMachineExt};
 use std::time::Duration;
 
@@ -353,10 +354,11 @@ impl CampaignMachine {
     }
 }
 
-/// The operator actions the machine would act on in the state `record` describes, by their API
-/// names. Each is tried on a copy of the machine and kept when it would do something: the list is
-/// computed from the machine, never kept by hand.
-pub fn allowed_actions(record: &CampaignRecord, policy: Policy) -> Vec<&'static str> {
+/// The verbs the machine would act on in the state `record` describes. Each verb's probe is
+/// tried on a copy of the machine and kept when it would do something: the list is computed from
+/// the machine, never kept by hand. (`answer` is the shell's: it is an intervention or a kept
+/// answer.)
+pub fn allowed_actions(record: &CampaignRecord, policy: Policy) -> Vec<Verb> {
     let Ok(state) = record.to_state() else {
         return vec![];
     };
@@ -366,53 +368,11 @@ pub fn allowed_actions(record: &CampaignRecord, policy: Policy) -> Vec<&'static 
         memory: record.memory.clone(),
     };
     let (machine, _) = CampaignMachine::at(record.campaign_id.clone(), campaign, state);
-    let rid = || RequestId::new("allowed-actions-probe");
-    let op = Event::Operator;
-    let probes = [
-        (
-            "observe",
-            op(Command::Observe {
-                task: Some(TaskId::new("allowed-actions-probe")),
-            }),
-        ),
-        ("claim", op(Command::Claim { request_id: rid() })),
-        ("submit", op(Command::Submit { request_id: rid() })),
-        ("intervene", op(Command::Intervene { request_id: rid() })),
-        ("cancel", op(Command::Cancel { request_id: rid() })),
-        ("release", op(Command::Release)),
-        ("pause", op(Command::Pause)),
-        ("resume", op(Command::Resume)),
-        ("abandon", op(Command::Abandon)),
-        (
-            "resolve",
-            op(Command::Resolve {
-                applied: None,
-                not_applied: true,
-            }),
-        ),
-        (
-            "next-attempt",
-            op(Command::NextAttempt {
-                claim_request: rid(),
-                submit_request: rid(),
-            }),
-        ),
-        (
-            "accept",
-            Event::Validated {
-                verdict: Verdict::Accepted,
-            },
-        ),
-        (
-            "reject",
-            Event::Validated {
-                verdict: Verdict::Rejected,
-            },
-        ),
-    ];
-    probes
+    Verb::ALL
         .into_iter()
-        .filter(|(_, e)| !machine.clone().step(e).is_noop())
-        .map(|(name, _)| name)
+        .filter(|v| {
+            v.probe()
+                .is_some_and(|e| !machine.clone().step(&e).is_noop())
+        })
         .collect()
 }

@@ -383,22 +383,32 @@ fn allowed_actions_are_what_the_machine_would_act_on() {
     let allowed = |place: &str| allowed_actions(&at(place).record(), policy());
     assert_eq!(
         allowed("detached"),
-        ["observe", "claim", "pause", "abandon"]
+        [Verb::Observe, Verb::Claim, Verb::Pause, Verb::Abandon]
     );
     let running = allowed("running");
-    for a in ["intervene", "cancel", "release", "pause", "abandon"] {
+    for a in [
+        Verb::Intervene,
+        Verb::Cancel,
+        Verb::Release,
+        Verb::Pause,
+        Verb::Abandon,
+    ] {
         assert!(running.contains(&a), "{a} in {running:?}");
     }
-    assert!(!running.contains(&"submit") && !running.contains(&"accept"));
+    assert!(!running.contains(&Verb::Submit) && !running.contains(&Verb::Accept));
     let rtlp = allowed("rtlp"); // a failed attempt: it can be rejected, not accepted
     assert!(
-        rtlp.contains(&"reject") && rtlp.contains(&"next-attempt") && !rtlp.contains(&"accept")
+        rtlp.contains(&Verb::Reject)
+            && rtlp.contains(&Verb::NextAttempt)
+            && !rtlp.contains(&Verb::Accept)
     );
     assert_eq!(
         allowed("ambiguous"),
-        ["abandon"],
+        [Verb::Abandon],
         "resolve only once readback proved impossible"
     );
+    // `answer` is never the machine's: the shell routes it.
+    assert!(!allowed("awaiting_input").contains(&Verb::Answer));
 }
 
 #[test]

@@ -104,15 +104,10 @@ async fn wait(rt: &Runtime, want: StateName) {
 async fn first_attempt_fails(r: &Rig) {
     rig::controlling(&r.rt, "c1", "make the evaluation pass").await;
     assert!(
-        r.rt.command(
-            "c1",
-            OperatorCommand::Submit {
-                text: Some("attempt 1".into())
-            }
-        )
-        .await
-        .expect("submit")
-        .accepted
+        r.rt.command("c1", OperatorCommand::submit(Some("attempt 1".into())))
+            .await
+            .expect("submit")
+            .accepted
     );
     wait(&r.rt, StateName::RemoteTerminalLocalPending).await;
 }
@@ -247,7 +242,7 @@ async fn running_with(foreman: &str) -> Rig {
     let r = rig_with(true, Some(foreman_saying(foreman)), "long-noisy").await;
     rig::controlling(&r.rt, "c1", "train").await;
     assert!(
-        r.rt.command("c1", OperatorCommand::Submit { text: None })
+        r.rt.command("c1", OperatorCommand::submit(None))
             .await
             .expect("submit")
             .accepted

@@ -34,7 +34,7 @@ async fn runtime_with(rig: &Rig, grace: Duration) -> Runtime {
 /// Cancel campaign `id`'s attempt (with a reason, as every cancel has).
 async fn cancel(rt: &Runtime, id: &str) {
     let reason = "test".to_string();
-    rt.command(id, OperatorCommand::Cancel { reason })
+    rt.command(id, OperatorCommand::cancel(reason))
         .await
         .expect("cancel");
 }
@@ -86,7 +86,7 @@ async fn running(rt: &Runtime, id: &str) {
     rt.create(id, "train").await.expect("create");
     claim(rt, id).await;
     wait_state(rt, id, StateName::Ready).await;
-    rt.command(id, OperatorCommand::Submit { text: None })
+    rt.command(id, OperatorCommand::submit(None))
         .await
         .expect("submit");
     wait_state(rt, id, StateName::Running).await;
@@ -181,7 +181,7 @@ async fn a_write_that_cannot_be_persisted_is_never_sent() {
     let (r, rt) = ready("long-noisy").await;
     r.store.faults().fail_writes.store(true, Ordering::SeqCst);
     let reply = rt
-        .command("c1", OperatorCommand::Submit { text: None })
+        .command("c1", OperatorCommand::submit(None))
         .await
         .expect("submit");
     assert!(reply.storage_failed, "{reply:?}");
@@ -448,7 +448,7 @@ async fn a_torn_event_line_does_not_take_the_next_event_with_it() {
         .faults()
         .torn_next_append
         .store(true, Ordering::SeqCst);
-    rt.command("c1", OperatorCommand::Release)
+    rt.command("c1", OperatorCommand::release())
         .await
         .expect("release");
     wait_state(&rt, "c1", StateName::Detached).await;
@@ -481,7 +481,7 @@ async fn a_claim_in_flight_at_a_crash_is_read_back_not_forgotten() {
     hold(&r.sim, "campaign/claim_control", 1_500);
     let _ = tokio::time::timeout(
         Duration::from_millis(300),
-        rt.command("c1", OperatorCommand::Claim),
+        rt.command("c1", OperatorCommand::claim()),
     )
     .await;
     // The process dies while the claim is held at the remote.
@@ -571,7 +571,7 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
     assert!(!reply.accepted);
     submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
-    rt.command("c1", OperatorCommand::Release)
+    rt.command("c1", OperatorCommand::release())
         .await
         .expect("release");
     wait_for("the release to reach the remote", || {
@@ -603,19 +603,19 @@ async fn a_plain_submit_never_inherits_an_earlier_commands_text_and_every_write_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn epochs_going_backwards_are_a_critical_notice_with_a_question() {
     let (r, rt) = ready("long-noisy").await;
-    rt.command("c1", OperatorCommand::Release)
+    rt.command("c1", OperatorCommand::release())
         .await
         .expect("release");
     wait_state(&rt, "c1", StateName::Detached).await;
     // A second round raises the epoch to 2; then the remote forgets its lease table.
     claim(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Ready).await;
-    rt.command("c1", OperatorCommand::Release)
+    rt.command("c1", OperatorCommand::release())
         .await
         .expect("release");
     wait_state(&rt, "c1", StateName::Detached).await;
     r.sim.arm(Fault::ForgetLeases);
-    rt.command("c1", OperatorCommand::Claim)
+    rt.command("c1", OperatorCommand::claim())
         .await
         .expect("claim");
     wait_for("the regression to be surfaced", || {

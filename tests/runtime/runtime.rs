@@ -35,15 +35,10 @@ async fn claim_and_submit(rt: &Runtime, id: &str) {
     claim(rt, id).await;
     wait_state(rt, id, StateName::Ready).await;
     assert!(
-        rt.command(
-            id,
-            OperatorCommand::Submit {
-                text: Some("train".into())
-            }
-        )
-        .await
-        .expect("submit")
-        .accepted
+        rt.command(id, OperatorCommand::submit(Some("train".into())))
+            .await
+            .expect("submit")
+            .accepted
     );
 }
 
@@ -220,7 +215,7 @@ async fn readback_unavailable_stays_ambiguous_and_needs_you() {
     assert_eq!(rt.state("c1").await, Some(StateName::AmbiguousWrite));
     assert_eq!(blocked(), 1, "Needs you, once");
     assert!(
-        !rt.command("c1", OperatorCommand::Submit { text: None })
+        !rt.command("c1", OperatorCommand::submit(None))
             .await
             .expect("submit")
             .accepted,
@@ -259,15 +254,10 @@ async fn a_takeover_during_a_run_loses_control_and_nothing_more_is_written() {
     })
     .await;
     assert!(
-        !rt.command(
-            "c1",
-            OperatorCommand::Cancel {
-                reason: "test".into(),
-            }
-        )
-        .await
-        .expect("cancel")
-        .accepted,
+        !rt.command("c1", OperatorCommand::cancel("test".into()))
+            .await
+            .expect("cancel")
+            .accepted,
         "no mutation after the loss"
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -450,7 +440,7 @@ async fn remote_unavailable_is_retained_backed_off_and_surfaced_once() {
     claim_and_submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::Running).await;
     assert!(
-        rt.command("c1", OperatorCommand::Release)
+        rt.command("c1", OperatorCommand::release())
             .await
             .expect("release")
             .accepted
@@ -493,16 +483,14 @@ async fn crash_at(point: Option<CrashPoint>) {
             hold(&r.sim, "message/send", 600);
             let _ = tokio::time::timeout(
                 Duration::from_millis(200),
-                rt.command("c1", OperatorCommand::Submit { text: None }),
+                rt.command("c1", OperatorCommand::submit(None)),
             )
             .await;
             rt.kill();
             tokio::time::sleep(Duration::from_millis(700)).await;
         }
         Some(_) => {
-            let _ = rt
-                .command("c1", OperatorCommand::Submit { text: None })
-                .await;
+            let _ = rt.command("c1", OperatorCommand::submit(None)).await;
             let deadline = Instant::now() + Duration::from_secs(5);
             while !rt.is_stopped("c1") {
                 assert!(
@@ -811,7 +799,7 @@ async fn a_read_never_touches_the_disk_and_never_moves_a_file() {
     let r = rig("long-noisy").await;
     let rt = runtime(&r).await;
     rt.create("c1", "train").await.expect("create");
-    rt.command("c1", OperatorCommand::Claim)
+    rt.command("c1", OperatorCommand::claim())
         .await
         .expect("claim");
     wait_state(&rt, "c1", StateName::Ready).await;
@@ -832,7 +820,7 @@ async fn a_read_never_touches_the_disk_and_never_moves_a_file() {
         .map(|d| d.count())
         .unwrap_or(0);
     assert_eq!(quarantined, 0, "nothing was quarantined by a read");
-    rt.command("c1", OperatorCommand::Release)
+    rt.command("c1", OperatorCommand::release())
         .await
         .expect("release");
     wait_state(&rt, "c1", StateName::Detached).await;

@@ -191,7 +191,7 @@ pub async fn controlling(rt: &Runtime, id: &str, objective: &str) {
 /// Claim campaign `id`; the machine takes the command.
 pub async fn claim(rt: &Runtime, id: &str) {
     let reply = rt
-        .command(id, argus_supervisor_lib::runtime::OperatorCommand::Claim)
+        .command(id, argus_supervisor_lib::runtime::OperatorCommand::claim())
         .await
         .expect("claim");
     assert!(reply.accepted, "{id}: the claim was taken");
@@ -213,7 +213,7 @@ pub async fn submit_held(sim: &AuditedSim, rt: &Runtime, id: &str, ms: u64) {
 pub async fn submit(rt: &Runtime, id: &str) {
     rt.command(
         id,
-        argus_supervisor_lib::runtime::OperatorCommand::Submit { text: None },
+        argus_supervisor_lib::runtime::OperatorCommand::submit(None),
     )
     .await
     .expect("submit");
@@ -228,7 +228,7 @@ pub async fn intervene(
     let text = text.into();
     rt.command(
         id,
-        argus_supervisor_lib::runtime::OperatorCommand::Intervene { text },
+        argus_supervisor_lib::runtime::OperatorCommand::intervene(text),
     )
     .await
     .expect("intervene")

@@ -22,11 +22,6 @@ const EDGE: &[(&str, &str, &str)] = &[
         r#"!= Some("json")"#,
         "file names listed from a directory",
     ),
-    (
-        "verbs/mod.rs",
-        r#"matches!(verb, "submit" | "intervene" | "cancel" | "answer")"#,
-        "a verb's name: typed once issue 43's one verb vocabulary lands",
-    ),
 ];
 
 /// Whether a line compares text: `== "…"`, `!= "…"`, `== Some("…")`, `starts_with("…")`,

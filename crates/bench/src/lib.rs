@@ -413,9 +413,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         rt.create(&id, "bench").await.map_err(|e| e.to_string())?;
         rt.command(
             &id,
-            OperatorCommand::Observe {
-                task: Some(TaskId::new(task.clone())),
-            },
+            OperatorCommand::observe(Some(TaskId::new(task.clone()))),
         )
         .await
         .map_err(|e| e.to_string())?;
@@ -424,7 +422,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     for i in 0..controlling {
         let id = format!("bench-{i}");
         let reply = rt
-            .command(&id, OperatorCommand::Claim)
+            .command(&id, OperatorCommand::claim())
             .await
             .map_err(|e| e.to_string())?;
         if !reply.accepted || reply.lease.is_none() {

@@ -17,7 +17,7 @@ pub enum CampaignsCommand {
     Show { id: String },
     /// An operator verb (`crate::verbs`: each one's arguments, input and answer).
     #[command(flatten)]
-    Act(crate::verbs::Verb),
+    Act(crate::verbs::VerbInput),
     /// The significant-event log.
     Events { id: String },
     /// The human-facing feed.
@@ -284,7 +284,7 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
     let (path, render): (String, fn(&Value, u64) -> String) = match &command {
         C::Watch { id } => return watch(&api, id, as_json).await,
         C::Act(verb) => {
-            let path = format!("/campaigns/{}/{}", seg(verb.id()), verb.name());
+            let path = format!("/campaigns/{}/{}", seg(verb.id()), verb.verb().name());
             return match api.call(&path, Some(verb.body())).await {
                 // An action succeeded only when it was done.
                 Ok((exit, v)) => {

@@ -550,7 +550,7 @@ async fn on_quarantine(
             let _ = runtime.notice(&id, false, text).await;
             if runtime.state(&id).await.is_some_and(|s| s.is_controlling()) {
                 let _ = runtime
-                    .command(&id, crate::runtime::OperatorCommand::Release)
+                    .command(&id, crate::runtime::OperatorCommand::release())
                     .await;
             }
         }

@@ -463,7 +463,7 @@ pub fn view(
     let held = d.machine.state.held_lease();
     let mut allowed = argus_machines::allowed_actions(&d.machine, policy);
     if d.pending_question.is_some() || d.machine.state == argus_machines::StateName::AwaitingInput {
-        allowed.push("answer");
+        allowed.push(argus_machines::Verb::Answer);
     }
     let mut view = json!({
         "campaign_id": d.campaign_id,
@@ -511,7 +511,7 @@ pub fn view(
         })).collect::<Vec<_>>(),
         "older_attempts": d.older_attempts,
         "allowed_actions": allowed,
-        "actions": verbs::NAMES,
+        "actions": argus_machines::Verb::ALL,
         "lease": lease_view(d),
         "latest_significant_at": d.latest_significant_at.map(rfc3339),
         "diagram_state": d.machine.state.state_name().name(),
@@ -561,19 +561,21 @@ async fn messages(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
     }
 }
 
-/// The operator actions, one route per verb (built from [`verbs::NAMES`], so a route exists
-/// exactly for each verb); each verb parses its body and answers with what happened.
+/// The operator actions, one route per verb (built from [`Verb::ALL`], so a route exists exactly
+/// for each verb); each verb parses its body and answers with what happened.
+///
+/// [`Verb::ALL`]: argus_machines::Verb::ALL
 fn actions() -> Router<Arc<ApiState>> {
-    verbs::NAMES.into_iter().fold(Router::new(), |r, name| {
+    argus_machines::Verb::ALL.into_iter().fold(Router::new(), |r, verb| {
         let act = move |State(s): State<Arc<ApiState>>, Path(id): Path<String>, body: Bytes| async move {
             match s.supervision {
-                Supervision::On => verbs::act(&s.runtime, name, id, &body).await.into_response(),
+                Supervision::On => verbs::act(&s.runtime, verb, id, &body).await.into_response(),
                 Supervision::Off => {
                     let state = s.runtime.published(&id).map(|d| d.machine.state.persisted());
-                    verbs::Reply::supervision_off(name, state).into_response()
+                    verbs::Reply::supervision_off(verb, state).into_response()
                 }
             }
         };
-        r.route(&format!("/campaigns/{{id}}/{name}"), post(act))
+        r.route(&format!("/campaigns/{{id}}/{}", verb.name()), post(act))
     })
 }

@@ -124,7 +124,15 @@ pub struct CampaignDoc {
     /// length; 0 (unknown) for the states a document written before it was kept already had.
     #[serde(default)]
     pub path_at: Vec<u64>,
+    /// The classes of the newest significant events, oldest first (at most
+    /// [`MAX_RECENT_EVENTS`]): what Foreman is shown of the campaign's history, published with the
+    /// document so no one reads the event log for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent_events: Vec<String>,
 }
+
+/// How many significant events' classes a campaign document keeps.
+pub const MAX_RECENT_EVENTS: usize = 8;
 
 /// How many attempts a campaign document lists in full.
 pub const MAX_ATTEMPT_RECORDS: usize = 20;
@@ -147,6 +155,10 @@ pub struct AttemptRecord {
     /// Unix seconds the attempt was first seen.
     pub first_seen_at: u64,
     pub outcome: Option<argus_machines::RemoteOutcome>,
+    /// Unix seconds the attempt's end was logged (its `ATTEMPT_COMPLETED`): a reviewer's verdict
+    /// counts for it only when given after. Absent in documents from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
     /// The local verdict: `accepted`, `rejected`, `next_attempt`.
     pub verdict: Option<String>,
 }
@@ -282,6 +294,7 @@ impl CampaignDoc {
             latest_significant_at: None,
             path: vec![machine.state_name()],
             path_at: vec![now],
+            recent_events: vec![],
         }
     }
 }

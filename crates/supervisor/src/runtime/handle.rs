@@ -13,7 +13,7 @@ use crate::control::{Clock, Transport, WriteIntent};
 use crate::security::Untrusted;
 use crate::store::{CampaignId, Store, StoreError};
 use crate::time::now_secs;
-use argus_machines::{CampaignMachine, Command, Policy, StateName};
+use argus_machines::{CampaignMachine, Policy, StateName};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, Semaphore};
@@ -404,59 +404,11 @@ impl Runtime {
         command: OperatorCommand,
         actor: Actor,
     ) -> Result<CommandReply, RuntimeError> {
-        // Request ids are minted by `control`: the driver sends each one once, with its intent.
-        let mut intents = vec![];
-        let mut fresh = || {
-            let intent = WriteIntent::fresh();
-            let id = intent.request_id().clone();
-            intents.push(intent);
-            id
-        };
-        let (command, text) = match command {
-            OperatorCommand::Observe { task } => (Command::Observe { task }, None),
-            OperatorCommand::Claim => (
-                Command::Claim {
-                    request_id: fresh(),
-                },
-                None,
-            ),
-            OperatorCommand::Submit { text } => (
-                Command::Submit {
-                    request_id: fresh(),
-                },
-                text,
-            ),
-            OperatorCommand::Intervene { text } => (
-                Command::Intervene {
-                    request_id: fresh(),
-                },
-                Some(text),
-            ),
-            OperatorCommand::Cancel { reason } => (
-                Command::Cancel {
-                    request_id: fresh(),
-                },
-                Some(reason),
-            ),
-            OperatorCommand::Release => (Command::Release, None),
-            OperatorCommand::Pause => (Command::Pause, None),
-            OperatorCommand::Resume => (Command::Resume, None),
-            OperatorCommand::Abandon => (Command::Abandon, None),
-            OperatorCommand::Resolve { applied } => (
-                Command::Resolve {
-                    not_applied: applied.is_none(),
-                    applied,
-                },
-                None,
-            ),
-            OperatorCommand::NextAttempt { text } => (
-                Command::NextAttempt {
-                    claim_request: fresh(),
-                    submit_request: fresh(),
-                },
-                text,
-            ),
-        };
+        let OperatorCommand {
+            command,
+            intents,
+            text,
+        } = command;
         self.ask(id, |reply| Envelope::Command {
             command,
             intents,

@@ -15,7 +15,7 @@ use super::reduce::{identity, EventLine, Reducer};
 use super::reply::{CommandReply, Outcome, RefusalCode};
 use super::{
     resolving, AttemptRecord, CampaignDoc, EvidenceSummary, QuestionSource, MAX_ATTEMPT_RECORDS,
-    MAX_PATH,
+    MAX_PATH, MAX_RECENT_EVENTS,
 };
 use crate::control::Validated;
 use crate::security::Untrusted;
@@ -267,6 +267,7 @@ impl Ledger {
                     source_sha: cut(&o.source_sha),
                     first_seen_at: now,
                     outcome: None,
+                    finished_at: None,
                     verdict: None,
                 });
                 if h.len() > MAX_ATTEMPT_RECORDS {
@@ -302,12 +303,17 @@ impl Ledger {
                 let history = &mut self.doc_mut().attempt_history;
                 if let Some(a) = history.iter_mut().find(|a| a.task_id == *task) {
                     a.outcome = Some(*outcome);
+                    a.finished_at = Some(now);
                 }
             }
         }
         if !self.reducer.accept(&key) {
             return None;
         }
+        let recent = &mut self.doc_mut().recent_events;
+        recent.push(sig.class().to_string());
+        let excess = recent.len().saturating_sub(MAX_RECENT_EVENTS);
+        recent.drain(..excess);
         let line = EventLine {
             schema_version: super::reduce::EVENT_LINE_VERSION,
             at: now,
@@ -446,7 +452,7 @@ impl Ledger {
         actor: &Actor,
         now: u64,
     ) -> Vec<Write> {
-        let action = acted.name();
+        let action = acted.verb().name();
         let Actor::Argus { why } = actor else {
             // An operator's refusal changed nothing: it is the action's answer and the log's, not
             // an event in the campaign's permanent feed.

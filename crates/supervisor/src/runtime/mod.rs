@@ -32,7 +32,7 @@ pub use config::{PacingError, RuntimeConfig};
 pub(crate) use document::resolving;
 pub use document::{
     upgrade_state_root, ArtifactSummary, AttemptRecord, CampaignDoc, EvidenceSummary,
-    QuestionSource, MAX_ATTEMPT_RECORDS, MAX_PATH, OBJECTIVE_MAX_BYTES,
+    QuestionSource, MAX_ATTEMPT_RECORDS, MAX_PATH, MAX_RECENT_EVENTS, OBJECTIVE_MAX_BYTES,
 };
 pub use handle::{CampaignHandle, Runtime, RuntimeError};
 pub use shared::{CrashPoint, FeedNews};

@@ -367,7 +367,7 @@ pub struct CommandReply {
     /// The outcome of a write or claim is unknown and is being read back.
     pub ambiguous: bool,
     /// The actions the campaign's state allows now (filled when the command was not taken).
-    pub allowed: Vec<&'static str>,
+    pub allowed: Vec<argus_machines::Verb>,
 }
 
 /// What became of an operator's command.

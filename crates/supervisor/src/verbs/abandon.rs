@@ -1,6 +1,8 @@
 //! `abandon`: end the campaign from any open state (a held lease is released first).
 
-use super::{command, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// End the campaign from any open state (a held lease is released first).
@@ -12,10 +14,25 @@ pub struct Abandon {
     pub reason: Option<String>,
 }
 
-impl Abandon {
-    pub const NAME: &'static str = "abandon";
+impl Act for Abandon {
+    const VERB: Verb = Verb::Abandon;
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::NAME, &self.id, OperatorCommand::Abandon).await
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+        Ok(Abandon {
+            id,
+            reason: body.reason,
+        })
+    }
+
+    fn body(&self) -> Value {
+        json!({"reason": self.reason})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
+        command(rt, Self::VERB, &self.id, OperatorCommand::abandon()).await
     }
 }

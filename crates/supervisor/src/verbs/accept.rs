@@ -1,9 +1,10 @@
 //! `accept`: the local verdict on a finished attempt (accepted), made only where the campaign's
 //! machine is waiting for one.
 
-use super::{waited, Reply};
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, waited};
 use crate::runtime::Runtime;
-use argus_machines::Verdict;
+use argus_machines::{Verb, Verdict};
 
 /// Accept the finished attempt (local validation): the mission is complete.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
@@ -14,11 +15,26 @@ pub struct Accept {
     pub reason: Option<String>,
 }
 
-impl Accept {
-    pub const NAME: &'static str = "accept";
+impl Act for Accept {
+    const VERB: Verb = Verb::Accept;
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+        Ok(Accept {
+            id,
+            reason: body.reason,
+        })
+    }
+
+    fn body(&self) -> Value {
+        json!({"reason": self.reason})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
         let verdict = rt.validate(&self.id, Verdict::Accepted);
-        waited(rt, &self.id, verdict, |r| Reply::of(Self::NAME, &r)).await
+        waited(rt, &self.id, verdict, |r| Reply::of(Self::VERB, &r)).await
     }
 }

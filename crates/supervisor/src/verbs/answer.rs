@@ -1,12 +1,13 @@
 //! `answer`: answer the campaign's pending question — the remote's by intervention (under the
 //! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
 
-use super::{waited, Body, Reply};
+use argus_machines::Verb;
+use super::{Act, Body, Reply, waited};
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::{AnswerReply, Outcome};
 use crate::runtime::Runtime;
 use http::StatusCode;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Answer the campaign's pending question: the remote's by intervention (needs the lease); any
 /// other is kept for Argus, or recorded in the feed when no Argus is attached.
@@ -17,21 +18,29 @@ pub struct Answer {
     pub message: String,
 }
 
-impl Answer {
-    pub const NAME: &'static str = "answer";
+impl Act for Answer {
+    const VERB: Verb = Verb::Answer;
 
-    pub(super) fn parse(id: String, body: Body) -> Result<Answer, Reply> {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
         match body.message() {
             Some(message) => Ok(Answer { id, message }),
             None => Err(Reply::invalid("an answer needs a non-empty message")),
         }
     }
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    fn body(&self) -> Value {
+        json!({"message": self.message})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
         let answer = rt.answer(&self.id, self.message);
         waited(rt, &self.id, answer, |a| match a {
             AnswerReply::Intervened(reply) => {
-                let mut r = Reply::of(Self::NAME, &reply);
+                let mut r = Reply::of(Self::VERB, &reply);
                 if reply.outcome() != Outcome::Done {
                     // Not accepted by the remote (yet): the operator's question is not lost.
                     if let Some(m) = r.body["message"].as_str() {

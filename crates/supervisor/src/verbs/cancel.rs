@@ -1,6 +1,8 @@
 //! `cancel`: cancel the bound remote task (needs the lease).
 
-use super::{command, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Cancel the bound remote task (needs the lease).
@@ -12,15 +14,30 @@ pub struct Cancel {
     pub reason: Option<String>,
 }
 
-impl Cancel {
-    pub const NAME: &'static str = "cancel";
+impl Act for Cancel {
+    const VERB: Verb = Verb::Cancel;
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+        Ok(Cancel {
+            id,
+            reason: body.reason,
+        })
+    }
+
+    fn body(&self) -> Value {
+        json!({"reason": self.reason})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
         // The contract's cancel carries a reason; an operator who gave none is said as such.
         let reason = self
             .reason
             .filter(|r| !r.trim().is_empty())
             .unwrap_or_else(|| "cancelled by the operator (no reason given)".into());
-        command(rt, Self::NAME, &self.id, OperatorCommand::Cancel { reason }).await
+        command(rt, Self::VERB, &self.id, OperatorCommand::cancel(reason)).await
     }
 }

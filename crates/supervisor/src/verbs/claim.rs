@@ -1,6 +1,8 @@
 //! `claim`: ask the remote for the campaign's lease.
 
-use super::{command, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Ask the remote for the campaign's lease.
@@ -9,10 +11,22 @@ pub struct Claim {
     pub id: String,
 }
 
-impl Claim {
-    pub const NAME: &'static str = "claim";
+impl Act for Claim {
+    const VERB: Verb = Verb::Claim;
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::NAME, &self.id, OperatorCommand::Claim).await
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, _body: Body) -> Result<Self, Reply> {
+        Ok(Claim { id })
+    }
+
+    fn body(&self) -> Value {
+        json!({})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
+        command(rt, Self::VERB, &self.id, OperatorCommand::claim()).await
     }
 }

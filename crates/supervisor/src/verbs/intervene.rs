@@ -1,6 +1,8 @@
 //! `intervene`: answer the remote's input-required question, under the lease.
 
-use super::{command, Body, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Answer the remote's input-required question with an intervention (needs the lease).
@@ -11,23 +13,31 @@ pub struct Intervene {
     pub message: String,
 }
 
-impl Intervene {
-    pub const NAME: &'static str = "intervene";
+impl Act for Intervene {
+    const VERB: Verb = Verb::Intervene;
 
-    pub(super) fn parse(id: String, body: Body) -> Result<Intervene, Reply> {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
         match body.message() {
             Some(message) => Ok(Intervene { id, message }),
             None => Err(Reply::invalid("an intervention needs a non-empty message")),
         }
     }
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    fn body(&self) -> Value {
+        json!({"message": self.message})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
         let text = self.message;
         command(
             rt,
-            Self::NAME,
+            Self::VERB,
             &self.id,
-            OperatorCommand::Intervene { text },
+            OperatorCommand::intervene(text),
         )
         .await
     }

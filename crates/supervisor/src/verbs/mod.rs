@@ -7,83 +7,100 @@
 //! Every verb goes through the campaign's machine like every other event: nothing here has a path
 //! to the remote client.
 
-mod abandon;
-mod accept;
-mod answer;
-mod cancel;
-mod claim;
-mod intervene;
-mod next_attempt;
-mod observe;
-mod pause;
-mod reject;
-mod release;
-mod resolve;
-mod resume;
-mod submit;
+/// What each verb's module owns: its input (the struct, also its CLI arguments), how an action
+/// route's body becomes that input, the body the CLI posts back, and what it does.
+pub(crate) trait Act: Sized {
+    /// The verb: its one name (route, CLI command, feed, `allowed_actions`).
+    const VERB: Verb;
+    /// The verb's input from an action route's body, or a 400 naming what is wrong.
+    fn parse(id: String, body: Body) -> Result<Self, Reply>;
+    /// The campaign it is for.
+    fn id(&self) -> &str;
+    /// The body the CLI posts to the verb's route.
+    fn body(&self) -> Value;
+    /// Do it, through the campaign's machine, and say what really happened.
+    async fn apply(self, rt: &Runtime) -> Reply;
+}
 
-pub use abandon::Abandon;
-pub use accept::Accept;
-pub use answer::Answer;
-pub use cancel::Cancel;
-pub use claim::Claim;
-pub use intervene::Intervene;
-pub use next_attempt::NextAttempt;
-pub use observe::Observe;
-pub use pause::Pause;
-pub use reject::Reject;
-pub use release::Release;
-pub use resolve::Resolve;
-pub use resume::Resume;
-pub use submit::Submit;
+/// The one table of verbs: each row is the machine's [`Verb`] and the module that owns it. It
+/// yields the modules, the CLI's subcommands and the API's dispatch; the routes and the probe
+/// list come from [`Verb::ALL`]. A verb the machine names without a row here does not compile.
+macro_rules! verbs {
+    ($($verb:ident => $module:ident),* $(,)?) => {
+        $(mod $module;)*
+        $(pub use $module::$verb;)*
+
+        /// An operator verb with its input: what the CLI parses from its arguments and the API
+        /// from a route and its body.
+        #[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+        pub enum VerbInput {
+            $($verb($verb),)*
+        }
+
+        impl VerbInput {
+            /// `verb` on campaign `id`, from the route's body.
+            pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbInput, Reply> {
+                Ok(match verb {
+                    $(Verb::$verb => VerbInput::$verb(<$verb as Act>::parse(id, body)?),)*
+                })
+            }
+
+            pub fn verb(&self) -> Verb {
+                match self {
+                    $(VerbInput::$verb(_) => <$verb as Act>::VERB,)*
+                }
+            }
+
+            /// The campaign the verb is for.
+            pub fn id(&self) -> &str {
+                match self {
+                    $(VerbInput::$verb(v) => v.id(),)*
+                }
+            }
+
+            /// The body the CLI posts to the verb's route.
+            pub fn body(&self) -> Value {
+                match self {
+                    $(VerbInput::$verb(v) => v.body(),)*
+                }
+            }
+
+            /// Do it, through the campaign's machine, and say what really happened.
+            pub async fn apply(self, rt: &Runtime) -> Reply {
+                match self {
+                    $(VerbInput::$verb(v) => v.apply(rt).await,)*
+                }
+            }
+        }
+    };
+}
+
+verbs! {
+    Observe => observe,
+    Claim => claim,
+    Submit => submit,
+    Intervene => intervene,
+    Answer => answer,
+    Cancel => cancel,
+    Release => release,
+    Pause => pause,
+    Resume => resume,
+    Abandon => abandon,
+    Accept => accept,
+    Reject => reject,
+    NextAttempt => next_attempt,
+    Resolve => resolve,
+}
 
 use crate::runtime::reply::{CommandReply, Outcome, RefusalCode, RefusedBy};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
+use argus_machines::Verb;
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// How long an action waits for its outcome before answering 202 with the state to poll.
 pub const ACTION_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Every verb's name (the route's last segment, the CLI command, the name in
-/// `allowed_actions`), in the order the panel shows them.
-pub const NAMES: [&str; 14] = [
-    Observe::NAME,
-    Claim::NAME,
-    Submit::NAME,
-    Intervene::NAME,
-    Cancel::NAME,
-    Release::NAME,
-    Pause::NAME,
-    Resume::NAME,
-    Abandon::NAME,
-    Accept::NAME,
-    Reject::NAME,
-    NextAttempt::NAME,
-    Resolve::NAME,
-    Answer::NAME,
-];
-
-/// An operator verb with its input: what the CLI parses from its arguments and the API from a
-/// route and its body.
-#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
-pub enum Verb {
-    Observe(Observe),
-    Claim(Claim),
-    Submit(Submit),
-    Intervene(Intervene),
-    Answer(Answer),
-    Cancel(Cancel),
-    Release(Release),
-    Pause(Pause),
-    Resume(Resume),
-    Abandon(Abandon),
-    Accept(Accept),
-    Reject(Reject),
-    NextAttempt(NextAttempt),
-    Resolve(Resolve),
-}
 
 /// The JSON body an action route takes (every field optional; unknown fields refused).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -243,7 +260,7 @@ impl Reply {
     /// state, here, or by OpenTraining), 413 too large for the remote, 503 remote unreachable or
     /// the state root unwritable. A refusal names its owner (`refused_by`), its code and, where
     /// there is one, the next step.
-    pub fn of(verb: &str, reply: &CommandReply) -> Reply {
+    pub fn of(verb: Verb, reply: &CommandReply) -> Reply {
         let state = reply.state.persisted();
         let outcome = reply.outcome();
         let refusal = reply.refusal_code();
@@ -289,7 +306,7 @@ impl Reply {
 
     /// Every verb while supervision is off (`ARGUS_SUPERVISOR_ENABLED=0`): the API is read-only,
     /// so the verb is refused here before anything is kept or sent — whatever the remote's state.
-    pub fn supervision_off(verb: &str, state: Option<String>) -> Reply {
+    pub fn supervision_off(verb: Verb, state: Option<String>) -> Reply {
         let refusal = RefusalCode::SupervisionOff;
         Reply {
             status: StatusCode::CONFLICT,
@@ -306,7 +323,7 @@ impl Reply {
 
 /// A refusal's answer: who refused, the code, what it means, the next step.
 fn refused_body(
-    verb: &str,
+    verb: Verb,
     outcome: Outcome,
     refusal: RefusalCode,
     state: Option<&str>,
@@ -332,17 +349,18 @@ fn refused_body(
     })
 }
 
-/// What to do instead of `verb`, from the actions the state allows now.
-fn next_in_state(verb: &str, allowed: &[&str]) -> String {
-    let has = |a: &str| allowed.contains(&a);
-    if matches!(verb, "submit" | "intervene" | "cancel" | "answer") && has("claim") {
+/// What to do instead of `verb`, from the verbs the state allows now.
+fn next_in_state(verb: Verb, allowed: &[Verb]) -> String {
+    let has = |a: Verb| allowed.contains(&a);
+    if verb.writes() && has(Verb::Claim) {
         "claim first".into()
-    } else if has("next-attempt") && has("reject") && !has("accept") {
+    } else if has(Verb::NextAttempt) && has(Verb::Reject) && !has(Verb::Accept) {
         "the attempt failed: use next-attempt or reject".into()
     } else if allowed.is_empty() {
         "nothing until the campaign moves on; watch it".into()
     } else {
-        format!("allowed now: {}", allowed.join(", "))
+        let names: Vec<&str> = allowed.iter().map(|v| v.name()).collect();
+        format!("allowed now: {}", names.join(", "))
     }
 }
 
@@ -361,131 +379,13 @@ async fn waited<T>(
 }
 
 /// An operator command through the campaign's machine, and its real outcome.
-async fn command(rt: &Runtime, verb: &str, id: &str, command: OperatorCommand) -> Reply {
+async fn command(rt: &Runtime, verb: Verb, id: &str, command: OperatorCommand) -> Reply {
     waited(rt, id, rt.command(id, command), |r| Reply::of(verb, &r)).await
 }
 
-impl Verb {
-    /// The verb called `name` (a route's last segment) with `id` and the route's body.
-    pub fn parse(name: &str, id: String, body: Body) -> Result<Verb, Reply> {
-        Ok(match name {
-            Observe::NAME => Verb::Observe(Observe::parse(id, body)),
-            Claim::NAME => Verb::Claim(Claim { id }),
-            Submit::NAME => Verb::Submit(Submit::parse(id, body)),
-            Intervene::NAME => Verb::Intervene(Intervene::parse(id, body)?),
-            Answer::NAME => Verb::Answer(Answer::parse(id, body)?),
-            Cancel::NAME => Verb::Cancel(Cancel {
-                id,
-                reason: body.reason,
-            }),
-            Release::NAME => Verb::Release(Release { id }),
-            Pause::NAME => Verb::Pause(Pause { id }),
-            Resume::NAME => Verb::Resume(Resume { id }),
-            Abandon::NAME => Verb::Abandon(Abandon {
-                id,
-                reason: body.reason,
-            }),
-            Accept::NAME => Verb::Accept(Accept {
-                id,
-                reason: body.reason,
-            }),
-            Reject::NAME => Verb::Reject(Reject {
-                id,
-                reason: body.reason,
-            }),
-            NextAttempt::NAME => Verb::NextAttempt(NextAttempt::parse(id, body)),
-            Resolve::NAME => Verb::Resolve(Resolve::parse(id, body)?),
-            _ => {
-                return Err(Reply::error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such action",
-                ))
-            }
-        })
-    }
-
-    /// The verb's name: its route's last segment and its CLI command.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Verb::Observe(_) => Observe::NAME,
-            Verb::Claim(_) => Claim::NAME,
-            Verb::Submit(_) => Submit::NAME,
-            Verb::Intervene(_) => Intervene::NAME,
-            Verb::Answer(_) => Answer::NAME,
-            Verb::Cancel(_) => Cancel::NAME,
-            Verb::Release(_) => Release::NAME,
-            Verb::Pause(_) => Pause::NAME,
-            Verb::Resume(_) => Resume::NAME,
-            Verb::Abandon(_) => Abandon::NAME,
-            Verb::Accept(_) => Accept::NAME,
-            Verb::Reject(_) => Reject::NAME,
-            Verb::NextAttempt(_) => NextAttempt::NAME,
-            Verb::Resolve(_) => Resolve::NAME,
-        }
-    }
-
-    /// The campaign the verb is for.
-    pub fn id(&self) -> &str {
-        match self {
-            Verb::Observe(v) => &v.id,
-            Verb::Claim(v) => &v.id,
-            Verb::Submit(v) => &v.id,
-            Verb::Intervene(v) => &v.id,
-            Verb::Answer(v) => &v.id,
-            Verb::Cancel(v) => &v.id,
-            Verb::Release(v) => &v.id,
-            Verb::Pause(v) => &v.id,
-            Verb::Resume(v) => &v.id,
-            Verb::Abandon(v) => &v.id,
-            Verb::Accept(v) => &v.id,
-            Verb::Reject(v) => &v.id,
-            Verb::NextAttempt(v) => &v.id,
-            Verb::Resolve(v) => &v.id,
-        }
-    }
-
-    /// The body the CLI posts to the verb's route.
-    pub fn body(&self) -> Value {
-        match self {
-            Verb::Observe(v) => v.body(),
-            Verb::Submit(Submit { message, .. })
-            | Verb::Intervene(Intervene { message, .. })
-            | Verb::Answer(Answer { message, .. }) => json!({"message": message}),
-            Verb::NextAttempt(v) => json!({"message": v.message}),
-            Verb::Cancel(Cancel { reason, .. })
-            | Verb::Abandon(Abandon { reason, .. })
-            | Verb::Accept(Accept { reason, .. })
-            | Verb::Reject(Reject { reason, .. }) => json!({"reason": reason}),
-            Verb::Resolve(v) => v.body(),
-            Verb::Claim(_) | Verb::Release(_) | Verb::Pause(_) | Verb::Resume(_) => json!({}),
-        }
-    }
-
-    /// Do it, through the campaign's machine, and say what really happened.
-    pub async fn apply(self, rt: &Runtime) -> Reply {
-        match self {
-            Verb::Observe(v) => v.apply(rt).await,
-            Verb::Claim(v) => v.apply(rt).await,
-            Verb::Submit(v) => v.apply(rt).await,
-            Verb::Intervene(v) => v.apply(rt).await,
-            Verb::Answer(v) => v.apply(rt).await,
-            Verb::Cancel(v) => v.apply(rt).await,
-            Verb::Release(v) => v.apply(rt).await,
-            Verb::Pause(v) => v.apply(rt).await,
-            Verb::Resume(v) => v.apply(rt).await,
-            Verb::Abandon(v) => v.apply(rt).await,
-            Verb::Accept(v) => v.apply(rt).await,
-            Verb::Reject(v) => v.apply(rt).await,
-            Verb::NextAttempt(v) => v.apply(rt).await,
-            Verb::Resolve(v) => v.apply(rt).await,
-        }
-    }
-}
-
-/// An action route: `name` on campaign `id` with the route's raw body. The operator's reason, if
+/// An action route: `verb` on campaign `id` with the route's raw body. The operator's reason, if
 /// any, is logged (bounded); the verb answers.
-pub async fn act(rt: &Runtime, name: &str, id: String, body: &[u8]) -> Reply {
+pub async fn act(rt: &Runtime, verb: Verb, id: String, body: &[u8]) -> Reply {
     let body = if body.is_empty() {
         Body::default()
     } else {
@@ -498,9 +398,9 @@ pub async fn act(rt: &Runtime, name: &str, id: String, body: &[u8]) -> Reply {
         return reply;
     }
     if let Some(reason) = &body.reason {
-        tracing::info!(campaign_id = %id, action = name, reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
+        tracing::info!(campaign_id = %id, action = verb.name(), reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
     }
-    match Verb::parse(name, id, body) {
+    match VerbInput::parse(verb, id, body) {
         Ok(verb) => verb.apply(rt).await,
         Err(reply) => reply,
     }

@@ -1,6 +1,8 @@
 //! `next-attempt`: settle the finished attempt and start the next, as one machine operation.
 
-use super::{command, Body, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Settle the finished attempt and start the next: claim, then submit, as one operation.
@@ -11,23 +13,31 @@ pub struct NextAttempt {
     pub message: Option<String>,
 }
 
-impl NextAttempt {
-    pub const NAME: &'static str = "next-attempt";
+impl Act for NextAttempt {
+    const VERB: Verb = Verb::NextAttempt;
 
-    pub(super) fn parse(id: String, body: Body) -> NextAttempt {
-        NextAttempt {
-            message: body.message(),
-            id,
-        }
+    fn id(&self) -> &str {
+        &self.id
     }
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+        Ok(NextAttempt {
+            message: body.message(),
+            id,
+        })
+    }
+
+    fn body(&self) -> Value {
+        json!({"message": self.message})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
         let text = self.message.filter(|m| !m.trim().is_empty());
         command(
             rt,
-            Self::NAME,
+            Self::VERB,
             &self.id,
-            OperatorCommand::NextAttempt { text },
+            OperatorCommand::next_attempt(text),
         )
         .await
     }

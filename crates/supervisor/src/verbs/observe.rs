@@ -1,9 +1,9 @@
 //! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
 //! objective (and task) match.
 
-use super::{command, Body, Reply};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
-use argus_machines::TaskId;
+use argus_machines::{TaskId, Verb};
 use http::StatusCode;
 use serde_json::{json, Value};
 
@@ -18,22 +18,26 @@ pub struct Observe {
     pub task: Option<String>,
 }
 
-impl Observe {
-    pub const NAME: &'static str = "observe";
+impl Act for Observe {
+    const VERB: Verb = Verb::Observe;
 
-    pub(super) fn parse(id: String, body: Body) -> Observe {
-        Observe {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+        Ok(Observe {
             id,
             objective: body.objective.unwrap_or_default(),
             task: body.task_id,
-        }
+        })
     }
 
-    pub(super) fn body(&self) -> Value {
+    fn body(&self) -> Value {
         json!({"objective": self.objective, "task_id": self.task})
     }
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> Reply {
         let id = &self.id;
         let task = self.task.map(TaskId::new);
         match rt.create(id, &self.objective).await {
@@ -66,6 +70,6 @@ impl Observe {
                 json!({"outcome": "done", "accepted": true, "state": state.map(|st| st.persisted())}),
             );
         }
-        command(rt, Self::NAME, id, OperatorCommand::Observe { task }).await
+        command(rt, Self::VERB, id, OperatorCommand::observe(task)).await
     }
 }

@@ -1,6 +1,8 @@
 //! `pause`: pause supervision (read-only; the remote keeps running).
 
-use super::{command, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Pause supervision (read-only; the remote keeps running).
@@ -9,10 +11,22 @@ pub struct Pause {
     pub id: String,
 }
 
-impl Pause {
-    pub const NAME: &'static str = "pause";
+impl Act for Pause {
+    const VERB: Verb = Verb::Pause;
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::NAME, &self.id, OperatorCommand::Pause).await
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, _body: Body) -> Result<Self, Reply> {
+        Ok(Pause { id })
+    }
+
+    fn body(&self) -> Value {
+        json!({})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
+        command(rt, Self::VERB, &self.id, OperatorCommand::pause()).await
     }
 }

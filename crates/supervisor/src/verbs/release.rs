@@ -1,6 +1,8 @@
 //! `release`: give the lease back.
 
-use super::{command, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Give the lease back.
@@ -9,10 +11,22 @@ pub struct Release {
     pub id: String,
 }
 
-impl Release {
-    pub const NAME: &'static str = "release";
+impl Act for Release {
+    const VERB: Verb = Verb::Release;
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::NAME, &self.id, OperatorCommand::Release).await
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, _body: Body) -> Result<Self, Reply> {
+        Ok(Release { id })
+    }
+
+    fn body(&self) -> Value {
+        json!({})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
+        command(rt, Self::VERB, &self.id, OperatorCommand::release()).await
     }
 }

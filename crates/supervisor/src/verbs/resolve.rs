@@ -1,8 +1,8 @@
 //! `resolve`: the operator's confirmation of an ambiguous write the remote cannot read back.
 
-use super::{command, Body, Reply};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
-use argus_machines::TaskId;
+use argus_machines::{TaskId, Verb};
 use serde_json::{json, Value};
 
 /// Confirm an ambiguous write that the remote cannot read back.
@@ -18,11 +18,15 @@ pub struct Resolve {
     pub not_applied: bool,
 }
 
-impl Resolve {
-    pub const NAME: &'static str = "resolve";
+impl Act for Resolve {
+    const VERB: Verb = Verb::Resolve;
+
+    fn id(&self) -> &str {
+        &self.id
+    }
 
     /// Exactly one of `{"applied": TASK_ID}` or `{"not_applied": true}`.
-    pub(super) fn parse(id: String, body: Body) -> Result<Resolve, Reply> {
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
         match (body.applied, body.not_applied.unwrap_or(false)) {
             (Some(task), false) if !task.trim().is_empty() => Ok(Resolve {
                 id,
@@ -40,20 +44,20 @@ impl Resolve {
         }
     }
 
-    pub(super) fn body(&self) -> Value {
+    fn body(&self) -> Value {
         match &self.applied {
             Some(t) => json!({"applied": t}),
             None => json!({"not_applied": self.not_applied}),
         }
     }
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> Reply {
         let applied = self.applied.map(TaskId::new);
         command(
             rt,
-            Self::NAME,
+            Self::VERB,
             &self.id,
-            OperatorCommand::Resolve { applied },
+            OperatorCommand::resolve(applied),
         )
         .await
     }

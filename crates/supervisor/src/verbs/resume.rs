@@ -1,6 +1,8 @@
 //! `resume`: resume supervision.
 
-use super::{command, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Resume supervision.
@@ -9,10 +11,22 @@ pub struct Resume {
     pub id: String,
 }
 
-impl Resume {
-    pub const NAME: &'static str = "resume";
+impl Act for Resume {
+    const VERB: Verb = Verb::Resume;
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::NAME, &self.id, OperatorCommand::Resume).await
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn parse(id: String, _body: Body) -> Result<Self, Reply> {
+        Ok(Resume { id })
+    }
+
+    fn body(&self) -> Value {
+        json!({})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
+        command(rt, Self::VERB, &self.id, OperatorCommand::resume()).await
     }
 }

@@ -1,6 +1,8 @@
 //! `submit`: start an attempt on the remote, under the lease.
 
-use super::{command, Body, Reply};
+use argus_machines::Verb;
+use serde_json::{json, Value};
+use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Submit an attempt (needs the lease).
@@ -12,18 +14,26 @@ pub struct Submit {
     pub message: String,
 }
 
-impl Submit {
-    pub const NAME: &'static str = "submit";
+impl Act for Submit {
+    const VERB: Verb = Verb::Submit;
 
-    pub(super) fn parse(id: String, body: Body) -> Submit {
-        Submit {
-            message: body.message().unwrap_or_default(),
-            id,
-        }
+    fn id(&self) -> &str {
+        &self.id
     }
 
-    pub async fn apply(self, rt: &Runtime) -> Reply {
+    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+        Ok(Submit {
+            message: body.message().unwrap_or_default(),
+            id,
+        })
+    }
+
+    fn body(&self) -> Value {
+        json!({"message": self.message})
+    }
+
+    async fn apply(self, rt: &Runtime) -> Reply {
         let text = Some(self.message).filter(|m| !m.trim().is_empty());
-        command(rt, Self::NAME, &self.id, OperatorCommand::Submit { text }).await
+        command(rt, Self::VERB, &self.id, OperatorCommand::submit(text)).await
     }
 }

@@ -698,7 +698,7 @@ impl Core {
             .refusal
             .filter(|_| reply.outcome() == Outcome::Refused)
         {
-            tracing::info!(campaign_id = %self.id(), action = acted.name(), refused_by = ?refusal.by(), code = refusal.name(), "action refused");
+            tracing::info!(campaign_id = %self.id(), action = acted.verb().name(), refused_by = ?refusal.by(), code = refusal.name(), "action refused");
         }
         let writes = self.ledger.action(acted, &reply, &actor, now);
         self.out().records.push(writes);

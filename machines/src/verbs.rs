@@ -1,0 +1,194 @@
+//! The operator's verbs: one vocabulary for what an operator (or Argus, on an operator's behalf)
+//! may ask of a campaign. A verb's name is the API route's last segment, the CLI command, the
+//! word in the feed and the logs, and an entry of `allowed_actions`; each verb is asked of the
+//! machine by one event ([`Verb::probe`]), so the list of what the state allows is computed from
+//! the machine and never kept by hand.
+
+use crate::model::{Command, Event, RequestId, TaskId, Verdict};
+use serde::Serialize;
+
+/// An operator verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verb {
+    /// Watch the campaign (optionally bound to an existing task).
+    Observe,
+    /// Ask for the lease.
+    Claim,
+    /// Start an attempt.
+    Submit,
+    /// Steer or answer the running attempt.
+    Intervene,
+    /// Cancel the running attempt.
+    Cancel,
+    /// Give the lease back.
+    Release,
+    /// Stop acting (reads continue).
+    Pause,
+    /// Act again after a pause.
+    Resume,
+    /// Close the campaign unfinished.
+    Abandon,
+    /// Accept the finished attempt (the mission is done).
+    Accept,
+    /// Reject the mission for good.
+    Reject,
+    /// Settle the finished attempt and start the next one.
+    NextAttempt,
+    /// Confirm an ambiguous write the remote cannot read back.
+    Resolve,
+    /// Answer the pending question: the remote's with an intervention, a supervisor's or Argus's
+    /// by keeping the answer for Argus. Not a machine event of its own.
+    Answer,
+}
+
+impl Verb {
+    /// Every verb, in the order the panel shows them.
+    pub const ALL: [Verb; 14] = [
+        Verb::Observe,
+        Verb::Claim,
+        Verb::Submit,
+        Verb::Intervene,
+        Verb::Cancel,
+        Verb::Release,
+        Verb::Pause,
+        Verb::Resume,
+        Verb::Abandon,
+        Verb::Accept,
+        Verb::Reject,
+        Verb::NextAttempt,
+        Verb::Resolve,
+        Verb::Answer,
+    ];
+
+    /// The verb's one name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Observe => "observe",
+            Verb::Claim => "claim",
+            Verb::Submit => "submit",
+            Verb::Intervene => "intervene",
+            Verb::Cancel => "cancel",
+            Verb::Release => "release",
+            Verb::Pause => "pause",
+            Verb::Resume => "resume",
+            Verb::Abandon => "abandon",
+            Verb::Accept => "accept",
+            Verb::Reject => "reject",
+            Verb::NextAttempt => "next-attempt",
+            Verb::Resolve => "resolve",
+            Verb::Answer => "answer",
+        }
+    }
+
+    /// The verb called `name`, if any.
+    pub fn named(name: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The event that asks the machine for this verb, with placeholder ids (used on a copy of
+    /// the machine, to see whether the state would act on it). `None` for `answer`, which the
+    /// shell routes to an intervention or to Argus.
+    pub fn probe(self) -> Option<Event> {
+        let rid = || RequestId::new("allowed-actions-probe");
+        let op = |c| Some(Event::Operator(c));
+        let verdict = |verdict| Some(Event::Validated { verdict });
+        match self {
+            Verb::Observe => op(Command::Observe {
+                task: Some(TaskId::new("allowed-actions-probe")),
+            }),
+            Verb::Claim => op(Command::Claim { request_id: rid() }),
+            Verb::Submit => op(Command::Submit { request_id: rid() }),
+            Verb::Intervene => op(Command::Intervene { request_id: rid() }),
+            Verb::Cancel => op(Command::Cancel { request_id: rid() }),
+            Verb::Release => op(Command::Release),
+            Verb::Pause => op(Command::Pause),
+            Verb::Resume => op(Command::Resume),
+            Verb::Abandon => op(Command::Abandon),
+            Verb::Resolve => op(Command::Resolve {
+                applied: None,
+                not_applied: true,
+            }),
+            Verb::NextAttempt => op(Command::NextAttempt {
+                claim_request: rid(),
+                submit_request: rid(),
+            }),
+            Verb::Accept => verdict(Verdict::Accepted),
+            Verb::Reject => verdict(Verdict::Rejected),
+            Verb::Answer => None,
+        }
+    }
+
+    /// A verb that writes to the remote, and so needs the lease.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Verb::Submit | Verb::Intervene | Verb::Cancel | Verb::Answer
+        )
+    }
+}
+
+impl std::fmt::Display for Verb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Command {
+    /// The verb that asks for this command.
+    pub fn verb(&self) -> Verb {
+        match self {
+            Command::Observe { .. } => Verb::Observe,
+            Command::Claim { .. } => Verb::Claim,
+            Command::Submit { .. } => Verb::Submit,
+            Command::Intervene { .. } => Verb::Intervene,
+            Command::Cancel { .. } => Verb::Cancel,
+            Command::Release => Verb::Release,
+            Command::Pause => Verb::Pause,
+            Command::Resume => Verb::Resume,
+            Command::Abandon => Verb::Abandon,
+            Command::Resolve { .. } => Verb::Resolve,
+            Command::NextAttempt { .. } => Verb::NextAttempt,
+        }
+    }
+}
+
+impl Verdict {
+    /// The verb that asks for this verdict.
+    pub fn verb(self) -> Verb {
+        match self {
+            Verdict::Accepted => Verb::Accept,
+            Verdict::Rejected => Verb::Reject,
+            Verdict::NextAttempt => Verb::NextAttempt,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_verb_has_one_name_and_is_found_by_it() {
+        for v in Verb::ALL {
+            assert_eq!(Verb::named(v.name()), Some(v));
+            assert_eq!(
+                serde_json::to_value(v).ok(),
+                Some(serde_json::json!(v.name()))
+            );
+        }
+        let mut names: Vec<&str> = Verb::ALL.iter().map(|v| v.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Verb::ALL.len());
+    }
+
+    #[test]
+    fn a_commands_verb_asks_for_that_command() {
+        for v in Verb::ALL {
+            if let Some(Event::Operator(c)) = v.probe() {
+                assert_eq!(c.verb(), v);
+            }
+        }
+    }
+}
