@@ -41,6 +41,23 @@ pub struct ArgusRecord {
     pub journal: Vec<crate::bridges::argus::JournalNote>,
 }
 
+impl ArgusRecord {
+    /// The record of a campaign Argus has not seen yet.
+    pub fn new(campaign_id: CampaignId) -> ArgusRecord {
+        ArgusRecord {
+            campaign_id,
+            project_id: None,
+            asked: vec![],
+            reviewer_verdict: None,
+            status: None,
+            pending_answer: None,
+            stalled_since: None,
+            wakes_refused_told: false,
+            journal: vec![],
+        }
+    }
+}
+
 /// Version 1 (a binding: `campaign_id`, `project_id`, `asked`) reads as it is: what version 2
 /// added is optional.
 impl Document for ArgusRecord {
@@ -142,17 +159,10 @@ impl ArgusBoard {
         // One writer at a time, so two changes cannot race to the file.
         let mut records = self.records.write().unwrap_or_else(|p| p.into_inner());
         let id = crate::store::validate_campaign_id(campaign_id)?;
-        let mut record = records.get(campaign_id).cloned().unwrap_or(ArgusRecord {
-            campaign_id: id.clone(),
-            project_id: None,
-            asked: vec![],
-            reviewer_verdict: None,
-            status: None,
-            pending_answer: None,
-            stalled_since: None,
-            wakes_refused_told: false,
-            journal: vec![],
-        });
+        let mut record = records
+            .get(campaign_id)
+            .cloned()
+            .unwrap_or_else(|| ArgusRecord::new(id.clone()));
         let before = record.clone();
         change(&mut record);
         if record == before && records.contains_key(campaign_id) {

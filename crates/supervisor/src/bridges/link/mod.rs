@@ -15,6 +15,7 @@
 //! Foreman are told of an event), and this file (the link's task: delivery, decisions, stalls).
 
 mod board;
+mod plan;
 mod prompt;
 mod wake;
 
@@ -24,9 +25,9 @@ pub use wake::{
     set_degraded, set_status, status, ArgusWake, BridgeStatus, LinkRequest, WakeCause, WakeRequest,
 };
 
-use super::argus::{mission_text, ArgusClient, ArgusConfig, ArgusError, ReviewStatus};
+use super::argus::{mission_text, ArgusClient, ArgusConfig, ArgusError};
 use super::decisions::{take_new, MissionBudget, Ruling};
-use super::foreman::{hint, Foreman, Hint};
+use super::foreman::{hint, Foreman};
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use argus_machines::{Significant, StateName, Verdict};
 use std::collections::BTreeMap;
@@ -158,8 +159,7 @@ impl Link {
         };
         self.wake.foreman_calls.fetch_add(1, Ordering::Relaxed);
         let verdict = self.wake.board.get(id).and_then(|r| r.reviewer_verdict);
-        let events = self.runtime.events(id).unwrap_or_default();
-        let observation = projection(&doc, verdict, &events, &event);
+        let observation = projection(&doc, verdict, &event);
         let directive = match foreman.assess(&observation).await {
             Ok(d) => {
                 set_status(&self.wake.foreman_status, true);
@@ -173,27 +173,21 @@ impl Link {
                 return;
             }
         };
-        let h = hint(&directive);
-        // ESCALATE while Argus cannot act (down, or not taking wakes) reaches a person directly
-        // (spec §13): Needs you, never dropped.
         let argus_can_act = self.wake.not_acting().is_none();
-        if h == Hint::Escalate && !argus_can_act {
-            let why = crate::security::Untrusted::new(&directive.reason, 400);
-            let text = format!(
-                "Needs you: Foreman escalates, and Argus cannot act on it now. Foreman's reason (untrusted): {}",
-                why.as_str()
-            );
-            let _ = self.runtime.notice(id, true, text).await;
-            return;
-        }
-        if h.wakes_argus() {
-            self.wake.foreman_wakes.fetch_add(1, Ordering::Relaxed);
-            self.on_wake(WakeRequest {
-                campaign_id: id.to_string(),
-                cause: WakeCause::Foreman(h),
-                latest: Some(event),
-            })
-            .await;
+        match plan::advised(hint(&directive), argus_can_act, &directive.reason) {
+            plan::Advised::Nothing => {}
+            plan::Advised::NeedsYou(text) => {
+                let _ = self.runtime.notice(id, true, text).await;
+            }
+            plan::Advised::Wake(h) => {
+                self.wake.foreman_wakes.fetch_add(1, Ordering::Relaxed);
+                self.on_wake(WakeRequest {
+                    campaign_id: id.to_string(),
+                    cause: WakeCause::Foreman(h),
+                    latest: Some(event),
+                })
+                .await;
+            }
         }
     }
 
@@ -408,18 +402,37 @@ impl Link {
         if !self.give_pending_answer(id, &project).await {
             return;
         }
-        self.ask_its_questions(id, &doc, &status).await;
-        self.note_status(id, &status).await;
-        self.stall(id, status.stalled).await;
-        if doc.machine.state == StateName::RemoteTerminalLocalPending
-            && (status.done_reason.is_some() || self.judged_done(id, &doc, &status))
-        {
+        let record = self.wake.board.get(id);
+        let plan = plan::boundary(record.as_ref(), &doc, &status, crate::time::now_secs());
+        self.perform(id, plan).await;
+        self.take_decisions(id, &doc).await;
+    }
+
+    /// Perform a boundary's plan: tell, then remember (a crash in between tells twice rather
+    /// than never), then confirm the finished attempt.
+    async fn perform(&mut self, id: &str, plan: plan::Plan) {
+        let rt = &self.runtime;
+        for tell in plan.tell {
+            let _ = match tell {
+                plan::Tell::NeedsYou(text) => rt.notice(id, true, text).await,
+                plan::Tell::Notice(text) => {
+                    tracing::warn!(campaign_id = id, "{text}");
+                    rt.notice(id, false, text).await
+                }
+                plan::Tell::Decision(line) => {
+                    tracing::info!(campaign_id = id, "{line}");
+                    rt.decision(id, line).await
+                }
+            };
+        }
+        let remember = plan.remember;
+        self.record(id, |r| remember.apply(r));
+        if plan.accept {
             let _ = self
                 .runtime
                 .validate_as(id, Verdict::Accepted, Actor::Argus { why: None })
                 .await;
         }
-        self.take_decisions(id, &doc).await;
     }
 
     /// An operator's answer kept for Argus goes to it, cleared only once taken (a crash in
@@ -450,56 +463,6 @@ impl Link {
         true
     }
 
-    /// Argus's pending questions become Needs you, each once, and not again after a restart:
-    /// surfaced first, then remembered (a crash in between asks twice rather than never).
-    async fn ask_its_questions(
-        &mut self,
-        id: &str,
-        doc: &CampaignDoc,
-        status: &super::argus::ArgusStatus,
-    ) {
-        for q in &status.pending_questions {
-            let text = format!("Needs you (from Argus): {q}");
-            let asked = self
-                .wake
-                .board
-                .get(id)
-                .is_some_and(|r| r.asked.contains(&text));
-            if doc.pending_question.as_deref() != Some(text.as_str()) && !asked {
-                let _ = self.runtime.notice(id, true, text.clone()).await;
-                self.record(id, |r| r.asked.push(text));
-            }
-        }
-    }
-
-    /// Argus's status, summarised for the campaign view; a new reviewer verdict is news for a
-    /// person when it arrives.
-    async fn note_status(&mut self, id: &str, status: &super::argus::ArgusStatus) {
-        let latest = status.verdicts.last().copied();
-        let summary = match (&status.done_reason, latest) {
-            _ if status.stalled => "stalled".to_string(),
-            (Some(_), _) => "done".to_string(),
-            (None, Some(v)) => format!("reviewer verdict: {}", v.as_str()),
-            (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
-            (None, None) => "active".into(),
-        };
-        let known = |v: ReviewStatus| {
-            self.wake
-                .board
-                .get(id)
-                .is_some_and(|r| r.reviewer_verdict == Some(v))
-        };
-        if let Some(v) = latest.filter(|v| !known(*v)) {
-            let line = format!("Reviewer verdict: {}.", v.as_str());
-            let _ = self.runtime.decision(id, line).await;
-            self.record(id, |r| r.reviewer_verdict = Some(v));
-        }
-        self.record(id, |r| {
-            r.status = Some(summary);
-            r.journal = status.journal.clone();
-        });
-    }
-
     /// Argus's new decision files, validated and consumed once, then executed.
     async fn take_decisions(&mut self, id: &str, doc: &CampaignDoc) {
         let workdir = self.cfg.workroot.join(id);
@@ -523,55 +486,6 @@ impl Link {
         }
     }
 
-    /// The project's daemon stalled (no progress for longer than its own limit) or moved again:
-    /// each change is logged and told to the campaign once, kept across a restart.
-    async fn stall(&mut self, id: &str, stalled: bool) {
-        let since = self.wake.board.get(id).and_then(|r| r.stalled_since);
-        match (stalled, since) {
-            (true, None) => {
-                tracing::warn!(
-                    campaign_id = id,
-                    class = "stalled",
-                    "Argus's daemon for this campaign has stalled"
-                );
-                let text = "Argus's daemon for this campaign reports no progress (stalled): decisions fall to the operator until it moves again. The remote keeps running.";
-                // Told first, then remembered: a crash in between tells twice rather than never.
-                let _ = self.runtime.notice(id, false, text.to_string()).await;
-                self.record(id, |r| r.stalled_since = Some(crate::time::now_secs()));
-            }
-            (false, Some(_)) => {
-                tracing::info!(
-                    campaign_id = id,
-                    "Argus's daemon for this campaign makes progress again"
-                );
-                let line = "Argus's daemon for this campaign makes progress again.";
-                let _ = self.runtime.decision(id, line.to_string()).await;
-                self.record(id, |r| r.stalled_since = None);
-            }
-            _ => {}
-        }
-    }
-
-    /// Whether the reviewer's `done` is about the attempt waiting for its verdict: given after
-    /// that attempt finished (its ATTEMPT_COMPLETED in the event log), never one about an earlier
-    /// attempt.
-    fn judged_done(&self, id: &str, doc: &CampaignDoc, status: &super::argus::ArgusStatus) -> bool {
-        let Some(task) = doc.machine.state.task() else {
-            return false;
-        };
-        let finished_at = self
-            .runtime
-            .events(id)
-            .unwrap_or_default()
-            .into_iter()
-            .rev()
-            .find_map(|l| match &l.event {
-                Significant::AttemptCompleted { task: t, .. } if t == task => Some(l.at),
-                _ => None,
-            });
-        finished_at.is_some_and(|at| status.done_since(at))
-    }
-
     /// Execute an authorised ruling through the campaign's machine.
     async fn execute(&self, id: &str, ruling: Ruling, by: Actor) {
         let rt = &self.runtime;
@@ -580,14 +494,16 @@ impl Link {
                 let state = self.doc(id).await.map(|d| d.machine.state.state_name());
                 // The same operation an operator uses: settle, claim and submit as one step.
                 let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
-                    rt.command_as(id, OperatorCommand::NextAttempt { text: Some(text) }, by)
+                    rt.command_as(id, OperatorCommand::next_attempt(Some(text)), by)
                         .await
                         .is_ok_and(|r| r.outcome() == crate::runtime::reply::Outcome::Done)
                 } else {
-                    let claimed = rt.command_as(id, OperatorCommand::Claim, by.clone()).await;
+                    let claimed = rt
+                        .command_as(id, OperatorCommand::claim(), by.clone())
+                        .await;
                     claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready)
                         && rt
-                            .command_as(id, OperatorCommand::Submit { text: Some(text) }, by)
+                            .command_as(id, OperatorCommand::submit(Some(text)), by)
                             .await
                             .is_ok()
                 };
@@ -603,7 +519,7 @@ impl Link {
             }
             Ruling::Intervene { text } => {
                 let _ = rt
-                    .command_as(id, OperatorCommand::Intervene { text }, by)
+                    .command_as(id, OperatorCommand::intervene(text), by)
                     .await;
             }
             Ruling::Cancel => {
@@ -611,7 +527,7 @@ impl Link {
                     Actor::Argus { why: Some(why) } => format!("Argus decided to cancel: {why}"),
                     _ => "Argus decided to cancel".into(),
                 };
-                let command = OperatorCommand::Cancel { reason };
+                let command = OperatorCommand::cancel(reason);
                 let _ = rt.command_as(id, command, by).await;
             }
             Ruling::Finish => {

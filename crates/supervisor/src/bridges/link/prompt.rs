@@ -38,24 +38,19 @@ pub fn event_text(doc: &CampaignDoc, w: &WakeRequest) -> String {
     )
 }
 
-/// Foreman's observation, projected from the campaign's reduced state (no transcripts, no secrets).
+/// Foreman's observation, projected from the campaign's reduced state as its document publishes
+/// it (no transcripts, no secrets, no file read). Failures are counted over the attempts the
+/// document lists (the newest `MAX_ATTEMPT_RECORDS`).
 pub fn projection(
     doc: &CampaignDoc,
     reviewer_verdict: Option<ReviewStatus>,
-    events: &[crate::runtime::reduce::EventLine],
     event: &Significant,
 ) -> ForemanObservation {
-    let failures = events
+    let failed = Some(argus_machines::RemoteOutcome::Failed);
+    let failures = doc
+        .attempt_history
         .iter()
-        .filter(|l| {
-            matches!(
-                l.event,
-                Significant::AttemptCompleted {
-                    outcome: argus_machines::RemoteOutcome::Failed,
-                    ..
-                }
-            )
-        })
+        .filter(|a| a.outcome == failed)
         .count() as u32;
     let state = doc
         .remote
@@ -84,12 +79,8 @@ pub fn projection(
             .iter()
             .map(|v| v.as_str().to_string())
             .collect(),
-        recent_events: events
-            .iter()
-            .rev()
-            .take(8)
-            .map(|l| l.event.class().to_string())
-            .collect(),
+        // Newest first, as Foreman reads them.
+        recent_events: doc.recent_events.iter().rev().cloned().collect(),
         attempts: doc.machine.memory.attempts,
         failures,
         event: serde_json::to_value(event).unwrap_or_default(),

@@ -1,0 +1,269 @@
+//! What a decision boundary does, decided without I/O: from the campaign's Argus record, its
+//! published document and Argus's status, which questions become Needs you, what a person is
+//! told, what the record keeps, and whether the finished attempt is confirmed. The link
+//! (`mod.rs`) only performs the [`Plan`]: it tells, then remembers (a crash in between tells twice
+//! rather than never), then confirms.
+
+use super::board::ArgusRecord;
+use crate::bridges::argus::{ArgusStatus, JournalNote, ReviewStatus};
+use crate::bridges::foreman::Hint;
+use crate::runtime::CampaignDoc;
+use argus_machines::StateName;
+
+/// What a person is told, in the campaign's feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Tell {
+    /// A question for a person: it becomes the campaign's pending question.
+    NeedsYou(String),
+    /// A critical notice (decisions fall to the operator).
+    Notice(String),
+    /// A line of Argus's side of the story (a verdict, a recovery).
+    Decision(String),
+}
+
+/// What the campaign's Argus record keeps of a boundary.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Remember {
+    /// Questions now surfaced (each asked once, across restarts).
+    pub asked: Vec<String>,
+    /// A reviewer verdict now told.
+    pub reviewer_verdict: Option<ReviewStatus>,
+    /// Argus's status, summarised for the campaign view.
+    pub status: String,
+    pub journal: Vec<JournalNote>,
+    /// A stall began (`Some(Some(since))`) or ended (`Some(None)`).
+    pub stalled_since: Option<Option<u64>>,
+}
+
+impl Remember {
+    pub(crate) fn apply(self, r: &mut ArgusRecord) {
+        r.asked.extend(self.asked);
+        if let Some(v) = self.reviewer_verdict {
+            r.reviewer_verdict = Some(v);
+        }
+        r.status = Some(self.status);
+        r.journal = self.journal;
+        if let Some(since) = self.stalled_since {
+            r.stalled_since = since;
+        }
+    }
+}
+
+/// A boundary's plan, performed in this order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    pub tell: Vec<Tell>,
+    pub remember: Remember,
+    /// Confirm the attempt waiting for its verdict: Argus says the mission is done, or its
+    /// reviewer's `done` came after that attempt finished.
+    pub accept: bool,
+}
+
+/// The plan for a boundary at `now`.
+pub(crate) fn boundary(
+    record: Option<&ArgusRecord>,
+    doc: &CampaignDoc,
+    status: &ArgusStatus,
+    now: u64,
+) -> Plan {
+    let mut tell = vec![];
+    let mut asked = vec![];
+    for q in &status.pending_questions {
+        let text = format!("Needs you (from Argus): {q}");
+        let known = record.is_some_and(|r| r.asked.contains(&text)) || asked.contains(&text);
+        if doc.pending_question.as_deref() != Some(text.as_str()) && !known {
+            tell.push(Tell::NeedsYou(text.clone()));
+            asked.push(text);
+        }
+    }
+    let latest = status.verdicts.last().copied();
+    let told = record.and_then(|r| r.reviewer_verdict);
+    let reviewer_verdict = latest.filter(|v| told != Some(*v));
+    if let Some(v) = reviewer_verdict {
+        tell.push(Tell::Decision(format!("Reviewer verdict: {}.", v.as_str())));
+    }
+    let stalled_since = stall(record.and_then(|r| r.stalled_since), status.stalled, now);
+    match stalled_since {
+        Some(Some(_)) => tell.push(Tell::Notice("Argus's daemon for this campaign reports no progress (stalled): decisions fall to the operator until it moves again. The remote keeps running.".into())),
+        Some(None) => tell.push(Tell::Decision("Argus's daemon for this campaign makes progress again.".into())),
+        None => {}
+    }
+    let accept = doc.machine.state == StateName::RemoteTerminalLocalPending
+        && (status.done_reason.is_some() || judged_done(doc, status));
+    Plan {
+        tell,
+        remember: Remember {
+            asked,
+            reviewer_verdict,
+            status: summary(status),
+            journal: status.journal.clone(),
+            stalled_since,
+        },
+        accept,
+    }
+}
+
+/// What Foreman's hint on a non-boundary event leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Advised {
+    /// Nothing: the hint does not ask for Argus.
+    Nothing,
+    /// Wake Argus, for this hint.
+    Wake(Hint),
+    /// Foreman escalates while Argus cannot act (down, or not taking wakes): it reaches a person
+    /// directly (spec §13), never dropped.
+    NeedsYou(String),
+}
+
+/// Foreman's advice, weighed: `argus_can_act` is whether Argus takes wakes now; `reason` is
+/// Foreman's own (untrusted) reason.
+pub(crate) fn advised(hint: Hint, argus_can_act: bool, reason: &str) -> Advised {
+    if hint == Hint::Escalate && !argus_can_act {
+        let why = crate::security::Untrusted::new(reason, 400);
+        return Advised::NeedsYou(format!(
+            "Needs you: Foreman escalates, and Argus cannot act on it now. Foreman's reason (untrusted): {}",
+            why.as_str()
+        ));
+    }
+    if hint.wakes_argus() {
+        Advised::Wake(hint)
+    } else {
+        Advised::Nothing
+    }
+}
+
+/// Argus's status in a word or two, for the campaign view.
+fn summary(status: &ArgusStatus) -> String {
+    match (&status.done_reason, status.verdicts.last()) {
+        _ if status.stalled => "stalled".to_string(),
+        (Some(_), _) => "done".to_string(),
+        (None, Some(v)) => format!("reviewer verdict: {}", v.as_str()),
+        (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
+        (None, None) => "active".into(),
+    }
+}
+
+/// A stall's change: each is told once, kept across a restart.
+fn stall(since: Option<u64>, stalled: bool, now: u64) -> Option<Option<u64>> {
+    match (stalled, since) {
+        (true, None) => Some(Some(now)),
+        (false, Some(_)) => Some(None),
+        _ => None,
+    }
+}
+
+/// Whether the reviewer's `done` is about the attempt waiting for its verdict: given after that
+/// attempt finished (as its document records), never one about an earlier attempt.
+fn judged_done(doc: &CampaignDoc, status: &ArgusStatus) -> bool {
+    let Some(task) = doc.machine.state.task() else {
+        return false;
+    };
+    doc.attempt_history
+        .iter()
+        .rev()
+        .find(|a| a.task_id == *task)
+        .and_then(|a| a.finished_at)
+        .is_some_and(|at| status.done_since(at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::AttemptRecord;
+    use argus_machines::{CampaignMachine, ControllerId, Policy, TaskId};
+
+    fn doc() -> CampaignDoc {
+        let m = CampaignMachine::new("c1", ControllerId::new("us"), Policy::default());
+        CampaignDoc::new(&m, "train", 100)
+    }
+
+    fn id() -> crate::store::CampaignId {
+        crate::store::validate_campaign_id("c1").expect("a valid id")
+    }
+
+    fn status() -> ArgusStatus {
+        ArgusStatus::read(&serde_json::json!({}))
+    }
+
+    #[test]
+    fn a_question_is_told_once_then_remembered_and_not_asked_again() {
+        let mut s = status();
+        s.pending_questions = vec!["Which dataset?".into(), "Which dataset?".into()];
+        let plan = boundary(None, &doc(), &s, 1_000);
+        let text = "Needs you (from Argus): Which dataset?".to_string();
+        assert_eq!(plan.tell, [Tell::NeedsYou(text.clone())]);
+        assert_eq!(plan.remember.asked, std::slice::from_ref(&text));
+        assert_eq!(plan.remember.status, "waiting for an answer");
+        let mut record = ArgusRecord::new(id());
+        plan.remember.apply(&mut record);
+        let again = boundary(Some(&record), &doc(), &s, 1_060);
+        assert!(again.tell.is_empty(), "{:?}", again.tell);
+    }
+
+    #[test]
+    fn a_stall_is_told_when_it_begins_and_when_it_ends_and_not_in_between() {
+        let mut s = status();
+        s.stalled = true;
+        let mut record = ArgusRecord::new(id());
+        let plan = boundary(Some(&record), &doc(), &s, 1_000);
+        assert!(matches!(plan.tell.as_slice(), [Tell::Notice(_)]));
+        assert_eq!(plan.remember.stalled_since, Some(Some(1_000)));
+        plan.remember.apply(&mut record);
+        assert!(boundary(Some(&record), &doc(), &s, 1_060).tell.is_empty());
+        s.stalled = false;
+        let plan = boundary(Some(&record), &doc(), &s, 1_120);
+        assert!(matches!(plan.tell.as_slice(), [Tell::Decision(_)]));
+        plan.remember.apply(&mut record);
+        assert_eq!(record.stalled_since, None);
+    }
+
+    #[test]
+    fn foreman_escalating_while_argus_cannot_act_reaches_a_person_and_nothing_else_does() {
+        let said = advised(Hint::Escalate, false, "<b>loop</b>");
+        let Advised::NeedsYou(text) = said else {
+            panic!("expected a question for a person, got {said:?}");
+        };
+        assert!(text.contains("(untrusted)"));
+        assert!(matches!(
+            advised(Hint::Escalate, true, "x"),
+            Advised::Wake(Hint::Escalate)
+        ));
+        for hint in [Hint::NoWake, Hint::WakeReviewer, Hint::AskArgus] {
+            let a = advised(hint, true, "x");
+            assert_eq!(a == Advised::Nothing, !hint.wakes_argus(), "{hint:?}");
+        }
+    }
+
+    #[test]
+    fn a_reviewers_done_confirms_only_the_attempt_it_came_after() {
+        let mut d = doc();
+        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
+            task: TaskId::new("t2"),
+            outcome: argus_machines::RemoteOutcome::Completed,
+        };
+        d.attempt_history.push(AttemptRecord {
+            task_id: TaskId::new("t2"),
+            run_id: None,
+            attempt_id: None,
+            source_sha: None,
+            first_seen_at: 100,
+            outcome: Some(argus_machines::RemoteOutcome::Completed),
+            finished_at: Some(500),
+            verdict: None,
+        });
+        let done_at = |ts: u64| ArgusStatus {
+            verdicts: vec![ReviewStatus::Done],
+            verdict_times: vec![Some(ts)],
+            ..status()
+        };
+        assert!(boundary(None, &d, &done_at(600), 700).accept);
+        assert!(
+            !boundary(None, &d, &done_at(400), 700).accept,
+            "an earlier attempt's done"
+        );
+        // Without the time the attempt finished (a document from before it was kept), a done is
+        // not taken as about it.
+        d.attempt_history[0].finished_at = None;
+        assert!(!boundary(None, &d, &done_at(600), 700).accept);
+    }
+}
