@@ -6,6 +6,9 @@
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
 pub mod health;
+mod reply;
+
+pub use reply::Reply;
 
 use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
@@ -80,15 +83,15 @@ pub struct ApiState {
     pub remote_calls: Option<Arc<crate::a2a::CallCounts>>,
 }
 
-/// Every API answer's shape, errors included, is a verb's [`verbs::Reply`].
-impl IntoResponse for verbs::Reply {
+/// Every API answer's shape, errors included, is a [`Reply`].
+impl IntoResponse for Reply {
     fn into_response(self) -> Response {
         (self.status, Json(self.body)).into_response()
     }
 }
 
 fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    verbs::Reply::error(status, code, message).into_response()
+    Reply::error(status, code, message).into_response()
 }
 
 impl ApiState {
@@ -382,7 +385,7 @@ async fn status(State(s): State<Arc<ApiState>>) -> Response {
 }
 
 fn runtime_error(e: RuntimeError) -> Response {
-    verbs::Reply::runtime(e).into_response()
+    Reply::runtime(e).into_response()
 }
 
 async fn campaigns(State(s): State<Arc<ApiState>>) -> Response {
@@ -572,7 +575,7 @@ fn actions() -> Router<Arc<ApiState>> {
                 Supervision::On => verbs::act(&s.runtime, verb, id, &body).await.into_response(),
                 Supervision::Off => {
                     let state = s.runtime.published(&id).map(|d| d.machine.state.persisted());
-                    verbs::Reply::supervision_off(verb, state).into_response()
+                    Reply::supervision_off(verb, state).into_response()
                 }
             }
         };

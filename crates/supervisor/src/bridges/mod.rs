@@ -11,6 +11,6 @@
 //!   machine, Argus outages surfaced once and retried with backoff.
 
 pub mod argus;
-pub mod decisions;
+pub(crate) mod decisions;
 pub mod foreman;
 pub mod link;

@@ -13,19 +13,19 @@
 //! [`ledger`] (what to record after a step or an input, decided without I/O), [`reduce`] and
 //! [`messages`] (significant events and the human feed).
 
-pub mod command;
-pub mod config;
+pub(crate) mod command;
+pub(crate) mod config;
 mod core;
-pub mod document;
-pub mod driver;
-pub mod handle;
-pub mod ledger;
+pub(crate) mod document;
+pub(crate) mod driver;
+pub(crate) mod handle;
+pub(crate) mod ledger;
 pub mod messages;
 mod recover;
 pub mod reduce;
 pub mod reply;
-pub mod shared;
-pub mod stats;
+pub(crate) mod shared;
+pub(crate) mod stats;
 
 pub use command::{Actor, OperatorCommand};
 pub use config::{PacingError, RuntimeConfig};

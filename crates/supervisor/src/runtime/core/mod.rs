@@ -87,7 +87,7 @@ pub(crate) struct Ready {
     /// One remote call; reported with [`Report::Called`].
     pub call: Option<Call>,
     /// The answer to whoever gave the input.
-    pub reply: Option<Reply>,
+    pub reply: Option<AskerReply>,
     /// The input closed the campaign (announced after its last lines).
     pub closed: bool,
     /// The driver stops after this.
@@ -126,7 +126,7 @@ pub(crate) enum Wake {
 
 /// The answer to an input's asker.
 #[derive(Debug)]
-pub(crate) enum Reply {
+pub(crate) enum AskerReply {
     Command(CommandReply),
     Answer(AnswerReply),
     Done,
@@ -176,7 +176,7 @@ enum Finish {
     Keep { text: String },
     /// The document written, and stop.
     Shutdown,
-    /// `Reply::Done`.
+    /// `AskerReply::Done`.
     Done,
     /// Nothing to answer (a tick, the event log, an entry).
     Quiet,
@@ -406,7 +406,7 @@ impl Core {
                         AnswerReply::NotKept
                     }
                 };
-                self.out().reply = Some(Reply::Answer(reply));
+                self.out().reply = Some(AskerReply::Answer(reply));
                 self.closing();
             }
             Report::Called(done) => {
@@ -475,7 +475,7 @@ impl Core {
             };
         }
         if doc.pending_question.is_none() {
-            self.out().reply = Some(Reply::Answer(AnswerReply::NothingPending));
+            self.out().reply = Some(AskerReply::Answer(AnswerReply::NothingPending));
             return Finish::Quiet;
         }
         let text = crate::security::Untrusted::new(&text, ANSWER_MAX)
@@ -654,10 +654,10 @@ impl Core {
             Finish::Shutdown => {
                 let writes = self.ledger.document(&self.machine);
                 self.out().records.push(writes);
-                self.out().reply = Some(Reply::Done);
+                self.out().reply = Some(AskerReply::Done);
                 self.out().stop = true;
             }
-            Finish::Done => self.out().reply = Some(Reply::Done),
+            Finish::Done => self.out().reply = Some(AskerReply::Done),
             Finish::Quiet => {}
         }
         self.closing();
@@ -703,8 +703,8 @@ impl Core {
         let writes = self.ledger.action(acted, &reply, &actor, now);
         self.out().records.push(writes);
         self.out().reply = Some(match asked {
-            Asked::Answer => Reply::Answer(AnswerReply::Intervened(reply)),
-            Asked::Command(_) | Asked::Verdict(_) => Reply::Command(reply),
+            Asked::Answer => AskerReply::Answer(AnswerReply::Intervened(reply)),
+            Asked::Command(_) | Asked::Verdict(_) => AskerReply::Command(reply),
         });
     }
 

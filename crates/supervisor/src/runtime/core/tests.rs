@@ -26,7 +26,7 @@ fn reading(state: RemoteState) -> Observation {
 #[derive(Default, Debug)]
 struct Seen {
     steps: Vec<String>,
-    reply: Option<Reply>,
+    reply: Option<AskerReply>,
 }
 
 /// Pump the core as the driver does: persist succeeds unless `disk_fails`; each poll answers
@@ -98,7 +98,7 @@ fn observe() -> Input {
 
 fn command_reply(seen: &Seen) -> &CommandReply {
     match &seen.reply {
-        Some(Reply::Command(r)) => r,
+        Some(AskerReply::Command(r)) => r,
         other => panic!("expected a command's reply, got {other:?}"),
     }
 }
@@ -180,7 +180,7 @@ fn an_answer_is_routed_by_who_asked() {
     let seen = pump(&mut core, answer(), &quiet, false);
     assert!(matches!(
         seen.reply,
-        Some(Reply::Answer(AnswerReply::NothingPending))
+        Some(AskerReply::Answer(AnswerReply::NothingPending))
     ));
     // Argus asked: the answer is kept for it first, then the question is answered.
     let ask = Input::Notice {
@@ -193,7 +193,7 @@ fn an_answer_is_routed_by_who_asked() {
     assert!(seen.steps.contains(&"document".to_string()));
     assert!(matches!(
         seen.reply,
-        Some(Reply::Answer(AnswerReply::Kept(AnswerTo::Argus)))
+        Some(AskerReply::Answer(AnswerReply::Kept(AnswerTo::Argus)))
     ));
     assert_eq!(core.ledger.doc().pending_question, None);
     // The remote asks: the answer is an intervention, which an observer cannot send.
@@ -207,7 +207,7 @@ fn an_answer_is_routed_by_who_asked() {
         seen.steps
     );
     match seen.reply {
-        Some(Reply::Answer(AnswerReply::Intervened(r))) => {
+        Some(AskerReply::Answer(AnswerReply::Intervened(r))) => {
             assert_eq!(r.outcome(), Outcome::ForbiddenInState)
         }
         other => panic!("expected an intervention's reply, got {other:?}"),

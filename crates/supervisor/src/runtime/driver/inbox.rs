@@ -2,7 +2,7 @@
 //! raw machine events, each with the channel its answer goes back on.
 
 use super::super::command::Actor;
-use super::super::core::{Input, Reply};
+use super::super::core::{AskerReply, Input};
 use super::super::messages::MessageKind;
 use super::super::reply::{AnswerReply, CommandReply};
 use crate::control::WriteIntent;
@@ -109,15 +109,15 @@ impl Envelope {
 
 impl Asker {
     /// Send the core's reply, if it is the kind this asker waits for.
-    pub(super) fn send(self, reply: Reply) {
+    pub(super) fn send(self, reply: AskerReply) {
         match (self, reply) {
-            (Asker::Command(tx), Reply::Command(r)) => {
+            (Asker::Command(tx), AskerReply::Command(r)) => {
                 let _ = tx.send(r);
             }
-            (Asker::Answer(tx), Reply::Answer(r)) => {
+            (Asker::Answer(tx), AskerReply::Answer(r)) => {
                 let _ = tx.send(r);
             }
-            (Asker::Done(tx), Reply::Done) => {
+            (Asker::Done(tx), AskerReply::Done) => {
                 let _ = tx.send(());
             }
             (asker, reply) => {

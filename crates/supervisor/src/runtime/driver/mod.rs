@@ -34,9 +34,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-/// Why a driver stopped early (crash injection for tests).
+/// A driver stopped dead at a crash point (crash injection for tests; the point is logged).
 #[derive(Debug)]
-pub struct Crashed(pub CrashPoint);
+pub struct Crashed;
 
 pub struct Driver<T: Transport + 'static> {
     /// What the campaign decides: its machine, token, ledger and intents.
@@ -232,7 +232,7 @@ impl<T: Transport + 'static> Driver<T> {
         #[cfg(feature = "test-hooks")]
         if self.crash == Some(point) {
             tracing::warn!(campaign_id = %self.id(), ?point, "crash injected");
-            return Err(Crashed(point));
+            return Err(Crashed);
         }
         let _ = point;
         Ok(())
