@@ -15,9 +15,9 @@ pub enum CampaignsCommand {
     List,
     /// Show one campaign: state, lease, attempts, pending question, verdict, last event.
     Show { id: String },
-    /// An operator verb (`crate::verbs`: each one's arguments, input and answer).
+    /// An operator verb (`crate::api::verbs`: each one's arguments, input and answer).
     #[command(flatten)]
-    Act(crate::verbs::VerbInput),
+    Act(crate::api::verbs::VerbInput),
     /// The significant-event log.
     Events { id: String },
     /// The human-facing feed.

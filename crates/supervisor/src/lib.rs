@@ -2,9 +2,9 @@
 //!
 //! The machines crate decides; this crate acts: the authority tokens ([`control`]), the A2A client
 //! ([`a2a`]), durable state ([`store`]), the runtime that drives the machines ([`runtime`]), the
-//! HTTP API ([`api`]) and daemon ([`daemon`]), the bridges to Argus and Foreman ([`bridges`]),
-//! the operator verbs ([`verbs`]: one module each, dispatched by the API and the CLI), and the
-//! commands built on them ([`cli`], [`diagrams`]). The simulated remote (`argus-sim`),
+//! HTTP API ([`api`], with the operator verbs: one module each, in one table, dispatched by the
+//! API's action routes and the CLI) and daemon ([`daemon`]), the bridges to Argus and Foreman
+//! ([`bridges`]), and the commands built on them ([`cli`], [`diagrams`]). The simulated remote (`argus-sim`),
 //! the bench (`argus-bench`) and the demo (the binary) live outside it.
 
 pub mod a2a;
@@ -23,4 +23,3 @@ pub mod security;
 pub mod store;
 pub mod time;
 pub(crate) mod ui;
-pub(crate) mod verbs;

@@ -6,13 +6,13 @@
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
 pub mod health;
-mod reply;
+pub(crate) mod reply;
+pub(crate) mod verbs;
 
 pub use reply::Reply;
 
 use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
-use crate::verbs;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::StatusCode;

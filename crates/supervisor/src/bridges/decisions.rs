@@ -162,7 +162,7 @@ pub fn take_new(
         Ok(entries) => entries
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter(|p| crate::store::is_json_file(p))
             .collect(),
         Err(_) => return Ok(vec![]),
     };

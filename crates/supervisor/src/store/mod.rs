@@ -629,6 +629,12 @@ pub enum Durability {
 
 /// Temp file in the same directory, fsync, swap it in for the target ([`swap_in`]), fsync the
 /// directory.
+/// Whether a file listed from a directory is a JSON document by its name (`*.json`): the store
+/// names the files it keeps, so it is the one place that tells them by name.
+pub(crate) fn is_json_file(path: &Path) -> bool {
+    path.extension() == Some(std::ffi::OsStr::new("json"))
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_atomic_with(path, bytes, Durability::Durable)
 }

@@ -100,7 +100,7 @@ impl ArgusBoard {
         let _ = std::fs::create_dir_all(&dir);
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = e.path();
-            if path.extension().and_then(|x| x.to_str()) != Some("json") {
+            if !crate::store::is_json_file(&path) {
                 continue;
             }
             match store.read_doc::<ArgusRecord>(&path) {

@@ -92,7 +92,7 @@ verbs! {
     Resolve => resolve,
 }
 
-pub(crate) use crate::api::Reply;
+pub(crate) use crate::api::reply::Reply;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::Verb;
 use http::StatusCode;
@@ -126,6 +126,8 @@ pub const REASON_MAX_BYTES: usize = 4096;
 fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let body = serde_path_to_error::deserialize::<_, Body>(&mut *de).map_err(|e| {
+        // The body as a whole has an empty path (serde names an unknown field in its message).
+        let whole = e.path().iter().next().is_none();
         let path = e.path().to_string();
         let inner = e.into_inner();
         let problem = inner.to_string();
@@ -134,8 +136,7 @@ fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
                 Value::Null,
                 format!("the body is not valid JSON: {problem}"),
             )
-        } else if path == "." {
-            // serde names an unknown field in its message, not in the path.
+        } else if whole {
             (Value::Null, format!("the body: {problem}"))
         } else {
             (json!(path), format!("field `{path}`: {problem}"))
