@@ -92,10 +92,10 @@ fn no_function_in_the_runtime_or_the_bridges_is_over_80_lines() {
 
 #[test]
 fn the_drivers_loop_is_at_most_150_lines() {
-    // The loop: the inbox and the heartbeat (`run`, `take`), the event log's first read
+    // The loop: the inbox and the heartbeat (`run`, `take`, `tick`), the event log's first read
     // (`resume`), and the pump that hands the core an input and performs its `Ready`s.
     let path = src().join("runtime/driver/mod.rs");
-    let loop_fns = ["run", "take", "resume", "pump", "perform"];
+    let loop_fns = ["run", "take", "tick", "resume", "pump", "perform"];
     let found: Vec<(String, usize)> = functions(&code(&path))
         .into_iter()
         .filter(|(name, _)| loop_fns.contains(&name.as_str()))

@@ -127,8 +127,9 @@ pub struct CampaignDoc {
     /// The classes of the newest significant events, oldest first (at most
     /// [`MAX_RECENT_EVENTS`]): what Foreman is shown of the campaign's history, published with the
     /// document so no one reads the event log for it.
+    /// (Borrowed from the machine's class names when made here: no allocation per event.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recent_events: Vec<String>,
+    pub recent_events: Vec<std::borrow::Cow<'static, str>>,
 }
 
 /// How many significant events' classes a campaign document keeps.

@@ -311,7 +311,7 @@ impl Ledger {
             return None;
         }
         let recent = &mut self.doc_mut().recent_events;
-        recent.push(sig.class().to_string());
+        recent.push(std::borrow::Cow::Borrowed(sig.class()));
         let excess = recent.len().saturating_sub(MAX_RECENT_EVENTS);
         recent.drain(..excess);
         let line = EventLine {

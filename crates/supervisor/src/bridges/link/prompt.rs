@@ -80,7 +80,12 @@ pub fn projection(
             .map(|v| v.as_str().to_string())
             .collect(),
         // Newest first, as Foreman reads them.
-        recent_events: doc.recent_events.iter().rev().cloned().collect(),
+        recent_events: doc
+            .recent_events
+            .iter()
+            .rev()
+            .map(|c| c.to_string())
+            .collect(),
         attempts: doc.machine.memory.attempts,
         failures,
         event: serde_json::to_value(event).unwrap_or_default(),

@@ -162,16 +162,9 @@ impl Asked {
 
 /// What the current input ends with, once its steps have settled.
 enum Finish {
-    /// A command, a verdict or a remote question's answer: the reply and the action line.
-    Asked {
-        asked: Asked,
-        actor: Actor,
-        /// The verdict the token made, recorded if the machine takes it.
-        validated: Option<Validated>,
-        /// An operator command (its text and intents are its own; a remote question may be
-        /// answered by it), not a bare verdict.
-        command: bool,
-    },
+    /// A command, a verdict or a remote question's answer: the reply and the action line (boxed:
+    /// a resting campaign holds the small variants only).
+    Asked(Box<AskedFor>),
     /// An answer kept for Argus: the question is answered once it is kept.
     Keep { text: String },
     /// The document written, and stop.
@@ -180,6 +173,17 @@ enum Finish {
     Done,
     /// Nothing to answer (a tick, the event log, an entry).
     Quiet,
+}
+
+/// What an operator's input was, and who asked.
+struct AskedFor {
+    asked: Asked,
+    actor: Actor,
+    /// The verdict the token made, recorded if the machine takes it.
+    validated: Option<Validated>,
+    /// An operator command (its text and intents are its own; a remote question may be answered
+    /// by it), not a bare verdict.
+    command: bool,
 }
 
 /// A step awaiting its write-ahead report.
@@ -306,23 +310,23 @@ impl Core {
                 actor,
             } => {
                 let validated = self.command(command.clone(), intents, text);
-                Finish::Asked {
+                Finish::Asked(Box::new(AskedFor {
                     asked: Asked::Command(command),
                     actor,
                     validated,
                     command: true,
-                }
+                }))
             }
             Input::Verdict { verdict, actor } => {
                 self.refusal = None;
                 self.storage_failed = false;
                 let validated = self.verdict(verdict, Event::Validated { verdict });
-                Finish::Asked {
+                Finish::Asked(Box::new(AskedFor {
                     asked: Asked::Verdict(verdict),
                     actor,
                     validated,
                     command: false,
-                }
+                }))
             }
             Input::Answer { text, intent } => self.answer(text, intent),
             Input::Notice { kind, text } => {
@@ -467,12 +471,12 @@ impl Core {
                 request_id: intent.request_id().clone(),
             };
             let validated = self.command(command, vec![intent], Some(text));
-            return Finish::Asked {
+            return Finish::Asked(Box::new(AskedFor {
                 asked: Asked::Answer,
                 actor: Actor::Operator,
                 validated,
                 command: true,
-            };
+            }));
         }
         if doc.pending_question.is_none() {
             self.out().reply = Some(AskerReply::Answer(AnswerReply::NothingPending));
@@ -640,12 +644,15 @@ impl Core {
     /// The input's steps have settled: its answer, its records.
     fn end(&mut self, finish: Finish, now: u64) {
         match finish {
-            Finish::Asked {
-                asked,
-                actor,
-                validated,
-                command,
-            } => self.answered(asked, actor, validated, command, now),
+            Finish::Asked(a) => {
+                let AskedFor {
+                    asked,
+                    actor,
+                    validated,
+                    command,
+                } = *a;
+                self.answered(asked, actor, validated, command, now)
+            }
             // Waits for `Report::Kept` (the answer went out with the `Ready` that took it).
             Finish::Keep { text } => {
                 self.finish = Some(Finish::Keep { text });

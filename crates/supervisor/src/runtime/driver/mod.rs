@@ -108,7 +108,7 @@ impl<T: Transport + 'static> Driver<T> {
             None => self.next_tick(),
         };
         if let Some(input) = input {
-            if !self.take(*input).await? {
+            if !Box::pin(self.take(input)).await? {
                 return Ok(());
             }
         }
@@ -120,13 +120,12 @@ impl<T: Transport + 'static> Driver<T> {
                 input = rx.recv() => match input {
                     None => return Ok(()),
                     Some(input) => {
-                        if !self.take(*input).await? {
+                        if !Box::pin(self.take(input)).await? {
                             return Ok(());
                         }
                     }
                 },
                 _ = tokio::time::sleep_until(next) => {
-                    Box::pin(self.resume()).await?;
                     let input = match entry.take() {
                         Some(entry) => Input::Entry(entry),
                         None => {
@@ -136,7 +135,7 @@ impl<T: Transport + 'static> Driver<T> {
                             Input::Tick { now }
                         }
                     };
-                    Box::pin(self.pump(input, None)).await?;
+                    Box::pin(self.tick(input)).await?;
                     next = if supervise { self.next_tick() } else { never };
                 }
             }
@@ -145,12 +144,19 @@ impl<T: Transport + 'static> Driver<T> {
 
     /// Take one input from the inbox: the event log is read first if this is the campaign's first
     /// step. Returns false once the driver should stop.
-    async fn take(&mut self, envelope: Envelope) -> Result<bool, Crashed> {
+    async fn take(&mut self, envelope: Box<Envelope>) -> Result<bool, Crashed> {
         if envelope.needs_log() {
-            Box::pin(self.resume()).await?;
+            self.resume().await?;
         }
         let (input, asker) = envelope.open();
-        Box::pin(self.pump(input, Some(asker))).await
+        self.pump(input, Some(asker)).await
+    }
+
+    /// A heartbeat (or the restored state's entry): the event log is read first if this is the
+    /// campaign's first step.
+    async fn tick(&mut self, input: Input) -> Result<bool, Crashed> {
+        self.resume().await?;
+        self.pump(input, None).await
     }
 
     /// Read the event log, once, before the campaign's first step.
