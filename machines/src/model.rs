@@ -799,7 +799,18 @@ pub enum RemoteCondition {
 }
 
 impl Significant {
-    /// The event class name (`STATE_CHANGED`, `ATTEMPT_COMPLETED`, ...).
+    /// Every class name, in a fixed order (a class's index is stable: documents store it).
+    pub const CLASSES: [&'static str; 7] = [
+        "STATE_CHANGED",
+        "ATTEMPT_COMPLETED",
+        "BLOCKED",
+        "EVIDENCE_READY",
+        "CONTROL_CHANGED",
+        "MISSION_COMPLETED",
+        "REMOTE_UNAVAILABLE",
+    ];
+
+    /// The event class name (`STATE_CHANGED`, `ATTEMPT_COMPLETED`, ...): one of [`Self::CLASSES`].
     pub fn class(&self) -> &'static str {
         match self {
             Significant::StateChanged { .. } => "STATE_CHANGED",

@@ -708,3 +708,23 @@ fn check_all_reports_every_kind_of_finding() {
     bad.reachable.remove(&StateName::Paused);
     assert!(check_all(&bad).iter().any(|v| v.invariant == 0));
 }
+
+#[test]
+fn every_surfaced_class_is_one_of_the_listed_classes_and_each_is_surfaced() {
+    let x = argus_machines::explore::explore();
+    let mut seen = std::collections::BTreeSet::new();
+    for t in &x.transitions {
+        for a in &t.actions {
+            if let Action::Surface(s) = a {
+                assert!(Significant::CLASSES.contains(&s.class()), "{}", s.class());
+                seen.insert(s.class());
+            }
+        }
+    }
+    for c in Significant::CLASSES {
+        assert!(
+            seen.contains(c),
+            "{c} is never surfaced in the explored graph"
+        );
+    }
+}

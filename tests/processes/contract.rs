@@ -336,6 +336,51 @@ fn a_refused_answer_keeps_the_question_and_the_remotes_limit_is_enforced_before_
 }
 
 #[test]
+fn an_observer_whose_first_reading_finds_the_remotes_question_keeps_it_pending() {
+    let (_sim, url) = sim("input-required", "127.0.0.1:0");
+    let a = serve(&url, &tmp("asked-a").join("state"), &[]);
+    a.wait_health(|h| h["remote"]["state"] == "discovered");
+    a.observe_and_claim("q1", "train");
+    assert_eq!(a.act("q1", "submit", json!({"message": "go"})).0, 200);
+    a.wait_state("q1", "controlling.awaiting_input");
+    let task = a
+        .get("/campaigns/q1")
+        .map(|(_, v)| v["remote_task_id"].clone());
+    let task = task.unwrap_or(Value::Null);
+    assert!(task.is_string(), "{task}");
+    // A second supervisor (a colleague's, or one moved to a fresh state root) observes the task
+    // while the remote asks: its observe's first reading finds the question, which must stand.
+    let b = serve(&url, &tmp("asked-b").join("state"), &[]);
+    b.wait_health(|h| h["remote"]["state"] == "discovered");
+    let (s, body) = b.act(
+        "q1",
+        "observe",
+        json!({"objective": "train", "task_id": task}),
+    );
+    assert_eq!(s, 200, "{body}");
+    let view = |d: &Daemon| {
+        d.get("/campaigns/q1")
+            .map(|(_, v)| v)
+            .unwrap_or(Value::Null)
+    };
+    wait_for("the first reading", || {
+        view(&b)["remote_state"] == "input-required"
+    });
+    let v = view(&b);
+    assert_eq!(v["pending_question"]["source"], "remote", "{v}");
+    assert!(
+        v["allowed_actions"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == "answer")),
+        "{v}"
+    );
+    // An observer's answer is an intervention it may not send: refused here, the question stays.
+    let (s, body) = b.act("q1", "answer", json!({"message": "use dataset B"}));
+    assert_eq!(s, 409, "{body}");
+    assert_eq!(view(&b)["pending_question"]["source"], "remote");
+}
+
+#[test]
 fn cancel_carries_the_operators_reason_to_the_remote() {
     let (_sim, url, d) = running("k1", &[]);
     let (ok, out) = cli(&d, &["cancel", "k1", "--reason", "wrong dataset"]);

@@ -33,7 +33,8 @@ fn fresh(intents: &mut Vec<WriteIntent>) -> RequestId {
 }
 
 impl OperatorCommand {
-    fn plain(command: Command) -> Self {
+    /// A command that sends no request of its own.
+    pub(crate) fn plain(command: Command) -> Self {
         OperatorCommand {
             command,
             intents: vec![],
@@ -42,7 +43,7 @@ impl OperatorCommand {
     }
 
     /// A command under one fresh request id.
-    fn written(make: impl FnOnce(RequestId) -> Command, text: Option<String>) -> Self {
+    pub(crate) fn written(make: impl FnOnce(RequestId) -> Command, text: Option<String>) -> Self {
         let mut intents = vec![];
         let command = make(fresh(&mut intents));
         OperatorCommand {

@@ -127,13 +127,71 @@ pub struct CampaignDoc {
     /// The classes of the newest significant events, oldest first (at most
     /// [`MAX_RECENT_EVENTS`]): what Foreman is shown of the campaign's history, published with the
     /// document so no one reads the event log for it.
-    /// (Borrowed from the machine's class names when made here: no allocation per event.)
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recent_events: Vec<std::borrow::Cow<'static, str>>,
+    #[serde(default, skip_serializing_if = "RecentClasses::is_empty")]
+    pub recent_events: RecentClasses,
 }
 
 /// How many significant events' classes a campaign document keeps.
 pub const MAX_RECENT_EVENTS: usize = 8;
+
+/// The classes of a campaign's newest significant events, oldest first, at most
+/// [`MAX_RECENT_EVENTS`]: held in one word (a class is one of the machine's seven, 3 bits each, the
+/// count in the top bits), so every campaign pays 8 bytes for it, not an allocation per event.
+/// Written as the list of class names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecentClasses(u32);
+
+impl RecentClasses {
+    const COUNT_SHIFT: u32 = 28;
+
+    pub fn len(self) -> usize {
+        (self.0 >> Self::COUNT_SHIFT) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Add the newest class (a name the machine does not have is not kept); the oldest goes
+    /// beyond [`MAX_RECENT_EVENTS`].
+    pub fn push(&mut self, class: &str) {
+        let Some(code) = Significant::CLASSES.iter().position(|c| *c == class) else {
+            return;
+        };
+        let mut len = self.len() as u32;
+        let mut codes = self.0 & ((1 << (3 * MAX_RECENT_EVENTS)) - 1);
+        if len as usize == MAX_RECENT_EVENTS {
+            codes >>= 3;
+            len -= 1;
+        }
+        codes |= (code as u32) << (3 * len);
+        self.0 = codes | ((len + 1) << Self::COUNT_SHIFT);
+    }
+
+    /// The class names, oldest first.
+    pub fn names(self) -> impl DoubleEndedIterator<Item = &'static str> {
+        (0..self.len())
+            .map(move |i| ((self.0 >> (3 * i)) & 0b111) as usize)
+            .filter_map(|c| Significant::CLASSES.get(c).copied())
+    }
+}
+
+impl Serialize for RecentClasses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.names())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecentClasses {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let names = Vec::<String>::deserialize(d)?;
+        let mut recent = RecentClasses::default();
+        for n in &names {
+            recent.push(n);
+        }
+        Ok(recent)
+    }
+}
 
 /// How many attempts a campaign document lists in full.
 pub const MAX_ATTEMPT_RECORDS: usize = 20;
@@ -295,7 +353,31 @@ impl CampaignDoc {
             latest_significant_at: None,
             path: vec![machine.state_name()],
             path_at: vec![now],
-            recent_events: vec![],
+            recent_events: RecentClasses::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RecentClasses, MAX_RECENT_EVENTS};
+    use argus_machines::Significant;
+
+    #[test]
+    fn recent_classes_keep_the_newest_eight_in_order_and_read_back_as_written() {
+        let mut r = RecentClasses::default();
+        assert!(r.is_empty());
+        for i in 0..11 {
+            r.push(Significant::CLASSES[i % 7]);
+        }
+        r.push("NOT_A_CLASS");
+        let names: Vec<&str> = r.names().collect();
+        let want: Vec<&str> = (3..11).map(|i| Significant::CLASSES[i % 7]).collect();
+        assert_eq!(names, want);
+        assert_eq!(r.len(), MAX_RECENT_EVENTS);
+        let json = serde_json::to_string(&r).expect("written");
+        let back: RecentClasses = serde_json::from_str(&json).expect("read back");
+        assert_eq!(back, r, "{json}");
+        assert_eq!(r.names().next_back(), Some(Significant::CLASSES[3]));
     }
 }

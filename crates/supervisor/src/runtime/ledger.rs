@@ -15,7 +15,7 @@ use super::reduce::{identity, EventLine, Reducer};
 use super::reply::{CommandReply, Outcome, RefusalCode};
 use super::{
     resolving, AttemptRecord, CampaignDoc, EvidenceSummary, QuestionSource, MAX_ATTEMPT_RECORDS,
-    MAX_PATH, MAX_RECENT_EVENTS,
+    MAX_PATH,
 };
 use crate::control::Validated;
 use crate::security::Untrusted;
@@ -310,10 +310,7 @@ impl Ledger {
         if !self.reducer.accept(&key) {
             return None;
         }
-        let recent = &mut self.doc_mut().recent_events;
-        recent.push(std::borrow::Cow::Borrowed(sig.class()));
-        let excess = recent.len().saturating_sub(MAX_RECENT_EVENTS);
-        recent.drain(..excess);
+        self.doc_mut().recent_events.push(sig.class());
         let line = EventLine {
             schema_version: super::reduce::EVENT_LINE_VERSION,
             at: now,

@@ -80,12 +80,7 @@ pub fn projection(
             .map(|v| v.as_str().to_string())
             .collect(),
         // Newest first, as Foreman reads them.
-        recent_events: doc
-            .recent_events
-            .iter()
-            .rev()
-            .map(|c| c.to_string())
-            .collect(),
+        recent_events: doc.recent_events.names().rev().map(String::from).collect(),
         attempts: doc.machine.memory.attempts,
         failures,
         event: serde_json::to_value(event).unwrap_or_default(),

@@ -71,8 +71,8 @@ impl Envelope {
         )
     }
 
-    pub(super) fn open(self: Box<Self>) -> (Input, Asker) {
-        match *self {
+    pub(super) fn open(self) -> (Input, Asker) {
+        match self {
             Envelope::Command {
                 command,
                 intents,
