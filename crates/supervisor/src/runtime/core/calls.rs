@@ -252,7 +252,7 @@ impl Core {
                 // Only a command's own claim is sent, once; anything else is not applied.
                 tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
                 self.refusal = Some(RefusalCode::ForbiddenInState);
-                self.queue.push_back(Event::LeaseRefused {
+                self.enqueue(Event::LeaseRefused {
                     reason: LeaseRefusal::NotApplied,
                 });
                 self.keep(token)
@@ -273,7 +273,7 @@ impl Core {
                 // id is only ever read back), nothing is sent.
                 tracing::warn!(campaign_id = %self.id(), "write not sent: no lease held, or not this command's request id");
                 self.refusal = Some(RefusalCode::NoLease);
-                self.queue.push_back(Event::Written {
+                self.enqueue(Event::Written {
                     request_id,
                     outcome: WriteOutcome::Refused,
                 });

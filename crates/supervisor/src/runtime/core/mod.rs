@@ -296,7 +296,7 @@ impl Core {
                 Finish::Quiet
             }
             Input::Tick { now } => {
-                self.queue.push_back(Event::Tick { now });
+                self.enqueue(Event::Tick { now });
                 Finish::Quiet
             }
             Input::Entry(actions) => {
@@ -337,7 +337,7 @@ impl Core {
             Input::Read => Finish::Done,
             Input::Shutdown { release } => {
                 if release {
-                    self.queue.push_back(Event::Operator(Command::Release));
+                    self.enqueue(Event::Operator(Command::Release));
                 }
                 Finish::Shutdown
             }
@@ -377,6 +377,15 @@ impl Core {
             .filter(|r| !r.is_empty())
     }
 
+    /// Queue an event to step. The first is given room for one (a tick's queue seldom holds
+    /// more, and a resting campaign holds none: see `ready`).
+    fn enqueue(&mut self, event: Event) {
+        if self.queue.capacity() == 0 {
+            self.queue.reserve_exact(1);
+        }
+        self.queue.push_back(event);
+    }
+
     /// A write-ahead, an answer to keep or a call is out: nothing goes on until it is reported.
     fn waits(&self) -> bool {
         self.persisting.is_some() || self.out.as_ref().is_some_and(|r| r.waits())
@@ -391,7 +400,12 @@ impl Core {
     pub(crate) fn advance(&mut self, report: Report, now: u64) {
         match report {
             Report::Persisted(ok) => match self.persisting.take() {
-                Some(p) if ok => self.acted(p, now),
+                Some(p) if ok => {
+                    let Persisting {
+                        actions, settles, ..
+                    } = *p;
+                    self.acted(actions, settles.as_ref(), now)
+                }
                 Some(p) => self.unpersisted(p),
                 None => {}
             },
@@ -415,7 +429,7 @@ impl Core {
             }
             Report::Called(done) => {
                 if let Some(follow) = self.done(*done) {
-                    self.queue.push_back(follow);
+                    self.enqueue(follow);
                 }
             }
         }
@@ -437,7 +451,7 @@ impl Core {
         if matches!(command, Command::NextAttempt { .. }) {
             self.verdict(Verdict::NextAttempt, Event::Operator(command))
         } else {
-            self.queue.push_back(Event::Operator(command));
+            self.enqueue(Event::Operator(command));
             None
         }
     }
@@ -449,7 +463,7 @@ impl Core {
             Some(Token::RemoteTerminalLocalPending(p)) => {
                 let (observer, validated) = p.validate(verdict);
                 self.token = Some(Token::Observer(observer));
-                self.queue.push_back(event);
+                self.enqueue(event);
                 Some(validated)
             }
             other => {
@@ -507,15 +521,11 @@ impl Core {
             self.align_token();
             return;
         }
-        let p = Box::new(Persisting {
-            undo,
-            checkpoint: self.ledger.checkpoint(),
-            actions: step.actions,
-            settles: settles.map(|i| (i, event.clone())),
-        });
+        let settles = settles.map(|i| (i, event.clone()));
         if !step.changed {
-            return self.acted(p, now);
+            return self.acted(step.actions, settles.as_ref(), now);
         }
+        let checkpoint = self.ledger.checkpoint();
         if let Event::Observed(o) = &event {
             self.ledger.observed(o, now);
         }
@@ -523,7 +533,7 @@ impl Core {
         if persist.renewal {
             self.stats.renewals.fetch_add(1, Ordering::Relaxed);
         }
-        self.out().milestone = if p.actions.iter().any(Action::is_mutation) {
+        self.out().milestone = if step.actions.iter().any(Action::is_mutation) {
             Some(CrashPoint::AfterIntentPersisted)
         } else if matches!(event, Event::Written { .. }) {
             Some(CrashPoint::AfterOutcomePersisted)
@@ -531,7 +541,12 @@ impl Core {
             None
         };
         self.out().persist = persist.writes;
-        self.persisting = Some(p);
+        self.persisting = Some(Box::new(Persisting {
+            undo,
+            checkpoint,
+            actions: step.actions,
+            settles,
+        }));
     }
 
     /// The step could not be persisted: the campaign stays as it is on disk (memory included),
@@ -551,8 +566,13 @@ impl Core {
 
     /// What a persisted step decided: the settled write told, its local effects, its remote
     /// calls queued.
-    fn acted(&mut self, p: Box<Persisting>, now: u64) {
-        if let Some((intent, Event::ReadBack { request_id, answer })) = &p.settles {
+    fn acted(
+        &mut self,
+        actions: Vec<Action>,
+        settles: Option<&(argus_machines::Intent, Event)>,
+        now: u64,
+    ) {
+        if let Some((intent, Event::ReadBack { request_id, answer })) = settles {
             if *request_id == intent.request_id {
                 let writes = self.ledger.settled(intent, answer, &self.machine, now);
                 self.out().records.push(writes);
@@ -561,19 +581,20 @@ impl Core {
         // A step that leaves control by releasing still needs the `Controller` for the release
         // itself, which gives it up. (A remote call's outcome changes the token ahead of the
         // machine, e.g. a grant; the machine catches up when it steps the event.)
-        if !p
-            .actions
-            .iter()
-            .any(|a| matches!(a, Action::Release { .. }))
-        {
+        if !actions.iter().any(|a| matches!(a, Action::Release { .. })) {
             self.align_token();
         }
         let (remote, local): (Vec<Action>, Vec<Action>) =
-            p.actions.into_iter().partition(Action::is_remote_call);
+            actions.into_iter().partition(Action::is_remote_call);
         for action in local {
             self.effect(action, now);
         }
-        self.calls.extend(remote);
+        // The step's calls reuse its allocation when none wait before them (the common case).
+        if self.calls.is_empty() {
+            self.calls = remote.into();
+        } else {
+            self.calls.extend(remote);
+        }
     }
 
     /// One of a restored state's entry actions.
