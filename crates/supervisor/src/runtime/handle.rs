@@ -174,14 +174,21 @@ impl Runtime {
         wake: Arc<dyn WakeSink>,
         crash: Option<CrashPoint>,
     ) -> Result<Runtime, RuntimeError> {
+        let config = Arc::new(config);
+        let stats = Arc::new(Stats::default());
+        let core_env = Arc::new(super::core::Env {
+            config: config.clone(),
+            stats: stats.clone(),
+        });
         let rt = Runtime {
             shared: Arc::new(Shared {
                 calls: Semaphore::new(config.max_concurrent_calls.max(1)),
-                config: Arc::new(config),
+                config,
                 store,
                 clock,
                 wake,
-                stats: Arc::new(Stats::default()),
+                stats,
+                core_env,
                 slots_from: tokio::time::Instant::now(),
                 reports: Mutex::new(vec![]),
                 news: tokio::sync::broadcast::channel(NEWS_BACKLOG).0,

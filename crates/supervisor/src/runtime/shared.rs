@@ -26,6 +26,9 @@ pub struct Shared {
     pub(crate) wake: Arc<dyn WakeSink>,
     /// Counters for `status`, `health` and the benchmark.
     pub(crate) stats: Arc<Stats>,
+    /// The configuration and the counters again, as every campaign's core holds them (one
+    /// pointer per campaign).
+    pub(crate) core_env: Arc<super::core::Env>,
     /// Where tick slots are counted from (`driver::on_slot`).
     pub(crate) slots_from: Instant,
     /// Material problems found while recovering (moved-aside files), for the operator: found at

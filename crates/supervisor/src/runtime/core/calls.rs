@@ -161,7 +161,7 @@ impl Core {
             Action::Renew { .. } => match self.take_token() {
                 Token::Controller(controller) => Some(Call::Renew {
                     controller,
-                    ttl: self.config.lease_ttl_secs,
+                    ttl: self.env.config.lease_ttl_secs,
                 }),
                 other => self.keep(other),
             },
@@ -180,7 +180,7 @@ impl Core {
                         .text
                         .take()
                         .unwrap_or_else(|| self.ledger.doc().objective.clone()),
-                    project: self.config.project.clone(),
+                    project: self.env.config.project.clone(),
                 };
                 self.write(request_id, WriteCall::Submit { request })
             }
@@ -246,7 +246,7 @@ impl Core {
             (Token::Observer(observer), Some(intent)) => Some(Call::Claim {
                 observer,
                 intent,
-                ttl: self.config.lease_ttl_secs,
+                ttl: self.env.config.lease_ttl_secs,
             }),
             (token, _) => {
                 // Only a command's own claim is sent, once; anything else is not applied.
@@ -288,7 +288,7 @@ impl Core {
         // persisted moment the write became ambiguous, across restarts; the heartbeat asks again.
         // Timestamps are whole seconds: one more second keeps the grace from ever being shorter
         // than configured.
-        let grace = self.config.readback_grace.as_secs_f64().ceil() as u64 + 1;
+        let grace = self.env.config.readback_grace.as_secs_f64().ceil() as u64 + 1;
         let early = self.ledger.doc().ambiguous_since;
         if early.is_some_and(|t| now < t.saturating_add(grace)) {
             return None;
@@ -451,7 +451,7 @@ impl Core {
                 (Token::Controller(c), Event::PollFailed(condition_of(&e)))
             }
             RenewOutcome::Lost(l, reason) => {
-                self.stats.lease_losses.fetch_add(1, Ordering::Relaxed);
+                self.env.stats.lease_losses.fetch_add(1, Ordering::Relaxed);
                 let reason = match reason {
                     LossReason::Refused(r) => r,
                     LossReason::Expired => LeaseRefusal::Expired,

@@ -40,6 +40,13 @@ use std::sync::Arc;
 /// The longest answer to a supervisor's or Argus's question that is kept (bytes).
 const ANSWER_MAX: usize = 4096;
 
+/// What every campaign's core decides with (one pointer per campaign): the configuration the
+/// machines decide with, and the counters the core keeps.
+pub(crate) struct Env {
+    pub config: Arc<RuntimeConfig>,
+    pub stats: Arc<Stats>,
+}
+
 /// What a campaign's core is given.
 #[derive(Debug)]
 pub(crate) enum Input {
@@ -211,22 +218,29 @@ pub(crate) struct Core {
     refusal: Option<RefusalCode>,
     /// A step of the current input could not be persisted.
     storage_failed: bool,
-    config: Arc<RuntimeConfig>,
-    stats: Arc<Stats>,
+    env: Arc<Env>,
+    /// What the core holds only while it handles an input: a resting campaign holds none of it
+    /// (most of a campaign's memory is its resting driver).
+    busy: Option<Box<Busy>>,
+}
+
+/// The work of the input being handled.
+#[derive(Default)]
+struct Busy {
     /// Events to step, in order.
     queue: VecDeque<Event>,
-    /// Remote calls of the last step not made yet: one at a time, since each may change the
-    /// token the next needs.
-    calls: VecDeque<Action>,
-    /// A restored state's entry actions not performed yet; each one's follow-up settles first.
-    entry: VecDeque<Action>,
+    /// Remote calls of the last step not made yet, last first (each is taken from the end): one
+    /// at a time, since each may change the token the next needs.
+    calls: Vec<Action>,
+    /// A restored state's entry actions not performed yet, last first; each one's follow-up
+    /// settles before the next.
+    entry: Vec<Action>,
     finish: Option<Finish>,
-    /// Boxed, as `out`: a resting campaign holds neither (most of a campaign's memory is its
-    /// resting driver).
+    /// A step awaiting its write-ahead report (boxed: most inputs have none).
     persisting: Option<Box<Persisting>>,
     /// What the next `Ready` says, gathered since the last one.
-    out: Option<Box<Ready>>,
-    /// Whether the current input's first step had an effect (`None` before it).
+    out: Ready,
+    /// Whether the input's first step had an effect (`None` before it).
     first: Option<bool>,
     was_closed: bool,
     /// The remote was asking (`AwaitingInput`) when the input came.
@@ -239,8 +253,7 @@ impl Core {
     pub(crate) fn new(
         machine: CampaignMachine,
         doc: CampaignDoc,
-        config: Arc<RuntimeConfig>,
-        stats: Arc<Stats>,
+        env: Arc<Env>,
     ) -> (Core, Arc<CampaignDoc>) {
         let mut ledger = Ledger::open(&machine, Arc::new(doc));
         let published = ledger.publish();
@@ -252,17 +265,8 @@ impl Core {
             text: None,
             refusal: None,
             storage_failed: false,
-            config,
-            stats,
-            queue: VecDeque::new(),
-            calls: VecDeque::new(),
-            entry: VecDeque::new(),
-            finish: None,
-            persisting: None,
-            out: None,
-            first: None,
-            was_closed: false,
-            was_asked: false,
+            env,
+            busy: None,
         };
         (core, published)
     }
@@ -283,9 +287,11 @@ impl Core {
 
     /// Take an input. The previous one must have been pumped to the end (`ready` gave `None`).
     pub(crate) fn handle(&mut self, input: Input, now: u64) {
-        self.was_closed = self.machine.state_name().is_closed();
-        self.was_asked = self.machine.state_name() == StateName::AwaitingInput;
-        self.first = None;
+        let state = self.machine.state_name();
+        let b = self.busy();
+        b.was_closed = state.is_closed();
+        b.was_asked = state == StateName::AwaitingInput;
+        b.first = None;
         let finish = match input {
             Input::Log(log) => {
                 let mut group = self.ledger.resume(&log);
@@ -300,7 +306,10 @@ impl Core {
                 Finish::Quiet
             }
             Input::Entry(actions) => {
-                self.entry = actions.into();
+                // Kept last-first: each is taken from the end.
+                let mut actions = actions;
+                actions.reverse();
+                self.busy().entry = actions;
                 Finish::Quiet
             }
             Input::Command {
@@ -342,64 +351,70 @@ impl Core {
                 Finish::Shutdown
             }
         };
-        self.finish = Some(finish);
+        self.busy().finish = Some(finish);
     }
 
     /// What to do next, or `None` once the input is settled. A `Ready` that waits (a
     /// write-ahead, an answer to keep, a remote call) must be [`advance`](Core::advance)d.
     pub(crate) fn ready(&mut self, now: u64) -> Option<Ready> {
+        // Resting: nothing to do.
+        self.busy.as_ref()?;
         while !self.waits() {
-            if let Some(action) = self.calls.pop_front() {
+            let b = self.busy();
+            if let Some(action) = b.calls.pop() {
                 let call = self.call(action, now);
                 if call.is_some() {
                     self.out().call = call;
                 }
-            } else if !self.queue.is_empty() && self.out.is_some() {
+            } else if !b.queue.is_empty() && !b.out.is_empty() {
                 // A step's write-ahead goes alone: what came before it is done first.
                 break;
-            } else if let Some(event) = self.queue.pop_front() {
+            } else if let Some(event) = b.queue.pop_front() {
                 self.step(event, now);
-            } else if let Some(action) = self.entry.pop_front() {
+            } else if let Some(action) = b.entry.pop() {
                 self.perform(action, now);
-            } else if let Some(finish) = self.finish.take() {
+            } else if let Some(finish) = b.finish.take() {
                 self.end(finish, now);
             } else {
-                // Settled: a resting campaign keeps no queue's allocation.
-                self.queue = VecDeque::new();
-                self.calls = VecDeque::new();
-                self.entry = VecDeque::new();
-                break;
+                // Settled: what is left to say is said, and the campaign rests holding nothing.
+                let rest = self.busy.take().map(|b| b.out);
+                return rest.filter(|r| !r.is_empty());
             }
         }
-        self.out
-            .take()
-            .map(|ready| *ready)
-            .filter(|r| !r.is_empty())
+        let ready = std::mem::take(&mut self.busy().out);
+        (!ready.is_empty()).then_some(ready)
     }
 
     /// Queue an event to step. The first is given room for one (a tick's queue seldom holds
     /// more, and a resting campaign holds none: see `ready`).
     fn enqueue(&mut self, event: Event) {
-        if self.queue.capacity() == 0 {
-            self.queue.reserve_exact(1);
+        if self.busy().queue.capacity() == 0 {
+            self.busy().queue.reserve_exact(1);
         }
-        self.queue.push_back(event);
+        self.busy().queue.push_back(event);
     }
 
     /// A write-ahead, an answer to keep or a call is out: nothing goes on until it is reported.
     fn waits(&self) -> bool {
-        self.persisting.is_some() || self.out.as_ref().is_some_and(|r| r.waits())
+        self.busy
+            .as_ref()
+            .is_some_and(|b| b.persisting.is_some() || b.out.waits())
+    }
+
+    /// The input's work.
+    fn busy(&mut self) -> &mut Busy {
+        self.busy.get_or_insert_with(Box::default)
     }
 
     /// What the next `Ready` says.
     fn out(&mut self) -> &mut Ready {
-        self.out.get_or_insert_with(Box::default)
+        &mut self.busy().out
     }
 
     /// What became of the last [`Ready`] that waited.
     pub(crate) fn advance(&mut self, report: Report, now: u64) {
         match report {
-            Report::Persisted(ok) => match self.persisting.take() {
+            Report::Persisted(ok) => match self.busy().persisting.take() {
                 Some(p) if ok => {
                     let Persisting {
                         actions, settles, ..
@@ -410,7 +425,7 @@ impl Core {
                 None => {}
             },
             Report::Kept(kept) => {
-                let Some(Finish::Keep { text }) = self.finish.take() else {
+                let Some(Finish::Keep { text }) = self.busy().finish.take() else {
                     return;
                 };
                 let reply = match kept {
@@ -510,11 +525,11 @@ impl Core {
             _ => None,
         };
         let (step, undo) = self.machine.step_undoable(&event);
-        self.first.get_or_insert(!step.is_noop());
-        self.stats.steps.fetch_add(1, Ordering::Relaxed);
+        self.busy().first.get_or_insert(!step.is_noop());
+        self.env.stats.steps.fetch_add(1, Ordering::Relaxed);
         if step.is_noop() {
             if matches!(event, Event::Tick { .. } | Event::Observed(_)) {
-                self.stats.noop_steps.fetch_add(1, Ordering::Relaxed);
+                self.env.stats.noop_steps.fetch_add(1, Ordering::Relaxed);
             }
             // The token may have moved ahead of a machine that then refused the event (a verdict
             // it did not take, a grant it did not accept): it follows the machine.
@@ -531,7 +546,7 @@ impl Core {
         }
         let persist = self.ledger.step(&self.machine, now);
         if persist.renewal {
-            self.stats.renewals.fetch_add(1, Ordering::Relaxed);
+            self.env.stats.renewals.fetch_add(1, Ordering::Relaxed);
         }
         self.out().milestone = if step.actions.iter().any(Action::is_mutation) {
             Some(CrashPoint::AfterIntentPersisted)
@@ -541,7 +556,7 @@ impl Core {
             None
         };
         self.out().persist = persist.writes;
-        self.persisting = Some(Box::new(Persisting {
+        self.busy().persisting = Some(Box::new(Persisting {
             undo,
             checkpoint,
             actions: step.actions,
@@ -558,9 +573,12 @@ impl Core {
         self.ledger.restore(p.checkpoint);
         self.align_token();
         self.storage_failed = true;
-        self.first = Some(false);
-        self.queue.clear();
-        self.stats.storage_failures.fetch_add(1, Ordering::Relaxed);
+        self.busy().first = Some(false);
+        self.busy().queue.clear();
+        self.env
+            .stats
+            .storage_failures
+            .fetch_add(1, Ordering::Relaxed);
         tracing::error!(campaign_id = %self.id(), "CRITICAL: cannot persist the campaign; the step was not acted on");
     }
 
@@ -589,18 +607,18 @@ impl Core {
         for action in local {
             self.effect(action, now);
         }
-        // The step's calls reuse its allocation when none wait before them (the common case).
-        if self.calls.is_empty() {
-            self.calls = remote.into();
-        } else {
-            self.calls.extend(remote);
-        }
+        // A step is taken only once the calls before it are made, so the step's calls are the
+        // only ones; kept last-first (each is taken from the end), in the step's allocation.
+        let mut remote = remote;
+        remote.reverse();
+        remote.append(&mut self.busy().calls);
+        self.busy().calls = remote;
     }
 
     /// One of a restored state's entry actions.
     fn perform(&mut self, action: Action, now: u64) {
         if action.is_remote_call() {
-            self.calls.push_back(action);
+            self.busy().calls.push(action);
         } else {
             self.effect(action, now);
         }
@@ -621,7 +639,7 @@ impl Core {
                 self.surface(sig, now);
             }
             Action::WakeArgus { reason } => {
-                self.stats.wakes.fetch_add(1, Ordering::Relaxed);
+                self.env.stats.wakes.fetch_add(1, Ordering::Relaxed);
                 let latest = self.ledger.doc().latest_significant_event.clone();
                 self.out().wakes.push(Wake::Argus { reason, latest });
             }
@@ -641,8 +659,9 @@ impl Core {
             return;
         };
         self.out().records.push(writes);
-        self.stats.significant.fetch_add(1, Ordering::Relaxed);
+        self.env.stats.significant.fetch_add(1, Ordering::Relaxed);
         *self
+            .env
             .stats
             .significant_by_class
             .lock()
@@ -655,7 +674,8 @@ impl Core {
 
     /// Count remote data set aside (foreign or late artifacts) in the campaign's record.
     fn quarantined(&mut self, count: u32) {
-        self.stats
+        self.env
+            .stats
             .quarantined
             .fetch_add(u64::from(count), Ordering::Relaxed);
         let writes = self.ledger.quarantined(&self.machine, count);
@@ -676,7 +696,7 @@ impl Core {
             }
             // Waits for `Report::Kept` (the answer went out with the `Ready` that took it).
             Finish::Keep { text } => {
-                self.finish = Some(Finish::Keep { text });
+                self.busy().finish = Some(Finish::Keep { text });
                 return;
             }
             Finish::Shutdown => {
@@ -700,7 +720,7 @@ impl Core {
         command: bool,
         now: u64,
     ) {
-        let accepted = self.first.take().unwrap_or(false);
+        let accepted = self.busy().first.take().unwrap_or(false);
         if let (true, Some(v)) = (accepted, &validated) {
             let writes = self.ledger.verdict(&self.machine, v);
             self.out().records.push(writes);
@@ -717,7 +737,7 @@ impl Core {
         if command {
             // Only a command taken while the remote asked can have answered it (an observe whose
             // first reading finds a question leaves it standing).
-            let delivered = self.was_asked && reply.outcome() == Outcome::Done;
+            let delivered = self.busy().was_asked && reply.outcome() == Outcome::Done;
             let writes = self.ledger.commanded(&self.machine, delivered);
             self.out().records.push(writes);
         }
@@ -738,7 +758,7 @@ impl Core {
 
     /// An input that closed the campaign is announced once all its lines are written.
     fn closing(&mut self) {
-        self.out().closed = !self.was_closed && self.machine.state_name().is_closed();
+        self.out().closed = !self.busy().was_closed && self.machine.state_name().is_closed();
     }
 
     /// The answer to a command or verdict, as the campaign stands now.
@@ -753,7 +773,7 @@ impl Core {
             allowed: if accepted {
                 vec![]
             } else {
-                argus_machines::allowed_actions(&self.machine.record(), self.config.policy())
+                argus_machines::allowed_actions(&self.machine.record(), self.env.config.policy())
             },
         }
     }

@@ -12,7 +12,11 @@ fn core() -> Core {
     let config = RuntimeConfig::new(ControllerId::new("us"));
     let machine = CampaignMachine::new("c1", ControllerId::new("us"), config.policy());
     let doc = CampaignDoc::new(&machine, "train", NOW);
-    Core::new(machine, doc, Arc::new(config), Arc::new(Stats::default())).0
+    let env = Env {
+        config: Arc::new(config),
+        stats: Arc::new(Stats::default()),
+    };
+    Core::new(machine, doc, Arc::new(env)).0
 }
 
 fn reading(state: RemoteState) -> Observation {

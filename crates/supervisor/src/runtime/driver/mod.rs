@@ -68,8 +68,7 @@ impl<T: Transport + 'static> Driver<T> {
         #[cfg(not(feature = "test-hooks"))]
         let _ = crash;
         let jitter_seed = pacing::seed(&id);
-        let (core, published) =
-            Core::new(machine, doc, shared.config.clone(), shared.stats.clone());
+        let (core, published) = Core::new(machine, doc, shared.core_env.clone());
         let (journal, snapshot) = Journal::open(id, published, snapshot);
         let driver = Driver {
             core,
