@@ -1620,14 +1620,14 @@ fn watch_follows_the_feed_as_it_is_published_and_ends_when_the_campaign_closes()
         let lines = Arc::new(Mutex::new(Vec::<String>::new()));
         let out = child.stdout.take().expect("stdout");
         let seen = lines.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
                 seen.lock().expect("lines").push(line);
             }
         });
-        (procs::Kill(child), lines)
+        (procs::Kill(child), lines, reader)
     };
-    let (mut first, first_lines) = watch();
+    let (mut first, first_lines, first_reader) = watch();
     let has = |lines: &Arc<Mutex<Vec<String>>>, text: &str| {
         lines
             .lock()
@@ -1639,7 +1639,7 @@ fn watch_follows_the_feed_as_it_is_published_and_ends_when_the_campaign_closes()
     procs::wait_for("the claim's line", 30, || {
         has(&first_lines, "Operator claim: control acquired")
     });
-    let (mut second, second_lines) = watch();
+    let (mut second, second_lines, second_reader) = watch();
     procs::wait_for("the claim's line, again", 30, || {
         has(&second_lines, "Operator claim: control acquired")
     });
@@ -1656,6 +1656,10 @@ fn watch_follows_the_feed_as_it_is_published_and_ends_when_the_campaign_closes()
             matches!(child.try_wait(), Ok(Some(_)))
         });
         assert!(child.wait().expect("status").success());
+    }
+    // Every line the watchers printed is read before it is judged.
+    for reader in [first_reader, second_reader] {
+        reader.join().expect("reader");
     }
     for lines in [&first_lines, &second_lines] {
         let lines = lines.lock().expect("lines");
