@@ -924,6 +924,10 @@ async fn a_start_reads_no_campaign_file_and_a_creation_never_overwrites_one_not_
         "nothing read, nothing published"
     );
     rt.kill();
+    // The abort takes effect once a driver in the middle of a poll has finished it.
+    while !rt.is_stopped("c1") {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     assert!(matches!(
         rt.create("c1", "another objective").await,
         Err(argus_supervisor_lib::runtime::RuntimeError::Stopped)

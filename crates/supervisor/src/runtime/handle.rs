@@ -633,7 +633,9 @@ impl Runtime {
             .unwrap_or_else(|p| p.into_inner())
             .values()
         {
-            if let Some(t) = h.task.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            // Kept: `is_stopped` says when the abort has taken effect (a driver in the middle of
+            // a poll finishes that poll first).
+            if let Some(t) = h.task.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
                 t.abort();
             }
         }
