@@ -2,8 +2,9 @@
 //! binary (`sim --omit`, `serve`, the `campaigns` CLI) against remotes that differ as the contract
 //! permits, judged by what the supervisor sent (the remote's audit) and what it said (API, CLI).
 
+use super::operable::sample;
 use super::serve_loop::{audit, call, serve, sim, tmp, wait_for, Daemon, API_TOKEN, SIM_TOKEN};
-use crate::support::procs::{free_port, spawn_sim, SimProc, BIN};
+use crate::support::procs::{free_port, raw, spawn_sim, SimProc, BIN};
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::Instant;
@@ -378,6 +379,94 @@ fn an_observer_whose_first_reading_finds_the_remotes_question_keeps_it_pending()
     let (s, body) = b.act("q1", "answer", json!({"message": "use dataset B"}));
     assert_eq!(s, 409, "{body}");
     assert_eq!(view(&b)["pending_question"]["source"], "remote");
+}
+
+#[test]
+fn a_live_task_is_read_between_heartbeats_within_the_remotes_budget() {
+    let (_sim, url) = sim("input-required", "127.0.0.1:0");
+    // A heartbeat of a minute: within it, only hot polling can notice the remote's question.
+    let extra = [
+        ("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "60".to_string()),
+        ("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "600".to_string()),
+        ("ARGUS_SUPERVISOR_HOT_POLL_SECONDS", "1".to_string()),
+        ("ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS", "2".to_string()),
+    ];
+    let d = serve(&url, &tmp("hot").join("state"), &extra);
+    let h = d.wait_health(|h| h["remote"]["state"] == "discovered");
+    assert_eq!(h["notice"]["mode"], "polling", "{h}");
+    assert_eq!(h["notice"]["hot_poll_seconds"], 1.0, "{h}");
+    assert_eq!(h["notice"]["budget_requests_per_second"], 2.0, "{h}");
+    let ticks = |d: &Daemon| {
+        d.get("/health")
+            .map(|(_, h)| h["heartbeat"]["ticks"].clone())
+    };
+    d.observe_and_claim("h1", "train");
+    let before = ticks(&d);
+    assert_eq!(d.act("h1", "submit", json!({"message": "go"})).0, 200);
+    // The task asks a second after the submit; the campaign hears of it before any heartbeat.
+    d.wait_state("h1", "controlling.awaiting_input");
+    assert_eq!(ticks(&d), before, "noticed by a heartbeat, not a hot poll");
+    let q = d
+        .get("/campaigns/h1")
+        .map(|(_, v)| v["pending_question"]["source"].clone());
+    assert_eq!(q, Some(json!("remote")));
+
+    // Five more live campaigns share the budget: the reads all of them add stay within it.
+    for id in ["h2", "h3", "h4", "h5", "h6"] {
+        d.observe_and_claim(id, "train");
+        assert_eq!(d.act(id, "submit", json!({"message": "go"})).0, 200);
+        d.wait_state(id, "controlling.awaiting_input");
+    }
+    let h = d.wait_health(|h| h["notice"]["live_campaigns"] == 6);
+    assert_eq!(h["notice"]["hot_interval_seconds_now"], 3.0, "{h}");
+    let from = entries(&url);
+    // Everything the remote received from here (its audit, timed by its own clock): the hot
+    // polls, and any heartbeat's request, all count against the budget.
+    let received = || -> Vec<Value> {
+        audit(&url)["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .skip(from)
+            .cloned()
+            .collect()
+    };
+    wait_for("eighteen requests", || received().len() >= 18);
+    let got = received();
+    let at: Vec<u64> = got.iter().filter_map(|e| e["t_ms"].as_u64()).collect();
+    let secs = (at[at.len() - 1] - at[0]) as f64 / 1000.0;
+    println!(
+        "{} requests in {secs:.1} s at a budget of 2 requests/s",
+        at.len()
+    );
+    // The budget, plus the bucket's one request, one at the window's edge, and a heartbeat's
+    // request (never held back) whose debt the window ended before repaying.
+    assert!(
+        at.len() as f64 <= 2.0 * secs + 3.0,
+        "{} requests in {secs:.1} s",
+        at.len()
+    );
+    // Fairly: each live campaign's task was read, none more than twice as often as another.
+    let mut per_task = std::collections::BTreeMap::<String, usize>::new();
+    for e in &got {
+        if let Some(t) = e["read_task"].as_str() {
+            *per_task.entry(t.to_string()).or_default() += 1;
+        }
+    }
+    let counts: Vec<usize> = per_task.values().copied().collect();
+    assert_eq!(counts.len(), 6, "every live task read: {per_task:?}");
+    let (least, most) = (counts.iter().min(), counts.iter().max());
+    assert!(
+        most.zip(least).is_some_and(|(m, l)| *m <= 2 * *l + 1),
+        "reads per task: {per_task:?}"
+    );
+    let h = d.get("/health").map(|(_, h)| h).unwrap_or(Value::Null);
+    assert_eq!(h["notice"]["live_campaigns"], 6, "{h}");
+    let auth = format!("Bearer {API_TOKEN}");
+    let (_, m) =
+        raw("GET", &d.api("/metrics"), &[("authorization", &auth)], None).unwrap_or_default();
+    assert!(sample(&m, "argus_supervisor_hot_polls_total") >= 12, "{m}");
+    assert_eq!(sample(&m, "argus_supervisor_live_campaigns"), 6, "{m}");
 }
 
 #[test]

@@ -84,6 +84,9 @@ pub struct AuditEntry {
     /// For an applied `message/send`: the task it created (tests compare the supervisor's binding).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    /// For a read (`tasks/get`, evidence): the task read (tests check who was read how often).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_task: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
@@ -165,6 +168,7 @@ struct Seen {
     constraints: Option<bool>,
     text: Option<String>,
     task_id: Option<String>,
+    read_task: Option<String>,
 }
 
 fn str_param<'a>(p: &'a Value, key: &str) -> Option<&'a str> {
@@ -404,6 +408,7 @@ impl World {
             constraints: seen.constraints,
             text: seen.text,
             task_id: seen.task_id,
+            read_task: seen.read_task,
         });
         result
     }
@@ -427,6 +432,7 @@ impl World {
             constraints: None,
             text: None,
             task_id: None,
+            read_task: None,
         });
     }
 
@@ -555,7 +561,7 @@ impl World {
         };
         match method {
             Method::Submit => self.send(p, now, seen),
-            Method::Status | Method::Evidence => self.get(p, now),
+            Method::Status | Method::Evidence => self.get(p, now, seen),
             Method::Cancel => self.cancel(p, now, seen),
             Method::ClaimControl => self.claim(p, now, seen),
             Method::ReadControl => {
@@ -855,8 +861,9 @@ impl World {
         Ok(answer)
     }
 
-    fn get(&mut self, p: &Value, now: u64) -> Result<Value, RpcError> {
+    fn get(&mut self, p: &Value, now: u64, seen: &mut Seen) -> Result<Value, RpcError> {
         let id = require_str(p, "id")?.to_string();
+        seen.read_task = Some(id.clone());
         let history = u64_param(p, "historyLength") != Some(0);
         let task = self
             .tasks

@@ -57,6 +57,9 @@ pub struct ServeConfig {
     /// `ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS`: how often Argus's status and decision files are read
     /// between wakes (default 30).
     pub argus_poll_secs: u64,
+    /// Hot polling's interval (0: off) and the request budget it shares.
+    pub hot_poll_secs: u64,
+    pub remote_budget_rps: f64,
     /// `ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS`: how often the agent card is re-read (default 600;
     /// it is also re-read before every claim).
     pub card_refresh_secs: u64,
@@ -167,6 +170,23 @@ pub struct ServeArgs {
         value_name = "SECONDS"
     )]
     pub lease_ttl_seconds: Option<String>,
+    /// A controlled campaign whose attempt is live (running or asking) is also read this often
+    /// between heartbeats, within the request budget; 0: off (1-3600). [default: 2]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_HOT_POLL_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub hot_poll_seconds: Option<String>,
+    /// Requests per second to the remote within which hot polls are sent: every request counts,
+    /// the heartbeat's too (never held back); the live campaigns share the rest (0.1-1000).
+    /// [default: 4]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS",
+        value_name = "REQUESTS"
+    )]
+    pub remote_budget_rps: Option<String>,
     /// Wait after a write became ambiguous before reading it back (at most 1 day). [default: 60]
     #[arg(
         long,
@@ -347,6 +367,27 @@ impl ServeConfig {
             &a.lease_ttl_seconds,
             600,
         )?;
+        let hot_poll_secs = number("ARGUS_SUPERVISOR_HOT_POLL_SECONDS", &a.hot_poll_seconds, 2)?;
+        if hot_poll_secs > 3600 {
+            return Err(bad(
+                "ARGUS_SUPERVISOR_HOT_POLL_SECONDS",
+                "must be 0 (off) or 1-3600",
+            ));
+        }
+        let remote_budget_rps = match set(&a.remote_budget_rps) {
+            None => 4.0,
+            Some(v) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| (0.1..=1000.0).contains(r))
+                .ok_or_else(|| {
+                    bad(
+                        "ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS",
+                        "must be a number of requests per second from 0.1 to 1000",
+                    )
+                })?,
+        };
         let home = set(&a.home)
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor"));
@@ -396,6 +437,8 @@ impl ServeConfig {
             heartbeat_secs,
             lease_ttl_secs,
             readback_grace_secs,
+            hot_poll_secs,
+            remote_budget_rps,
             ca_pem: trust.ca_pem,
             ca_only: trust.ca_only,
             argus_bin: set(&a.argus_bin).map(PathBuf::from),
@@ -458,6 +501,8 @@ impl ServeConfig {
         c.readback_grace = Duration::from_secs(self.readback_grace_secs);
         c.lease_ttl_secs = self.lease_ttl_secs;
         c.project = self.project.clone();
+        c.hot_poll = (self.hot_poll_secs > 0).then(|| Duration::from_secs(self.hot_poll_secs));
+        c.hot_budget_rps = self.remote_budget_rps;
         c
     }
 }

@@ -35,6 +35,10 @@ pub struct Scrape {
     pub renewals: u64,
     pub lease_losses: u64,
     pub storage_failures: u64,
+    /// Hot polls made, put off for the budget, and the campaigns live now.
+    pub hot_polls: u64,
+    pub hot_deferred: u64,
+    pub live_campaigns: u64,
     /// Remote calls by operation and outcome (`ok` or the error's class), from the A2A client.
     pub remote_calls: BTreeMap<(&'static str, &'static str), u64>,
     /// The Argus link's counters, when Argus is attached.
@@ -202,6 +206,24 @@ impl Collector for Scrape {
             "argus_supervisor_store_failures",
             "Steps that could not be persisted.",
             one(self.storage_failures),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_hot_polls",
+            "Reads of a live campaign's task between heartbeats (hot polling).",
+            one(self.hot_polls),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_hot_polls_deferred",
+            "Hot polls put off because the remote's request budget had none left.",
+            one(self.hot_deferred),
+        )?;
+        gauge(
+            &mut e,
+            "argus_supervisor_live_campaigns",
+            "Campaigns whose task is live (hot polling shares the budget among them).",
+            one(self.live_campaigns),
         )?;
         if let Some(a) = &self.argus {
             counter(

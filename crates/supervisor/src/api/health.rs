@@ -88,6 +88,8 @@ pub async fn ready(State(s): State<Arc<ApiState>>, headers: HeaderMap) -> Respon
         "version": env!("CARGO_PKG_VERSION"),
         "controller_id": h.controller_id,
         "remote": h.remote,
+        // How a change at the remote is noticed, and why.
+        "notice": s.runtime.notice_mode(),
         "argus_runtime_present": h.argus_runtime_present,
         "foreman": {"enabled": h.foreman_enabled, "present": h.foreman_present},
         "heartbeat": {

@@ -319,6 +319,9 @@ fn scrape(s: &ApiState) -> crate::metrics::Scrape {
         renewals: load(&st.renewals),
         lease_losses: load(&st.lease_losses),
         storage_failures: load(&st.storage_failures),
+        hot_polls: load(&st.hot_polls),
+        hot_deferred: load(&st.hot_deferred),
+        live_campaigns: s.runtime.live_campaigns(),
         remote_calls: s
             .remote_calls
             .as_ref()

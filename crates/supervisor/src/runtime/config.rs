@@ -32,6 +32,14 @@ pub struct RuntimeConfig {
     /// `false` (`ARGUS_SUPERVISOR_ENABLED=0`): drivers answer the API but never poll and never
     /// act on their own; persisted state and history stay readable.
     pub supervise: bool,
+    /// `ARGUS_SUPERVISOR_HOT_POLL_SECONDS` (default 2; `None`: off): how often, at most, a
+    /// controlled campaign whose attempt is live is read between heartbeats, so a change is
+    /// noticed in seconds.
+    pub hot_poll: Option<Duration>,
+    /// `ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS` (default 4): the requests per second to the remote
+    /// within which hot polls are sent: every request counts against it, the heartbeat's too (which
+    /// is never held back), and the live campaigns share what is left in equal intervals.
+    pub hot_budget_rps: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,6 +64,8 @@ impl RuntimeConfig {
             readback_grace: Duration::from_secs(60),
             late_window_secs: 600,
             supervise: true,
+            hot_poll: Some(Duration::from_secs(2)),
+            hot_budget_rps: 4.0,
         }
     }
 
@@ -75,6 +85,15 @@ impl RuntimeConfig {
         Ok(())
     }
 
+    /// How long a live campaign waits between hot polls when `live` campaigns share the budget:
+    /// the configured interval, or longer so that all of them together stay within it. `None`:
+    /// hot polling is off, or would not come sooner than the heartbeat.
+    pub fn hot_interval(&self, live: u64) -> Option<Duration> {
+        let least = self.hot_poll?;
+        let share = Duration::from_secs_f64(live.max(1) as f64 / self.hot_budget_rps.max(0.001));
+        Some(least.max(share)).filter(|i| *i < self.heartbeat)
+    }
+
     /// The machine's policy: renew two heartbeats (plus the margin) before the lease would lapse.
     pub fn policy(&self) -> Policy {
         let beat = self.heartbeat.as_secs_f64().ceil() as u64;
@@ -85,5 +104,35 @@ impl RuntimeConfig {
             unavailable_threshold: self.unavailable_threshold,
             late_window: self.late_window_secs,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RuntimeConfig;
+    use argus_machines::ControllerId;
+    use std::time::Duration;
+
+    #[test]
+    fn live_campaigns_share_the_budget_in_equal_intervals_never_sooner_than_configured() {
+        let c = RuntimeConfig::new(ControllerId::new("us"));
+        let secs = |live| c.hot_interval(live).map(|d| d.as_secs_f64());
+        // The default: 2 s, 4 requests/s.
+        assert_eq!(secs(1), Some(2.0));
+        assert_eq!(secs(8), Some(2.0));
+        // 20 live campaigns: one read each every 5 s, 4 a second in all.
+        assert_eq!(secs(20), Some(5.0));
+        // 1,000: every 250 s would come after the 120 s heartbeat: the heartbeat reads them.
+        assert_eq!(secs(1_000), None);
+        let mut off = c.clone();
+        off.hot_poll = None;
+        assert_eq!(off.hot_interval(1), None);
+        let mut fast = c.clone();
+        fast.heartbeat = Duration::from_secs(1);
+        assert_eq!(
+            fast.hot_interval(1),
+            None,
+            "never sooner than the heartbeat"
+        );
     }
 }

@@ -192,6 +192,7 @@ impl Runtime {
                 slots_from: tokio::time::Instant::now(),
                 reports: Mutex::new(vec![]),
                 news: tokio::sync::broadcast::channel(NEWS_BACKLOG).0,
+                hot: super::shared::Hot::new(),
             }),
             spawner: Box::new(OnRemote(remote)),
             campaigns: Mutex::new(BTreeMap::new()),
@@ -571,6 +572,38 @@ impl Runtime {
         let store = &self.shared.store;
         let id = crate::store::validate_campaign_id(id)?;
         Ok(store.read_lines(&path(store, &id))?.0)
+    }
+
+    /// How many controlled campaigns' attempts are live now (hot polling shares its budget among
+    /// them).
+    pub fn live_campaigns(&self) -> u64 {
+        self.shared
+            .hot
+            .live
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How the remote's changes are noticed: the heartbeat, and hot polling within its budget.
+    pub fn notice_mode(&self) -> serde_json::Value {
+        let c = &self.shared.config;
+        let live = self.live_campaigns();
+        match c.hot_poll {
+            Some(least) => serde_json::json!({
+                "mode": "polling",
+                "why": "the remote is read by polling (this build does not stream): every campaign at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, while all requests to the remote stay within the budget",
+                "heartbeat_seconds": c.heartbeat.as_secs_f64(),
+                "hot_poll_seconds": least.as_secs_f64(),
+                "budget_requests_per_second": c.hot_budget_rps,
+                "live_campaigns": live,
+                "hot_interval_seconds_now": c.hot_interval(live).map(|d| d.as_secs_f64()),
+            }),
+            None => serde_json::json!({
+                "mode": "heartbeat",
+                "why": "hot polling is off (ARGUS_SUPERVISOR_HOT_POLL_SECONDS=0): a change is noticed at the next heartbeat",
+                "heartbeat_seconds": c.heartbeat.as_secs_f64(),
+                "live_campaigns": live,
+            }),
+        }
     }
 
     /// The ids of the campaigns driven (a file recovery set aside is none).

@@ -29,6 +29,10 @@ pub struct Stats {
     pub quarantined: AtomicU64,
     /// Leases lost at a renewal (refused, expired, or taken over).
     pub lease_losses: AtomicU64,
+    /// Reads of a live campaign's task between heartbeats (hot polling).
+    pub hot_polls: AtomicU64,
+    /// Hot polls put off because the budget had no request left (the next one comes later).
+    pub hot_deferred: AtomicU64,
     /// Significant events surfaced, by class (`ATTEMPT_COMPLETED`, …).
     pub significant_by_class: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }

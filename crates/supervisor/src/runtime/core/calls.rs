@@ -316,7 +316,10 @@ impl Core {
             Done::Poll(Ok(o)) => Some(Event::Observed(o)),
             Done::Poll(Err(e)) => {
                 tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
-                Some(Event::PollFailed(condition_of(&e)))
+                // A hot poll that fails says nothing: outages are counted at the heartbeat's
+                // cadence, whatever the hot polls do.
+                let glance = self.busy().glance;
+                (!glance).then(|| Event::PollFailed(condition_of(&e)))
             }
             Done::Evidence {
                 task,

@@ -31,7 +31,8 @@ use super::shared::CrashPoint;
 use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
 use crate::control::{Token, TokenKind, Validated, WriteIntent};
 use argus_machines::{
-    Action, CampaignMachine, Command, Event, Significant, StateName, Undo, Verdict, WakeReason,
+    Action, CampaignMachine, Command, Event, Significant, StateName, TaskId, Undo, Verdict,
+    WakeReason,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -54,6 +55,9 @@ pub(crate) enum Input {
     Log(Vec<EventLine>),
     /// A heartbeat.
     Tick { now: u64 },
+    /// A hot poll between heartbeats: read the live task, nothing else (renewals and the lease
+    /// read keep the heartbeat's cadence).
+    Glance,
     /// A restored state's entry actions (a lease to confirm, a write to read back, a task to poll).
     Entry(Vec<Action>),
     /// An operator's (or Argus's) command, with the intents whose request ids it carries and the
@@ -245,6 +249,8 @@ struct Busy {
     was_closed: bool,
     /// The remote was asking (`AwaitingInput`) when the input came.
     was_asked: bool,
+    /// The input is a hot poll: a read that fails is the heartbeat's to count, not this one's.
+    glance: bool,
 }
 
 impl Core {
@@ -279,6 +285,24 @@ impl Core {
         &self.machine
     }
 
+    /// The task a hot poll would read: the campaign controls an attempt whose last reading is
+    /// not terminal (running or asking). An observer, a paused or closed campaign, one whose
+    /// attempt ended, and one in doubt about a write or its lease wait for their heartbeat: hot
+    /// polling's budget goes where a change needs someone to act.
+    pub(crate) fn live_task(&self) -> Option<TaskId> {
+        let acting = matches!(
+            self.machine.state_name(),
+            StateName::Running | StateName::AwaitingInput
+        );
+        let record = self.machine.record();
+        let task = record.state.task().filter(|_| acting)?;
+        let last = self.machine.memory().last_seen.as_ref();
+        let ended = last.is_some_and(|s| {
+            s.task == *task && matches!(s.state.view(), argus_machines::AttemptView::Terminal(_))
+        });
+        (!ended).then(|| task.clone())
+    }
+
     /// The ledger and the machine, for the journal performing a [`Ready`]'s writes: it tells the
     /// ledger what became of the two writes whose outcome changes the document.
     pub(crate) fn records(&mut self) -> (&mut Ledger, &CampaignMachine) {
@@ -303,6 +327,14 @@ impl Core {
             }
             Input::Tick { now } => {
                 self.enqueue(Event::Tick { now });
+                Finish::Quiet
+            }
+            Input::Glance => {
+                if let Some(task) = self.live_task() {
+                    let b = self.busy();
+                    b.calls.push(Action::Poll { task });
+                    b.glance = true;
+                }
                 Finish::Quiet
             }
             Input::Entry(actions) => {

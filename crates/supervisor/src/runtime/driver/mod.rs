@@ -50,6 +50,8 @@ pub struct Driver<T: Transport + 'static> {
     #[cfg(feature = "test-hooks")]
     crash: Option<CrashPoint>,
     jitter_seed: u64,
+    /// Hot polling: whether the campaign is counted among the live ones, and its next read.
+    hot: pacing::HotPoll,
 }
 
 impl<T: Transport + 'static> Driver<T> {
@@ -78,6 +80,7 @@ impl<T: Transport + 'static> Driver<T> {
             #[cfg(feature = "test-hooks")]
             crash,
             jitter_seed,
+            hot: pacing::HotPoll::default(),
         };
         (driver, snapshot)
     }
@@ -115,6 +118,8 @@ impl<T: Transport + 'static> Driver<T> {
         // a resting driver holds only its own state (a resting driver is most of a campaign's
         // memory), for one allocation per tick.
         loop {
+            // A live campaign is also read between heartbeats (hot polling, `pacing.rs`).
+            let glance = self.next_glance().filter(|at| *at < next);
             tokio::select! {
                 input = rx.recv() => match input {
                     None => return Ok(()),
@@ -124,7 +129,11 @@ impl<T: Transport + 'static> Driver<T> {
                         }
                     }
                 },
-                _ = tokio::time::sleep_until(next) => {
+                _ = tokio::time::sleep_until(glance.unwrap_or(next)) => {
+                    if glance.is_some() {
+                        Box::pin(self.glance()).await?;
+                        continue;
+                    }
                     let input = match entry.take() {
                         Some(entry) => Input::Entry(entry),
                         None => {
@@ -177,6 +186,7 @@ impl<T: Transport + 'static> Driver<T> {
                 self.core.advance(report, self.shared.clock.now());
             }
         }
+        self.count_live();
         Ok(go_on)
     }
 
@@ -221,6 +231,10 @@ impl<T: Transport + 'static> Driver<T> {
         }
         match ready.call {
             Some(call) => {
+                // Every call counts against hot polling's budget; a hot poll took its request.
+                if !std::mem::take(&mut self.hot.paid) && sh.config.hot_poll.is_some() {
+                    sh.hot.spend(sh.config.hot_budget_rps);
+                }
                 let write = call.is_write();
                 let done = self.make(call).await;
                 if write {
@@ -241,5 +255,17 @@ impl<T: Transport + 'static> Driver<T> {
         }
         let _ = point;
         Ok(())
+    }
+}
+
+impl<T: Transport + 'static> Drop for Driver<T> {
+    /// A driver that stops is no longer among the live campaigns sharing the budget.
+    fn drop(&mut self) {
+        if self.hot.counted {
+            self.shared
+                .hot
+                .live
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }

@@ -1,9 +1,11 @@
 //! When a driver steps next: ticks on slots of the heartbeat, jittered around the machine's own
-//! deadline, and each campaign's fixed offset into the first heartbeat after a start.
+//! deadline, and each campaign's fixed offset into the first heartbeat after a start; and, while
+//! its task is live, hot polls between heartbeats within the remote's request budget.
 
 use super::super::shared::Shared;
 use super::Driver;
 use crate::control::Transport;
+use std::sync::atomic::Ordering;
 use tokio::time::Instant;
 
 /// `at` rounded up to the next tick slot counted from `from`: a 16th of the heartbeat, at least
@@ -38,7 +40,65 @@ pub(super) fn seed(id: &crate::store::CampaignId) -> u64 {
     })
 }
 
+/// A driver's part in hot polling.
+#[derive(Debug, Default)]
+pub(super) struct HotPoll {
+    /// The campaign is counted among the live ones (`Hot::live`) that share the budget.
+    pub(super) counted: bool,
+    /// When its next hot poll falls due.
+    pub(super) due: Option<Instant>,
+    /// The call being made is a hot poll's, whose request was taken from the budget already.
+    pub(super) paid: bool,
+}
+
 impl<T: Transport + 'static> Driver<T> {
+    /// When this campaign's next hot poll falls due, if its task is live and hot polling reads
+    /// it sooner than its heartbeat (see [`Driver::count_live`]).
+    pub(super) fn next_glance(&self) -> Option<Instant> {
+        self.hot.due
+    }
+
+    /// A hot poll, if the budget has a request left now; otherwise put off until it has one.
+    pub(super) async fn glance(&mut self) -> Result<bool, super::Crashed> {
+        let sh = self.shared.clone();
+        if let Err(wait) = sh.hot.take(sh.config.hot_budget_rps) {
+            sh.stats.hot_deferred.fetch_add(1, Ordering::Relaxed);
+            self.hot.due = Some(Instant::now() + wait);
+            return Ok(true);
+        }
+        sh.stats.hot_polls.fetch_add(1, Ordering::Relaxed);
+        self.hot.due = None;
+        self.hot.paid = true;
+        let go_on = self.tick(super::Input::Glance).await;
+        self.hot.paid = false;
+        go_on
+    }
+
+    /// After each step: count the campaign among the live ones while its task is live, and keep
+    /// its next hot poll due one interval after its last read (the interval is the configured one,
+    /// or longer when the live campaigns together would exceed the budget: each an equal share).
+    pub(super) fn count_live(&mut self) {
+        let live = self.shared.config.supervise && self.core.live_task().is_some();
+        let counter = &self.shared.hot.live;
+        if live != self.hot.counted {
+            self.hot.counted = live;
+            if live {
+                counter.fetch_add(1, Ordering::Relaxed);
+            } else {
+                counter.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        if !live {
+            self.hot.due = None;
+        } else if self.hot.due.is_none() {
+            let interval = self
+                .shared
+                .config
+                .hot_interval(counter.load(Ordering::Relaxed));
+            self.hot.due = interval.map(|i| Instant::now() + i);
+        }
+    }
+
     /// When the next tick falls due: [`Driver::next_delay`] from now, on its slot.
     pub(super) fn next_tick(&mut self) -> Instant {
         let delay = self.next_delay();
