@@ -88,6 +88,18 @@ enum Command {
         /// Drop the page cache before timing the recovery (needs root), so it reads from disk.
         #[arg(long)]
         cold: bool,
+        /// Campaign counts of the time-to-notice measurement (10% of them live; 0: none).
+        #[arg(long, value_delimiter = ',', default_value = "200")]
+        notice: Vec<usize>,
+        /// The heartbeat of the time-to-notice measurement, in seconds.
+        #[arg(long, default_value_t = 120)]
+        notice_heartbeat: u64,
+        /// Hot polling's interval in the time-to-notice measurement, in seconds (0: off).
+        #[arg(long, default_value_t = 2)]
+        hot_poll: u64,
+        /// The request budget of the time-to-notice measurement, requests per second.
+        #[arg(long, default_value_t = 4.0)]
+        budget: f64,
     },
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
@@ -366,6 +378,10 @@ fn main() -> ExitCode {
             heartbeat,
             controlling,
             cold,
+            notice,
+            notice_heartbeat,
+            hot_poll,
+            budget,
         } => {
             let remote = match remote
                 .map(|url| argus_supervisor_lib::a2a::HttpConfig::new(url).with_trust_from_env())
@@ -397,6 +413,12 @@ fn main() -> ExitCode {
                 heartbeat,
                 controlling,
                 cold,
+                notice,
+                notice_settings: argus_bench::NoticeSettings {
+                    heartbeat: notice_heartbeat,
+                    hot_poll,
+                    budget_rps: budget,
+                },
             };
             match runtime.block_on(argus_bench::run(options)) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,307 @@
+//! Time-to-notice: from the moment the remote changes a task to the moment the campaign's feed
+//! line saying so is published (it is published once the event is persisted). The bench's own
+//! simulated remote does not stream, so this is the polling-only figure: every campaign at its
+//! heartbeat, the controlled ones whose attempt is live also by hot polling within the budget.
+//!
+//! `n` campaigns observe a task each; the first `live` claim control (their attempts run). Every
+//! task asks a question five minutes (the remote's clock) after it was created; once all is set,
+//! the remote's clock is moved on five minutes at once, so every task changes at that instant,
+//! and each live campaign's `NEEDS_YOU` line is timed from it.
+
+use super::{start_sim, Cpu};
+use argus_machines::{ControllerId, TaskId};
+use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::control::SystemClock;
+use argus_supervisor_lib::runtime::reduce::CountingWake;
+use argus_supervisor_lib::runtime::{FeedNews, OperatorCommand, Runtime, RuntimeConfig};
+use argus_supervisor_lib::store::Store;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// When every task asks (the remote's clock, after the task was created): later than any setup
+/// takes, and a jump the leases (a day long here) outlast.
+const QUESTION_AT_MS: u64 = 300_000;
+
+fn scenario(n: usize) -> String {
+    format!(
+        r#"seed_campaigns = {n}
+name = "notice"
+description = "Working until the remote's clock passes five minutes; then asking a question."
+[[attempts]]
+steps = [
+  {{ at_ms = 0, state = "working", stage = "training" }},
+  {{ at_ms = {QUESTION_AT_MS}, state = "input-required", stage = "training", message = "Which dataset?" }},
+]
+"#
+    )
+}
+
+/// How changes reach the supervisor in a notice measurement.
+#[derive(Debug, Clone, Copy)]
+pub struct NoticeSettings {
+    /// The heartbeat, seconds.
+    pub heartbeat: u64,
+    /// Hot polling's interval, seconds (0: off: the heartbeat alone notices).
+    pub hot_poll: u64,
+    /// The request budget, requests per second.
+    pub budget_rps: f64,
+}
+
+impl Default for NoticeSettings {
+    /// `serve`'s defaults.
+    fn default() -> Self {
+        NoticeSettings {
+            heartbeat: 120,
+            hot_poll: 2,
+            budget_rps: 4.0,
+        }
+    }
+}
+
+/// One notice measurement.
+#[derive(Debug)]
+pub struct NoticeRow {
+    pub campaigns: usize,
+    pub live: usize,
+    pub settings: NoticeSettings,
+    /// Live campaigns that noticed within the window (a heartbeat and a half).
+    pub noticed: usize,
+    pub p50_secs: f64,
+    pub p99_secs: f64,
+    pub max_secs: f64,
+    /// What an ideal poller reading each live task once per the interval the budget leaves would
+    /// reach: half the interval at the median.
+    pub ideal_p50_secs: f64,
+    /// Requests to the remote per second over the window, and the most in any 5 s of it.
+    pub requests_per_sec: f64,
+    pub max_requests_per_sec_5s: f64,
+    /// The supervisor's CPU over the window, per campaign and second.
+    pub cpu_per_campaign_per_sec: f64,
+}
+
+impl NoticeRow {
+    /// What `--check` finds missed: with hot polling at 20 live campaigns, p50 <= 5 s; and with
+    /// hot polling on, never more requests than the budget (plus the bucket's one) in any 5 s.
+    pub fn missed(&self) -> Vec<String> {
+        let mut out = vec![];
+        let s = &self.settings;
+        if s.hot_poll == 0 {
+            return out;
+        }
+        if self.live <= 20 && self.p50_secs > MAX_POLLING_P50_SECS {
+            out.push(format!(
+                "time-to-notice, {} live campaigns polled: p50 {:.2} s > {MAX_POLLING_P50_SECS} s",
+                self.live, self.p50_secs
+            ));
+        }
+        if self.noticed < self.live {
+            out.push(format!(
+                "time-to-notice: {} of {} live campaigns noticed the question",
+                self.noticed, self.live
+            ));
+        }
+        let heartbeat_rps = self.campaigns as f64 / s.heartbeat as f64;
+        if heartbeat_rps < s.budget_rps && self.max_requests_per_sec_5s > s.budget_rps + 0.2 {
+            out.push(format!(
+                "time-to-notice: {:.2} requests/s to the remote in 5 s > the budget {}",
+                self.max_requests_per_sec_5s, s.budget_rps
+            ));
+        }
+        out
+    }
+}
+
+/// The polling-only target at 20 live campaigns and the default budget.
+pub const MAX_POLLING_P50_SECS: f64 = 5.0;
+
+/// The `q`-quantile of sorted `v` (nearest rank).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+/// Measure time-to-notice with `n` campaigns, 10% of them (at least one) live.
+pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, String> {
+    let live = (n / 10).max(1);
+    let path = std::env::temp_dir().join(format!(
+        "argus-bench-notice-{}-{n}.toml",
+        std::process::id()
+    ));
+    std::fs::write(&path, scenario(n)).map_err(|e| e.to_string())?;
+    let sim = start_sim(&path);
+    let _ = std::fs::remove_file(&path);
+    let sim = sim?;
+    let sim_started = Instant::now();
+    let mut http = HttpConfig::new(&sim.url);
+    http.allow_insecure_loopback = true;
+    let client = Arc::new(
+        A2aClient::discover(&http)
+            .await
+            .map_err(|e| e.to_string())?,
+    );
+    let root = std::env::temp_dir().join(format!("argus-bench-notice-{}", uuid::Uuid::new_v4()));
+    let store = Store::open(&root).map_err(|e| e.to_string())?;
+    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_secs(settings.heartbeat.max(1));
+    // A day: the remote's clock moves five minutes on, and no lease may lapse for it.
+    config.lease_ttl_secs = 86_400;
+    config.hot_poll = (settings.hot_poll > 0).then(|| Duration::from_secs(settings.hot_poll));
+    config.hot_budget_rps = settings.budget_rps;
+    let rt = Runtime::start(
+        store,
+        client,
+        config.clone(),
+        Arc::new(SystemClock),
+        Arc::new(CountingWake::default()),
+    )
+    .map_err(|e| e.to_string())?;
+    let ids: Vec<String> = (0..n).map(|i| format!("bench-{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        rt.create(id, "bench").await.map_err(|e| e.to_string())?;
+        let task = TaskId::new(format!("task-{:04}", i + 1));
+        rt.command(id, OperatorCommand::observe(Some(task)))
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    for id in &ids[..live] {
+        let reply = rt
+            .command(id, OperatorCommand::claim())
+            .await
+            .map_err(|e| e.to_string())?;
+        if !reply.accepted {
+            return Err(format!("{id} could not claim control: {:?}", reply.state));
+        }
+    }
+    let ready = Instant::now() + Duration::from_secs(60);
+    while settings.hot_poll > 0 && rt.live_campaigns() < live as u64 {
+        if Instant::now() > ready {
+            return Err(format!(
+                "{} of {live} campaigns live after a minute",
+                rt.live_campaigns()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if sim_started.elapsed() >= Duration::from_millis(QUESTION_AT_MS) {
+        return Err("the setup outlasted the remote's five minutes".into());
+    }
+    let mut news = rt.subscribe();
+    let stats = rt.stats().clone();
+    // The requests sent, sampled every 250 ms, for the busiest 5 s.
+    let calls = stats.clone();
+    let samples = Arc::new(std::sync::Mutex::new(Vec::<(Instant, u64)>::new()));
+    let taken = samples.clone();
+    let sampler = tokio::spawn(async move {
+        loop {
+            let sample = (Instant::now(), calls.remote_calls.load(Ordering::Relaxed));
+            taken.lock().unwrap_or_else(|p| p.into_inner()).push(sample);
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    });
+    let (cpu0, q0) = (Cpu::now(), stats.remote_calls.load(Ordering::Relaxed));
+    let changed = Instant::now();
+    jump_clock(&sim.url, QUESTION_AT_MS).await?;
+    let window = config.heartbeat.mul_f64(1.5) + Duration::from_secs(5);
+    let asked: std::collections::HashSet<&str> = ids[..live].iter().map(String::as_str).collect();
+    let mut took: std::collections::HashMap<String, f64> = Default::default();
+    while took.len() < live {
+        let left = window.saturating_sub(changed.elapsed());
+        let news = match tokio::time::timeout(left, news.recv()).await {
+            Err(_) => break,
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+            Ok(Err(_)) => break,
+            Ok(Ok(news)) => news,
+        };
+        let FeedNews::Line { campaign, line } = news else {
+            continue;
+        };
+        if line["kind"] == "NEEDS_YOU" && asked.contains(campaign.as_str()) {
+            took.entry(campaign.as_str().to_string())
+                .or_insert_with(|| changed.elapsed().as_secs_f64());
+        }
+    }
+    let elapsed = changed.elapsed().as_secs_f64();
+    let (cpu, q1) = (
+        Cpu::now().since(cpu0),
+        stats.remote_calls.load(Ordering::Relaxed),
+    );
+    sampler.abort();
+    let samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
+    rt.shutdown().await;
+    drop(rt);
+    let _ = std::fs::remove_dir_all(&root);
+    let mut secs: Vec<f64> = took.values().copied().collect();
+    secs.sort_by(f64::total_cmp);
+    let interval = config
+        .hot_interval(live as u64)
+        .unwrap_or(config.heartbeat)
+        .as_secs_f64();
+    Ok(NoticeRow {
+        campaigns: n,
+        live,
+        settings,
+        noticed: secs.len(),
+        p50_secs: quantile(&secs, 0.5),
+        p99_secs: quantile(&secs, 0.99),
+        max_secs: secs.last().copied().unwrap_or(f64::NAN),
+        ideal_p50_secs: interval / 2.0,
+        requests_per_sec: (q1 - q0) as f64 / elapsed.max(1e-3),
+        max_requests_per_sec_5s: busiest(&samples, Duration::from_secs(5)),
+        cpu_per_campaign_per_sec: cpu.total() / n as f64 / elapsed.max(1e-3),
+    })
+}
+
+/// The most requests per second in any `span` of the samples (instant, requests sent so far).
+fn busiest(samples: &[(Instant, u64)], span: Duration) -> f64 {
+    let mut most: f64 = 0.0;
+    for (i, (at, n)) in samples.iter().enumerate() {
+        if let Some((end, m)) = samples[i..].iter().find(|(t, _)| *t >= *at + span) {
+            let secs = end.duration_since(*at).as_secs_f64();
+            most = most.max((m - n) as f64 / secs);
+        }
+    }
+    most
+}
+
+/// Move the remote's clock `ms` on.
+async fn jump_clock(url: &str, ms: u64) -> Result<(), String> {
+    let at = format!("{}/_sim/clock", url.trim_end_matches('/'));
+    let resp = reqwest::Client::new()
+        .post(&at)
+        .json(&serde_json::json!({ "advance_ms": ms }))
+        .send()
+        .await
+        .map_err(|e| format!("cannot move the remote's clock: {e}"))?;
+    if !resp.status().is_success() {
+        return Err(format!(
+            "the remote refused to move its clock: {}",
+            resp.status()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{busiest, quantile};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn quantiles_are_nearest_rank_and_the_busiest_span_is_found() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), 50.0);
+        assert_eq!(quantile(&v, 0.99), 99.0);
+        assert_eq!(quantile(&[3.0], 0.99), 3.0);
+        assert!(quantile(&[], 0.5).is_nan());
+        let t = Instant::now();
+        let s = Duration::from_secs;
+        // 4/s, then 10 in one second, then quiet.
+        let samples = [(t, 0), (t + s(5), 20), (t + s(6), 30), (t + s(11), 30)];
+        assert_eq!(busiest(&samples, s(5)), 4.0);
+        assert_eq!(busiest(&samples[1..], s(5)), 10.0 / 6.0);
+    }
+}
