@@ -2,12 +2,13 @@
 //! API, the CLI, the bridges and the demo make on them. The transport's type stops here: drivers
 //! are spawned through [`Spawner`], so nothing above the runtime names it.
 
+use super::core::CrashPoint;
 use super::driver::{self, Envelope, Published, Snapshot};
 use super::messages::MessageKind;
 use super::recover;
 use super::reduce::{EventLine, WakeSink};
 use super::reply::{AnswerReply, CommandReply};
-use super::shared::{CrashPoint, FeedNews, Shared};
+use super::shared::{FeedNews, Shared};
 use super::{upgrade_state_root, Actor, CampaignDoc, OperatorCommand, RuntimeConfig, Stats};
 use crate::control::{Clock, Transport, WriteIntent};
 use crate::security::Untrusted;

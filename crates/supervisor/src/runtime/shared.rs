@@ -137,12 +137,3 @@ impl Shared {
             .push(format!("{id}: {what}"));
     }
 }
-
-/// Crash points of the step pipeline, for crash tests: the driver stops dead there, as a killed
-/// process would. ("After the request was sent" is exercised by killing mid-request.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CrashPoint {
-    AfterIntentPersisted,
-    AfterAnswerReceived,
-    AfterOutcomePersisted,
-}

@@ -27,7 +27,6 @@ use super::ledger::{Checkpoint, Ledger, Write};
 use super::messages::MessageKind;
 use super::reduce::{AnswerTo, EventLine};
 use super::reply::{AnswerReply, CommandReply, Outcome, RefusalCode};
-use super::shared::CrashPoint;
 use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
 use crate::control::{Token, TokenKind, Validated, WriteIntent};
 use argus_machines::{
@@ -37,6 +36,15 @@ use argus_machines::{
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// Where the pump stops dead in a crash test (a `Ready`'s `milestone`), as a killed process
+/// would. ("After the request was sent" is exercised by killing mid-request.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashPoint {
+    AfterIntentPersisted,
+    AfterAnswerReceived,
+    AfterOutcomePersisted,
+}
 
 /// The longest answer to a supervisor's or Argus's question that is kept (bytes).
 const ANSWER_MAX: usize = 4096;

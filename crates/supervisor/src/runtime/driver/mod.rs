@@ -22,8 +22,9 @@ pub use inbox::Envelope;
 pub use journal::{Published, Snapshot};
 pub(crate) use start::recovered;
 
+use super::core::CrashPoint;
 use super::core::{Core, Input, Ready, Report, Wake};
-use super::shared::{CrashPoint, Shared};
+use super::shared::Shared;
 use super::CampaignDoc;
 use crate::control::Transport;
 use argus_machines::{Action, CampaignMachine};

@@ -1,7 +1,8 @@
 //! A recovered campaign's driver: it reads its own document, then starts at its offset into the
 //! first heartbeat.
 
-use super::super::shared::{CrashPoint, Shared};
+use super::super::core::CrashPoint;
+use super::super::shared::Shared;
 use super::pacing::{due, seed};
 use super::{Crashed, Driver, Envelope, Snapshot};
 use crate::control::Transport;
