@@ -178,9 +178,8 @@ pub struct ServeArgs {
         value_name = "SECONDS"
     )]
     pub hot_poll_seconds: Option<String>,
-    /// Requests per second to the remote within which hot polls are sent: every request counts,
-    /// the heartbeat's too (never held back); the live campaigns share the rest (0.1-1000).
-    /// [default: 4]
+    /// Requests per second hot polling may add to the remote, on top of the heartbeat's, shared by
+    /// the live campaigns (0.1-1000). [default: 4]
     #[arg(
         long,
         env = "ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS",

@@ -36,9 +36,9 @@ pub struct RuntimeConfig {
     /// controlled campaign whose attempt is live is read between heartbeats, so a change is
     /// noticed in seconds.
     pub hot_poll: Option<Duration>,
-    /// `ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS` (default 4): the requests per second to the remote
-    /// within which hot polls are sent: every request counts against it, the heartbeat's too (which
-    /// is never held back), and the live campaigns share what is left in equal intervals.
+    /// `ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS` (default 4): the requests per second hot polling may
+    /// add to the remote, on top of the heartbeat's, shared by the live campaigns in equal
+    /// intervals.
     pub hot_budget_rps: f64,
 }
 

@@ -591,7 +591,7 @@ impl Runtime {
         match c.hot_poll {
             Some(least) => serde_json::json!({
                 "mode": "polling",
-                "why": "the remote is read by polling (this build does not stream): every campaign at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, while all requests to the remote stay within the budget",
+                "why": "the remote is read by polling (this build does not stream): every campaign at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, by hot polls that together stay within the budget (on top of the heartbeat's requests)",
                 "heartbeat_seconds": c.heartbeat.as_secs_f64(),
                 "hot_poll_seconds": least.as_secs_f64(),
                 "budget_requests_per_second": c.hot_budget_rps,

@@ -40,13 +40,12 @@ pub struct Shared {
     pub(crate) hot: Hot,
 }
 
-/// Hot polling's shared state: how many campaigns are live, and the request budget as one bucket.
-/// Every remote call takes a request from it ([`Hot::spend`]), a hot poll only when one is there
-/// ([`Hot::take`]); it refills at the budget's rate and holds at most one request, so a hot poll
-/// goes out only when the requests of about the last second left room in the budget, whatever the
-/// number of campaigns. Nothing else is ever held back: the heartbeat's and the operators' calls
-/// only keep hot polls away (their debt is capped at a second's budget, so a burst of them, a
-/// start's first readings say, does not silence hot polling for long).
+/// Hot polling's shared state: how many campaigns are live, and the request budget as one bucket
+/// every hot poll takes a request from ([`Hot::take`]). It refills at the budget's rate and holds
+/// at most one request, so the hot polls of all campaigns together never exceed the budget, in any
+/// window, however many campaigns there are. The heartbeat's requests are not taken from it: its
+/// cadence is the spec's and its load is the campaigns' count over the heartbeat; the budget is
+/// what hot polling adds on top.
 #[derive(Debug)]
 pub(crate) struct Hot {
     /// Campaigns whose task is live now.
@@ -56,13 +55,10 @@ pub(crate) struct Hot {
 
 #[derive(Debug)]
 struct Bucket {
-    /// Requests available now; below zero, what the heartbeat sent beyond the budget.
+    /// Requests available now (at most one).
     tokens: f64,
     at: Instant,
 }
-
-/// How far other calls may run the budget into debt: a second of it.
-const MAX_DEBT_SECS: f64 = 1.0;
 
 impl Hot {
     pub(crate) fn new() -> Hot {
@@ -75,34 +71,21 @@ impl Hot {
         }
     }
 
-    /// The bucket refilled at `rps` up to now.
-    fn refilled(&self, rps: f64) -> std::sync::MutexGuard<'_, Bucket> {
+    /// Take one request for a hot poll if the budget (`rps` per second) has one now; otherwise
+    /// how long until it has.
+    pub(crate) fn take(&self, rps: f64) -> Result<(), std::time::Duration> {
+        let rps = rps.max(0.001);
         let mut b = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         let refill = now.saturating_duration_since(b.at).as_secs_f64() * rps;
         b.tokens = (b.tokens + refill).min(1.0);
         b.at = now;
-        b
-    }
-
-    /// Take one request for a hot poll if the budget (`rps` per second) has one now; otherwise
-    /// how long until it has.
-    pub(crate) fn take(&self, rps: f64) -> Result<(), std::time::Duration> {
-        let rps = rps.max(0.001);
-        let mut b = self.refilled(rps);
         if b.tokens >= 1.0 {
             b.tokens -= 1.0;
             Ok(())
         } else {
             Err(std::time::Duration::from_secs_f64((1.0 - b.tokens) / rps))
         }
-    }
-
-    /// Count a request any campaign sends to the remote against the budget.
-    pub(crate) fn spend(&self, rps: f64) {
-        let rps = rps.max(0.001);
-        let mut b = self.refilled(rps);
-        b.tokens = (b.tokens - 1.0).max(-rps * MAX_DEBT_SECS);
     }
 }
 

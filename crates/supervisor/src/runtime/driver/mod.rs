@@ -232,10 +232,6 @@ impl<T: Transport + 'static> Driver<T> {
         }
         match ready.call {
             Some(call) => {
-                // Every call counts against hot polling's budget; a hot poll took its request.
-                if !std::mem::take(&mut self.hot.paid) && sh.config.hot_poll.is_some() {
-                    sh.hot.spend(sh.config.hot_budget_rps);
-                }
                 let write = call.is_write();
                 let done = self.make(call).await;
                 if write {

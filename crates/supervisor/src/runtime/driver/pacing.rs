@@ -47,8 +47,6 @@ pub(super) struct HotPoll {
     pub(super) counted: bool,
     /// When its next hot poll falls due.
     pub(super) due: Option<Instant>,
-    /// The call being made is a hot poll's, whose request was taken from the budget already.
-    pub(super) paid: bool,
 }
 
 impl<T: Transport + 'static> Driver<T> {
@@ -68,10 +66,7 @@ impl<T: Transport + 'static> Driver<T> {
         }
         sh.stats.hot_polls.fetch_add(1, Ordering::Relaxed);
         self.hot.due = None;
-        self.hot.paid = true;
-        let go_on = self.tick(super::Input::Glance).await;
-        self.hot.paid = false;
-        go_on
+        self.tick(super::Input::Glance).await
     }
 
     /// After each step: count the campaign among the live ones while its task is live, and keep
