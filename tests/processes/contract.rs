@@ -417,6 +417,18 @@ fn a_live_task_is_read_between_heartbeats_within_the_remotes_budget() {
         assert_eq!(d.act(id, "submit", json!({"message": "go"})).0, 200);
         d.wait_state(id, "controlling.awaiting_input");
     }
+    // An observer of a live task keeps the heartbeat: o1 ran an attempt, then gave the lease
+    // back.
+    d.observe_and_claim("o1", "train");
+    assert_eq!(d.act("o1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("o1", "controlling.awaiting_input");
+    let (code, released) = d.act("o1", "release", json!({}));
+    assert_eq!(code, 200, "{released}");
+    d.wait_state("o1", "observing.watching");
+    let watched = d
+        .get("/campaigns/o1")
+        .and_then(|(_, v)| v["machine"]["state"]["task"].as_str().map(str::to_string))
+        .expect("o1 watches its task");
     let h = d.wait_health(|h| h["notice"]["live_campaigns"] == 6);
     assert_eq!(h["notice"]["hot_interval_seconds_now"], 3.0, "{h}");
     let from = entries(&url);
@@ -458,6 +470,11 @@ fn a_live_task_is_read_between_heartbeats_within_the_remotes_budget() {
             *per_task.entry(t.to_string()).or_default() += 1;
         }
     }
+    let observed = per_task.remove(&watched).unwrap_or(0);
+    assert!(
+        observed as u64 <= beats,
+        "the observer's task read {observed} times in {beats} heartbeat ticks"
+    );
     let counts: Vec<usize> = per_task.values().copied().collect();
     assert_eq!(counts.len(), 6, "every live task read: {per_task:?}");
     let (least, most) = (counts.iter().min(), counts.iter().max());
