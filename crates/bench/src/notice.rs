@@ -231,6 +231,11 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
                 .or_insert_with(|| changed.elapsed().as_secs_f64());
         }
     }
+    // The busiest 5 s needs 5 s of samples: a window that ended sooner is held open.
+    let least = Duration::from_secs(6);
+    if let Some(rest) = least.checked_sub(changed.elapsed()) {
+        tokio::time::sleep(rest).await;
+    }
     let elapsed = changed.elapsed().as_secs_f64();
     let (cpu, q1) = (
         Cpu::now().since(cpu0),
