@@ -198,6 +198,15 @@ impl CampaignMachine {
         self.sm.inner().policy
     }
 
+    /// The task of an attempt under control that runs or asks (`Running`, `AwaitingInput`), read
+    /// without copying the record: a hot poll's candidate, asked after every step.
+    pub fn acting_task(&self) -> Option<&TaskId> {
+        match self.sm.state() {
+            State::Running { task, .. } | State::AwaitingInput { task, .. } => Some(task),
+            _ => None,
+        }
+    }
+
     /// The lease held, only in `Controlling` states.
     pub fn held_lease(&self) -> Option<&Lease> {
         self.sm.state().held_lease()

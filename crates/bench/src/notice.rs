@@ -70,8 +70,8 @@ pub struct NoticeRow {
     pub p50_secs: f64,
     pub p99_secs: f64,
     pub max_secs: f64,
-    /// What an ideal poller reading each live task once per the interval the budget leaves would
-    /// reach: half the interval at the median.
+    /// What an ideal poller reading each live task once per the shorter of the interval the
+    /// budget allows and the heartbeat would reach: half that at the median.
     pub ideal_p50_secs: f64,
     /// Requests to the remote per second over the window, all of them (the heartbeat's too).
     pub requests_per_sec: f64,
@@ -189,8 +189,11 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     }
     // A change comes at any moment between two reads, not just after the first: the campaigns
     // became live together (their reads in phase with their claims), so the change waits two
-    // and a half intervals (hot polling's, else the heartbeat's), halfway between two reads.
-    let interval = config.hot_interval(live as u64).unwrap_or(config.heartbeat);
+    // and a half intervals (the shorter of hot polling's and the heartbeat), halfway between two
+    // reads.
+    let interval = config
+        .hot_interval(live as u64)
+        .map_or(config.heartbeat, |i| i.min(config.heartbeat));
     tokio::time::sleep(interval.mul_f64(2.5)).await;
     if sim_started.elapsed() >= Duration::from_millis(QUESTION_AT_MS) {
         return Err("the setup outlasted the remote's hour".into());
@@ -249,10 +252,6 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     let _ = std::fs::remove_dir_all(&root);
     let mut secs: Vec<f64> = took.values().copied().collect();
     secs.sort_by(f64::total_cmp);
-    let interval = config
-        .hot_interval(live as u64)
-        .unwrap_or(config.heartbeat)
-        .as_secs_f64();
     Ok(NoticeRow {
         campaigns: n,
         live,
@@ -261,7 +260,7 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         p50_secs: quantile(&secs, 0.5),
         p99_secs: quantile(&secs, 0.99),
         max_secs: secs.last().copied().unwrap_or(f64::NAN),
-        ideal_p50_secs: interval / 2.0,
+        ideal_p50_secs: interval.as_secs_f64() / 2.0,
         requests_per_sec: (q1 - q0) as f64 / elapsed.max(1e-3),
         hot_polls_per_sec: (h1 - h0) as f64 / elapsed.max(1e-3),
         max_hot_polls_per_sec_5s: busiest(&samples, Duration::from_secs(5)),

@@ -86,12 +86,13 @@ impl RuntimeConfig {
     }
 
     /// How long a live campaign waits between hot polls when `live` campaigns share the budget:
-    /// the configured interval, or longer so that all of them together stay within it. `None`:
-    /// hot polling is off, or would not come sooner than the heartbeat.
+    /// the configured interval, or longer so that all of them together stay within it (then
+    /// possibly longer than the heartbeat: the two reads still interleave, and the budget is
+    /// used). `None`: hot polling is off, or configured no sooner than the heartbeat.
     pub fn hot_interval(&self, live: u64) -> Option<Duration> {
-        let least = self.hot_poll?;
+        let least = self.hot_poll.filter(|l| *l < self.heartbeat)?;
         let share = Duration::from_secs_f64(live.max(1) as f64 / self.hot_budget_rps.max(0.001));
-        Some(least.max(share)).filter(|i| *i < self.heartbeat)
+        Some(least.max(share))
     }
 
     /// The machine's policy: renew two heartbeats (plus the margin) before the lease would lapse.
@@ -122,8 +123,8 @@ mod tests {
         assert_eq!(secs(8), Some(2.0));
         // 20 live campaigns: one read each every 5 s, 4 a second in all.
         assert_eq!(secs(20), Some(5.0));
-        // 1,000: every 250 s would come after the 120 s heartbeat: the heartbeat reads them.
-        assert_eq!(secs(1_000), None);
+        // 1,000: every 250 s, between the 120 s heartbeat's own reads.
+        assert_eq!(secs(1_000), Some(250.0));
         let mut off = c.clone();
         off.hot_poll = None;
         assert_eq!(off.hot_interval(1), None);

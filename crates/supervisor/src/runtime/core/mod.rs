@@ -297,18 +297,13 @@ impl Core {
     /// not terminal (running or asking). An observer, a paused or closed campaign, one whose
     /// attempt ended, and one in doubt about a write or its lease wait for their heartbeat: hot
     /// polling's budget goes where a change needs someone to act.
-    pub(crate) fn live_task(&self) -> Option<TaskId> {
-        let acting = matches!(
-            self.machine.state_name(),
-            StateName::Running | StateName::AwaitingInput
-        );
-        let record = self.machine.record();
-        let task = record.state.task().filter(|_| acting)?;
+    pub(crate) fn live_task(&self) -> Option<&TaskId> {
+        let task = self.machine.acting_task()?;
         let last = self.machine.memory().last_seen.as_ref();
         let ended = last.is_some_and(|s| {
             s.task == *task && matches!(s.state.view(), argus_machines::AttemptView::Terminal(_))
         });
-        (!ended).then(|| task.clone())
+        (!ended).then_some(task)
     }
 
     /// The ledger and the machine, for the journal performing a [`Ready`]'s writes: it tells the
@@ -338,7 +333,7 @@ impl Core {
                 Finish::Quiet
             }
             Input::Glance => {
-                if let Some(task) = self.live_task() {
+                if let Some(task) = self.live_task().cloned() {
                     let b = self.busy();
                     b.calls.push(Action::Poll { task });
                     b.glance = true;
