@@ -218,15 +218,23 @@ impl Row {
     }
 }
 
-/// The steady scenario with `n` campaigns seeded by the sim itself (`seed_campaigns`), so the
-/// supervisor's process spends nothing on setup: `bench-<i>` has task `task-<i+1>`.
-fn scenario_file(n: usize) -> Result<std::path::PathBuf, String> {
-    let path = std::env::temp_dir().join(format!(
-        "argus-bench-steady-{}-{n}.toml",
-        std::process::id()
-    ));
-    std::fs::write(&path, format!("seed_campaigns = {n}\n{STEADY}")).map_err(|e| e.to_string())?;
-    Ok(path)
+/// The bench's own simulated remote, playing `scenario` (TOML; `name` names its temporary file),
+/// and the client that discovered it: (the sim, how to reach it, the client).
+async fn own_sim(
+    name: &str,
+    scenario: &str,
+) -> Result<(SimProcess, HttpConfig, A2aClient), String> {
+    let path = std::env::temp_dir().join(format!("argus-bench-{name}-{}.toml", std::process::id()));
+    std::fs::write(&path, scenario).map_err(|e| e.to_string())?;
+    let sim = start_sim(&path);
+    let _ = std::fs::remove_file(&path);
+    let sim = sim?;
+    let mut http = HttpConfig::new(&sim.url);
+    http.allow_insecure_loopback = true;
+    let client = A2aClient::discover(&http)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((sim, http, client))
 }
 
 /// The remote a measurement polls.
@@ -241,15 +249,13 @@ struct Polled {
 
 async fn polled(n: usize, remote: Option<&HttpConfig>) -> Result<(Polled, A2aClient), String> {
     let Some(remote) = remote else {
-        let scenario = scenario_file(n)?;
-        let sim = start_sim(&scenario);
-        let _ = std::fs::remove_file(&scenario);
-        let sim = sim?;
-        let mut http = HttpConfig::new(&sim.url);
-        http.allow_insecure_loopback = true;
-        let client = A2aClient::discover(&http)
-            .await
-            .map_err(|e| e.to_string())?;
+        // `n` campaigns seeded by the sim itself (`seed_campaigns`), so the supervisor's process
+        // spends nothing on setup: `bench-<i>` has task `task-<i+1>`.
+        let (sim, http, client) = own_sim(
+            &format!("steady-{n}"),
+            &format!("seed_campaigns = {n}\n{STEADY}"),
+        )
+        .await?;
         let tasks = (1..=n).map(|i| format!("task-{i:04}")).collect();
         let polled = Polled {
             _sim: Some(sim),

@@ -8,9 +8,8 @@
 //! remote's clock is moved on an hour at once, so every task changes at that instant, and each
 //! live campaign's `NEEDS_YOU` line is timed from it.
 
-use super::{start_sim, Cpu};
+use super::{own_sim, Cpu};
 use argus_machines::{ControllerId, TaskId};
-use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
 use argus_supervisor_lib::control::SystemClock;
 use argus_supervisor_lib::runtime::reduce::CountingWake;
 use argus_supervisor_lib::runtime::{FeedNews, OperatorCommand, Runtime, RuntimeConfig};
@@ -128,22 +127,9 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 /// Measure time-to-notice with `n` campaigns, 10% of them (at least one) live.
 pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, String> {
     let live = (n / 10).max(1);
-    let path = std::env::temp_dir().join(format!(
-        "argus-bench-notice-{}-{n}.toml",
-        std::process::id()
-    ));
-    std::fs::write(&path, scenario(n)).map_err(|e| e.to_string())?;
-    let sim = start_sim(&path);
-    let _ = std::fs::remove_file(&path);
-    let sim = sim?;
+    let (sim, _, client) = own_sim(&format!("notice-{n}"), &scenario(n)).await?;
     let sim_started = Instant::now();
-    let mut http = HttpConfig::new(&sim.url);
-    http.allow_insecure_loopback = true;
-    let client = Arc::new(
-        A2aClient::discover(&http)
-            .await
-            .map_err(|e| e.to_string())?,
-    );
+    let client = Arc::new(client);
     let root = std::env::temp_dir().join(format!("argus-bench-notice-{}", uuid::Uuid::new_v4()));
     let store = Store::open(&root).map_err(|e| e.to_string())?;
     let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));

@@ -222,7 +222,7 @@ impl Collector for Scrape {
         gauge(
             &mut e,
             "argus_supervisor_live_campaigns",
-            "Campaigns whose task is live (hot polling shares the budget among them).",
+            "Controlled campaigns whose attempt is live (hot polling shares the budget among them).",
             one(self.live_campaigns),
         )?;
         if let Some(a) = &self.argus {

@@ -120,7 +120,7 @@ impl<T: Transport + 'static> Driver<T> {
         // memory), for one allocation per tick.
         loop {
             // A live campaign is also read between heartbeats (hot polling, `pacing.rs`).
-            let glance = self.next_glance().filter(|at| *at < next);
+            let glance = self.hot.due.filter(|at| *at < next);
             tokio::select! {
                 input = rx.recv() => match input {
                     None => return Ok(()),

@@ -45,17 +45,11 @@ pub(super) fn seed(id: &crate::store::CampaignId) -> u64 {
 pub(super) struct HotPoll {
     /// The campaign is counted among the live ones (`Hot::live`) that share the budget.
     pub(super) counted: bool,
-    /// When its next hot poll falls due.
+    /// When its next hot poll falls due (set by [`Driver::count_live`]).
     pub(super) due: Option<Instant>,
 }
 
 impl<T: Transport + 'static> Driver<T> {
-    /// When this campaign's next hot poll falls due, if its task is live and hot polling reads
-    /// it sooner than its heartbeat (see [`Driver::count_live`]).
-    pub(super) fn next_glance(&self) -> Option<Instant> {
-        self.hot.due
-    }
-
     /// A hot poll, if the budget has a request left now; otherwise put off until it has one.
     pub(super) async fn glance(&mut self) -> Result<bool, super::Crashed> {
         let sh = self.shared.clone();
