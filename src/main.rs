@@ -207,6 +207,13 @@ enum Command {
         /// answered -32601.
         #[arg(long, value_parser = ["claim_control", "read_control", "renew_control", "release_control", "intervene", "request_status", "cancel"])]
         omit: Vec<String>,
+        /// Stream a live task's updates (the card says `capabilities.streaming`;
+        /// `tasks/resubscribe` / `SubscribeToTask` answer with server-sent events).
+        #[arg(long)]
+        streaming: bool,
+        /// The A2A dialect to serve (the scenario's, 0.3 unless it says).
+        #[arg(long, value_parser = ["0.3", "1.0"])]
+        dialect: Option<String>,
     },
     /// Write the generated state diagrams (Mermaid, DOT, SVG) from the explored machine.
     Diagrams {
@@ -484,6 +491,8 @@ fn main() -> ExitCode {
             tls_cert,
             tls_key,
             omit,
+            streaming,
+            dialect,
         } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => match argus_sim::SimTls::from_files(&cert, &key) {
@@ -495,7 +504,16 @@ fn main() -> ExitCode {
                 },
                 _ => None,
             };
-            run_sim(listen, &scenario, &omit, token, allow_non_loopback, tls)
+            let shape = move |s: &mut argus_sim::Scenario| {
+                s.omit.extend(omit);
+                s.streaming |= streaming;
+                match dialect.as_deref() {
+                    Some("1.0") => s.dialect = argus_sim::SimDialect::V1,
+                    Some(_) => s.dialect = argus_sim::SimDialect::V03,
+                    None => {}
+                }
+            };
+            run_sim(listen, &scenario, shape, token, allow_non_loopback, tls)
         }
         Command::Diagrams { check: true, dir } => match argus_supervisor_lib::diagrams::check(&dir)
         {
@@ -528,7 +546,7 @@ fn main() -> ExitCode {
 fn run_sim(
     listen: std::net::SocketAddr,
     scenario: &str,
-    omit: &[String],
+    shape: impl FnOnce(&mut argus_sim::Scenario),
     token: Option<String>,
     allow_non_loopback: bool,
     tls: Option<argus_sim::SimTls>,
@@ -545,7 +563,7 @@ fn run_sim(
             return ExitCode::from(2);
         }
     };
-    scenario.omit.extend(omit.iter().cloned());
+    shape(&mut scenario);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

@@ -31,7 +31,7 @@ fn first_sent(sim_url: &str, method: &str) -> Value {
         .unwrap_or_else(|| panic!("no {method} was sent"))
 }
 
-fn entries(sim_url: &str) -> usize {
+pub(crate) fn entries(sim_url: &str) -> usize {
     audit(sim_url)["entries"].as_array().map_or(0, Vec::len)
 }
 
@@ -52,7 +52,7 @@ fn cli(d: &Daemon, args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
-fn arm(sim_url: &str, fault: Value) {
+pub(crate) fn arm(sim_url: &str, fault: Value) {
     let (s, b) = call(true, &format!("{sim_url}_sim/faults"), SIM_TOKEN, fault).expect("arm");
     assert_eq!(s, 200, "{b}");
 }

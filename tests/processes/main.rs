@@ -9,4 +9,5 @@ mod processes;
 mod qualification;
 mod real_argus;
 mod serve_loop;
+mod streaming;
 mod tls;

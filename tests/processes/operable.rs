@@ -115,7 +115,7 @@ fn health_is_ready_only_when_it_is_and_says_why_not_to_anyone_and_more_to_the_to
 }
 
 /// The value of one sample line of a Prometheus text exposition (0 when absent).
-pub(super) fn sample(text: &str, series: &str) -> u64 {
+pub(crate) fn sample(text: &str, series: &str) -> u64 {
     text.lines()
         .find_map(|l| {
             l.strip_prefix(series)

@@ -12,9 +12,10 @@
 //! JSON), `DELETE /_sim/faults`, `POST /_sim/clock` (`{"advance_ms": N}`).
 
 pub mod scenario;
+mod streams;
 mod world;
 
-pub use scenario::Scenario;
+pub use scenario::{Scenario, SimDialect};
 pub use world::{Audit, AuditEntry, Counters, World, EXTENSION_URI};
 
 use argus_supervisor_lib::protocol::{ErrorCode, WireLease};
@@ -129,6 +130,27 @@ pub enum Fault {
     ForgetLeases,
     /// The whole remote refuses connections for `ms`.
     Unreachable { ms: u64 },
+    /// A subscription's stream breaks in the middle of its next update.
+    StreamCut {
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// A subscription's stream sends its head, then nothing ever (no update, no end).
+    StreamSilent {
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// A subscription's stream sends each update `copies` times, back to back.
+    StreamFlood {
+        copies: u32,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// A subscription's next update names another task.
+    StreamOtherTask {
+        #[serde(default)]
+        times: Option<u32>,
+    },
     /// Change the agent card.
     Card { change: CardChange },
 }
@@ -170,9 +192,23 @@ impl Fault {
             | Fault::MalformedJson { times, .. }
             | Fault::Oversized { times, .. }
             | Fault::RpcErrorAfterApply { times, .. }
-            | Fault::Redirect { times, .. } => Some(times),
+            | Fault::Redirect { times, .. }
+            | Fault::StreamCut { times }
+            | Fault::StreamSilent { times }
+            | Fault::StreamFlood { times, .. }
+            | Fault::StreamOtherTask { times } => Some(times),
             _ => None,
         }
+    }
+
+    fn is_stream_fault(&self) -> bool {
+        matches!(
+            self,
+            Fault::StreamCut { .. }
+                | Fault::StreamSilent { .. }
+                | Fault::StreamFlood { .. }
+                | Fault::StreamOtherTask { .. }
+        )
     }
 }
 
@@ -248,6 +284,11 @@ struct Shared {
     held: AtomicU64,
     /// See `Audit::http2_calls`.
     http2_calls: AtomicU64,
+    /// Faults armed for the next subscriptions' streams.
+    stream_faults: Mutex<Vec<Fault>>,
+    /// Told when tasks may have changed other than by time passing (the clock moved, a write
+    /// applied): subscriptions look again.
+    changed: Notify,
 }
 
 impl Shared {
@@ -275,6 +316,11 @@ impl Shared {
         if let Fault::Unreachable { ms } = fault {
             self.unreachable_ms.store(ms, Ordering::SeqCst);
             self.unreachable.notify_one();
+        } else if fault.is_stream_fault() {
+            self.stream_faults
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(fault);
         } else if fault.transport_method().is_some() {
             self.transport_faults
                 .lock()
@@ -284,6 +330,23 @@ impl Shared {
             let now = self.now_ms();
             self.world().arm(fault, now);
         }
+    }
+
+    /// The first armed stream fault, used up by one firing.
+    fn take_stream_fault(&self) -> Option<Fault> {
+        let mut faults = self.stream_faults.lock().unwrap_or_else(|p| p.into_inner());
+        let first = faults.first_mut()?;
+        let fired = first.clone();
+        if let Some(times) = first.times() {
+            match times {
+                Some(n) if *n <= 1 => {
+                    faults.remove(0);
+                }
+                Some(n) => *n -= 1,
+                None => {}
+            }
+        }
+        Some(fired)
     }
 
     /// The first armed transport fault for `method`, used up by one firing.
@@ -376,6 +439,11 @@ impl SimHandle {
     pub fn clear_faults(&self) {
         self.shared.world().clear_faults();
         self.shared
+            .stream_faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.shared
             .transport_faults
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -385,6 +453,7 @@ impl SimHandle {
     /// Move the sim's clock forward (lease expiry and timelines follow it).
     pub fn advance(&self, ms: u64) {
         self.shared.clock_offset_ms.fetch_add(ms, Ordering::SeqCst);
+        self.shared.changed.notify_waiters();
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -412,7 +481,11 @@ pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<S
         .scenario
         .faults
         .iter()
-        .filter(|f| f.transport_method().is_some() || matches!(f, Fault::Unreachable { .. }))
+        .filter(|f| {
+            f.transport_method().is_some()
+                || f.is_stream_fault()
+                || matches!(f, Fault::Unreachable { .. })
+        })
         .cloned()
         .collect();
     let shared = Arc::new(Shared {
@@ -429,6 +502,8 @@ pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<S
         unreachable_ms: AtomicU64::new(0),
         held: AtomicU64::new(0),
         http2_calls: AtomicU64::new(0),
+        stream_faults: Mutex::new(vec![]),
+        changed: Notify::new(),
     });
     // Faults from the scenario file that act on the transport belong to the HTTP layer.
     for f in transport {
@@ -577,6 +652,11 @@ async fn clear(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respons
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clear();
+    shared
+        .stream_faults
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
     Json(json!({"cleared": true})).into_response()
 }
 
@@ -594,6 +674,7 @@ async fn clock(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byte
             shared
                 .clock_offset_ms
                 .fetch_add(b.advance_ms, Ordering::SeqCst);
+            shared.changed.notify_waiters();
             Json(json!({"now_ms": shared.now_ms()})).into_response()
         }
         Err(_) => (
@@ -604,7 +685,7 @@ async fn clock(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byte
     }
 }
 
-fn rpc_error(id: Value, code: i64, message: &str) -> Value {
+pub(crate) fn rpc_error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
@@ -658,6 +739,16 @@ async fn rpc(
         return resp;
     }
     let params = envelope.get("params").cloned().unwrap_or(Value::Null);
+    let dialect = shared.world().dialect();
+    let Some(core) = streams::core_method(dialect, &method, &headers) else {
+        refuse(&method, "-32601 method not found");
+        return Json(rpc_error(id, ErrorCode::MethodNotFound.code(), "method not found"))
+            .into_response();
+    };
+    if core == streams::SUBSCRIBE {
+        return streams::subscribe(shared.clone(), &method, id, &params, dialect);
+    }
+    let reads_only = core == "tasks/get";
     // Like a real server, the call is processed even if the client hangs up meanwhile (a delayed
     // answer): run it detached and only await its answer here.
     let worker = shared.clone();
@@ -673,10 +764,14 @@ async fn rpc(
             worker.held.fetch_sub(1, Ordering::SeqCst);
         }
         let now = worker.now_ms();
-        worker.world().call(&call_method, &params, now)
+        let answer = worker.world().call_as(&call_method, core, &params, now);
+        if !reads_only {
+            worker.changed.notify_waiters();
+        }
+        answer
     });
     let value = match applied.await {
-        Ok(Ok(result)) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Ok(Ok(result)) => json!({"jsonrpc": "2.0", "id": id, "result": streams::in_dialect(dialect, core, result)}),
         Ok(Err(e)) => rpc_error(id, e.code, e.message),
         Err(_) => rpc_error(id, -32603, "internal error"),
     };

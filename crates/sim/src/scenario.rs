@@ -27,11 +27,29 @@ pub struct Scenario {
     /// without spending anything on setup.
     #[serde(default)]
     pub seed_campaigns: usize,
+    /// The card says `capabilities.streaming` and `tasks/resubscribe` (`SubscribeToTask`) streams
+    /// a live task's updates as server-sent events.
+    #[serde(default)]
+    pub streaming: bool,
+    /// The A2A dialect served: `"0.3"` (default) or `"1.0"` (a v1 card, PascalCase methods under
+    /// `A2A-Version: 1.0`, wrapped results, `TASK_STATE_*` states, no `kind`).
+    #[serde(default)]
+    pub dialect: SimDialect,
     /// Extension operations this remote does not have at all (`claim_control`, `read_control`,
     /// `renew_control`, `release_control`, `intervene`, `request_status`, `cancel`): absent from
     /// the card and answered -32601, as the contract lets a remote do.
     #[serde(default)]
     pub omit: Vec<String>,
+}
+
+/// The dialect a sim serves.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+pub enum SimDialect {
+    #[default]
+    #[serde(rename = "0.3")]
+    V03,
+    #[serde(rename = "1.0")]
+    V1,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

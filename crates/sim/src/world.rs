@@ -139,6 +139,16 @@ pub struct Audit {
     pub http2_calls: u64,
 }
 
+/// A subscription's view of its task ([`World::watch`]).
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub task: Value,
+    /// Revision and state: what marks a change worth an update.
+    pub key: (u64, String),
+    pub terminal: bool,
+    pub next_change_ms: Option<u64>,
+}
+
 /// The whole simulated remote.
 #[derive(Debug)]
 pub struct World {
@@ -336,6 +346,9 @@ impl World {
                 CardChange::BumpVersion => version = "1.0.1".into(),
             }
         }
+        if self.scenario.dialect == super::scenario::SimDialect::V1 {
+            operations.insert("cancel".into(), json!("CancelTask"));
+        }
         let mut card = json!({
             "protocolVersion": "0.3.0",
             "name": "OpenTraining (simulated)",
@@ -344,7 +357,7 @@ impl World {
             "preferredTransport": "JSONRPC",
             "version": version,
             "capabilities": {
-                "streaming": false,
+                "streaming": self.scenario.streaming,
                 "pushNotifications": false,
                 "stateTransitionHistory": false,
                 "extensions": [{
@@ -367,6 +380,15 @@ impl World {
                 "tags": ["training", "campaign"]
             }]
         });
+        if self.scenario.dialect == super::scenario::SimDialect::V1 {
+            if let Some(c) = card.as_object_mut() {
+                for legacy in ["protocolVersion", "url", "preferredTransport"] {
+                    c.remove(legacy);
+                }
+            }
+            card["supportedInterfaces"] =
+                json!([{"url": base_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+        }
         if token_required {
             card["securitySchemes"] = json!({"bearer": {"type": "http", "scheme": "bearer"}});
             card["security"] = json!([{"bearer": []}]);
@@ -378,6 +400,18 @@ impl World {
 
     /// Handle one JSON-RPC call and record it in the audit.
     pub fn call(&mut self, method: &str, params: &Value, now_ms: u64) -> Result<Value, RpcError> {
+        self.call_as(method, method, params, now_ms)
+    }
+
+    /// [`World::call`] of `method` (a contract name), received as `received` (its v1.0 name): the
+    /// audit names what arrived.
+    pub fn call_as(
+        &mut self,
+        received: &str,
+        method: &str,
+        params: &Value,
+        now_ms: u64,
+    ) -> Result<Value, RpcError> {
         let mut seen = Seen::default();
         let op = Method::from_contract_name(method);
         let result = self.dispatch(op, params, now_ms, &mut seen);
@@ -385,7 +419,7 @@ impl World {
         *self
             .counters
             .requests_per_method
-            .entry(method.to_string())
+            .entry(received.to_string())
             .or_default() += 1;
         if matches!(&result, Err(e) if e.code == ErrorCode::StaleEpoch.code()) {
             self.counters.rejected_stale_epoch += 1;
@@ -395,7 +429,7 @@ impl World {
         }
         self.audit.push(AuditEntry {
             t_ms: now_ms,
-            method: method.to_string(),
+            method: received.to_string(),
             campaign_id: seen.campaign_id,
             controller_id: seen.controller_id,
             epoch: seen.epoch,
@@ -1001,6 +1035,90 @@ impl World {
         )
     }
 
+    // ----- subscriptions ---------------------------------------------------------------------
+
+    /// The dialect this remote serves.
+    pub fn dialect(&self) -> super::scenario::SimDialect {
+        self.scenario.dialect
+    }
+
+    /// A subscription to `id`, received as `method`: recorded in the audit (a read of the task),
+    /// refused when the remote does not stream (-32004) or the task is unknown (-32001).
+    pub fn subscribe(&mut self, method: &str, p: &Value, now: u64) -> Result<String, RpcError> {
+        let id = str_param(p, "id").map(str::to_string);
+        let result = match &id {
+            _ if !self.scenario.streaming => Err(err(
+                ErrorCode::UnsupportedOperation,
+                "streaming is not supported",
+            )),
+            None => Err(err(ErrorCode::InvalidParams, "invalid params")),
+            Some(id) if !self.tasks.contains_key(id) => {
+                Err(err(ErrorCode::TaskNotFound, "task not found"))
+            }
+            Some(id) => Ok(id.clone()),
+        };
+        *self
+            .counters
+            .requests_per_method
+            .entry(method.to_string())
+            .or_default() += 1;
+        self.audit.push(AuditEntry {
+            t_ms: now,
+            method: method.to_string(),
+            campaign_id: None,
+            controller_id: None,
+            epoch: None,
+            request_id: None,
+            accepted: result.is_ok(),
+            reason: result
+                .as_ref()
+                .err()
+                .map(|e| format!("{} {}", e.code, e.message)),
+            constraints: None,
+            text: None,
+            task_id: None,
+            read_task: id,
+        });
+        result
+    }
+
+    /// What a subscription to `id` sends now: the task as a read renders it (without history),
+    /// what marks a change (its revision and state), whether it is over, and when it next changes
+    /// (sim ms), if it will.
+    pub fn watch(&self, id: &str, now: u64) -> Option<Watch> {
+        let task = self.tasks.get(id)?;
+        let rendered = self.task_json(id, now, false, false);
+        let state = rendered
+            .pointer("/status/state")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let revision = rendered
+            .pointer("/metadata/argus_supervisor/revision")
+            .and_then(Value::as_u64)
+            .unwrap_or_default();
+        let terminal = self.state_of(task, now).is_terminal();
+        let age = Self::age(task, now);
+        let next_step = self
+            .timeline(task)
+            .steps
+            .iter()
+            .map(|s| s.at_ms)
+            .find(|at| *at > age)
+            .map(|at| now + (at - age));
+        let cancel = self
+            .canceled_at(task)
+            .filter(|at| *at > now)
+            .map(|at| at.max(now + 1));
+        let next_change_ms = [next_step, cancel].into_iter().flatten().min();
+        Some(Watch {
+            task: rendered,
+            key: (revision, state),
+            terminal,
+            next_change_ms,
+        })
+    }
+
     // ----- task rendering -------------------------------------------------------------------
 
     fn timeline(&self, task: &SimTask) -> &Timeline {
@@ -1137,7 +1255,13 @@ impl World {
             json!({"kind": "message", "role": "agent", "messageId": format!("{id}-status-{revision}"),
                    "parts": [{"kind": "text", "text": text}]})
         });
-        let mut status = json!({ "state": state, "timestamp": iso_time(now) });
+        // When the task entered this state (not when it was read): the step's start, or the
+        // cancellation's taking effect.
+        let changed = match canceled.filter(|_| !older) {
+            Some(at) => at,
+            None => now.saturating_sub(age.saturating_sub(r.step.at_ms)),
+        };
+        let mut status = json!({ "state": state, "timestamp": iso_time(changed) });
         if let Some(m) = status_message {
             status["message"] = m;
         }

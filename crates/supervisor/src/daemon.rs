@@ -60,6 +60,9 @@ pub struct ServeConfig {
     /// Hot polling's interval (0: off) and the request budget it shares.
     pub hot_poll_secs: u64,
     pub remote_budget_rps: f64,
+    /// The cap on open subscriptions (0: never stream) and the silence that closes one.
+    pub max_streams: u64,
+    pub stream_silence_secs: u64,
     /// `ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS`: how often the agent card is re-read (default 600;
     /// it is also re-read before every claim).
     pub card_refresh_secs: u64,
@@ -186,6 +189,18 @@ pub struct ServeArgs {
         value_name = "REQUESTS"
     )]
     pub remote_budget_rps: Option<String>,
+    /// Subscriptions open at once where the remote's card says it streams (a live campaign's
+    /// updates ring for a read); beyond them, hot polling; 0: never stream (0-100000). [default: 1024]
+    #[arg(long, env = "ARGUS_SUPERVISOR_MAX_STREAMS", value_name = "STREAMS")]
+    pub max_streams: Option<String>,
+    /// A stream with no byte for this long is closed, the task read and a new stream opened
+    /// (5-86400). [default: 300]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS",
+        value_name = "SECONDS"
+    )]
+    pub stream_silence_seconds: Option<String>,
     /// Wait after a write became ambiguous before reading it back (at most 1 day). [default: 60]
     #[arg(
         long,
@@ -387,6 +402,24 @@ impl ServeConfig {
                     )
                 })?,
         };
+        let max_streams = number("ARGUS_SUPERVISOR_MAX_STREAMS", &a.max_streams, 1024)?;
+        if max_streams > 100_000 {
+            return Err(bad(
+                "ARGUS_SUPERVISOR_MAX_STREAMS",
+                "must be 0 (never stream) to 100000",
+            ));
+        }
+        let stream_silence_secs = number(
+            "ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS",
+            &a.stream_silence_seconds,
+            300,
+        )?;
+        if !(5..=86_400).contains(&stream_silence_secs) {
+            return Err(bad(
+                "ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS",
+                "must be 5 to 86400",
+            ));
+        }
         let home = set(&a.home)
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor"));
@@ -438,6 +471,8 @@ impl ServeConfig {
             readback_grace_secs,
             hot_poll_secs,
             remote_budget_rps,
+            max_streams,
+            stream_silence_secs,
             ca_pem: trust.ca_pem,
             ca_only: trust.ca_only,
             argus_bin: set(&a.argus_bin).map(PathBuf::from),
@@ -502,6 +537,8 @@ impl ServeConfig {
         c.project = self.project.clone();
         c.hot_poll = (self.hot_poll_secs > 0).then(|| Duration::from_secs(self.hot_poll_secs));
         c.hot_budget_rps = self.remote_budget_rps;
+        c.max_streams = self.max_streams;
+        c.stream_silence = Duration::from_secs(self.stream_silence_secs);
         c
     }
 }

@@ -39,10 +39,25 @@ pub struct Scrape {
     pub hot_polls: u64,
     pub hot_deferred: u64,
     pub live_campaigns: u64,
+    /// Subscriptions: open now, opened, reopened after an end, refused or failed to open, updates
+    /// heard, reads they rang for, and ends by why.
+    pub streams: StreamFigures,
     /// Remote calls by operation and outcome (`ok` or the error's class), from the A2A client.
     pub remote_calls: BTreeMap<(&'static str, &'static str), u64>,
     /// The Argus link's counters, when Argus is attached.
     pub argus: Option<ArgusFigures>,
+}
+
+/// The subscriptions' figures.
+#[derive(Debug, Clone, Default)]
+pub struct StreamFigures {
+    pub open: u64,
+    pub opened: u64,
+    pub reconnects: u64,
+    pub open_failures: u64,
+    pub updates: u64,
+    pub reads: u64,
+    pub ends: BTreeMap<&'static str, u64>,
 }
 
 /// The Argus link's counters.
@@ -222,8 +237,51 @@ impl Collector for Scrape {
         gauge(
             &mut e,
             "argus_supervisor_live_campaigns",
-            "Controlled campaigns whose attempt is live (hot polling shares the budget among them).",
+            "Controlled campaigns whose attempt is live and not followed by a stream (hot polling shares the budget among them).",
             one(self.live_campaigns),
+        )?;
+        let st = &self.streams;
+        gauge(
+            &mut e,
+            "argus_supervisor_streams_open",
+            "Subscriptions to live tasks open now.",
+            one(st.open),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_streams_opened",
+            "Subscriptions opened.",
+            one(st.opened),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_stream_reconnects",
+            "Subscriptions opened again after a stream of the same task ended.",
+            one(st.reconnects),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_stream_open_failures",
+            "Subscriptions the remote refused or that failed to open.",
+            one(st.open_failures),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_stream_updates",
+            "Streamed updates heard (those arriving together count once).",
+            one(st.updates),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_stream_reads",
+            "Reads of a task that its stream's updates (or its end) rang for.",
+            one(st.reads),
+        )?;
+        counter(
+            &mut e,
+            "argus_supervisor_stream_ends",
+            "Streams ended, by why.",
+            st.ends.iter().map(|(c, n)| (vec![("why", c.to_string())], *n)),
         )?;
         if let Some(a) = &self.argus {
             counter(

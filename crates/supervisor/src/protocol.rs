@@ -130,6 +130,14 @@ pub fn get_method(d: Dialect) -> &'static str {
     }
 }
 
+/// `tasks/resubscribe` or `SubscribeToTask`: a live task's updates, as server-sent events.
+pub fn subscribe_method(d: Dialect) -> &'static str {
+    match d {
+        Dialect::V03 => "tasks/resubscribe",
+        Dialect::V1 => "SubscribeToTask",
+    }
+}
+
 /// `tasks/cancel` or `CancelTask`.
 pub fn cancel_method(d: Dialect) -> &'static str {
     match d {
@@ -214,10 +222,12 @@ pub enum ErrorCode {
     PolicyViolation,
     /// The remote does not know the campaign.
     UnknownCampaign,
+    /// A2A: the operation is not supported (a subscription where the remote does not stream).
+    UnsupportedOperation,
 }
 
 impl ErrorCode {
-    const TABLE: [(ErrorCode, i64); 12] = [
+    const TABLE: [(ErrorCode, i64); 13] = [
         (ErrorCode::Parse, -32700),
         (ErrorCode::InvalidRequest, -32600),
         (ErrorCode::MethodNotFound, -32601),
@@ -230,6 +240,7 @@ impl ErrorCode {
         (ErrorCode::LeaseExpired, -32012),
         (ErrorCode::PolicyViolation, -32013),
         (ErrorCode::UnknownCampaign, -32014),
+        (ErrorCode::UnsupportedOperation, -32004),
     ];
 
     /// The number on the wire.

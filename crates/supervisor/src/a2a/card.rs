@@ -33,6 +33,8 @@ pub struct CardInfo {
     pub dialect: Dialect,
     pub extension: Option<ControlExtension>,
     pub skills: usize,
+    /// `capabilities.streaming` is `true`: the remote says it streams a task's updates.
+    pub streaming: bool,
 }
 
 /// Validate a fetched card. It must be an object with a non-empty string `name` and a `skills`
@@ -61,6 +63,7 @@ pub fn validate(
         dialect: dialect(card),
         extension: extension(card),
         skills: skills.len(),
+        streaming: card.pointer("/capabilities/streaming").and_then(Value::as_bool) == Some(true),
     })
 }
 

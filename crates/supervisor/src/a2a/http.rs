@@ -383,20 +383,7 @@ impl Http {
         body: Option<Bytes>,
         version: VersionHeader,
     ) -> Result<Answer, RemoteError> {
-        let mut headers = HeaderMap::with_capacity(self.fixed.len() + 3);
-        for (name, value) in self.fixed.iter() {
-            headers.insert(name.clone(), value.clone());
-        }
-        headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        if body.is_some() {
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        }
-        if version == VersionHeader::V1 {
-            headers.insert(
-                HeaderName::from_static("a2a-version"),
-                HeaderValue::from_static("1.0"),
-            );
-        }
+        let headers = self.headers(body.is_some(), version, "application/json");
         match &self.wire {
             Wire::Direct(client) => {
                 let mut req = ::http::Request::new(Full::new(body.unwrap_or_default()));
@@ -419,6 +406,87 @@ impl Http {
         }
     }
 
+    /// The headers of one request: the fixed ones, what it accepts, its content type when it has
+    /// a body, and `A2A-Version` for a v1.0 core method.
+    fn headers(&self, has_body: bool, version: VersionHeader, accept: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::with_capacity(self.fixed.len() + 3);
+        for (name, value) in self.fixed.iter() {
+            headers.insert(name.clone(), value.clone());
+        }
+        headers.insert(ACCEPT, HeaderValue::from_static(accept));
+        if has_body {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if version == VersionHeader::V1 {
+            headers.insert(
+                HeaderName::from_static("a2a-version"),
+                HeaderValue::from_static("1.0"),
+            );
+        }
+        headers
+    }
+
+    /// A JSON-RPC request whose answer may be a stream of server-sent events (a subscription).
+    /// The same rules as [`Http::call_raw`] up to the answer's head (redirects and auth refusals
+    /// are errors, the head must come within the total timeout); then an event stream is handed
+    /// back unread, and any other answer is read whole within the cap (a refusal, mostly).
+    pub async fn open_stream<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+        version: VersionHeader,
+    ) -> Result<Opened, RemoteError> {
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let body = serde_json::to_vec(&Request {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })
+        .map_err(|_| RemoteError::InvalidEndpoint)?;
+        let headers = self.headers(true, version, "text/event-stream");
+        match &self.wire {
+            Wire::Direct(client) => {
+                let mut req = ::http::Request::new(Full::new(Bytes::from(body)));
+                *req.method_mut() = ::http::Method::POST;
+                *req.uri_mut() = self.post_uri.clone();
+                *req.headers_mut() = headers;
+                let total = tokio::time::Instant::now() + self.total_timeout;
+                let resp = tokio::select! {
+                    biased;
+                    r = client.request(req) => r.map_err(classify_direct)?,
+                    () = tokio::time::sleep_until(total) => return Err(RemoteError::TimeoutAfterSend),
+                };
+                check_status(resp.status())?;
+                if is_event_stream(resp.headers()) {
+                    return Ok(Opened::Stream(StreamBody::Direct(resp.into_body())));
+                }
+                self.read_direct(resp, total).await.map(Opened::Answer)
+            }
+            Wire::Proxied(client) => {
+                // The client's total timeout would cut every stream: a stream has none (its
+                // reader bounds its silence); the client's read timeout still applies.
+                let resp = client
+                    .post(self.endpoint.url().clone())
+                    .headers(headers)
+                    .body(body)
+                    .timeout(Duration::from_secs(7 * 86_400))
+                    .send()
+                    .await
+                    .map_err(classify_send)?;
+                let status = resp.status();
+                check_status(status)?;
+                if is_event_stream(resp.headers()) {
+                    return Ok(Opened::Stream(StreamBody::Proxied(resp)));
+                }
+                let bytes = read_capped(resp).await?;
+                Ok(Opened::Answer(Answer { status, bytes }))
+            }
+        }
+    }
+
     /// One exchange on hyper's client, under one timer: it fires at the read timeout after the
     /// last byte (or the send), or at the total timeout, whichever comes first.
     async fn exchange_direct(
@@ -427,16 +495,28 @@ impl Http {
         req: ::http::Request<Full<Bytes>>,
     ) -> Result<Answer, RemoteError> {
         let total = tokio::time::Instant::now() + self.total_timeout;
-        let next = |now: tokio::time::Instant| (now + self.read_timeout).min(total);
-        let timer = tokio::time::sleep_until(next(tokio::time::Instant::now()));
-        tokio::pin!(timer);
         let resp = tokio::select! {
             biased;
             r = client.request(req) => r.map_err(classify_direct)?,
-            () = &mut timer => return Err(RemoteError::TimeoutAfterSend),
+            () = tokio::time::sleep_until((tokio::time::Instant::now() + self.read_timeout).min(total)) => {
+                return Err(RemoteError::TimeoutAfterSend)
+            }
         };
+        check_status(resp.status())?;
+        self.read_direct(resp, total).await
+    }
+
+    /// Read a direct answer's body within the cap, under one timer: it fires at the read timeout
+    /// after the last byte, or at `total`, whichever comes first.
+    async fn read_direct(
+        &self,
+        resp: ::http::Response<hyper::body::Incoming>,
+        total: tokio::time::Instant,
+    ) -> Result<Answer, RemoteError> {
+        let next = |now: tokio::time::Instant| (now + self.read_timeout).min(total);
+        let timer = tokio::time::sleep_until(next(tokio::time::Instant::now()));
+        tokio::pin!(timer);
         let status = resp.status();
-        check_status(status)?;
         let declared = resp
             .headers()
             .get(CONTENT_LENGTH)
@@ -486,6 +566,56 @@ impl Http {
             (None, None) => Bytes::new(),
         };
         Ok(Answer { status, bytes })
+    }
+}
+
+/// Whether an answer's head says it is a stream of server-sent events.
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
+/// What a stream request got back.
+pub enum Opened {
+    /// The events, unread.
+    Stream(StreamBody),
+    /// An ordinary answer (a JSON-RPC error, mostly), read whole within the cap.
+    Answer(Answer),
+}
+
+/// An event stream's body as it arrives, a chunk at a time; never read whole.
+pub enum StreamBody {
+    Direct(hyper::body::Incoming),
+    Proxied(reqwest::Response),
+}
+
+impl StreamBody {
+    /// The next bytes of the stream; `None` where the remote ended it.
+    pub async fn chunk(&mut self) -> Option<Result<Bytes, RemoteError>> {
+        match self {
+            StreamBody::Direct(body) => loop {
+                match body.frame().await? {
+                    Err(_) => return Some(Err(RemoteError::DroppedAfterSend)),
+                    Ok(frame) => {
+                        if let Ok(data) = frame.into_data() {
+                            return Some(Ok(data));
+                        }
+                    }
+                }
+            },
+            StreamBody::Proxied(resp) => match resp.chunk().await {
+                Ok(Some(data)) => Some(Ok(data)),
+                Ok(None) => None,
+                Err(e) if e.is_timeout() => Some(Err(RemoteError::TimeoutAfterSend)),
+                Err(_) => Some(Err(RemoteError::DroppedAfterSend)),
+            },
+        }
     }
 }
 

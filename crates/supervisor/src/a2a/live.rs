@@ -10,7 +10,9 @@
 //! It must never let a write through while quarantined or before discovery.
 
 use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
-use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
+use crate::control::{
+    ClaimCall, Evidence, RemoteError, StreamBounds, SubmitRequest, Transport, Updates, WriteCall,
+};
 use crate::qualification::{Book, Qualification, QualificationStatus};
 use argus_machines::{Lease, Observation, ReadbackAnswer, RequestId, TaskId};
 use serde::Serialize;
@@ -358,5 +360,11 @@ impl Transport for LiveRemote {
     }
     async fn evidence(&self, task: &TaskId) -> Answer<Evidence> {
         self.reader()?.evidence(task).await
+    }
+    fn streams(&self) -> bool {
+        self.current().is_some_and(|c| c.streams())
+    }
+    async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> Answer<Updates> {
+        self.reader()?.subscribe(task, bounds).await
     }
 }

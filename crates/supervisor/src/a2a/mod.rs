@@ -11,9 +11,12 @@
 pub mod card;
 pub mod http;
 pub mod live;
+mod stream;
 pub mod wire;
 
-use crate::control::{ClaimCall, Evidence, RemoteError, SubmitRequest, Transport, WriteCall};
+use crate::control::{
+    ClaimCall, Evidence, RemoteError, StreamBounds, SubmitRequest, Transport, Updates, WriteCall,
+};
 use crate::protocol::{
     self, ClaimParams, Constraints, InterveneParams, Intervention, LeaseAnswer, ReadControlParams,
     ReleaseAnswer, RenewParams, RequestState, RequestStatusAnswer, RequestStatusParams, WireLease,
@@ -612,6 +615,39 @@ impl Transport for A2aClient {
 
     async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
         Ok(self.get_task(Method::Evidence, task).await?.evidence())
+    }
+
+    fn streams(&self) -> bool {
+        self.card.streaming
+    }
+
+    /// Only where the card says it streams. A remote that answers with anything but an event
+    /// stream refused (its JSON-RPC error's class, or a malformed response).
+    async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> Result<Updates, RemoteError> {
+        if !self.card.streaming {
+            return Err(RemoteError::CapabilityUnavailable("subscribe"));
+        }
+        let opened = self
+            .http
+            .open_stream(
+                protocol::subscribe_method(self.card.dialect),
+                &wire::subscribe_params(task.as_str()),
+                self.core_version(),
+            )
+            .await;
+        let result = match opened {
+            Ok(http::Opened::Stream(body)) => Ok(stream::updates(body, task.clone(), bounds)),
+            Ok(http::Opened::Answer(answer)) => Err(answer
+                .result()
+                .err()
+                .unwrap_or(RemoteError::MalformedResponse)),
+            Err(e) => Err(e),
+        };
+        self.calls.note(
+            "subscribe",
+            result.as_ref().err().map_or("ok", RemoteError::class),
+        );
+        result
     }
 }
 

@@ -486,6 +486,11 @@ pub fn send_params(d: Dialect, message_id: &str, text: &str, metadata: Value) ->
 }
 
 /// `tasks/get` / `GetTask` params: history is never asked for.
+/// A subscription's params: the task's id (both dialects).
+pub fn subscribe_params(task: &str) -> serde_json::Value {
+    serde_json::json!({ "id": task })
+}
+
 pub fn get_params(task: &str) -> GetParams<'_> {
     GetParams {
         id: task,

@@ -322,6 +322,19 @@ fn scrape(s: &ApiState) -> crate::metrics::Scrape {
         hot_polls: load(&st.hot_polls),
         hot_deferred: load(&st.hot_deferred),
         live_campaigns: s.runtime.live_campaigns(),
+        streams: crate::metrics::StreamFigures {
+            open: s.runtime.open_streams(),
+            opened: load(&st.streams_opened),
+            reconnects: load(&st.stream_reconnects),
+            open_failures: load(&st.stream_open_failures),
+            updates: load(&st.stream_updates),
+            reads: load(&st.stream_reads),
+            ends: st
+                .stream_ends
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        },
         remote_calls: s
             .remote_calls
             .as_ref()

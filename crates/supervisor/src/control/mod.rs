@@ -33,7 +33,8 @@ pub use argus_machines::{
 };
 pub use error::{RemoteError, TlsClass};
 pub use transport::{
-    Artifact, ClaimCall, Disconnected, Evidence, SubmitRequest, Transport, WriteCall,
+    Artifact, Bell, ClaimCall, Disconnected, Evidence, StreamBounds, StreamEnd, SubmitRequest,
+    Transport, Updates, WriteCall,
 };
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.

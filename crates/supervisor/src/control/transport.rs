@@ -103,6 +103,59 @@ impl Evidence {
 
 type Answer<T> = Result<T, RemoteError>;
 
+/// Why a subscription to a task's updates ended. Every end falls back to polling; the driver
+/// reads the task once at once, and opens a new subscription later (with backoff).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The remote ended the stream (as it does after a task's last update).
+    Closed,
+    /// Nothing arrived within the silence bound: the connection may be dead.
+    Silent,
+    /// An update named another task than the one subscribed to: the stream is not trusted.
+    OtherTask,
+    /// One event was larger than the bound on an event.
+    EventTooLarge,
+    /// The stream carried more bytes than the bound on one stream (a flood).
+    Spent,
+    /// The transport failed, or the remote sent an error or an event that is not an update.
+    Broken(RemoteError),
+}
+
+impl StreamEnd {
+    /// The class named in logs and metrics.
+    pub fn class(&self) -> &'static str {
+        match self {
+            StreamEnd::Closed => "closed",
+            StreamEnd::Silent => "silent",
+            StreamEnd::OtherTask => "other_task",
+            StreamEnd::EventTooLarge => "event_too_large",
+            StreamEnd::Spent => "spent",
+            StreamEnd::Broken(e) => e.class(),
+        }
+    }
+}
+
+/// One streamed update of the subscribed task: only a doorbell. What changed is read by the
+/// ordinary poll it rings for, so a stream and a poll share one reading path and one reduction,
+/// and nothing a stream carries is ever kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bell;
+
+/// A subscription's updates as they arrive: a bell per update, then one end.
+pub type Updates =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Bell, StreamEnd>> + Send + Sync>>;
+
+/// The bounds every subscription is read within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamBounds {
+    /// Longest wait for any byte before the stream counts as silent.
+    pub silence: std::time::Duration,
+    /// Largest event (its data lines together).
+    pub event_bytes: usize,
+    /// Most bytes one stream may carry before it is closed (and opened again later).
+    pub stream_bytes: usize,
+}
+
 /// The remote as the authority layer sees it. The A2A client implements it; tests use fakes.
 pub trait Transport: Send + Sync {
     fn claim_control(&self, call: ClaimCall<'_>) -> impl Future<Output = Answer<Lease>> + Send;
@@ -138,6 +191,20 @@ pub trait Transport: Send + Sync {
     ) -> impl Future<Output = Answer<ReadbackAnswer>> + Send;
     fn status(&self, task: &TaskId) -> impl Future<Output = Answer<Observation>> + Send;
     fn evidence(&self, task: &TaskId) -> impl Future<Output = Answer<Evidence>> + Send;
+    /// Whether the remote says it streams a task's updates (its card's `capabilities.streaming`).
+    fn streams(&self) -> bool {
+        false
+    }
+    /// Subscribe to a live task's updates (`tasks/resubscribe`, or `SubscribeToTask` in v1.0):
+    /// a read; a subscription never writes. Refused locally where the remote does not stream.
+    fn subscribe(
+        &self,
+        task: &TaskId,
+        bounds: StreamBounds,
+    ) -> impl Future<Output = Answer<Updates>> + Send {
+        let _ = (task, bounds);
+        async { Err(RemoteError::CapabilityUnavailable("subscribe")) }
+    }
 }
 
 /// A transport with no remote behind it: every call fails with `Unavailable` before sending.

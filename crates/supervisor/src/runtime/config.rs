@@ -40,7 +40,24 @@ pub struct RuntimeConfig {
     /// add to the remote, on top of the heartbeat's, shared by the live campaigns in equal
     /// intervals.
     pub hot_budget_rps: f64,
+    /// `ARGUS_SUPERVISOR_MAX_STREAMS` (default 1024; 0: never stream): subscriptions open at once,
+    /// where the remote's card says it streams. A live campaign beyond the cap is hot polled.
+    pub max_streams: u64,
+    /// `ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS` (default 300): a stream with no byte for this
+    /// long is closed (the task is read, and a new stream opened).
+    pub stream_silence: Duration,
 }
+
+/// Largest streamed event read (its data lines together); a larger one ends the stream.
+pub const STREAM_EVENT_BYTES: usize = 32 * 1024;
+/// Most bytes one stream carries before it is closed and opened again later (a flood's bound).
+pub const STREAM_BYTES: usize = 4 * 1024 * 1024;
+/// Least time between two reads rung by one stream's updates: a flood of updates is read at
+/// most this often, whatever the remote sends.
+pub const STREAM_READ_GAP: Duration = Duration::from_millis(250);
+/// A stream that lived at least this long before it ended is opened again at once; one that
+/// ended sooner (or failed to open) waits a backoff that doubles, 1 s to 5 min.
+pub const STREAM_STEADY: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PacingError {
@@ -66,6 +83,8 @@ impl RuntimeConfig {
             supervise: true,
             hot_poll: Some(Duration::from_secs(2)),
             hot_budget_rps: 4.0,
+            max_streams: 1024,
+            stream_silence: Duration::from_secs(300),
         }
     }
 
@@ -93,6 +112,15 @@ impl RuntimeConfig {
         let least = self.hot_poll.filter(|l| *l < self.heartbeat)?;
         let share = Duration::from_secs_f64(live.max(1) as f64 / self.hot_budget_rps.max(0.001));
         Some(least.max(share))
+    }
+
+    /// The bounds every subscription is read within.
+    pub fn stream_bounds(&self) -> crate::control::StreamBounds {
+        crate::control::StreamBounds {
+            silence: self.stream_silence,
+            event_bytes: STREAM_EVENT_BYTES,
+            stream_bytes: STREAM_BYTES,
+        }
     }
 
     /// The machine's policy: renew two heartbeats (plus the margin) before the lease would lapse.

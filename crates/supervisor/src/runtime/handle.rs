@@ -194,6 +194,11 @@ impl Runtime {
                 reports: Mutex::new(vec![]),
                 news: tokio::sync::broadcast::channel(NEWS_BACKLOG).0,
                 hot: super::shared::Hot::new(),
+                remote_streams: {
+                    let remote = remote.clone();
+                    Box::new(move || remote.streams())
+                },
+                streams: Default::default(),
             }),
             spawner: Box::new(OnRemote(remote)),
             campaigns: Mutex::new(BTreeMap::new()),
@@ -575,8 +580,8 @@ impl Runtime {
         Ok(store.read_lines(&path(store, &id))?.0)
     }
 
-    /// How many controlled campaigns' attempts are live now (hot polling shares its budget among
-    /// them).
+    /// How many controlled campaigns' attempts are live now and followed by hot polls (not by a
+    /// stream): hot polling shares its budget among them.
     pub fn live_campaigns(&self) -> u64 {
         self.shared
             .hot
@@ -584,27 +589,56 @@ impl Runtime {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// How the remote's changes are noticed: the heartbeat, and hot polling within its budget.
+    /// How many subscriptions are open now.
+    pub fn open_streams(&self) -> u64 {
+        self.shared
+            .streams
+            .open
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How the remote's changes are noticed, and why: by the heartbeat always; between
+    /// heartbeats, for a controlled campaign whose attempt is live, by a stream where the remote's
+    /// card says it streams (and the cap leaves room), and by hot polls otherwise.
     pub fn notice_mode(&self) -> serde_json::Value {
         let c = &self.shared.config;
         let live = self.live_campaigns();
-        match c.hot_poll {
-            Some(least) => serde_json::json!({
-                "mode": "polling",
-                "why": "the remote is read by polling (this build does not stream): every campaign at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, by hot polls that together stay within the budget (on top of the heartbeat's requests)",
-                "heartbeat_seconds": c.heartbeat.as_secs_f64(),
-                "hot_poll_seconds": least.as_secs_f64(),
-                "budget_requests_per_second": c.hot_budget_rps,
-                "live_campaigns": live,
-                "hot_interval_seconds_now": c.hot_interval(live).map(|d| d.as_secs_f64()),
-            }),
-            None => serde_json::json!({
-                "mode": "heartbeat",
-                "why": "hot polling is off (ARGUS_SUPERVISOR_HOT_POLL_SECONDS=0): a change is noticed at the next heartbeat",
-                "heartbeat_seconds": c.heartbeat.as_secs_f64(),
-                "live_campaigns": live,
-            }),
-        }
+        let remote_streams = (self.shared.remote_streams)();
+        let (mode, why) = match (remote_streams, c.max_streams > 0, c.hot_poll.is_some()) {
+            (true, true, false) => (
+                "streaming",
+                "the remote's card says it streams: a controlled campaign whose attempt is running or asking is followed by a subscription whose updates ring for a read; hot polling is off (ARGUS_SUPERVISOR_HOT_POLL_SECONDS=0), so beyond the cap on open streams, and while a stream that ended waits to be opened again, a change is noticed at the next heartbeat",
+            ),
+            (true, true, true) => (
+                "streaming",
+                "the remote's card says it streams: a controlled campaign whose attempt is running or asking is followed by a subscription whose updates ring for a read; beyond the cap on open streams, and while a stream that ended waits to be opened again, by hot polls within the budget; every campaign is still read at its heartbeat",
+            ),
+            (true, false, true) => (
+                "polling",
+                "the remote streams, but ARGUS_SUPERVISOR_MAX_STREAMS=0: every campaign is read at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, by hot polls that together stay within the budget",
+            ),
+            (false, _, true) => (
+                "polling",
+                "the remote's card does not say it streams: every campaign is read at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, by hot polls that together stay within the budget (on top of the heartbeat's requests)",
+            ),
+            (_, _, false) => (
+                "heartbeat",
+                "hot polling is off (ARGUS_SUPERVISOR_HOT_POLL_SECONDS=0) and the remote is not streamed: a change is noticed at the next heartbeat",
+            ),
+        };
+        serde_json::json!({
+            "mode": mode,
+            "why": why,
+            "remote_streams": remote_streams,
+            "heartbeat_seconds": c.heartbeat.as_secs_f64(),
+            "hot_poll_seconds": c.hot_poll.map(|d| d.as_secs_f64()),
+            "budget_requests_per_second": c.hot_budget_rps,
+            "live_campaigns": live,
+            "hot_interval_seconds_now": c.hot_interval(live).map(|d| d.as_secs_f64()),
+            "streams_open": self.open_streams(),
+            "max_streams": c.max_streams,
+            "stream_silence_seconds": c.stream_silence.as_secs_f64(),
+        })
     }
 
     /// The ids of the campaigns driven (a file recovery set aside is none).

@@ -38,6 +38,34 @@ pub struct Shared {
     pub(crate) news: tokio::sync::broadcast::Sender<FeedNews>,
     /// Hot polling's share of the remote: how many campaigns are live, and the request budget.
     pub(crate) hot: Hot,
+    /// Whether the remote says now that it streams (its card, as last read).
+    pub(crate) remote_streams: Box<dyn Fn() -> bool + Send + Sync>,
+    /// The subscriptions open now, against the cap.
+    pub(crate) streams: Streams,
+}
+
+/// The subscriptions open now: taken against `max_streams` before one is opened, given back when
+/// it ends.
+#[derive(Debug, Default)]
+pub(crate) struct Streams {
+    pub(crate) open: std::sync::atomic::AtomicU64,
+}
+
+impl Streams {
+    /// Take a place for one more stream, if the cap leaves one.
+    pub(crate) fn take(&self, cap: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < cap).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    pub(crate) fn give_back(&self) {
+        self.open
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 /// Hot polling's shared state: how many campaigns are live, and the request budget as one bucket

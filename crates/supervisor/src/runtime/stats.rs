@@ -33,6 +33,17 @@ pub struct Stats {
     pub hot_polls: AtomicU64,
     /// Hot polls put off because the budget had no request left (the next one comes later).
     pub hot_deferred: AtomicU64,
+    /// Subscriptions opened (each stream once), and of them those that followed a stream of the
+    /// same task that had ended (reconnects).
+    pub streams_opened: AtomicU64,
+    pub stream_reconnects: AtomicU64,
+    /// Subscriptions the remote refused or that failed to open.
+    pub stream_open_failures: AtomicU64,
+    /// Streamed updates heard (after coalescing), and the reads they rang for.
+    pub stream_updates: AtomicU64,
+    pub stream_reads: AtomicU64,
+    /// Streams ended, by why (`StreamEnd::class`).
+    pub stream_ends: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
     /// Significant events surfaced, by class (`ATTEMPT_COMPLETED`, …).
     pub significant_by_class: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }

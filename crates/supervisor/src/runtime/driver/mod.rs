@@ -12,6 +12,7 @@
 //! the transport. Must never: decide (the core and its machine do), read back its own files
 //! (the event log is read once, before the first step), or take raw machine events from outside.
 
+mod follow;
 mod inbox;
 mod journal;
 mod pacing;
@@ -53,6 +54,8 @@ pub struct Driver<T: Transport + 'static> {
     jitter_seed: u64,
     /// Hot polling: whether the campaign is counted among the live ones, and its next read.
     hot: pacing::HotPoll,
+    /// The live task's stream, where the remote streams.
+    follow: Option<Box<follow::Follow>>,
 }
 
 impl<T: Transport + 'static> Driver<T> {
@@ -82,6 +85,7 @@ impl<T: Transport + 'static> Driver<T> {
             crash,
             jitter_seed,
             hot: pacing::HotPoll::default(),
+            follow: None,
         };
         (driver, snapshot)
     }
@@ -119,8 +123,9 @@ impl<T: Transport + 'static> Driver<T> {
         // a resting driver holds only its own state (a resting driver is most of a campaign's
         // memory), for one allocation per tick.
         loop {
-            // A live campaign is also read between heartbeats (hot polling, `pacing.rs`).
-            let glance = self.hot.due.filter(|at| *at < next);
+            // A live campaign is also read between heartbeats (a hot poll, `pacing.rs`, or a
+            // read its stream rang for, `follow.rs`).
+            let (at, due) = self.due_next(next);
             tokio::select! {
                 input = rx.recv() => match input {
                     None => return Ok(()),
@@ -130,22 +135,27 @@ impl<T: Transport + 'static> Driver<T> {
                         }
                     }
                 },
-                _ = tokio::time::sleep_until(glance.unwrap_or(next)) => {
-                    if glance.is_some() {
-                        Box::pin(self.glance()).await?;
-                        continue;
-                    }
-                    let input = match entry.take() {
-                        Some(entry) => Input::Entry(entry),
-                        None => {
-                            let now = self.shared.clock.now();
-                            self.shared.stats.ticks.fetch_add(1, Ordering::Relaxed);
-                            self.shared.stats.last_tick_at.store(now, Ordering::Relaxed);
-                            Input::Tick { now }
+                update = follow::heard(&mut self.follow) => self.on_update(update),
+                _ = tokio::time::sleep_until(at) => {
+                    match due {
+                        follow::Due::Glance => Box::pin(self.glance()).await?,
+                        follow::Due::Bell => Box::pin(self.ring()).await?,
+                        follow::Due::Reopen => Box::pin(self.reopen()).await,
+                        follow::Due::Tick => {
+                            let input = match entry.take() {
+                                Some(entry) => Input::Entry(entry),
+                                None => {
+                                    let now = self.shared.clock.now();
+                                    self.shared.stats.ticks.fetch_add(1, Ordering::Relaxed);
+                                    self.shared.stats.last_tick_at.store(now, Ordering::Relaxed);
+                                    Input::Tick { now }
+                                }
+                            };
+                            Box::pin(self.tick(input)).await?;
+                            next = if supervise { self.next_tick() } else { never };
+                            true
                         }
                     };
-                    Box::pin(self.tick(input)).await?;
-                    next = if supervise { self.next_tick() } else { never };
                 }
             }
         }
@@ -187,7 +197,8 @@ impl<T: Transport + 'static> Driver<T> {
                 self.core.advance(report, self.shared.clock.now());
             }
         }
-        self.count_live();
+        let streaming = self.follow_live().await;
+        self.count_live(streaming);
         Ok(go_on)
     }
 
@@ -252,17 +263,5 @@ impl<T: Transport + 'static> Driver<T> {
         }
         let _ = point;
         Ok(())
-    }
-}
-
-impl<T: Transport + 'static> Drop for Driver<T> {
-    /// A driver that stops is no longer among the live campaigns sharing the budget.
-    fn drop(&mut self) {
-        if self.hot.counted {
-            self.shared
-                .hot
-                .live
-                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        }
     }
 }

@@ -63,11 +63,12 @@ impl<T: Transport + 'static> Driver<T> {
         self.tick(super::Input::Glance).await
     }
 
-    /// After each step: count the campaign among the live ones while its task is live, and keep
-    /// its next hot poll due one interval after its last read (the interval is the configured one,
-    /// or longer when the live campaigns together would exceed the budget: each an equal share).
-    pub(super) fn count_live(&mut self) {
-        let live = self.shared.config.supervise && self.core.live_task().is_some();
+    /// After each step: count the campaign among the live ones while its task is live and no
+    /// stream follows it (`streaming`), and keep its next hot poll due one interval after its last
+    /// read (the interval is the configured one, or longer when the live campaigns together would
+    /// exceed the budget: each an equal share).
+    pub(super) fn count_live(&mut self, streaming: bool) {
+        let live = self.shared.config.supervise && !streaming && self.core.live_task().is_some();
         let counter = &self.shared.hot.live;
         if live != self.hot.counted {
             self.hot.counted = live;

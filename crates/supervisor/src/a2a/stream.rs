@@ -1,0 +1,281 @@
+//! A subscription to one task's updates, read as server-sent events: the event framing, the
+//! bounds, and which task each update names.
+//!
+//! An update is only a doorbell ([`Bell`]): its content is never kept, so nothing a stream says
+//! reaches the campaign except through the poll it rings for. What is read of an event is the task
+//! it names (an update of another task ends the stream: [`StreamEnd::OtherTask`]) and whether it is
+//! a JSON-RPC error. Every shape real servers send is read: v0.3's `kind`-tagged events (a2a-sdk's
+//! 0.3 compatibility), and the v1.0 wrapped `{"task"|"statusUpdate"|"artifactUpdate": …}` that
+//! a2a-sdk sends in 1.0 and fasta2a 2.1.1 sends on either method name. Bounds: a silence bound
+//! (no byte within it ends the stream), a bound on one event, and one on the whole stream.
+//! Consecutive updates read from one arrival ring once.
+
+use super::http::{map_code, StreamBody};
+use crate::control::{Bell, RemoteError, StreamBounds, StreamEnd, Updates};
+use argus_machines::TaskId;
+use serde_json::Value;
+
+/// The updates of `task` from an opened event stream.
+pub(super) fn updates(body: StreamBody, task: TaskId, bounds: StreamBounds) -> Updates {
+    let reader = Reader {
+        body,
+        task,
+        bounds,
+        events: Events::default(),
+        carried: 0,
+        done: false,
+    };
+    Box::pin(futures_util::stream::unfold(reader, |mut r| async move {
+        let item = r.next().await?;
+        Some((item, r))
+    }))
+}
+
+struct Reader {
+    body: StreamBody,
+    task: TaskId,
+    bounds: StreamBounds,
+    events: Events,
+    /// Bytes read from this stream so far.
+    carried: usize,
+    done: bool,
+}
+
+impl Reader {
+    /// The next bell (the updates already arrived, together), or the end; `None` after the end.
+    async fn next(&mut self) -> Option<Result<Bell, StreamEnd>> {
+        if self.done {
+            return None;
+        }
+        let mut rang = false;
+        let end = loop {
+            match self.events.next_event(self.bounds.event_bytes) {
+                Err(end) => break end,
+                Ok(Some(data)) => match named(&data, &self.task) {
+                    Ok(true) => rang = true,
+                    Ok(false) => {}
+                    Err(end) => break end,
+                },
+                Ok(None) if rang => return Some(Ok(Bell)),
+                Ok(None) => {
+                    let chunk = tokio::select! {
+                        c = self.body.chunk() => c,
+                        () = tokio::time::sleep(self.bounds.silence) => break StreamEnd::Silent,
+                    };
+                    match chunk {
+                        None => break StreamEnd::Closed,
+                        Some(Err(e)) => break StreamEnd::Broken(e),
+                        Some(Ok(bytes)) => {
+                            self.carried += bytes.len();
+                            if self.carried > self.bounds.stream_bytes {
+                                break StreamEnd::Spent;
+                            }
+                            self.events.buf.extend_from_slice(&bytes);
+                        }
+                    }
+                }
+            }
+        };
+        self.done = true;
+        // An update read before the end still rings: the end comes next.
+        if rang {
+            self.events.ended = Some(end);
+            self.done = false;
+            return Some(Ok(Bell));
+        }
+        Some(Err(end))
+    }
+}
+
+/// Server-sent events framing (the WHATWG rules a client needs): lines end in LF, CRLF or CR; a
+/// blank line dispatches the `data` lines gathered since the last one; comments (`:` first) and
+/// other fields are skipped.
+#[derive(Default)]
+struct Events {
+    /// Bytes arrived and not yet framed.
+    buf: Vec<u8>,
+    /// The event being gathered: its data lines, joined by LF.
+    data: Vec<u8>,
+    has_data: bool,
+    /// The stream's end, once read, held back behind a bell.
+    ended: Option<StreamEnd>,
+}
+
+impl Events {
+    /// The next whole event's data, `None` until more bytes arrive, or the end (an event or a
+    /// line over `max` bytes, or an end held back).
+    fn next_event(&mut self, max: usize) -> Result<Option<Vec<u8>>, StreamEnd> {
+        if let Some(end) = self.ended.take() {
+            return Err(end);
+        }
+        loop {
+            let Some(at) = self.buf.iter().position(|b| *b == b'\n' || *b == b'\r') else {
+                if self.buf.len() > max {
+                    return Err(StreamEnd::EventTooLarge);
+                }
+                return Ok(None);
+            };
+            let crlf = self.buf[at] == b'\r' && self.buf.get(at + 1) == Some(&b'\n');
+            let line: Vec<u8> = self.buf.drain(..at).collect();
+            self.buf.drain(..if crlf { 2 } else { 1 });
+            if line.is_empty() {
+                if self.has_data {
+                    self.has_data = false;
+                    self.data.pop(); // the last LF
+                    return Ok(Some(std::mem::take(&mut self.data)));
+                }
+                continue;
+            }
+            if line.first() == Some(&b':') {
+                continue;
+            }
+            let (field, value) = match line.iter().position(|b| *b == b':') {
+                Some(i) => (&line[..i], &line[i + 1..]),
+                None => (&line[..], &[][..]),
+            };
+            if field != b"data" {
+                continue;
+            }
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            if self.data.len() + value.len() + 1 > max {
+                return Err(StreamEnd::EventTooLarge);
+            }
+            self.data.extend_from_slice(value);
+            self.data.push(b'\n');
+            self.has_data = true;
+        }
+    }
+}
+
+/// Whether an event is an update of `task` (`true`), something else the stream may carry (a
+/// message: `false`), or the end: a JSON-RPC error, an event that is not JSON-RPC, an update of
+/// another task.
+fn named(data: &[u8], task: &TaskId) -> Result<bool, StreamEnd> {
+    let event: Value = serde_json::from_slice(data)
+        .map_err(|_| StreamEnd::Broken(RemoteError::MalformedResponse))?;
+    if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
+        let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+        return Err(StreamEnd::Broken(map_code(code)));
+    }
+    let result = event
+        .get("result")
+        .ok_or(StreamEnd::Broken(RemoteError::MalformedResponse))?;
+    match task_named(result) {
+        Some(id) if id == task.as_str() => Ok(true),
+        Some(_) => Err(StreamEnd::OtherTask),
+        None => Ok(false),
+    }
+}
+
+/// The task an update names, in any of the shapes real servers send; `None` for a message.
+fn task_named(result: &Value) -> Option<&str> {
+    fn text(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str)
+    }
+    // v1.0: one of `task`, `statusUpdate`, `artifactUpdate`, `message`.
+    if let Some(task) = result.get("task") {
+        return text(task.get("id")).or(Some(""));
+    }
+    for key in ["statusUpdate", "artifactUpdate"] {
+        if let Some(update) = result.get(key) {
+            return text(update.get("taskId")).or(Some(""));
+        }
+    }
+    if result.get("message").is_some() {
+        return None;
+    }
+    // v0.3: the event itself, tagged by `kind` (a bare task or update without one is read alike).
+    match text(result.get("kind")) {
+        Some("message") => None,
+        Some("task") => text(result.get("id")).or(Some("")),
+        _ if result.get("taskId").is_some() => text(result.get("taskId")).or(Some("")),
+        _ if result.get("status").is_some() => text(result.get("id")).or(Some("")),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(input: &[u8], max: usize) -> Vec<Result<String, StreamEnd>> {
+        let mut e = Events::default();
+        e.buf.extend_from_slice(input);
+        let mut out = vec![];
+        loop {
+            match e.next_event(max) {
+                Ok(Some(d)) => out.push(Ok(String::from_utf8_lossy(&d).into_owned())),
+                Ok(None) => return out,
+                Err(end) => {
+                    out.push(Err(end));
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn events_are_framed_by_blank_lines_in_any_line_ending_and_comments_are_skipped() {
+        let got = events(
+            b": keep-alive\n\ndata: {\"a\":1}\n\ndata:x\r\ndata: y\r\n\r\nevent: e\nid: 7\ndata: z\r\r",
+            1024,
+        );
+        let want: Vec<Result<String, StreamEnd>> =
+            vec![Ok("{\"a\":1}".into()), Ok("x\ny".into()), Ok("z".into())];
+        assert_eq!(got, want);
+        // An event not yet ended by its blank line waits for more bytes.
+        assert_eq!(events(b"data: half", 1024), vec![]);
+    }
+
+    #[test]
+    fn an_event_or_a_line_over_the_bound_ends_the_stream() {
+        let long = format!("data: {}\n\n", "x".repeat(100));
+        assert_eq!(
+            events(long.as_bytes(), 64),
+            vec![Err(StreamEnd::EventTooLarge)]
+        );
+        // A line that never ends is refused once it passes the bound, not held.
+        let endless = "x".repeat(65);
+        assert_eq!(
+            events(endless.as_bytes(), 64),
+            vec![Err(StreamEnd::EventTooLarge)]
+        );
+        // Many data lines that together pass it.
+        let many = "data: xxxxxxxxxx\n".repeat(10);
+        assert_eq!(
+            events(many.as_bytes(), 64),
+            vec![Err(StreamEnd::EventTooLarge)]
+        );
+    }
+
+    #[test]
+    fn every_shape_real_servers_send_names_its_task() {
+        let ours = TaskId::new("t-1");
+        let rpc = |result: Value| serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result})).unwrap_or_default();
+        for (shape, result) in [
+            ("v0.3 task", serde_json::json!({"kind": "task", "id": "t-1", "status": {"state": "working"}})),
+            ("v0.3 status", serde_json::json!({"kind": "status-update", "taskId": "t-1", "status": {"state": "input-required"}, "final": true})),
+            ("v0.3 artifact", serde_json::json!({"kind": "artifact-update", "taskId": "t-1", "artifact": {}})),
+            ("v1 task", serde_json::json!({"task": {"id": "t-1", "status": {"state": "TASK_STATE_WORKING"}}})),
+            ("v1 status", serde_json::json!({"statusUpdate": {"taskId": "t-1", "status": {}}})),
+            ("v1 artifact", serde_json::json!({"artifactUpdate": {"taskId": "t-1"}})),
+            ("bare task", serde_json::json!({"id": "t-1", "status": {"state": "working"}})),
+        ] {
+            assert_eq!(named(&rpc(result.clone()), &ours), Ok(true), "{shape}");
+            let other = serde_json::to_string(&result).unwrap_or_default().replace("t-1", "t-2");
+            let other: Value = serde_json::from_str(&other).unwrap_or(Value::Null);
+            assert_eq!(named(&rpc(other), &ours), Err(StreamEnd::OtherTask), "{shape}");
+        }
+        // A message is carried, not an update; an update naming no task is not ours.
+        assert_eq!(named(&rpc(serde_json::json!({"kind": "message", "taskId": "t-2"})), &ours), Ok(false));
+        assert_eq!(named(&rpc(serde_json::json!({"message": {"taskId": "t-2"}})), &ours), Ok(false));
+        assert_eq!(named(&rpc(serde_json::json!({"statusUpdate": {}})), &ours), Err(StreamEnd::OtherTask));
+        // An error event ends the stream with its class; an event that is not JSON-RPC too.
+        assert_eq!(
+            named(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}"#, &ours),
+            Err(StreamEnd::Broken(RemoteError::TaskNotFound))
+        );
+        assert_eq!(named(b"<html>", &ours), Err(StreamEnd::Broken(RemoteError::MalformedResponse)));
+        assert_eq!(named(b"{\"jsonrpc\":\"2.0\"}", &ours), Err(StreamEnd::Broken(RemoteError::MalformedResponse)));
+    }
+}

@@ -1,0 +1,206 @@
+//! Streaming through `serve`: against the sim streaming in either dialect, a live task's question
+//! is noticed by its stream between heartbeats (hot polling off), through one read the update
+//! rang for; every way a stream can go wrong (cut mid-update, silent, a flood, an update of
+//! another task) falls back, is opened again, and never doubles an event. Judged by what the
+//! remote received (its audit, timed by its own clock) and by the feed.
+
+use super::contract::arm;
+use super::operable::sample;
+use super::serve_loop::{audit, serve, tmp, wait_for, Daemon, API_TOKEN, SIM_TOKEN};
+use crate::support::procs::{raw, spawn_sim, SimProc};
+use serde_json::{json, Value};
+
+/// The sim streaming `input-required` (the task asks 1 s after it is created) in `dialect`.
+fn streaming_sim(dialect: &str) -> (SimProc, String) {
+    spawn_sim(
+        "127.0.0.1:0",
+        "input-required",
+        SIM_TOKEN,
+        ["--streaming", "--dialect", dialect],
+    )
+}
+
+/// `serve` with a heartbeat of a minute and hot polling off: between heartbeats only a stream
+/// can notice anything. Silence closes a stream after 5 s.
+fn serve_streaming(url: &str, tag: &str) -> Daemon {
+    let d = serve(
+        url,
+        &tmp(tag).join("state"),
+        &[
+            ("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "60".to_string()),
+            ("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "600".to_string()),
+            ("ARGUS_SUPERVISOR_HOT_POLL_SECONDS", "0".to_string()),
+            ("ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS", "5".to_string()),
+        ],
+    );
+    let h = d.wait_health(|h| h["remote"]["state"] == "discovered");
+    assert_eq!(h["notice"]["mode"], "streaming", "{h}");
+    assert_eq!(h["notice"]["remote_streams"], true, "{h}");
+    d
+}
+
+fn entries(url: &str) -> Vec<Value> {
+    audit(url)["entries"].as_array().cloned().unwrap_or_default()
+}
+
+/// The task the remote made for campaign `id`, and when (the remote's clock, ms).
+fn task_made(url: &str, id: &str) -> (String, u64) {
+    entries(url)
+        .iter()
+        .find(|e| e["campaign_id"] == id && e["task_id"].is_string())
+        .and_then(|e| Some((e["task_id"].as_str()?.to_string(), e["t_ms"].as_u64()?)))
+        .unwrap_or_else(|| panic!("no task made for {id}"))
+}
+
+/// What the remote received about `task`: (method, time) in order.
+fn about(url: &str, task: &str) -> Vec<(String, u64)> {
+    entries(url)
+        .iter()
+        .filter(|e| e["read_task"] == task)
+        .filter_map(|e| Some((e["method"].as_str()?.to_string(), e["t_ms"].as_u64()?)))
+        .collect()
+}
+
+fn metrics(d: &Daemon) -> String {
+    let auth = format!("Bearer {API_TOKEN}");
+    raw("GET", &d.api("/metrics"), &[("authorization", &auth)], None)
+        .map(|(_, m)| m)
+        .unwrap_or_default()
+}
+
+/// Submit for `id` and wait until it asks; the feed says so once.
+fn asks(d: &Daemon, id: &str) {
+    d.observe_and_claim(id, "train");
+    assert_eq!(d.act(id, "submit", json!({"message": "go"})).0, 200);
+    d.wait_state(id, "controlling.awaiting_input");
+    let questions = d
+        .feed(id)
+        .iter()
+        .filter(|l| l.starts_with("Needs you"))
+        .count();
+    assert_eq!(questions, 1, "{id}: {:?}", d.feed(id));
+}
+
+#[rstest::rstest]
+#[case("0.3", "tasks/resubscribe", "tasks/get")]
+#[case("1.0", "SubscribeToTask", "GetTask")]
+fn a_streamed_question_is_noticed_between_heartbeats_by_the_one_read_its_update_rang_for(
+    #[case] dialect: &str,
+    #[case] subscribe: &str,
+    #[case] get: &str,
+) {
+    let (_sim, url) = streaming_sim(dialect);
+    let d = serve_streaming(&url, &format!("stream-{dialect}"));
+    let ticks = |d: &Daemon| d.get("/health").map(|(_, h)| h["heartbeat"]["ticks"].clone());
+    let before = ticks(&d);
+    asks(&d, "s1");
+    assert_eq!(ticks(&d), before, "noticed by a heartbeat, not the stream");
+    let (task, made) = task_made(&url, "s1");
+    let got = about(&url, &task);
+    println!("{dialect}: the remote received about {task}: {got:?}");
+    // Subscribed while the task was live, in this dialect's name.
+    assert!(got.iter().any(|(m, _)| m == subscribe), "{got:?}");
+    // The question (1 s after the task was made) was read within a second of it, by the
+    // remote's own clock: the read the update rang for.
+    let asked = made + 1000;
+    let noticed = got
+        .iter()
+        .find(|(m, t)| m == get && *t >= asked)
+        .map(|(_, t)| *t);
+    assert!(
+        noticed.is_some_and(|t| t <= asked + 1000),
+        "question at {asked}, read at {noticed:?}: {got:?}"
+    );
+    let h = d.wait_health(|h| h["notice"]["streams_open"] == 1);
+    assert_eq!(
+        h["notice"]["live_campaigns"], 0,
+        "a streamed campaign is not hot polled: {h}"
+    );
+    let m = metrics(&d);
+    assert_eq!(sample(&m, "argus_supervisor_streams_open"), 1, "{m}");
+    assert!(
+        sample(&m, "argus_supervisor_stream_updates_total") >= 1,
+        "{m}"
+    );
+    assert!(sample(&m, "argus_supervisor_stream_reads_total") >= 1, "{m}");
+    assert_eq!(sample(&m, "argus_supervisor_hot_polls_total"), 0, "{m}");
+
+    // A stream cut in the middle of an update falls back, is opened again, and the next
+    // campaign's question is still noticed, once.
+    arm(&url, json!({"kind": "stream_cut", "times": 1}));
+    asks(&d, "s2");
+    let (task2, _) = task_made(&url, "s2");
+    let subs = about(&url, &task2)
+        .iter()
+        .filter(|(m, _)| m == subscribe)
+        .count();
+    assert!(
+        subs >= 2,
+        "the cut stream was not opened again: {:?}",
+        about(&url, &task2)
+    );
+    let m = metrics(&d);
+    assert!(
+        sample(&m, "argus_supervisor_stream_reconnects_total") >= 1,
+        "{m}"
+    );
+    assert!(
+        m.contains("argus_supervisor_stream_ends_total{why=\"dropped_after_send\"}"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_stream_that_floods_names_another_task_or_falls_silent_is_bounded_and_never_doubles_an_event(
+) {
+    let (_sim, url) = streaming_sim("0.3");
+    let d = serve_streaming(&url, "stream-faults");
+
+    // A flood: every update sent 2,000 times. The reads it rings for are a handful (a read at
+    // most every 250 ms while it lasts), and the question is noticed once.
+    arm(
+        &url,
+        json!({"kind": "stream_flood", "copies": 2000, "times": 1}),
+    );
+    asks(&d, "f1");
+    let (task, _) = task_made(&url, "f1");
+    let reads = about(&url, &task)
+        .iter()
+        .filter(|(m, _)| m == "tasks/get")
+        .count();
+    assert!(
+        reads <= 12,
+        "{reads} reads for a flood: {:?}",
+        about(&url, &task)
+    );
+
+    // An update naming another task: the stream is dropped (never trusted), the task read, a
+    // new stream opened; the question is noticed once.
+    arm(&url, json!({"kind": "stream_other_task", "times": 1}));
+    asks(&d, "x1");
+    let m = metrics(&d);
+    assert!(
+        m.contains("argus_supervisor_stream_ends_total{why=\"other_task\"}"),
+        "{m}"
+    );
+
+    // A stream that says nothing, ever: closed after the silence bound (5 s), the task read,
+    // and the question found.
+    arm(&url, json!({"kind": "stream_silent", "times": 1}));
+    asks(&d, "q1");
+    let m = metrics(&d);
+    assert!(
+        m.contains("argus_supervisor_stream_ends_total{why=\"silent\"}"),
+        "{m}"
+    );
+    // One task per campaign, whatever the streams did.
+    let sends = entries(&url)
+        .iter()
+        .filter(|e| e["method"] == "message/send")
+        .count();
+    assert_eq!(sends, 3);
+    wait_for("the three streams open again", || {
+        d.get("/health")
+            .is_some_and(|(_, h)| h["notice"]["streams_open"] == 3)
+    });
+}
