@@ -449,3 +449,76 @@ async fn qualify_logged(
         sent,
     )
 }
+
+/// `serve` follows a real server's stream: against fasta2a 2.1.1 (which always streams; its card
+/// is v1.0, so `SubscribeToTask`) and a2a-sdk 1.3.0 (told to stream; 0.3 and 1.0), with the
+/// campaign-control extension in front and the echo agent asking for input a second after it
+/// starts. With a heartbeat of a minute and hot polling off, only the stream can notice the
+/// question; it is noticed, once, and the server's own log shows the subscription arrived.
+#[rstest::rstest]
+#[case("fasta2a-2.1.1", "fasta2a_echo.py", &["--extension", "--ask"], "SubscribeToTask")]
+#[case("a2a-sdk-1.3.0", "a2a_sdk_echo.py", &["--mode", "v03", "--extension", "--ask", "--streaming"], "tasks/resubscribe")]
+#[case("a2a-sdk-1.3.0", "a2a_sdk_echo.py", &["--mode", "v1", "--extension", "--ask", "--streaming"], "SubscribeToTask")]
+fn serve_follows_a_real_servers_stream_and_notices_its_question(
+    #[case] venv: &str,
+    #[case] script: &str,
+    #[case] args: &[&str],
+    #[case] subscribe: &str,
+) {
+    const API_TOKEN: &str = "interop-api-token";
+    let dir = std::env::temp_dir().join(format!("argus-stream-interop-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let log = dir.join("methods.log");
+    let log_arg = log.display().to_string();
+    let mut server_args = args.to_vec();
+    server_args.extend(["--method-log", log_arg.as_str()]);
+    let rt = tokio::runtime::Runtime::new().expect("rt");
+    let server = rt.block_on(start(venv, script, &server_args));
+    let port = procs::free_port();
+    let _serve = procs::Kill(
+        procs::serve_command(&server.url, "unused", API_TOKEN, &dir.join("state"), port)
+            .arg("--allow-insecure-loopback")
+            .env("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "60")
+            .env("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "600")
+            .env("ARGUS_SUPERVISOR_HOT_POLL_SECONDS", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve"),
+    );
+    let api = |path: &str| format!("http://127.0.0.1:{port}/api/plugins/argus-supervisor{path}");
+    let ask = |post: bool, path: &str, body: Value| {
+        procs::call(post, &api(path), API_TOKEN, body, reqwest::Client::builder())
+    };
+    let mut health = Value::Null;
+    procs::wait_for("the remote discovered", 60, || {
+        health = ask(false, "/health", Value::Null).map_or(Value::Null, |(_, h)| h);
+        health["remote"]["state"] == "discovered"
+    });
+    assert_eq!(health["notice"]["mode"], "streaming", "{health}");
+    for (verb, body) in [
+        ("observe", json!({"objective": "echo"})),
+        ("claim", json!({})),
+        ("submit", json!({"message": "hello"})),
+    ] {
+        let answer = ask(true, &format!("/campaigns/r1/{verb}"), body);
+        assert_eq!(answer.as_ref().map(|a| a.0), Some(200), "{verb}: {answer:?}");
+    }
+    procs::wait_for("the question noticed by the stream", 40, || {
+        ask(false, "/campaigns/r1", Value::Null)
+            .is_some_and(|(_, c)| c["state"] == "controlling.awaiting_input")
+    });
+    let feed = ask(false, "/campaigns/r1/messages", Value::Null)
+        .map(|(_, m)| procs::feed_texts(&m))
+        .unwrap_or_default();
+    let questions = feed.iter().filter(|l| l.starts_with("Needs you")).count();
+    assert_eq!(questions, 1, "{feed:?}");
+    let health = ask(false, "/health", Value::Null).map_or(Value::Null, |(_, h)| h);
+    assert_eq!(health["heartbeat"]["ticks"], 0, "no heartbeat noticed it: {health}");
+    let sent = std::fs::read_to_string(&log).expect("the server's method log");
+    assert!(
+        sent.lines().any(|l| l == subscribe),
+        "no {subscribe} arrived: {sent}"
+    );
+    println!("{script} {args:?}: the server received {:?}", sent.lines().collect::<Vec<_>>());
+}

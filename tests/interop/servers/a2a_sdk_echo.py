@@ -1,5 +1,5 @@
 """An echo agent on the official a2a-sdk (1.x): submitted -> working -> completed with an artifact;
-cancellable while working. `--mode v03` declares a 0.3 JSON-RPC interface and enables the SDK's 0.3
+cancellable while working; with `--ask`, input-required instead. `--streaming` says so on the card. `--mode v03` declares a 0.3 JSON-RPC interface and enables the SDK's 0.3
 compatibility; `--mode v1` declares 1.0 only. `--extension` advertises and serves the
 campaign-control extension in front of the SDK's dispatcher."""
 
@@ -22,6 +22,7 @@ import campaign_ext
 import method_log
 
 DELAY = 1.0
+ASK = False
 
 
 class Echo(AgentExecutor):
@@ -34,6 +35,9 @@ class Echo(AgentExecutor):
             )
         await updater.start_work()
         await asyncio.sleep(DELAY)
+        if ASK:
+            await updater.requires_input()
+            return
         await updater.add_artifact([Part(text="echo: " + context.get_user_input())], name="echo")
         await updater.complete()
 
@@ -43,15 +47,18 @@ class Echo(AgentExecutor):
 
 
 def main():
-    global DELAY
+    global DELAY, ASK
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--mode", choices=["v03", "v1"], required=True)
     ap.add_argument("--extension", action="store_true")
     ap.add_argument("--delay", type=float, default=1.0)
+    ap.add_argument("--ask", action="store_true", help="ask for input after the delay instead of answering")
+    ap.add_argument("--streaming", action="store_true", help="say capabilities.streaming (SubscribeToTask streams)")
     ap.add_argument("--method-log", help="append each JSON-RPC method received to this file")
     args = ap.parse_args()
     DELAY = args.delay
+    ASK = args.ask
     url = f"http://127.0.0.1:{args.port}/"
     interfaces = [AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")]
     if args.mode == "v03":
@@ -66,7 +73,7 @@ def main():
         description="Echoes the message.",
         version="1.0.0",
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=False, push_notifications=False, extensions=extensions),
+        capabilities=AgentCapabilities(streaming=args.streaming, push_notifications=False, extensions=extensions),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes the message.", tags=["echo"])],

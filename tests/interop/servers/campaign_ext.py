@@ -35,6 +35,20 @@ def extension_params(cancel_method):
     return {"lease_epoch_enforced": True, "policy_enforced": True, "operations": ops}
 
 
+def replaying(body, receive):
+    """The request's body, already read, given again to the framework; then the client's messages."""
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class Fenced(Exception):
     def __init__(self, code, message):
         self.code = code
@@ -153,6 +167,9 @@ class CampaignControl:
                 self.fence(meta)
         except Fenced as f:
             return await self.reply(send, rpc_id, error={"code": f.code, "message": f.message})
+        if not meta:
+            # Not ours to record: straight through, as it comes (a stream stays a stream).
+            return await self.app(scope, replaying(body, receive), send)
         status, headers, chunks = await self.forward(scope, body, receive)
         if meta and status == 200:
             try:
@@ -169,15 +186,7 @@ class CampaignControl:
         await send({"type": "http.response.body", "body": b"".join(chunks)})
 
     async def forward(self, scope, body, receive):
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
+        replay = replaying(body, receive)
         out = {"status": 500, "headers": [], "chunks": []}
 
         async def capture(message):

@@ -1,5 +1,5 @@
 """An echo agent on fasta2a (0.5.0 or 2.1.1, whichever the venv has): submitted -> working ->
-completed with an artifact; cancellable while working. `--extension` (2.1.1 only) advertises and
+completed with an artifact (or, with `--ask`, input-required); cancellable while working. `--extension` (2.1.1 only) advertises and
 serves the campaign-control extension in front of fasta2a's dispatcher."""
 
 import argparse
@@ -18,11 +18,18 @@ import method_log
 
 class EchoWorker(Worker):
     delay = 1.0
+    ask = False
 
     async def run_task(self, params):
         task_id = params["id"]
-        await self.storage.update_task(task_id, state="working")
+        task = await self.storage.update_task(task_id, state="working")
+        if hasattr(self, "publish_status"):  # 2.1.1: the task's stream hears of it
+            await self.publish_status(task_id, task["context_id"], "working")
         await anyio.sleep(self.delay)
+        if self.ask:
+            # Waits on the client: the state that ends fasta2a's stream of the task.
+            await self.storage.update_task(task_id, state="input-required")
+            return
         task = await self.storage.load_task(task_id)
         if task is None or task["status"]["state"] in ("canceled", "failed"):
             return
@@ -46,11 +53,13 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--extension", action="store_true")
     ap.add_argument("--delay", type=float, default=1.0)
+    ap.add_argument("--ask", action="store_true", help="ask for input after the delay instead of answering")
     ap.add_argument("--method-log", help="append each JSON-RPC method received to this file")
     args = ap.parse_args()
     storage, broker = InMemoryStorage(), InMemoryBroker()
     worker = EchoWorker(broker=broker, storage=storage)
     EchoWorker.delay = args.delay
+    EchoWorker.ask = args.ask
 
     @asynccontextmanager
     async def lifespan(app):
