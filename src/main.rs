@@ -100,6 +100,10 @@ enum Command {
         /// The request budget of the time-to-notice measurement, requests per second.
         #[arg(long, default_value_t = 4.0)]
         budget: f64,
+        /// Campaign counts of the time-to-notice measurement against a streaming remote (10% of
+        /// them live, each followed by a stream; 0: none).
+        #[arg(long, value_delimiter = ',', default_value = "200,2000")]
+        notice_streaming: Vec<usize>,
     },
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
@@ -387,6 +391,7 @@ fn main() -> ExitCode {
             cold,
             notice,
             notice_heartbeat,
+            notice_streaming,
             hot_poll,
             budget,
         } => {
@@ -421,10 +426,12 @@ fn main() -> ExitCode {
                 controlling,
                 cold,
                 notice,
+                notice_streaming,
                 notice_settings: argus_bench::NoticeSettings {
                     heartbeat: notice_heartbeat,
                     hot_poll,
                     budget_rps: budget,
+                    streaming: false,
                 },
             };
             match runtime.block_on(argus_bench::run(options)) {

@@ -488,7 +488,13 @@ fn serve_follows_a_real_servers_stream_and_notices_its_question(
     );
     let api = |path: &str| format!("http://127.0.0.1:{port}/api/plugins/argus-supervisor{path}");
     let ask = |post: bool, path: &str, body: Value| {
-        procs::call(post, &api(path), API_TOKEN, body, reqwest::Client::builder())
+        procs::call(
+            post,
+            &api(path),
+            API_TOKEN,
+            body,
+            reqwest::Client::builder(),
+        )
     };
     let mut health = Value::Null;
     procs::wait_for("the remote discovered", 60, || {
@@ -502,7 +508,11 @@ fn serve_follows_a_real_servers_stream_and_notices_its_question(
         ("submit", json!({"message": "hello"})),
     ] {
         let answer = ask(true, &format!("/campaigns/r1/{verb}"), body);
-        assert_eq!(answer.as_ref().map(|a| a.0), Some(200), "{verb}: {answer:?}");
+        assert_eq!(
+            answer.as_ref().map(|a| a.0),
+            Some(200),
+            "{verb}: {answer:?}"
+        );
     }
     procs::wait_for("the question noticed by the stream", 40, || {
         ask(false, "/campaigns/r1", Value::Null)
@@ -514,11 +524,17 @@ fn serve_follows_a_real_servers_stream_and_notices_its_question(
     let questions = feed.iter().filter(|l| l.starts_with("Needs you")).count();
     assert_eq!(questions, 1, "{feed:?}");
     let health = ask(false, "/health", Value::Null).map_or(Value::Null, |(_, h)| h);
-    assert_eq!(health["heartbeat"]["ticks"], 0, "no heartbeat noticed it: {health}");
+    assert_eq!(
+        health["heartbeat"]["ticks"], 0,
+        "no heartbeat noticed it: {health}"
+    );
     let sent = std::fs::read_to_string(&log).expect("the server's method log");
     assert!(
         sent.lines().any(|l| l == subscribe),
         "no {subscribe} arrived: {sent}"
     );
-    println!("{script} {args:?}: the server received {:?}", sent.lines().collect::<Vec<_>>());
+    println!(
+        "{script} {args:?}: the server received {:?}",
+        sent.lines().collect::<Vec<_>>()
+    );
 }

@@ -1,7 +1,8 @@
 //! Time-to-notice: from the moment the remote changes a task to the moment the campaign's feed
-//! line saying so is published (it is published once the event is persisted). The bench's own
-//! simulated remote does not stream, so this is the polling-only figure: every campaign at its
-//! heartbeat, the controlled ones whose attempt is live also by hot polling within the budget.
+//! line saying so is published (it is published once the event is persisted), for a remote that
+//! does not stream (every campaign at its heartbeat, the controlled ones whose attempt is live also
+//! by hot polling within the budget) and for one that streams (the live ones followed by a
+//! subscription whose updates ring for a read).
 //!
 //! `n` campaigns observe a task each; the first `live` claim control (their attempts run). Every
 //! task asks a question an hour (the remote's clock) after it was created; once all is set, the
@@ -22,9 +23,10 @@ use std::time::{Duration, Instant};
 /// takes, and a jump the leases (a day long here) outlast.
 const QUESTION_AT_MS: u64 = 3_600_000;
 
-fn scenario(n: usize) -> String {
+fn scenario(n: usize, streaming: bool) -> String {
     format!(
         r#"seed_campaigns = {n}
+streaming = {streaming}
 name = "notice"
 description = "Working until the remote's clock passes an hour; then asking a question."
 [[attempts]]
@@ -45,6 +47,9 @@ pub struct NoticeSettings {
     pub hot_poll: u64,
     /// The request budget, requests per second.
     pub budget_rps: f64,
+    /// The remote streams (and the supervisor follows the live tasks by subscriptions, up to
+    /// `serve`'s default cap).
+    pub streaming: bool,
 }
 
 impl Default for NoticeSettings {
@@ -54,6 +59,7 @@ impl Default for NoticeSettings {
             heartbeat: 120,
             hot_poll: 2,
             budget_rps: 4.0,
+            streaming: false,
         }
     }
 }
@@ -79,6 +85,11 @@ pub struct NoticeRow {
     pub max_hot_polls_per_sec_5s: f64,
     /// The supervisor's CPU over the window, per campaign and second.
     pub cpu_per_campaign_per_sec: f64,
+    /// Subscriptions open when the change came.
+    pub streams_open: u64,
+    /// The supervisor's RSS growth from every campaign observing to the live ones claimed (and,
+    /// streaming, their streams open), per live campaign, KiB.
+    pub rss_per_live_kib: f64,
 }
 
 impl NoticeRow {
@@ -87,7 +98,21 @@ impl NoticeRow {
     pub fn missed(&self) -> Vec<String> {
         let mut out = vec![];
         let s = &self.settings;
-        if s.hot_poll == 0 {
+        if s.streaming {
+            if self.p50_secs > MAX_STREAMING_P50_SECS || self.p99_secs > MAX_STREAMING_P99_SECS {
+                out.push(format!(
+                    "time-to-notice, {} live campaigns streamed: p50 {:.2} s, p99 {:.2} s (targets {MAX_STREAMING_P50_SECS} s, {MAX_STREAMING_P99_SECS} s)",
+                    self.live, self.p50_secs, self.p99_secs
+                ));
+            }
+            if self.streams_open < self.live as u64 {
+                out.push(format!(
+                    "time-to-notice: {} of {} live campaigns streamed",
+                    self.streams_open, self.live
+                ));
+            }
+        }
+        if s.hot_poll == 0 && !s.streaming {
             return out;
         }
         if self.live <= 20 && self.p50_secs > MAX_POLLING_P50_SECS {
@@ -102,7 +127,7 @@ impl NoticeRow {
                 self.noticed, self.live
             ));
         }
-        if self.max_hot_polls_per_sec_5s > s.budget_rps + 0.2 {
+        if s.hot_poll > 0 && self.max_hot_polls_per_sec_5s > s.budget_rps + 0.2 {
             out.push(format!(
                 "time-to-notice: {:.2} hot polls/s in 5 s > the budget {}",
                 self.max_hot_polls_per_sec_5s, s.budget_rps
@@ -114,6 +139,13 @@ impl NoticeRow {
 
 /// The polling-only target at 20 live campaigns and the default budget.
 pub const MAX_POLLING_P50_SECS: f64 = 5.0;
+/// The streaming targets, at any size up to 10,000 campaigns (1,000 live).
+pub const MAX_STREAMING_P50_SECS: f64 = 1.0;
+pub const MAX_STREAMING_P99_SECS: f64 = 2.0;
+/// The memory an open stream may add, judged from this many streams (fewer move RSS by less than
+/// its page-and-arena noise).
+pub const MAX_KIB_PER_STREAM: f64 = 64.0;
+pub const MIN_STREAMS_FOR_MEMORY: usize = 100;
 
 /// The `q`-quantile of sorted `v` (nearest rank).
 fn quantile(v: &[f64], q: f64) -> f64 {
@@ -127,7 +159,8 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 /// Measure time-to-notice with `n` campaigns, 10% of them (at least one) live.
 pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, String> {
     let live = (n / 10).max(1);
-    let (sim, _, client) = own_sim(&format!("notice-{n}"), &scenario(n)).await?;
+    let (sim, _, client) =
+        own_sim(&format!("notice-{n}"), &scenario(n, settings.streaming)).await?;
     let sim_started = Instant::now();
     let client = Arc::new(client);
     let root = std::env::temp_dir().join(format!("argus-bench-notice-{}", uuid::Uuid::new_v4()));
@@ -154,6 +187,7 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
             .await
             .map_err(|e| e.to_string())?;
     }
+    let rss0 = super::rss_kib();
     for id in &ids[..live] {
         let reply = rt
             .command(id, OperatorCommand::claim())
@@ -164,15 +198,20 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         }
     }
     let ready = Instant::now() + Duration::from_secs(60);
-    while settings.hot_poll > 0 && rt.live_campaigns() < live as u64 {
+    let followed = || match settings.streaming {
+        true => rt.open_streams(),
+        false => rt.live_campaigns(),
+    };
+    while (settings.hot_poll > 0 || settings.streaming) && followed() < live as u64 {
         if Instant::now() > ready {
             return Err(format!(
                 "{} of {live} campaigns live after a minute",
-                rt.live_campaigns()
+                followed()
             ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let rss_per_live_kib = (super::rss_kib() - rss0) / live as f64;
     // A change comes at any moment between two reads, not just after the first: the campaigns
     // became live together (their reads in phase with their claims), so the change waits two
     // and a half intervals (the shorter of hot polling's and the heartbeat), halfway between two
@@ -180,7 +219,13 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     let interval = config
         .hot_interval(live as u64)
         .map_or(config.heartbeat, |i| i.min(config.heartbeat));
-    tokio::time::sleep(interval.mul_f64(2.5)).await;
+    // Streamed, the change is heard whenever it comes: a second lets the first reads settle.
+    let settle = match settings.streaming {
+        true => Duration::from_secs(1),
+        false => interval.mul_f64(2.5),
+    };
+    tokio::time::sleep(settle).await;
+    let streams_open = rt.open_streams();
     if sim_started.elapsed() >= Duration::from_millis(QUESTION_AT_MS) {
         return Err("the setup outlasted the remote's hour".into());
     }
@@ -251,7 +296,41 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         hot_polls_per_sec: (h1 - h0) as f64 / elapsed.max(1e-3),
         max_hot_polls_per_sec_5s: busiest(&samples, Duration::from_secs(5)),
         cpu_per_campaign_per_sec: cpu.total() / n as f64 / elapsed.max(1e-3),
+        streams_open,
+        rss_per_live_kib,
     })
+}
+
+/// The floor for a stream's memory: `streams` bare SSE readers (reqwest, one connection and one
+/// task each, reading and dropping what arrives) subscribed to tasks of a streaming sim, the RSS
+/// they add per stream, KiB.
+pub async fn bare_stream_kib(streams: usize) -> Result<f64, String> {
+    let (sim, _, _) = own_sim(&format!("sse-floor-{streams}"), &scenario(streams, true)).await?;
+    let client = reqwest::Client::new();
+    let rss0 = super::rss_kib();
+    let mut readers = vec![];
+    for i in 0..streams {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "tasks/resubscribe",
+            "params": {"id": format!("task-{:04}", i + 1)}});
+        let mut resp = client
+            .post(&sim.url)
+            .header("accept", "text/event-stream")
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        readers.push(tokio::spawn(async move {
+            while let Ok(Some(_)) = resp.chunk().await {}
+        }));
+    }
+    // Every stream has its first event by now.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let kib = (super::rss_kib() - rss0) / streams.max(1) as f64;
+    for r in readers {
+        r.abort();
+    }
+    drop(sim);
+    Ok(kib)
 }
 
 /// The most requests per second in any `span` of the samples (instant, requests sent so far).

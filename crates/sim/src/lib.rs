@@ -742,8 +742,12 @@ async fn rpc(
     let dialect = shared.world().dialect();
     let Some(core) = streams::core_method(dialect, &method, &headers) else {
         refuse(&method, "-32601 method not found");
-        return Json(rpc_error(id, ErrorCode::MethodNotFound.code(), "method not found"))
-            .into_response();
+        return Json(rpc_error(
+            id,
+            ErrorCode::MethodNotFound.code(),
+            "method not found",
+        ))
+        .into_response();
     };
     if core == streams::SUBSCRIBE {
         return streams::subscribe(shared.clone(), &method, id, &params, dialect);
@@ -771,7 +775,9 @@ async fn rpc(
         answer
     });
     let value = match applied.await {
-        Ok(Ok(result)) => json!({"jsonrpc": "2.0", "id": id, "result": streams::in_dialect(dialect, core, result)}),
+        Ok(Ok(result)) => {
+            json!({"jsonrpc": "2.0", "id": id, "result": streams::in_dialect(dialect, core, result)})
+        }
         Ok(Err(e)) => rpc_error(id, e.code, e.message),
         Err(_) => rpc_error(id, -32603, "internal error"),
     };

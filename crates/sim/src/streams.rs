@@ -30,7 +30,11 @@ const LOOK_AGAIN: Duration = Duration::from_secs(5);
 /// The world's (contract) name of a method as it arrived in `dialect`; `None` when this dialect
 /// does not serve it (a v0.3 core name on a v1.0 remote, a v1.0 name without its header, or on a
 /// v0.3 remote). Extension methods are the same in both.
-pub(super) fn core_method(dialect: SimDialect, method: &str, headers: &HeaderMap) -> Option<&'static str> {
+pub(super) fn core_method(
+    dialect: SimDialect,
+    method: &str,
+    headers: &HeaderMap,
+) -> Option<&'static str> {
     const CORE: [(&str, &str); 4] = [
         ("message/send", "SendMessage"),
         ("tasks/get", "GetTask"),
@@ -193,7 +197,9 @@ async fn follow(
         }
         let wait = watch
             .next_change_ms
-            .map_or(LOOK_AGAIN, |at| Duration::from_millis(at.saturating_sub(now)))
+            .map_or(LOOK_AGAIN, |at| {
+                Duration::from_millis(at.saturating_sub(now))
+            })
             .min(LOOK_AGAIN);
         tokio::select! {
             () = tokio::time::sleep(wait) => {}

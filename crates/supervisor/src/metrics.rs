@@ -281,7 +281,9 @@ impl Collector for Scrape {
             &mut e,
             "argus_supervisor_stream_ends",
             "Streams ended, by why.",
-            st.ends.iter().map(|(c, n)| (vec![("why", c.to_string())], *n)),
+            st.ends
+                .iter()
+                .map(|(c, n)| (vec![("why", c.to_string())], *n)),
         )?;
         if let Some(a) = &self.argus {
             counter(

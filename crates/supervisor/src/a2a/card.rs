@@ -63,7 +63,10 @@ pub fn validate(
         dialect: dialect(card),
         extension: extension(card),
         skills: skills.len(),
-        streaming: card.pointer("/capabilities/streaming").and_then(Value::as_bool) == Some(true),
+        streaming: card
+            .pointer("/capabilities/streaming")
+            .and_then(Value::as_bool)
+            == Some(true),
     })
 }
 

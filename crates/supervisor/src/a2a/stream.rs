@@ -1,17 +1,22 @@
 //! A subscription to one task's updates, read as server-sent events: the event framing, the
 //! bounds, and which task each update names.
 //!
-//! An update is only a doorbell ([`Bell`]): its content is never kept, so nothing a stream says
-//! reaches the campaign except through the poll it rings for. What is read of an event is the task
-//! it names (an update of another task ends the stream: [`StreamEnd::OtherTask`]) and whether it is
-//! a JSON-RPC error. Every shape real servers send is read: v0.3's `kind`-tagged events (a2a-sdk's
-//! 0.3 compatibility), and the v1.0 wrapped `{"task"|"statusUpdate"|"artifactUpdate": …}` that
-//! a2a-sdk sends in 1.0 and fasta2a 2.1.1 sends on either method name. Bounds: a silence bound
-//! (no byte within it ends the stream), a bound on one event, and one on the whole stream.
-//! Consecutive updates read from one arrival ring once.
+//! Each event names its task (an update of another task ends the stream:
+//! [`StreamEnd::OtherTask`]) or is a JSON-RPC error (which ends it too). An update that carries
+//! the whole reading a poll gives — the task's state and its `metadata.argus_supervisor` with a
+//! revision, as the contract's remote sends it — is read by the poll's own parser
+//! ([`wire::parse_status`]: the same bounds and untrusted-text rules) into an
+//! [`Update::Reading`]; any other update (a plain A2A server's, an artifact's) is only a doorbell,
+//! [`Update::Bell`], whose content is never kept. Every shape real servers send is read: v0.3's
+//! `kind`-tagged events (a2a-sdk's 0.3 compatibility), and the v1.0 wrapped
+//! `{"task"|"statusUpdate"|"artifactUpdate": …}` that a2a-sdk sends in 1.0 and fasta2a 2.1.1 sends on
+//! either method name. Bounds: a silence bound (no byte within it ends the stream), a bound on one
+//! event, and one on the whole stream. Updates read from one arrival are given as one: the newest
+//! reading, or a bell when any of them rang.
 
 use super::http::{map_code, StreamBody};
-use crate::control::{Bell, RemoteError, StreamBounds, StreamEnd, Updates};
+use super::wire;
+use crate::control::{RemoteError, StreamBounds, StreamEnd, Update, Updates};
 use argus_machines::TaskId;
 use serde_json::Value;
 
@@ -42,21 +47,26 @@ struct Reader {
 }
 
 impl Reader {
-    /// The next bell (the updates already arrived, together), or the end; `None` after the end.
-    async fn next(&mut self) -> Option<Result<Bell, StreamEnd>> {
+    /// The next update (those already arrived, together), or the end; `None` after the end.
+    async fn next(&mut self) -> Option<Result<Update, StreamEnd>> {
         if self.done {
             return None;
         }
-        let mut rang = false;
+        let mut heard: Option<Update> = None;
         let end = loop {
             match self.events.next_event(self.bounds.event_bytes) {
                 Err(end) => break end,
-                Ok(Some(data)) => match named(&data, &self.task) {
-                    Ok(true) => rang = true,
-                    Ok(false) => {}
+                Ok(Some(data)) => match update_of(&data, &self.task) {
+                    Ok(Some(update)) => {
+                        // A bell already rung stays rung: the read covers every later reading.
+                        if heard != Some(Update::Bell) {
+                            heard = Some(update);
+                        }
+                    }
+                    Ok(None) => {}
                     Err(end) => break end,
                 },
-                Ok(None) if rang => return Some(Ok(Bell)),
+                Ok(None) if heard.is_some() => return heard.map(Ok),
                 Ok(None) => {
                     let chunk = tokio::select! {
                         c = self.body.chunk() => c,
@@ -76,13 +86,12 @@ impl Reader {
                 }
             }
         };
-        self.done = true;
-        // An update read before the end still rings: the end comes next.
-        if rang {
+        // An update read before the end is given first: the end comes next.
+        if let Some(update) = heard {
             self.events.ended = Some(end);
-            self.done = false;
-            return Some(Ok(Bell));
+            return Some(Ok(update));
         }
+        self.done = true;
         Some(Err(end))
     }
 }
@@ -147,10 +156,9 @@ impl Events {
     }
 }
 
-/// Whether an event is an update of `task` (`true`), something else the stream may carry (a
-/// message: `false`), or the end: a JSON-RPC error, an event that is not JSON-RPC, an update of
-/// another task.
-fn named(data: &[u8], task: &TaskId) -> Result<bool, StreamEnd> {
+/// The update an event is for `task`; `None` for what a stream may also carry (a message); the
+/// end for a JSON-RPC error, an event that is not JSON-RPC, or an update of another task.
+fn update_of(data: &[u8], task: &TaskId) -> Result<Option<Update>, StreamEnd> {
     let event: Value = serde_json::from_slice(data)
         .map_err(|_| StreamEnd::Broken(RemoteError::MalformedResponse))?;
     if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
@@ -161,10 +169,37 @@ fn named(data: &[u8], task: &TaskId) -> Result<bool, StreamEnd> {
         .get("result")
         .ok_or(StreamEnd::Broken(RemoteError::MalformedResponse))?;
     match task_named(result) {
-        Some(id) if id == task.as_str() => Ok(true),
+        Some(id) if id == task.as_str() => Ok(Some(reading(result).unwrap_or(Update::Bell))),
         Some(_) => Err(StreamEnd::OtherTask),
-        None => Ok(false),
+        None => Ok(None),
     }
+}
+
+/// The reading an update carries whole: a task, or a status update, with the contract's
+/// metadata and its revision; read as a poll's answer is. `None` otherwise (a bell).
+fn reading(result: &Value) -> Option<Update> {
+    let status_update = |u: &Value| {
+        serde_json::json!({
+            "id": u.get("taskId"),
+            "status": u.get("status"),
+            "metadata": u.get("metadata"),
+        })
+    };
+    let task = if let Some(task) = result.get("task") {
+        task.clone()
+    } else if let Some(update) = result.get("statusUpdate") {
+        status_update(update)
+    } else if result.get("taskId").is_some() && result.get("status").is_some() {
+        status_update(result)
+    } else if result.get("id").is_some() && result.get("status").is_some() {
+        result.clone()
+    } else {
+        return None;
+    };
+    task.pointer("/metadata/argus_supervisor/revision")?
+        .as_u64()?;
+    let view = wire::parse_status(&task).ok()?;
+    Some(Update::Reading(Box::new(view.into_observation())))
 }
 
 /// The task an update names, in any of the shapes real servers send; `None` for a message.
@@ -251,31 +286,127 @@ mod tests {
     #[test]
     fn every_shape_real_servers_send_names_its_task() {
         let ours = TaskId::new("t-1");
-        let rpc = |result: Value| serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result})).unwrap_or_default();
+        let rpc = |result: Value| {
+            serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result}))
+                .unwrap_or_default()
+        };
         for (shape, result) in [
-            ("v0.3 task", serde_json::json!({"kind": "task", "id": "t-1", "status": {"state": "working"}})),
-            ("v0.3 status", serde_json::json!({"kind": "status-update", "taskId": "t-1", "status": {"state": "input-required"}, "final": true})),
-            ("v0.3 artifact", serde_json::json!({"kind": "artifact-update", "taskId": "t-1", "artifact": {}})),
-            ("v1 task", serde_json::json!({"task": {"id": "t-1", "status": {"state": "TASK_STATE_WORKING"}}})),
-            ("v1 status", serde_json::json!({"statusUpdate": {"taskId": "t-1", "status": {}}})),
-            ("v1 artifact", serde_json::json!({"artifactUpdate": {"taskId": "t-1"}})),
-            ("bare task", serde_json::json!({"id": "t-1", "status": {"state": "working"}})),
+            (
+                "v0.3 task",
+                serde_json::json!({"kind": "task", "id": "t-1", "status": {"state": "working"}}),
+            ),
+            (
+                "v0.3 status",
+                serde_json::json!({"kind": "status-update", "taskId": "t-1", "status": {"state": "input-required"}, "final": true}),
+            ),
+            (
+                "v0.3 artifact",
+                serde_json::json!({"kind": "artifact-update", "taskId": "t-1", "artifact": {}}),
+            ),
+            (
+                "v1 task",
+                serde_json::json!({"task": {"id": "t-1", "status": {"state": "TASK_STATE_WORKING"}}}),
+            ),
+            (
+                "v1 status",
+                serde_json::json!({"statusUpdate": {"taskId": "t-1", "status": {}}}),
+            ),
+            (
+                "v1 artifact",
+                serde_json::json!({"artifactUpdate": {"taskId": "t-1"}}),
+            ),
+            (
+                "bare task",
+                serde_json::json!({"id": "t-1", "status": {"state": "working"}}),
+            ),
         ] {
-            assert_eq!(named(&rpc(result.clone()), &ours), Ok(true), "{shape}");
-            let other = serde_json::to_string(&result).unwrap_or_default().replace("t-1", "t-2");
+            assert_eq!(
+                update_of(&rpc(result.clone()), &ours),
+                Ok(Some(Update::Bell)),
+                "{shape}"
+            );
+            let other = serde_json::to_string(&result)
+                .unwrap_or_default()
+                .replace("t-1", "t-2");
             let other: Value = serde_json::from_str(&other).unwrap_or(Value::Null);
-            assert_eq!(named(&rpc(other), &ours), Err(StreamEnd::OtherTask), "{shape}");
+            assert_eq!(
+                update_of(&rpc(other), &ours),
+                Err(StreamEnd::OtherTask),
+                "{shape}"
+            );
         }
         // A message is carried, not an update; an update naming no task is not ours.
-        assert_eq!(named(&rpc(serde_json::json!({"kind": "message", "taskId": "t-2"})), &ours), Ok(false));
-        assert_eq!(named(&rpc(serde_json::json!({"message": {"taskId": "t-2"}})), &ours), Ok(false));
-        assert_eq!(named(&rpc(serde_json::json!({"statusUpdate": {}})), &ours), Err(StreamEnd::OtherTask));
+        assert_eq!(
+            update_of(
+                &rpc(serde_json::json!({"kind": "message", "taskId": "t-2"})),
+                &ours
+            ),
+            Ok(None)
+        );
+        assert_eq!(
+            update_of(
+                &rpc(serde_json::json!({"message": {"taskId": "t-2"}})),
+                &ours
+            ),
+            Ok(None)
+        );
+        assert_eq!(
+            update_of(&rpc(serde_json::json!({"statusUpdate": {}})), &ours),
+            Err(StreamEnd::OtherTask)
+        );
         // An error event ends the stream with its class; an event that is not JSON-RPC too.
         assert_eq!(
-            named(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}"#, &ours),
+            update_of(
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}"#,
+                &ours
+            ),
             Err(StreamEnd::Broken(RemoteError::TaskNotFound))
         );
-        assert_eq!(named(b"<html>", &ours), Err(StreamEnd::Broken(RemoteError::MalformedResponse)));
-        assert_eq!(named(b"{\"jsonrpc\":\"2.0\"}", &ours), Err(StreamEnd::Broken(RemoteError::MalformedResponse)));
+        assert_eq!(
+            update_of(b"<html>", &ours),
+            Err(StreamEnd::Broken(RemoteError::MalformedResponse))
+        );
+        assert_eq!(
+            update_of(b"{\"jsonrpc\":\"2.0\"}", &ours),
+            Err(StreamEnd::Broken(RemoteError::MalformedResponse))
+        );
+    }
+
+    #[test]
+    fn an_update_with_the_contracts_metadata_is_read_as_a_poll_reads_the_task() {
+        let ours = TaskId::new("t-1");
+        let meta = serde_json::json!({"argus_supervisor": {"campaign_id": "c1", "revision": 3, "stage": "training"}});
+        let status = serde_json::json!({"state": "input-required", "message": {"parts": [{"kind": "text", "text": "which <b>dataset</b>?"}]}});
+        let task = serde_json::json!({"id": "t-1", "status": status, "metadata": meta});
+        let polled = wire::parse_status(&task).map(wire::TaskView::into_observation);
+        let rpc = |result: Value| {
+            serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result}))
+                .unwrap_or_default()
+        };
+        for (shape, result) in [
+            (
+                "v0.3 status",
+                serde_json::json!({"kind": "status-update", "taskId": "t-1", "status": status, "metadata": meta, "final": false}),
+            ),
+            (
+                "v1 status",
+                serde_json::json!({"statusUpdate": {"taskId": "t-1", "status": status, "metadata": meta}}),
+            ),
+            ("v1 task", serde_json::json!({"task": task})),
+            (
+                "v0.3 task",
+                serde_json::json!({"kind": "task", "id": "t-1", "status": status, "metadata": meta}),
+            ),
+        ] {
+            let heard = update_of(&rpc(result), &ours);
+            assert_eq!(
+                heard,
+                Ok(polled.clone().ok().map(|o| Update::Reading(Box::new(o)))),
+                "{shape}"
+            );
+        }
+        // Without a revision it is not the whole reading: a bell.
+        let bare = serde_json::json!({"statusUpdate": {"taskId": "t-1", "status": status, "metadata": {"argus_supervisor": {"stage": "x"}}}});
+        assert_eq!(update_of(&rpc(bare), &ours), Ok(Some(Update::Bell)));
     }
 }

@@ -135,15 +135,21 @@ impl StreamEnd {
     }
 }
 
-/// One streamed update of the subscribed task: only a doorbell. What changed is read by the
-/// ordinary poll it rings for, so a stream and a poll share one reading path and one reduction,
-/// and nothing a stream carries is ever kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bell;
+/// One streamed update of the subscribed task (updates that arrived together, as one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Update {
+    /// The update carried the whole reading a poll gives (the task's state and its
+    /// `metadata.argus_supervisor`, revision included), read by the poll's own parser: it goes
+    /// through the same reduction as a poll's answer, which drops a revision already seen.
+    Reading(Box<Observation>),
+    /// The update did not carry it (a plain A2A server's update, an artifact's): a doorbell that
+    /// rings for the ordinary read. Nothing such an update says is kept.
+    Bell,
+}
 
-/// A subscription's updates as they arrive: a bell per update, then one end.
+/// A subscription's updates as they arrive, then one end.
 pub type Updates =
-    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Bell, StreamEnd>> + Send + Sync>>;
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Update, StreamEnd>> + Send + Sync>>;
 
 /// The bounds every subscription is read within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -63,8 +63,7 @@ impl Streams {
     }
 
     pub(crate) fn give_back(&self) {
-        self.open
-            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        self.open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 

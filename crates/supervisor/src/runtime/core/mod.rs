@@ -66,6 +66,9 @@ pub(crate) enum Input {
     /// A hot poll between heartbeats: read the live task, nothing else (renewals and the lease
     /// read keep the heartbeat's cadence).
     Glance,
+    /// A stream's update that carried the whole reading: the answer a hot poll of the live task
+    /// would have had, reduced the same way (a reading of any other task is dropped).
+    Heard(Box<argus_machines::Observation>),
     /// A restored state's entry actions (a lease to confirm, a write to read back, a task to poll).
     Entry(Vec<Action>),
     /// An operator's (or Argus's) command, with the intents whose request ids it carries and the
@@ -337,6 +340,13 @@ impl Core {
                     let b = self.busy();
                     b.calls.push(Action::Poll { task });
                     b.glance = true;
+                }
+                Finish::Quiet
+            }
+            Input::Heard(observation) => {
+                if self.live_task() == Some(&observation.task) {
+                    self.busy().glance = true;
+                    self.enqueue(Event::Observed(*observation));
                 }
                 Finish::Quiet
             }

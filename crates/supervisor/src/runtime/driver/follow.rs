@@ -1,10 +1,11 @@
 //! Following a live task's stream, where the remote streams: a subscription per controlled
-//! campaign whose attempt is live, whose updates ring for a read.
+//! campaign whose attempt is live.
 //!
-//! A streamed update is only a doorbell: the driver reads the task through the ordinary poll
-//! (`Input::Glance`), so a stream and a poll share one reading path and one reduction, and an
-//! event can never be doubled. Reads rung by one stream are at least `STREAM_READ_GAP` apart
-//! (a flood is read four times a second at most). A stream that ends for any reason — closed,
+//! An update that carried the whole reading (`Update::Reading`) goes to the core as the answer a
+//! poll would have had (`Input::Heard`); any other is a doorbell (`Update::Bell`) for the ordinary
+//! read (`Input::Glance`). Either way one reduction, which drops a revision already seen, so a
+//! poll and a stream can never double an event. Reads rung by one stream are at least
+//! `STREAM_READ_GAP` apart (a flood of bells is read four times a second at most). A stream that ends for any reason — closed,
 //! silent, an update of another task, an event or a stream over its bound, a transport error —
 //! rings once (what changed meanwhile is read at once), falls back to hot polling, and is opened
 //! again after a backoff. While a stream is open the campaign is not hot polled; its heartbeat
@@ -12,7 +13,7 @@
 
 use super::super::config::{STREAM_READ_GAP, STREAM_STEADY};
 use super::Driver;
-use crate::control::{Bell, StreamEnd, Transport, Updates};
+use crate::control::{StreamEnd, Transport, Update, Updates};
 use argus_machines::TaskId;
 use futures_util::StreamExt;
 use std::sync::atomic::Ordering;
@@ -51,7 +52,7 @@ pub(super) enum Due {
 }
 
 /// The next update of `follow`'s open stream; never ready while none is open.
-pub(super) async fn heard(follow: &mut Option<Box<Follow>>) -> Option<Result<Bell, StreamEnd>> {
+pub(super) async fn heard(follow: &mut Option<Box<Follow>>) -> Option<Result<Update, StreamEnd>> {
     match follow.as_mut().and_then(|f| f.open.as_mut()) {
         Some((updates, _)) => updates.next().await,
         None => std::future::pending().await,
@@ -77,13 +78,20 @@ impl<T: Transport + 'static> Driver<T> {
     }
 
     /// An update heard, or the stream's end.
-    pub(super) fn on_update(&mut self, update: Option<Result<Bell, StreamEnd>>) {
+    pub(super) async fn on_update(
+        &mut self,
+        update: Option<Result<Update, StreamEnd>>,
+    ) -> Result<bool, super::Crashed> {
         let sh = self.shared.clone();
         let Some(f) = self.follow.as_deref_mut() else {
-            return;
+            return Ok(true);
         };
         match update {
-            Some(Ok(Bell)) => {
+            Some(Ok(Update::Reading(observation))) => {
+                sh.stats.stream_updates.fetch_add(1, Ordering::Relaxed);
+                return self.tick(super::Input::Heard(observation)).await;
+            }
+            Some(Ok(Update::Bell)) => {
                 sh.stats.stream_updates.fetch_add(1, Ordering::Relaxed);
                 let earliest = f.last_read.map_or(Instant::now(), |r| r + STREAM_READ_GAP);
                 f.bell.get_or_insert(earliest.max(Instant::now()));
@@ -112,6 +120,7 @@ impl<T: Transport + 'static> Driver<T> {
                 tracing::info!(campaign_id = %self.core.id(), task_id = %f.task, why = end.class(), lived_ms = lived.as_millis() as u64, "stream ended; polling until it is opened again");
             }
         }
+        Ok(true)
     }
 
     /// The read a stream rang for: a hot poll outside the budget (the remote's own updates pace it).
@@ -194,7 +203,9 @@ impl<T: Transport + 'static> Driver<T> {
             }
             Err(e) => {
                 sh.streams.give_back();
-                sh.stats.stream_open_failures.fetch_add(1, Ordering::Relaxed);
+                sh.stats
+                    .stream_open_failures
+                    .fetch_add(1, Ordering::Relaxed);
                 f.failures += 1;
                 f.retry_at = Some(Instant::now() + backoff(f.failures, self.jitter_seed));
                 tracing::info!(campaign_id = %self.core.id(), task_id = %f.task, class = e.class(), "subscription refused or failed; polling until it is tried again");
@@ -224,7 +235,8 @@ fn backoff(failures: u32, seed: u64) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
     }
-    let base = Duration::from_secs(1u64 << failures.saturating_sub(1).min(9)).min(Duration::from_secs(300));
+    let base = Duration::from_secs(1u64 << failures.saturating_sub(1).min(9))
+        .min(Duration::from_secs(300));
     let jitter = 0.8 + ((seed >> 17) % 1000) as f64 / 2500.0;
     base.mul_f64(jitter)
 }
@@ -238,9 +250,19 @@ mod tests {
     fn the_backoff_doubles_from_a_second_to_five_minutes_within_its_jitter() {
         assert_eq!(backoff(0, 7), Duration::ZERO);
         for seed in [0u64, 1 << 20, u64::MAX] {
-            for (failures, base) in [(1u32, 1.0f64), (2, 2.0), (3, 4.0), (9, 256.0), (10, 300.0), (40, 300.0)] {
+            for (failures, base) in [
+                (1u32, 1.0f64),
+                (2, 2.0),
+                (3, 4.0),
+                (9, 256.0),
+                (10, 300.0),
+                (40, 300.0),
+            ] {
                 let b = backoff(failures, seed).as_secs_f64();
-                assert!(b >= base * 0.8 - 1e-9 && b <= base * 1.2 + 1e-9, "{failures}: {b}");
+                assert!(
+                    b >= base * 0.8 - 1e-9 && b <= base * 1.2 + 1e-9,
+                    "{failures}: {b}"
+                );
             }
         }
     }

@@ -135,7 +135,9 @@ impl<T: Transport + 'static> Driver<T> {
                         }
                     }
                 },
-                update = follow::heard(&mut self.follow) => self.on_update(update),
+                update = follow::heard(&mut self.follow) => {
+                    Box::pin(self.on_update(update)).await?;
+                }
                 _ = tokio::time::sleep_until(at) => {
                     match due {
                         follow::Due::Glance => Box::pin(self.glance()).await?,
