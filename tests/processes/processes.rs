@@ -267,7 +267,28 @@ fn serve_refuses_a_bad_configuration_naming_the_variable() {
             ],
             "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
         ),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        [
+            ("ARGUS_SUPERVISOR_HOT_POLL_SECONDS", "3601"),
+            ("ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS", "0"),
+            ("ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS", "lots"),
+            ("ARGUS_SUPERVISOR_MAX_STREAMS", "100001"),
+            ("ARGUS_SUPERVISOR_MAX_STREAMS", "-1"),
+            ("ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS", "4"),
+        ]
+        .map(|(variable, bad)| {
+            (
+                vec![
+                    ("OPENTRAINING_A2A_URL", "https://ot.example/"),
+                    ("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN),
+                    (variable, bad),
+                ],
+                variable,
+            )
+        }),
+    ) {
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .env_clear()

@@ -987,7 +987,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         let row = notice::measure(n, opts.notice_settings).await?;
         let s = &row.settings;
         println!(
-            "time-to-notice, polling-only remote: {} campaigns, {} live; heartbeat {} s, hot poll {}, budget {} requests/s: {} of {} noticed; p50 {:.2} s, p99 {:.2} s, max {:.2} s (ideal poller at the budget: p50 {:.2} s); {:.2} requests/s to the remote in all, of them {:.2} hot polls/s ({:.2} in the busiest 5 s); CPU {:.2e} s per campaign-second",
+            "time-to-notice, polling-only remote: {} campaigns, {} live; heartbeat {} s, hot poll {}, budget {} requests/s: {} of {} noticed; p50 {:.2} s, p99 {:.2} s, max {:.2} s (ideal poller at the budget: p50 {:.2} s); {:.2} requests/s to the remote in all, of them {:.2} hot polls/s ({:.2} in the busiest 5 s); CPU {:.2e} s per campaign-second; memory {:.1} KiB per live campaign claimed",
             row.campaigns,
             row.live,
             s.heartbeat,
@@ -1003,6 +1003,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
             row.hot_polls_per_sec,
             row.max_hot_polls_per_sec_5s,
             row.cpu_per_campaign_per_sec,
+            row.rss_per_live_kib,
         );
         misses.extend(row.missed());
     }

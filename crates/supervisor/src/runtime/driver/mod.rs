@@ -213,7 +213,9 @@ impl<T: Transport + 'static> Driver<T> {
         let sh = self.shared.clone();
         if !ready.persist.is_empty() {
             let (ledger, machine) = self.core.records();
-            let persisted = self.journal.execute(&sh, ledger, machine, ready.persist);
+            let journal = &mut self.journal;
+            let persisted =
+                journal::off_core(|| journal.execute(&sh, ledger, machine, ready.persist));
             if persisted.is_ok() {
                 if let Some(point) = ready.milestone {
                     self.crash_at(point)?;
@@ -221,9 +223,14 @@ impl<T: Transport + 'static> Driver<T> {
             }
             return Ok(Some(Report::Persisted(persisted.is_ok())));
         }
-        for group in ready.records {
+        if !ready.records.is_empty() {
             let (ledger, machine) = self.core.records();
-            let _ = self.journal.execute(&sh, ledger, machine, group);
+            let journal = &mut self.journal;
+            journal::off_core(|| {
+                for group in ready.records {
+                    let _ = journal.execute(&sh, ledger, machine, group);
+                }
+            });
         }
         for wake in ready.wakes {
             match wake {
