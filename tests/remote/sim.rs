@@ -330,7 +330,11 @@ async fn bad_input_gets_json_rpc_errors_never_a_panic() {
         ("{\"method\": \"tasks/get\"}", -32600),
         ("{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"tasks/get\",\"params\":{}}", -32600),
         ("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"tasks/get\",\"params\":{}}", -32600),
-        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/resubscribe\",\"params\":{}}", -32601),
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/pushNotificationConfig/set\",\"params\":{}}", -32601),
+        // A subscription where the remote does not stream: unsupported, as a2a-sdk answers.
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/resubscribe\",\"params\":{\"id\":\"task-0001\"}}", -32004),
+        // A v1.0 name on a 0.3 remote is not a method it has.
+        ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"GetTask\",\"params\":{\"id\":\"task-0001\"}}", -32601),
         ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"campaign/claim_control\",\"params\":[1,2]}", -32602),
         ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"id\":\"task-9999\"}}", -32001),
     ] {

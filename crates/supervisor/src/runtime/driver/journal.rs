@@ -159,6 +159,36 @@ impl Journal {
         });
     }
 
+    /// A step's write-ahead, off the runtime's workers ([`off_core`]).
+    pub(crate) fn write_ahead(
+        &mut self,
+        sh: &Shared,
+        ledger: &mut Ledger,
+        machine: &CampaignMachine,
+        writes: Vec<Write>,
+    ) -> Result<(), StoreError> {
+        off_core(|| self.execute(sh, ledger, machine, writes))
+    }
+
+    /// The other records, each group stopped by its own failed document write, off the
+    /// runtime's workers ([`off_core`]).
+    pub(crate) fn record(
+        &mut self,
+        sh: &Shared,
+        ledger: &mut Ledger,
+        machine: &CampaignMachine,
+        groups: Vec<Vec<Write>>,
+    ) {
+        if groups.is_empty() {
+            return;
+        }
+        off_core(|| {
+            for group in groups {
+                let _ = self.execute(sh, ledger, machine, group);
+            }
+        });
+    }
+
     /// Perform `writes` in order, telling the ledger what became of the two whose outcome
     /// changes the document. A document that cannot be written stops the rest (its error is
     /// returned); a derived feed message that cannot be appended stops the derived ones after it
@@ -280,7 +310,7 @@ fn wrote(sh: &Shared, durability: Durability) {
 /// together — and the file system commits them together — instead of one per worker at a time.
 /// A burst of 1,000 questions at once was noticed in p50 0.9-1.6 s with the writes on the workers,
 /// most of it waiting in line for `fsync` (0.13 s with the state root on tmpfs).
-pub(super) fn off_core<R>(write: impl FnOnce() -> R) -> R {
+fn off_core<R>(write: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(write),
         _ => write(),

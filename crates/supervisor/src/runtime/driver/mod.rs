@@ -213,9 +213,9 @@ impl<T: Transport + 'static> Driver<T> {
         let sh = self.shared.clone();
         if !ready.persist.is_empty() {
             let (ledger, machine) = self.core.records();
-            let journal = &mut self.journal;
-            let persisted =
-                journal::off_core(|| journal.execute(&sh, ledger, machine, ready.persist));
+            let persisted = self
+                .journal
+                .write_ahead(&sh, ledger, machine, ready.persist);
             if persisted.is_ok() {
                 if let Some(point) = ready.milestone {
                     self.crash_at(point)?;
@@ -223,15 +223,8 @@ impl<T: Transport + 'static> Driver<T> {
             }
             return Ok(Some(Report::Persisted(persisted.is_ok())));
         }
-        if !ready.records.is_empty() {
-            let (ledger, machine) = self.core.records();
-            let journal = &mut self.journal;
-            journal::off_core(|| {
-                for group in ready.records {
-                    let _ = journal.execute(&sh, ledger, machine, group);
-                }
-            });
-        }
+        let (ledger, machine) = self.core.records();
+        self.journal.record(&sh, ledger, machine, ready.records);
         for wake in ready.wakes {
             match wake {
                 Wake::Significant(sig) => sh.wake.significant(self.id(), &sig),
