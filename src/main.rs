@@ -239,8 +239,20 @@ fn tool() -> String {
     )
 }
 
+/// The runtime `serve`, the demo and the bench run on: multi-threaded, its blocking pool capped.
+/// A campaign's writes wait on the disk off the workers (`block_in_place`, which hands the worker
+/// on through this pool); a burst of them — a thousand questions at once — then waits together,
+/// and the file system commits them together. The cap keeps such a burst from starting a thread
+/// per write (each thread kept for a while, with its stack and its allocator arena).
+fn build_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(16)
+        .build()
+}
+
 fn tokio_runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Runtime::new() {
+    match build_runtime() {
         Ok(r) => Some(r),
         Err(e) => {
             eprintln!("cannot start the async runtime: {e}");
@@ -410,7 +422,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let runtime = match tokio::runtime::Runtime::new() {
+            let runtime = match build_runtime() {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("cannot start the async runtime: {e}");

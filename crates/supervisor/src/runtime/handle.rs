@@ -199,6 +199,7 @@ impl Runtime {
                     Box::new(move || remote.streams())
                 },
                 streams: Default::default(),
+                writing: Default::default(),
             }),
             spawner: Box::new(OnRemote(remote)),
             campaigns: Mutex::new(BTreeMap::new()),

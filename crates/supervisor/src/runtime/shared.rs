@@ -42,6 +42,8 @@ pub struct Shared {
     pub(crate) remote_streams: Box<dyn Fn() -> bool + Send + Sync>,
     /// The subscriptions open now, against the cap.
     pub(crate) streams: Streams,
+    /// Campaigns whose writes are waiting on the disk now (`journal::off_core`).
+    pub(crate) writing: std::sync::atomic::AtomicU64,
 }
 
 /// The subscriptions open now: taken against `max_streams` before one is opened, given back when
