@@ -155,7 +155,7 @@ fn a_stream_that_floods_names_another_task_or_falls_silent_is_bounded_and_never_
     let (_sim, url) = streaming_sim("0.3");
     let d = serve_streaming(&url, "stream-faults");
 
-    // A flood: every update sent 2,000 times. It costs the remote no read (the updates carry the
+    // A flood: the first update sent 2,000 times. It costs the remote no read (the updates carry the
     // reading, and a revision already seen is dropped), and the question is noticed once.
     arm(
         &url,
@@ -171,6 +171,46 @@ fn a_stream_that_floods_names_another_task_or_falls_silent_is_bounded_and_never_
         reads <= 2,
         "{reads} reads for a flood: {:?}",
         about(&url, &task)
+    );
+
+    // The same flood as a plain A2A server's updates (no metadata: each only a doorbell): the
+    // reads they ring for are at least 250 ms apart, so a handful, and the question (its update
+    // whole again) is still noticed once.
+    arm(
+        &url,
+        json!({"kind": "stream_flood", "copies": 2000, "bare": true, "times": 1}),
+    );
+    asks(&d, "b1");
+    let (task, made) = task_made(&url, "b1");
+    let read_at: Vec<u64> = about(&url, &task)
+        .iter()
+        .filter(|(m, _)| m == "tasks/get")
+        .map(|(_, t)| *t)
+        .collect();
+    println!(
+        "bare flood: reads at {:?} ms after the task was made",
+        read_at.iter().map(|t| t - made).collect::<Vec<_>>()
+    );
+    assert!(
+        read_at.len() >= 2,
+        "the bells rang for no read: {read_at:?}"
+    );
+    assert!(
+        read_at.len() <= 8,
+        "{} reads for a flood: {read_at:?}",
+        read_at.len()
+    );
+    // Apart by the gap (the remote's clock; 50 ms for the way there), after the submit's own.
+    for pair in read_at[1..].windows(2) {
+        assert!(
+            pair[1] - pair[0] >= 200,
+            "reads {pair:?} closer than the gap"
+        );
+    }
+    let m = metrics(&d);
+    assert!(
+        sample(&m, "argus_supervisor_stream_reads_total") >= 1,
+        "{m}"
     );
 
     // An update naming another task: the stream is dropped (never trusted), the task read, a
@@ -197,9 +237,9 @@ fn a_stream_that_floods_names_another_task_or_falls_silent_is_bounded_and_never_
         .iter()
         .filter(|e| e["method"] == "message/send")
         .count();
-    assert_eq!(sends, 3);
-    wait_for("the three streams open again", || {
+    assert_eq!(sends, 4);
+    wait_for("the four streams open again", || {
         d.get("/health")
-            .is_some_and(|(_, h)| h["notice"]["streams_open"] == 3)
+            .is_some_and(|(_, h)| h["notice"]["streams_open"] == 4)
     });
 }

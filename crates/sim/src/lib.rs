@@ -140,9 +140,12 @@ pub enum Fault {
         #[serde(default)]
         times: Option<u32>,
     },
-    /// A subscription's stream sends each update `copies` times, back to back.
+    /// A subscription's stream sends its next update `copies` times, back to back; `bare`:
+    /// without the task's metadata, as a plain A2A server's updates come (each only a doorbell).
     StreamFlood {
         copies: u32,
+        #[serde(default)]
+        bare: bool,
         #[serde(default)]
         times: Option<u32>,
     },

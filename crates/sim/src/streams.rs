@@ -175,7 +175,8 @@ async fn follow(
                     let other: Value = serde_json::from_str(&other).unwrap_or(Value::Null);
                     tx.send(Ok(frame(&other))).await
                 }
-                Some(Fault::StreamFlood { copies, .. }) => {
+                Some(Fault::StreamFlood { copies, bare, .. }) => {
+                    let event = if bare { stripped(event) } else { event };
                     let mut sent = Ok(());
                     for _ in 0..copies.max(1) {
                         sent = tx.send(Ok(frame(&event))).await;
@@ -207,6 +208,19 @@ async fn follow(
             () = tx.closed() => return,
         }
     }
+}
+
+/// An event without the task's metadata (what a plain A2A server sends).
+fn stripped(mut event: Value) -> Value {
+    for key in ["task", "statusUpdate"] {
+        if let Some(o) = event.get_mut(key).and_then(Value::as_object_mut) {
+            o.remove("metadata");
+        }
+    }
+    if let Some(o) = event.as_object_mut() {
+        o.remove("metadata");
+    }
+    event
 }
 
 /// The task (`first`) or a status update of it, as `dialect` writes it.
