@@ -213,6 +213,19 @@ fn a_stream_that_floods_names_another_task_or_falls_silent_is_bounded_and_never_
         "{m}"
     );
 
+    // A flood past the bound on one stream (4 MiB: 20,000 copies of a task of ~500 bytes):
+    // the stream is closed as spent, the task read, and a new one opened.
+    arm(
+        &url,
+        json!({"kind": "stream_flood", "copies": 20000, "times": 1}),
+    );
+    asks(&d, "g1");
+    let m = metrics(&d);
+    assert!(
+        m.contains("argus_supervisor_stream_ends_total{why=\"spent\"}"),
+        "{m}"
+    );
+
     // An update naming another task: the stream is dropped (never trusted), the task read, a
     // new stream opened; the question is noticed once.
     arm(&url, json!({"kind": "stream_other_task", "times": 1}));
@@ -237,9 +250,42 @@ fn a_stream_that_floods_names_another_task_or_falls_silent_is_bounded_and_never_
         .iter()
         .filter(|e| e["method"] == "message/send")
         .count();
-    assert_eq!(sends, 4);
-    wait_for("the four streams open again", || {
+    assert_eq!(sends, 5);
+    wait_for("the five streams open again", || {
         d.get("/health")
-            .is_some_and(|(_, h)| h["notice"]["streams_open"] == 4)
+            .is_some_and(|(_, h)| h["notice"]["streams_open"] == 5)
     });
+}
+
+#[test]
+fn beyond_the_cap_on_open_streams_a_live_campaign_is_hot_polled() {
+    let (_sim, url) = streaming_sim("0.3");
+    let d = serve(
+        &url,
+        &tmp("stream-cap").join("state"),
+        &[
+            ("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", "60".to_string()),
+            ("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", "600".to_string()),
+            ("ARGUS_SUPERVISOR_HOT_POLL_SECONDS", "1".to_string()),
+            ("ARGUS_SUPERVISOR_MAX_STREAMS", "1".to_string()),
+        ],
+    );
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    asks(&d, "c1");
+    asks(&d, "c2");
+    let h =
+        d.wait_health(|h| h["notice"]["streams_open"] == 1 && h["notice"]["live_campaigns"] == 1);
+    assert_eq!(h["notice"]["max_streams"], 1, "{h}");
+    // One task subscribed to, the other read by hot polls.
+    let (t1, _) = task_made(&url, "c1");
+    let (t2, _) = task_made(&url, "c2");
+    let subscribed = |t: &str| about(&url, t).iter().any(|(m, _)| m == "tasks/resubscribe");
+    assert!(
+        subscribed(&t1) && !subscribed(&t2),
+        "{:?} {:?}",
+        about(&url, &t1),
+        about(&url, &t2)
+    );
+    let m = metrics(&d);
+    assert!(sample(&m, "argus_supervisor_hot_polls_total") >= 1, "{m}");
 }
