@@ -345,25 +345,13 @@ impl Http {
         params: &P,
         version: VersionHeader,
     ) -> Result<Answer, RemoteError> {
-        // The JSON-RPC id only pairs a request with its answer on one HTTP exchange: a counter
-        // serves (a random id cost a `getrandom` call per poll).
-        let id = self
-            .next_id
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let body = serde_json::to_vec(&Request {
-            jsonrpc: "2.0",
-            id,
-            method,
-            params,
-        })
-        // Never sent: the class reqwest's builder error had.
-        .map_err(|_| RemoteError::InvalidEndpoint)?;
+        let body = self.request(method, params)?;
         let outcome = self
             .send(
                 ::http::Method::POST,
                 self.endpoint.url(),
                 self.post_uri.clone(),
-                Some(Bytes::from(body)),
+                Some(body),
                 version,
             )
             .await;
@@ -371,6 +359,28 @@ impl Http {
             tracing::debug!(method, class = e.class(), "remote call failed");
         }
         outcome
+    }
+
+    /// One JSON-RPC request's body, under the next id.
+    fn request<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<Bytes, RemoteError> {
+        // The JSON-RPC id only pairs a request with its answer on one HTTP exchange: a counter
+        // serves (a random id cost a `getrandom` call per poll).
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        serde_json::to_vec(&Request {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })
+        .map(Bytes::from)
+        // Never sent: the class reqwest's builder error had.
+        .map_err(|_| RemoteError::InvalidEndpoint)
     }
 
     /// Send one request on the wire; refuse a redirect or an auth failure; read the body within
@@ -436,20 +446,11 @@ impl Http {
         params: &P,
         version: VersionHeader,
     ) -> Result<Opened, RemoteError> {
-        let id = self
-            .next_id
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let body = serde_json::to_vec(&Request {
-            jsonrpc: "2.0",
-            id,
-            method,
-            params,
-        })
-        .map_err(|_| RemoteError::InvalidEndpoint)?;
+        let body = self.request(method, params)?;
         let headers = self.headers(true, version, "text/event-stream");
         match &self.wire {
             Wire::Direct(client) => {
-                let mut req = ::http::Request::new(Full::new(Bytes::from(body)));
+                let mut req = ::http::Request::new(Full::new(body));
                 *req.method_mut() = ::http::Method::POST;
                 *req.uri_mut() = self.post_uri.clone();
                 *req.headers_mut() = headers;
