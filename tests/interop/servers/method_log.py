@@ -4,6 +4,8 @@ write to a remote without campaign control)."""
 
 import json
 
+from campaign_ext import replaying
+
 
 class MethodLog:
     def __init__(self, app, path):
@@ -24,13 +26,4 @@ class MethodLog:
             method = None
         with open(self.path, "a") as log:
             log.write(f"{method if isinstance(method, str) else '(not JSON-RPC)'}\n")
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
