@@ -133,7 +133,7 @@ async fn wait_for(
 ) -> argus_machines::Observation {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let o = client.status(task).await.expect("status");
+        let o = client.status(task).await.expect("status").observation;
         if o.state == state {
             return o;
         }
@@ -502,6 +502,7 @@ fn serve_follows_a_real_servers_stream_and_notices_its_question(
         health["remote"]["state"] == "discovered"
     });
     assert_eq!(health["notice"]["mode"], "streaming", "{health}");
+    let started = argus_supervisor_lib::time::now_ms();
     for (verb, body) in [
         ("observe", json!({"objective": "echo"})),
         ("claim", json!({})),
@@ -536,5 +537,33 @@ fn serve_follows_a_real_servers_stream_and_notices_its_question(
     println!(
         "{script} {args:?}: the server received {:?}",
         sent.lines().collect::<Vec<_>>()
+    );
+    // Time-to-notice is timed by the server's own `status.timestamp` as it writes it (fasta2a:
+    // Python's naive local time; a2a-sdk: with `+00:00`): every change noticed was timed, none
+    // longer than the campaign has run.
+    let auth = format!("Bearer {API_TOKEN}");
+    let (_, m) =
+        procs::raw("GET", &api("/metrics"), &[("authorization", &auth)], None).expect("metrics");
+    let value = |series: &str| {
+        m.lines()
+            .find_map(|l| {
+                l.strip_prefix(series)?
+                    .strip_prefix(' ')?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no {series} in {m}"))
+    };
+    let count = value("argus_supervisor_time_to_notice_seconds_count");
+    let sum = value("argus_supervisor_time_to_notice_seconds_sum");
+    let since = argus_supervisor_lib::time::now_ms().saturating_sub(started) as f64 / 1000.0;
+    println!("{script}: {count} notices timed, {sum:.3} s in all, {since:.3} s since the submit");
+    assert!(count >= 1.0, "{m}");
+    assert!(sum >= 0.0 && sum <= count * since, "{m}");
+    assert_eq!(
+        value("argus_supervisor_notices_unmeasured_total{why=\"no_timestamp\"}"),
+        0.0,
+        "{m}"
     );
 }

@@ -402,6 +402,7 @@ fn a_live_task_is_read_between_heartbeats_within_the_remotes_budget() {
     };
     d.observe_and_claim("h1", "train");
     let before = ticks(&d);
+    let submitted = argus_supervisor_lib::time::now_ms();
     assert_eq!(d.act("h1", "submit", json!({"message": "go"})).0, 200);
     // The task asks a second after the submit; the campaign hears of it before any heartbeat.
     d.wait_state("h1", "controlling.awaiting_input");
@@ -410,6 +411,17 @@ fn a_live_task_is_read_between_heartbeats_within_the_remotes_budget() {
         .get("/campaigns/h1")
         .map(|(_, v)| v["pending_question"]["source"].clone());
     assert_eq!(q, Some(json!("remote")));
+    // Its time-to-notice was timed by the sim's `status.timestamp`: no longer than it has run.
+    let m = super::streaming::metrics(&d);
+    let (count, sum) = super::streaming::notice_times(&m);
+    let since = argus_supervisor_lib::time::now_ms().saturating_sub(submitted) as f64 / 1000.0;
+    println!(
+        "hot polling: {count} notices timed, {sum:.3} s in all, {since:.3} s since the submit"
+    );
+    assert!(
+        count >= 1 && sum >= 0.0 && sum <= count as f64 * since,
+        "{m}"
+    );
 
     // Five more live campaigns share the budget: the reads all of them add stay within it.
     for id in ["h2", "h3", "h4", "h5", "h6"] {

@@ -65,11 +65,30 @@ fn about(url: &str, task: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
-fn metrics(d: &Daemon) -> String {
+pub(crate) fn metrics(d: &Daemon) -> String {
     let auth = format!("Bearer {API_TOKEN}");
     raw("GET", &d.api("/metrics"), &[("authorization", &auth)], None)
         .map(|(_, m)| m)
         .unwrap_or_default()
+}
+
+/// The time-to-notice histogram's count and sum.
+pub(crate) fn notice_times(m: &str) -> (u64, f64) {
+    let value = |series: &str| {
+        m.lines()
+            .find_map(|l| {
+                l.strip_prefix(series)?
+                    .strip_prefix(' ')?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no {series} in {m}"))
+    };
+    (
+        value("argus_supervisor_time_to_notice_seconds_count") as u64,
+        value("argus_supervisor_time_to_notice_seconds_sum"),
+    )
 }
 
 /// Submit for `id` and wait until it asks; the feed says so once.
@@ -124,6 +143,19 @@ fn a_streamed_question_is_noticed_between_heartbeats_from_the_update_itself(
         "{m}"
     );
     assert_eq!(sample(&m, "argus_supervisor_hot_polls_total"), 0, "{m}");
+    // Time-to-notice, timed by the sim's own `status.timestamp` (this host's clock): the question
+    // was noticed, no change took longer than the task has existed, and none went untimed.
+    let (count, sum) = notice_times(&m);
+    let since = argus_supervisor_lib::time::now_ms().saturating_sub(made) as f64 / 1000.0;
+    println!(
+        "{dialect}: {count} notices timed, {sum:.3} s in all, {since:.3} s since the task was made"
+    );
+    assert!(count >= 1, "{m}");
+    assert!(sum >= 0.0 && sum <= count as f64 * since, "{m}");
+    for why in ["no_timestamp", "clock_ahead"] {
+        let series = format!("argus_supervisor_notices_unmeasured_total{{why=\"{why}\"}}");
+        assert_eq!(sample(&m, &series), 0, "{m}");
+    }
 
     // A stream cut in the middle of an update falls back, is opened again, and the next
     // campaign's question is still noticed, once.
@@ -288,4 +320,30 @@ fn beyond_the_cap_on_open_streams_a_live_campaign_is_hot_polled() {
     );
     let m = metrics(&d);
     assert!(sample(&m, "argus_supervisor_hot_polls_total") >= 1, "{m}");
+}
+
+#[test]
+fn a_remote_whose_clock_runs_ahead_is_not_timed_and_says_so_in_metrics() {
+    let (_sim, url) = streaming_sim("0.3");
+    let d = serve_streaming(&url, "stream-clock-ahead");
+    // The remote's clock an hour ahead of this host's: every `status.timestamp` it writes is in
+    // this host's future.
+    let (s, b) = crate::support::procs::call(
+        true,
+        &format!("{url}_sim/clock"),
+        SIM_TOKEN,
+        json!({"advance_ms": 3_600_000}),
+        reqwest::Client::builder(),
+    )
+    .expect("the sim's clock");
+    assert_eq!(s, 200, "{b}");
+    asks(&d, "k1");
+    let m = metrics(&d);
+    let (count, _) = notice_times(&m);
+    assert_eq!(count, 0, "a time from the future was timed: {m}");
+    let ahead = sample(
+        &m,
+        "argus_supervisor_notices_unmeasured_total{why=\"clock_ahead\"}",
+    );
+    assert!(ahead >= 1, "{m}");
 }

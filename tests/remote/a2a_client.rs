@@ -93,12 +93,20 @@ async fn a_full_controlled_lifecycle_goes_through_the_client() {
         WriteResult::Applied(ctl, task) => (ctl, task),
         other => panic!("{other:?}"),
     };
-    let obs = c.status(&task).await.expect("status");
+    let read = c.status(&task).await.expect("status");
+    // The sim says when the task entered its state: a moment ago, by this host's clock too.
+    let changed = read.changed_at.expect("status.timestamp read");
+    let now = argus_supervisor_lib::time::now_ms();
+    assert!(
+        changed <= now && now - changed < 60_000,
+        "{changed} vs {now}"
+    );
+    let obs = read.observation;
     assert_eq!(obs.state, argus_machines::RemoteState::Working);
     assert!(obs.revision.is_some() && obs.heartbeat_seq.is_some());
     let ctl = crate::support::fake::renew_then_cancel(&c, ctl, &task).await;
     assert_eq!(
-        c.status(&task).await.expect("status").state,
+        c.status(&task).await.expect("status").observation.state,
         argus_machines::RemoteState::Canceled
     );
     let (_observer, released) = ctl.release(&c, WriteIntent::fresh()).await;

@@ -205,11 +205,14 @@ impl Transport for FakeRemote {
         })
     }
 
-    async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
-        Ok(Observation {
-            revision: Some(1),
-            heartbeat_seq: Some(1),
-            ..Observation::new(task.clone(), RemoteState::Working)
+    async fn status(&self, task: &TaskId) -> Result<Reading, RemoteError> {
+        Ok(Reading {
+            observation: Observation {
+                revision: Some(1),
+                heartbeat_seq: Some(1),
+                ..Observation::new(task.clone(), RemoteState::Working)
+            },
+            changed_at: None,
         })
     }
 

@@ -9,8 +9,9 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Registry, Unit};
 use std::collections::BTreeMap;
 
 /// The operations that change something at the remote.
@@ -42,6 +43,10 @@ pub struct Scrape {
     /// Subscriptions: open now, opened, reopened after an end, refused or failed to open, updates
     /// heard, reads they rang for, and ends by why.
     pub streams: StreamFigures,
+    /// Time-to-notice of the remote changes that surfaced a significant event (the runtime's own
+    /// histogram, read at scrape time), and those that could not be timed, by why.
+    pub time_to_notice: Option<Histogram>,
+    pub notices_unmeasured: BTreeMap<&'static str, u64>,
     /// Remote calls by operation and outcome (`ok` or the error's class), from the A2A client.
     pub remote_calls: BTreeMap<(&'static str, &'static str), u64>,
     /// The Argus link's counters, when Argus is attached.
@@ -284,6 +289,23 @@ impl Collector for Scrape {
             st.ends
                 .iter()
                 .map(|(c, n)| (vec![("why", c.to_string())], *n)),
+        )?;
+        if let Some(h) = &self.time_to_notice {
+            let m = e.encode_descriptor(
+                "argus_supervisor_time_to_notice",
+                "From the remote's change of a task (its status.timestamp) to the significant event it surfaced being persisted and its feed line published, by the remote's clock against this host's.",
+                Some(&Unit::Seconds),
+                MetricType::Histogram,
+            )?;
+            h.encode(m)?;
+        }
+        counter(
+            &mut e,
+            "argus_supervisor_notices_unmeasured",
+            "Remote changes noticed whose time-to-notice could not be measured, by why (no_timestamp: the remote gave none; clock_ahead: its clock runs ahead of this host's).",
+            self.notices_unmeasured
+                .iter()
+                .map(|(why, n)| (vec![("why", why.to_string())], *n)),
         )?;
         if let Some(a) = &self.argus {
             counter(

@@ -2,9 +2,14 @@
 
 /// The system clock in Unix seconds (0 if it reads before 1970): the one place the daemon asks.
 pub fn now_secs() -> u64 {
+    now_ms() / 1000
+}
+
+/// The system clock in Unix milliseconds (0 if it reads before 1970).
+pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
 }
 
@@ -37,16 +42,59 @@ pub fn rfc3339(secs: u64) -> String {
 /// Unix seconds of an RFC 3339 time in UTC (`Z`) as [`rfc3339`] writes it (fractions ignored);
 /// `None` for anything else.
 pub fn parse_rfc3339(t: &str) -> Option<u64> {
-    let t = t.strip_suffix('Z')?;
+    t.ends_with('Z')
+        .then(|| parse_iso_ms(t))
+        .flatten()
+        .map(|ms| ms / 1000)
+}
+
+/// Unix milliseconds of an ISO 8601 date-time as A2A servers write `status.timestamp`: `Z`
+/// (protobuf JSON), an offset such as `+00:00` (a2a-sdk), or none at all (fasta2a writes
+/// Python's naive `datetime.now()`, read here as UTC: the remote's own zone is not known).
+/// Fractions past milliseconds are dropped. `None` for anything else.
+pub fn parse_iso_ms(t: &str) -> Option<u64> {
     let (date, clock) = t.split_once('T')?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
-    let clock = clock.split('.').next()?;
-    let mut c = clock.splitn(3, ':').map(|p| p.parse::<i64>().ok());
-    let (h, mi, s) = (c.next()??, c.next()??, c.next()??);
+    let (clock, offset_secs) = match clock.strip_suffix('Z') {
+        Some(c) => (c, 0),
+        None => match clock.rfind(['+', '-']) {
+            Some(at) => {
+                let (c, off) = clock.split_at(at);
+                let sign = if off.starts_with('-') { -1 } else { 1 };
+                let (oh, om) = off.get(1..)?.split_once(':')?;
+                let (oh, om) = (digits(oh, 2)?, digits(om, 2)?);
+                if oh > 23 || om > 59 {
+                    return None;
+                }
+                (c, sign * (oh * 3600 + om * 60))
+            }
+            None => (clock, 0),
+        },
+    };
+    let mut d = date.splitn(3, '-');
+    let (y, mo, day) = (
+        digits(d.next()?, 4)?,
+        digits(d.next()?, 2)?,
+        digits(d.next()?, 2)?,
+    );
+    let (whole, fraction) = match clock.split_once('.') {
+        Some((w, f)) if !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) => (w, f),
+        Some(_) => return None,
+        None => (clock, ""),
+    };
+    let mut c = whole.splitn(3, ':');
+    let (h, mi, s) = (
+        digits(c.next()?, 2)?,
+        digits(c.next()?, 2)?,
+        digits(c.next()?, 2)?,
+    );
     if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
+    let ms = fraction
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(3)
+        .fold(0i64, |acc, b| acc * 10 + i64::from(b - b'0'));
     // Days from civil (Howard Hinnant's algorithm).
     let y = y - i64::from(mo <= 2);
     let era = y.div_euclid(400);
@@ -55,7 +103,15 @@ pub fn parse_rfc3339(t: &str) -> Option<u64> {
     let doy = (153 * mp + 2) / 5 + day - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + h * 3600 + mi * 60 + s).ok()
+    let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_secs;
+    u64::try_from(secs * 1000 + ms).ok()
+}
+
+/// Exactly `n` ASCII digits.
+fn digits(s: &str, n: usize) -> Option<i64> {
+    (s.len() == n && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
 }
 
 #[cfg(test)]
@@ -67,6 +123,34 @@ mod tests {
         }
         assert_eq!(super::parse_rfc3339("2026-13-01T00:00:00Z"), None);
         assert_eq!(super::parse_rfc3339("yesterday"), None);
+        assert_eq!(super::parse_rfc3339("2026-11-30T07:57:37+00:00"), None);
+    }
+
+    #[test]
+    fn status_timestamps_as_servers_write_them() {
+        let at = 1_796_025_457_000;
+        for (t, ms) in [
+            ("2026-11-30T07:57:37.000Z", at),
+            ("2026-11-30T07:57:37Z", at),
+            ("2026-11-30T07:57:37.123456+00:00", at + 123),
+            ("2026-11-30T07:57:37.5", at + 500),
+            ("2026-11-30T09:57:37+02:00", at),
+            ("2026-11-30T02:27:37.25-05:30", at + 250),
+        ] {
+            assert_eq!(super::parse_iso_ms(t), Some(ms), "{t}");
+        }
+        for t in [
+            "2026-11-30",
+            "2026-11-30T07:57",
+            "2026-11-30T07:57:37.",
+            "2026-11-30T07:57:37+0200",
+            "2026-11-30T24:00:00Z",
+            "2026-1-30T07:57:37Z",
+            "2026-11-30T07:57:37.1e3Z",
+            "+2026-11-30T07:57:37Z",
+        ] {
+            assert_eq!(super::parse_iso_ms(t), None, "{t}");
+        }
     }
 
     #[test]

@@ -11,10 +11,11 @@
 
 use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
 use crate::control::{
-    ClaimCall, Evidence, RemoteError, StreamBounds, SubmitRequest, Transport, Updates, WriteCall,
+    ClaimCall, Evidence, Reading, RemoteError, StreamBounds, SubmitRequest, Transport, Updates,
+    WriteCall,
 };
 use crate::qualification::{Book, Qualification, QualificationStatus};
-use argus_machines::{Lease, Observation, ReadbackAnswer, RequestId, TaskId};
+use argus_machines::{Lease, ReadbackAnswer, RequestId, TaskId};
 use serde::Serialize;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
@@ -355,7 +356,7 @@ impl Transport for LiveRemote {
     async fn request_status(&self, campaign_id: &str, id: &RequestId) -> Answer<ReadbackAnswer> {
         self.reader()?.request_status(campaign_id, id).await
     }
-    async fn status(&self, task: &TaskId) -> Answer<Observation> {
+    async fn status(&self, task: &TaskId) -> Answer<Reading> {
         self.reader()?.status(task).await
     }
     async fn evidence(&self, task: &TaskId) -> Answer<Evidence> {

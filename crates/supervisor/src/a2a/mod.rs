@@ -15,7 +15,8 @@ mod stream;
 pub mod wire;
 
 use crate::control::{
-    ClaimCall, Evidence, RemoteError, StreamBounds, SubmitRequest, Transport, Updates, WriteCall,
+    ClaimCall, Evidence, Reading, RemoteError, StreamBounds, SubmitRequest, Transport, Updates,
+    WriteCall,
 };
 use crate::protocol::{
     self, ClaimParams, Constraints, InterveneParams, Intervention, LeaseAnswer, ReadControlParams,
@@ -23,7 +24,7 @@ use crate::protocol::{
     WriteMeta,
 };
 use crate::time::now_secs;
-use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
+use argus_machines::{ControllerId, Lease, ReadbackAnswer, RequestId, TaskId};
 use card::{CardInfo, Dialect, Method};
 pub use http::{AuthHeaders, Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
@@ -591,7 +592,7 @@ impl Transport for A2aClient {
 
     /// A poll: the answer is read straight from its bytes into what a poll keeps when it has
     /// the common shape, and the lenient way (a `Value`) otherwise; the two agree.
-    async fn status(&self, task: &TaskId) -> Result<Observation, RemoteError> {
+    async fn status(&self, task: &TaskId) -> Result<Reading, RemoteError> {
         let method = protocol::get_method(self.card.dialect);
         let params = wire::get_params(task.as_str());
         let answered = self
@@ -610,7 +611,7 @@ impl Transport for A2aClient {
             });
         // The operation answered (available) even when the task in the answer is malformed.
         self.note(Method::Status, &answered);
-        Ok(answered??.into_observation())
+        Ok(answered??.into_reading())
     }
 
     async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {

@@ -199,7 +199,7 @@ fn reading(result: &Value) -> Option<Update> {
     task.pointer("/metadata/argus_supervisor/revision")?
         .as_u64()?;
     let view = wire::parse_status(&task).ok()?;
-    Some(Update::Reading(Box::new(view.into_observation())))
+    Some(Update::Reading(Box::new(view.into_reading())))
 }
 
 /// The task an update names, in any of the shapes real servers send; `None` for a message.
@@ -376,9 +376,14 @@ mod tests {
     fn an_update_with_the_contracts_metadata_is_read_as_a_poll_reads_the_task() {
         let ours = TaskId::new("t-1");
         let meta = serde_json::json!({"argus_supervisor": {"campaign_id": "c1", "revision": 3, "stage": "training"}});
-        let status = serde_json::json!({"state": "input-required", "message": {"parts": [{"kind": "text", "text": "which <b>dataset</b>?"}]}});
+        let status = serde_json::json!({"state": "input-required", "timestamp": "2026-12-03T10:00:00.250+00:00",
+            "message": {"parts": [{"kind": "text", "text": "which <b>dataset</b>?"}]}});
         let task = serde_json::json!({"id": "t-1", "status": status, "metadata": meta});
-        let polled = wire::parse_status(&task).map(wire::TaskView::into_observation);
+        let polled = wire::parse_status(&task).map(wire::TaskView::into_reading);
+        assert_eq!(
+            polled.as_ref().map(|r| r.changed_at),
+            Ok(Some(1_796_292_000_250))
+        );
         let rpc = |result: Value| {
             serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result}))
                 .unwrap_or_default()

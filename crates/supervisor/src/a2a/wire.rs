@@ -3,6 +3,7 @@
 //! History, metrics and stdout are never read: they are dropped here.
 
 use super::card::Dialect;
+use crate::control::Reading;
 use crate::control::{Artifact, Evidence, RemoteError};
 use crate::security::Untrusted;
 use argus_machines::{Observation, RemoteState, TaskId};
@@ -38,10 +39,23 @@ pub struct TaskView {
     pub meta: CampaignMeta,
     pub status_message: Option<Untrusted>,
     pub artifacts: Vec<Artifact>,
+    /// `status.timestamp`: when the remote says the task entered its state (Unix ms, the remote's
+    /// clock), where it says so in a form [`parse_iso_ms`](crate::time::parse_iso_ms) reads.
+    pub changed_at: Option<u64>,
 }
 
 impl TaskView {
-    /// The observation, moving what it keeps out of the view (a poll's view is not kept).
+    /// The reading a poll keeps: the observation, moving what it keeps out of the view (a poll's
+    /// view is not kept), and when the remote says its task changed.
+    pub fn into_reading(self) -> Reading {
+        let changed_at = self.changed_at;
+        Reading {
+            observation: self.into_observation(),
+            changed_at,
+        }
+    }
+
+    /// The observation, moving what it keeps out of the view.
     pub fn into_observation(self) -> Observation {
         Observation {
             task: self.id,
@@ -143,6 +157,8 @@ struct RawTask<'a> {
     meta: RawMeta<'a>,
     /// The status message's text parts, in order.
     texts: Vec<&'a str>,
+    /// `status.timestamp`.
+    timestamp: Option<&'a str>,
 }
 
 #[derive(Default)]
@@ -188,6 +204,7 @@ impl RawTask<'_> {
             meta,
             status_message,
             artifacts,
+            changed_at: self.timestamp.and_then(crate::time::parse_iso_ms),
         })
     }
 }
@@ -218,6 +235,7 @@ fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, Rem
             .and_then(Value::as_array)
             .map(|parts| texts(parts))
             .unwrap_or_default(),
+        timestamp: task.pointer("/status/timestamp").and_then(Value::as_str),
     };
     let artifacts = if with_artifacts {
         parse_artifacts(task.get("artifacts"))
@@ -302,6 +320,8 @@ mod fast {
         state: Option<Cow<'a, str>>,
         #[serde(borrow)]
         message: Option<Object<Message<'a>>>,
+        #[serde(borrow)]
+        timestamp: Option<Cow<'a, str>>,
     }
 
     #[derive(Deserialize)]
@@ -381,6 +401,7 @@ mod fast {
                     .and_then(|m| m.0.parts.as_ref())
                     .map(|parts| parts.iter().filter_map(|p| p.0.text.as_deref()).collect())
                     .unwrap_or_default(),
+                timestamp: status.and_then(|s| s.timestamp.as_deref()),
             }
         }
     }
@@ -576,6 +597,7 @@ mod tests {
         let view = read_status_answer(&bytes).expect("read").expect("task");
         assert_eq!(view.meta.revision, Some(3));
         assert_eq!(view.meta.stage.as_deref(), Some("train"));
+        assert_eq!(view.changed_at, Some(1_795_996_800_000));
         assert_eq!(
             view.status_message.as_ref().map(Untrusted::as_str),
             Some("step 12 \"ok\"\ntwo")
@@ -589,6 +611,8 @@ mod tests {
             r#"{"result": {"task": ["u", {"state": "failed"}], "id": "t", "status": {"state": "working"}}}"#,
             r#"{"result": {"id": "t", "status": ["failed"]}}"#,
             r#"{"result": {"id": "t", "status": {"state": 3}}}"#,
+            r#"{"result": {"id": "t", "status": {"state": "working", "timestamp": 1796025457}}}"#,
+            r#"{"result": {"id": "t", "status": {"state": "working", "timestamp": "yesterday"}}}"#,
             r#"{"result": {"id": "", "status": {"state": "working"}}}"#,
             r#"{"result": {"id": 5, "status": {"state": "working"}}}"#,
             r#"{"result": {"id": "t", "id": "u", "status": {"state": "working"}}}"#,
@@ -606,9 +630,15 @@ mod tests {
         }
         // Arrays where objects belong are never read as structs.
         assert!(read_status_answer(odd[5].as_bytes()).is_none());
-        assert!(read_status_answer(odd[12].as_bytes()).is_none());
+        assert!(read_status_answer(odd[14].as_bytes()).is_none());
+        // A timestamp that is not a time the remote wrote as one is not a change time.
+        assert_eq!(lenient(odd[7].as_bytes()).map(|v| v.changed_at), Ok(None));
+        assert_eq!(
+            read_status_answer(odd[8].as_bytes()).map(|v| v.map(|v| v.changed_at)),
+            Some(Ok(None))
+        );
         // Integral floats and out-of-range numbers are read as the lenient path reads them.
-        let floats = read_status_answer(odd[13].as_bytes())
+        let floats = read_status_answer(odd[15].as_bytes())
             .expect("read")
             .expect("task");
         assert_eq!(

@@ -335,6 +335,12 @@ fn scrape(s: &ApiState) -> crate::metrics::Scrape {
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
         },
+        time_to_notice: Some(st.notice.seconds.clone()),
+        notices_unmeasured: st
+            .notice
+            .unmeasured()
+            .map(|(why, n)| (why.name(), n))
+            .collect(),
         remote_calls: s
             .remote_calls
             .as_ref()

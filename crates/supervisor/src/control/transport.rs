@@ -135,13 +135,23 @@ impl StreamEnd {
     }
 }
 
+/// What one read of a task keeps: the observation the machine steps, and when the remote says the
+/// task entered its state (`status.timestamp`, Unix ms by the remote's clock; `None` where it did
+/// not say, or not legibly). The change time only measures time-to-notice: nothing is decided on
+/// it, and it is never persisted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reading {
+    pub observation: Observation,
+    pub changed_at: Option<u64>,
+}
+
 /// One streamed update of the subscribed task (updates that arrived together, as one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Update {
     /// The update carried the whole reading a poll gives (the task's state and its
     /// `metadata.argus_supervisor`, revision included), read by the poll's own parser: it goes
     /// through the same reduction as a poll's answer, which drops a revision already seen.
-    Reading(Box<Observation>),
+    Reading(Box<Reading>),
     /// The update did not carry it (a plain A2A server's update, an artifact's): a doorbell that
     /// rings for the ordinary read. Nothing such an update says is kept.
     Bell,
@@ -195,7 +205,7 @@ pub trait Transport: Send + Sync {
         campaign_id: &str,
         request_id: &RequestId,
     ) -> impl Future<Output = Answer<ReadbackAnswer>> + Send;
-    fn status(&self, task: &TaskId) -> impl Future<Output = Answer<Observation>> + Send;
+    fn status(&self, task: &TaskId) -> impl Future<Output = Answer<Reading>> + Send;
     fn evidence(&self, task: &TaskId) -> impl Future<Output = Answer<Evidence>> + Send;
     /// Whether the remote says it streams a task's updates (its card's `capabilities.streaming`).
     fn streams(&self) -> bool {
@@ -243,7 +253,7 @@ impl Transport for Disconnected {
     async fn request_status(&self, _: &str, _: &RequestId) -> Answer<ReadbackAnswer> {
         Err(RemoteError::Unavailable)
     }
-    async fn status(&self, _: &TaskId) -> Answer<Observation> {
+    async fn status(&self, _: &TaskId) -> Answer<Reading> {
         Err(RemoteError::Unavailable)
     }
     async fn evidence(&self, _: &TaskId) -> Answer<Evidence> {

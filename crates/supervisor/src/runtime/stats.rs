@@ -1,6 +1,7 @@
 //! The runtime's counters: read by `status`, `health` and the benchmark, written by the drivers.
 
-use std::sync::atomic::AtomicU64;
+use prometheus_client::metrics::histogram::Histogram;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Counters for tests, the API and benchmarks.
 #[derive(Debug, Default)]
@@ -46,4 +47,118 @@ pub struct Stats {
     pub stream_ends: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
     /// Significant events surfaced, by class (`ATTEMPT_COMPLETED`, …).
     pub significant_by_class: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
+    /// Time-to-notice of the remote changes that surfaced a significant event.
+    pub notice: NoticeTimes,
+}
+
+/// Time-to-notice: from the moment the remote says a task changed (its `status.timestamp`) to
+/// the moment the significant event the change surfaced is written and its feed line published.
+/// One figure per change noticed (a reading that surfaced several events counts once).
+#[derive(Debug)]
+pub struct NoticeTimes {
+    /// Seconds, by the remote's clock against this host's: a skew between the two shifts it.
+    pub seconds: Histogram,
+    /// Changes noticed that could not be timed, by why.
+    pub unmeasured: [AtomicU64; Unmeasured::ALL.len()],
+}
+
+/// Why a change noticed was not timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unmeasured {
+    /// The remote gave no `status.timestamp`, or none in a form read as a time.
+    NoTimestamp,
+    /// The remote's time of the change is later than this host's clock by more than
+    /// [`CLOCK_AHEAD_SLACK_MS`]: the two clocks disagree, and the figure would be fiction.
+    ClockAhead,
+}
+
+impl Unmeasured {
+    pub const ALL: [Unmeasured; 2] = [Unmeasured::NoTimestamp, Unmeasured::ClockAhead];
+
+    /// The name in metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unmeasured::NoTimestamp => "no_timestamp",
+            Unmeasured::ClockAhead => "clock_ahead",
+        }
+    }
+}
+
+/// How far the remote's clock may run ahead of this host's and still be timed (as zero).
+pub const CLOCK_AHEAD_SLACK_MS: u64 = 2_000;
+
+/// The histogram's buckets, seconds: a streamed notice takes well under a second, a hot-polled
+/// one a few, a heartbeat-bound one up to a couple of minutes; a change that happened while the
+/// daemon was down lands in the top ones.
+pub const NOTICE_BUCKETS: [f64; 13] = [
+    0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 3600.0,
+];
+
+impl Default for NoticeTimes {
+    fn default() -> Self {
+        NoticeTimes {
+            seconds: Histogram::new(NOTICE_BUCKETS),
+            unmeasured: Default::default(),
+        }
+    }
+}
+
+impl NoticeTimes {
+    /// A change the remote made at `changed_at` (its clock, Unix ms) noticed at `now` (this
+    /// host's clock, Unix ms).
+    pub fn noticed(&self, changed_at: Option<u64>, now: u64) {
+        let why = match changed_at {
+            None => Unmeasured::NoTimestamp,
+            Some(at) if at > now.saturating_add(CLOCK_AHEAD_SLACK_MS) => Unmeasured::ClockAhead,
+            Some(at) => {
+                // Lossless below 2^53 ms (285,000 years).
+                self.seconds.observe(now.saturating_sub(at) as f64 / 1000.0);
+                return;
+            }
+        };
+        self.unmeasured[why as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Changes not timed, by why.
+    pub fn unmeasured(&self) -> impl Iterator<Item = (Unmeasured, u64)> + '_ {
+        Unmeasured::ALL
+            .into_iter()
+            .map(|why| (why, self.unmeasured[why as usize].load(Ordering::Relaxed)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(n: &NoticeTimes) -> String {
+        let mut registry = prometheus_client::registry::Registry::default();
+        registry.register("t", "t", n.seconds.clone());
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap_or_default();
+        out
+    }
+
+    #[test]
+    fn a_change_is_timed_against_the_remotes_clock_or_said_why_not() {
+        let n = NoticeTimes::default();
+        let now = 1_796_292_000_000;
+        n.noticed(Some(now - 300), now);
+        n.noticed(Some(now - 90_000), now);
+        n.noticed(Some(now + 1_500), now);
+        n.noticed(Some(now + 60_000), now);
+        n.noticed(None, now);
+        let out = text(&n);
+        assert!(out.contains("t_count 3\n"), "{out}");
+        assert!(out.contains("t_sum 90.3\n"), "{out}");
+        assert!(out.contains("t_bucket{le=\"0.1\"} 1\n"), "{out}");
+        assert!(out.contains("t_bucket{le=\"0.5\"} 2\n"), "{out}");
+        assert!(out.contains("t_bucket{le=\"60.0\"} 2\n"), "{out}");
+        assert!(out.contains("t_bucket{le=\"120.0\"} 3\n"), "{out}");
+        let unmeasured: Vec<_> = n.unmeasured().collect();
+        assert_eq!(
+            unmeasured,
+            vec![(Unmeasured::NoTimestamp, 1), (Unmeasured::ClockAhead, 1)]
+        );
+    }
 }

@@ -106,7 +106,7 @@ impl Call {
 
 /// A call's outcome, with the authority it gives back. `now`: when it was sent.
 pub(crate) enum Done {
-    Poll(Result<argus_machines::Observation, RemoteError>),
+    Poll(Result<crate::control::Reading, RemoteError>),
     Evidence {
         task: TaskId,
         through: Option<RemoteTerminalLocalPending>,
@@ -313,7 +313,7 @@ impl Core {
     /// The event a call's outcome is, with its token put back.
     pub(super) fn done(&mut self, done: Done) -> Option<Event> {
         match done {
-            Done::Poll(Ok(o)) => Some(Event::Observed(o)),
+            Done::Poll(Ok(reading)) => Some(self.reading(reading)),
             Done::Poll(Err(e)) => {
                 tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
                 // A hot poll that fails says nothing: outages are counted at the heartbeat's

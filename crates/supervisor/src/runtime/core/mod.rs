@@ -68,7 +68,7 @@ pub(crate) enum Input {
     Glance,
     /// A stream's update that carried the whole reading: the answer a hot poll of the live task
     /// would have had, reduced the same way (a reading of any other task is dropped).
-    Heard(Box<argus_machines::Observation>),
+    Heard(Box<crate::control::Reading>),
     /// A restored state's entry actions (a lease to confirm, a write to read back, a task to poll).
     Entry(Vec<Action>),
     /// An operator's (or Argus's) command, with the intents whose request ids it carries and the
@@ -112,6 +112,9 @@ pub(crate) struct Ready {
     pub reply: Option<AskerReply>,
     /// The input closed the campaign (announced after its last lines).
     pub closed: bool,
+    /// These records hold the first significant event a remote reading surfaced: its
+    /// time-to-notice is measured once they are written.
+    pub noticed: Option<Noticed>,
     /// The driver stops after this.
     pub stop: bool,
 }
@@ -126,6 +129,7 @@ impl Ready {
             && self.reply.is_none()
             && !self.closed
             && !self.stop
+            && self.noticed.is_none()
     }
 
     /// The core waits for a report before it goes on.
@@ -144,6 +148,13 @@ pub(crate) enum Wake {
         reason: WakeReason,
         latest: Option<Significant>,
     },
+}
+
+/// A remote change noticed: a reading surfaced a significant event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Noticed {
+    /// When the remote says the task changed (Unix ms, its clock), where it said.
+    pub changed_at: Option<u64>,
 }
 
 /// The answer to an input's asker.
@@ -262,6 +273,8 @@ struct Busy {
     was_asked: bool,
     /// The input is a hot poll: a read that fails is the heartbeat's to count, not this one's.
     glance: bool,
+    /// The reading being stepped, until it surfaces a significant event (it is noticed once).
+    reading: Option<Noticed>,
 }
 
 impl Core {
@@ -343,10 +356,11 @@ impl Core {
                 }
                 Finish::Quiet
             }
-            Input::Heard(observation) => {
-                if self.live_task() == Some(&observation.task) {
+            Input::Heard(reading) => {
+                if self.live_task() == Some(&reading.observation.task) {
                     self.busy().glance = true;
-                    self.enqueue(Event::Observed(*observation));
+                    let observed = self.reading(*reading);
+                    self.enqueue(observed);
                 }
                 Finish::Quiet
             }
@@ -428,6 +442,15 @@ impl Core {
         }
         let ready = std::mem::take(&mut self.busy().out);
         (!ready.is_empty()).then_some(ready)
+    }
+
+    /// The event a remote reading is; its change time is kept until the reading surfaces a
+    /// significant event (then it is noticed) or the input ends.
+    fn reading(&mut self, reading: crate::control::Reading) -> Event {
+        self.busy().reading = Some(Noticed {
+            changed_at: reading.changed_at,
+        });
+        Event::Observed(reading.observation)
     }
 
     /// Queue an event to step. The first is given room for one (a tick's queue seldom holds
@@ -715,6 +738,9 @@ impl Core {
             .or_default() += 1;
         tracing::info!(campaign_id = %self.id(), class = sig.class(), "significant event");
         self.out().wakes.push(Wake::Significant(sig));
+        if let Some(noticed) = self.busy().reading.take() {
+            self.out().noticed = Some(noticed);
+        }
     }
 
     /// Count remote data set aside (foreign or late artifacts) in the campaign's record.

@@ -2,7 +2,7 @@
 //! reports what it is told to, and checks what the core asked for, in order.
 
 use super::*;
-use crate::control::RemoteError;
+use crate::control::{Reading, RemoteError};
 use crate::runtime::reduce::AnswerTo;
 use argus_machines::{ControllerId, Observation, RemoteState, TaskId};
 
@@ -19,12 +19,18 @@ fn core() -> Core {
     Core::new(machine, doc, Arc::new(env)).0
 }
 
-fn reading(state: RemoteState) -> Observation {
-    Observation {
-        revision: Some(1),
-        ..Observation::new(TaskId::new("t1"), state)
+fn reading(state: RemoteState) -> Reading {
+    Reading {
+        observation: Observation {
+            revision: Some(1),
+            ..Observation::new(TaskId::new("t1"), state)
+        },
+        changed_at: Some(NOW_MS),
     }
 }
+
+/// When the remote says its task changed, in the readings above (Unix ms).
+const NOW_MS: u64 = NOW * 1000;
 
 /// What the driver was asked to do, in order, as words a test can compare.
 #[derive(Default, Debug)]
@@ -35,7 +41,7 @@ struct Seen {
 
 /// Pump the core as the driver does: persist succeeds unless `disk_fails`; each poll answers
 /// `answer`; an answer to keep is kept for Argus.
-fn pump(core: &mut Core, input: Input, answer: &Observation, disk_fails: bool) -> Seen {
+fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Seen {
     core.handle(input, NOW);
     let mut seen = Seen::default();
     while let Some(ready) = core.ready(NOW) {
@@ -60,6 +66,9 @@ fn pump(core: &mut Core, input: Input, answer: &Observation, disk_fails: bool) -
                 Wake::Significant(s) => format!("significant {}", s.class()),
                 Wake::Argus { reason, .. } => format!("wake {reason:?}"),
             });
+        }
+        if let Some(noticed) = ready.noticed {
+            seen.steps.push(format!("noticed {:?}", noticed.changed_at));
         }
         if let Some(reply) = ready.reply {
             seen.reply = Some(reply);
@@ -135,6 +144,56 @@ fn an_observe_is_persisted_before_its_poll_and_a_question_is_logged_before_anyon
     // An unchanged reading at the next tick writes nothing and wakes nobody.
     let seen = pump(&mut core, Input::Tick { now: NOW + 120 }, &asks, false);
     assert_eq!(seen.steps, ["poll"], "{:?}", seen.steps);
+}
+
+#[test]
+fn a_change_the_remote_made_is_noticed_once_after_its_records_with_the_remotes_time() {
+    let mut core = core();
+    let seen = pump(&mut core, observe(), &reading(RemoteState::Working), false);
+    let noticed: Vec<&String> = seen
+        .steps
+        .iter()
+        .filter(|s| s.starts_with("noticed"))
+        .collect();
+    assert!(noticed.len() <= 1, "{:?}", seen.steps);
+    // The remote asks, at its own time: one notice, after the event's record and the wake.
+    let asks = Reading {
+        observation: Observation {
+            revision: Some(2),
+            ..reading(RemoteState::InputRequired).observation
+        },
+        changed_at: Some(NOW_MS + 4_250),
+    };
+    let seen = pump(&mut core, Input::Tick { now: NOW + 120 }, &asks, false);
+    let at = |what: &str| seen.steps.iter().position(|s| s.starts_with(what));
+    let noticed = seen
+        .steps
+        .iter()
+        .filter(|s| s.starts_with("noticed"))
+        .count();
+    assert_eq!(noticed, 1, "{:?}", seen.steps);
+    assert_eq!(
+        seen.steps[at("noticed").unwrap_or(0)],
+        format!("noticed Some({})", NOW_MS + 4_250)
+    );
+    assert!(at("event") < at("noticed") && at("significant") < at("noticed"));
+    // Read again, unchanged: nothing new, nothing noticed.
+    let seen = pump(&mut core, Input::Tick { now: NOW + 240 }, &asks, false);
+    assert_eq!(seen.steps, ["poll"], "{:?}", seen.steps);
+    // A change the remote gave no time for is noticed all the same, untimed.
+    let untimed = Reading {
+        observation: Observation {
+            revision: Some(3),
+            ..reading(RemoteState::Working).observation
+        },
+        changed_at: None,
+    };
+    let seen = pump(&mut core, Input::Tick { now: NOW + 360 }, &untimed, false);
+    assert!(
+        seen.steps.contains(&"noticed None".to_string()),
+        "{:?}",
+        seen.steps
+    );
 }
 
 #[test]

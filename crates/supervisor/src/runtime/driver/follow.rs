@@ -87,9 +87,9 @@ impl<T: Transport + 'static> Driver<T> {
             return Ok(true);
         };
         match update {
-            Some(Ok(Update::Reading(observation))) => {
+            Some(Ok(Update::Reading(reading))) => {
                 sh.stats.stream_updates.fetch_add(1, Ordering::Relaxed);
-                return self.tick(super::Input::Heard(observation)).await;
+                return self.tick(super::Input::Heard(reading)).await;
             }
             Some(Ok(Update::Bell)) => {
                 sh.stats.stream_updates.fetch_add(1, Ordering::Relaxed);

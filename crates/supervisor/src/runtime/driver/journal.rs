@@ -178,15 +178,17 @@ impl Journal {
         ledger: &mut Ledger,
         machine: &CampaignMachine,
         groups: Vec<Vec<Write>>,
-    ) {
+    ) -> bool {
         if groups.is_empty() {
-            return;
+            return true;
         }
         off_core(sh, || {
+            let mut all = true;
             for group in groups {
-                let _ = self.execute(sh, ledger, machine, group);
+                all &= self.execute(sh, ledger, machine, group).is_ok();
             }
-        });
+            all
+        })
     }
 
     /// Perform `writes` in order, telling the ledger what became of the two whose outcome

@@ -224,7 +224,12 @@ impl<T: Transport + 'static> Driver<T> {
             return Ok(Some(Report::Persisted(persisted.is_ok())));
         }
         let (ledger, machine) = self.core.records();
-        self.journal.record(&sh, ledger, machine, ready.records);
+        let written = self.journal.record(&sh, ledger, machine, ready.records);
+        if let Some(noticed) = ready.noticed.filter(|_| written) {
+            sh.stats
+                .notice
+                .noticed(noticed.changed_at, crate::time::now_ms());
+        }
         for wake in ready.wakes {
             match wake {
                 Wake::Significant(sig) => sh.wake.significant(self.id(), &sig),
