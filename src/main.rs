@@ -61,7 +61,7 @@ enum Command {
     Completions { shell: clap_complete::Shell },
     /// Measure the runtime against the simulated remote in a separate process; print figures.
     Bench {
-        /// Campaign counts to measure.
+        /// Campaign counts to measure (0: none, to run only the time-to-notice rows).
         #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
         campaigns: Vec<usize>,
         /// Seconds of steady (unchanged) heartbeats to measure per count.

@@ -1122,6 +1122,48 @@ fn bench_controlling_campaigns_claim_and_renew_and_only_the_renewals_write() {
     );
 }
 
+/// `bench --campaigns 0` measures only time-to-notice (it panicked on an empty task list), and
+/// the polling row sets beside the supervisor's CPU a bare poll loop's at the same request rate.
+#[test]
+fn bench_times_notice_by_polling_against_a_bare_poll_loop_at_the_same_rate() {
+    let out = Command::new(BIN)
+        .args([
+            "bench",
+            "--campaigns",
+            "0",
+            "--notice",
+            "20",
+            "--notice-streaming",
+            "0",
+        ])
+        .output()
+        .expect("bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("time-to-notice, polling-only remote: 20 campaigns, 2 live"))
+        .unwrap_or_else(|| panic!("no polling row: {stdout}"));
+    assert!(row.contains("2 of 2 noticed"), "{row}");
+    let floor = row
+        .split("a bare poll loop at the same rate: ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|f| f.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no floor figure: {row}"));
+    assert!(floor > 0.0 && floor.is_finite(), "{row}");
+    assert!(
+        !stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())),
+        "no steady row was asked for: {stdout}"
+    );
+}
+
 #[test]
 fn a_failing_disk_during_a_submit_sends_nothing_even_across_sigkill() {
     let (_sim, url) = start_sim();

@@ -942,7 +942,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         "ratio",
         "kernel"
     );
-    for &n in &opts.counts {
+    for &n in opts.counts.iter().filter(|n| **n > 0) {
         let row = measure(n, &opts).await?;
         println!(
             "{:>9} {:>8.1}s {:>8} {:>9} {:>16.4} {:>17.3}% {:>14.1} {:>10.1} {:>6} {:>8} {:>9.3}% {:>7} {:>7} {:>6} {:>12.3} {:>5} {:>13.4} {:>5.1}x {:>3.0}%/{:.0}%",
@@ -987,7 +987,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         let row = notice::measure(n, opts.notice_settings).await?;
         let s = &row.settings;
         println!(
-            "time-to-notice, polling-only remote: {} campaigns, {} live; heartbeat {} s, hot poll {}, budget {} requests/s: {} of {} noticed; p50 {:.2} s, p99 {:.2} s, max {:.2} s (ideal poller at the budget: p50 {:.2} s); {:.2} requests/s to the remote in all, of them {:.2} hot polls/s ({:.2} in the busiest 5 s); CPU {:.2e} s per campaign-second; memory {:.1} KiB per live campaign claimed",
+            "time-to-notice, polling-only remote: {} campaigns, {} live; heartbeat {} s, hot poll {}, budget {} requests/s: {} of {} noticed; p50 {:.2} s, p99 {:.2} s, max {:.2} s (ideal poller at the budget: p50 {:.2} s); {:.2} requests/s to the remote in all, of them {:.2} hot polls/s ({:.2} in the busiest 5 s); CPU {:.2e} s per campaign-second (a bare poll loop at the same rate: {:.2e}, {:.1}x); memory {:.1} KiB per live campaign claimed",
             row.campaigns,
             row.live,
             s.heartbeat,
@@ -1003,6 +1003,8 @@ pub async fn run(opts: Options) -> Result<(), String> {
             row.hot_polls_per_sec,
             row.max_hot_polls_per_sec_5s,
             row.cpu_per_campaign_per_sec,
+            row.floor_cpu_per_campaign_per_sec.unwrap_or(f64::NAN),
+            row.cpu_per_campaign_per_sec / row.floor_cpu_per_campaign_per_sec.unwrap_or(f64::NAN),
             row.rss_per_live_kib,
         );
         misses.extend(row.missed());

@@ -11,7 +11,9 @@
 
 use super::{own_sim, Cpu};
 use argus_machines::{ControllerId, TaskId};
+use argus_supervisor_lib::a2a::HttpConfig;
 use argus_supervisor_lib::control::SystemClock;
+use argus_supervisor_lib::protocol::Dialect;
 use argus_supervisor_lib::runtime::reduce::CountingWake;
 use argus_supervisor_lib::runtime::{FeedNews, OperatorCommand, Runtime, RuntimeConfig};
 use argus_supervisor_lib::store::Store;
@@ -85,6 +87,10 @@ pub struct NoticeRow {
     pub max_hot_polls_per_sec_5s: f64,
     /// The supervisor's CPU over the window, per campaign and second.
     pub cpu_per_campaign_per_sec: f64,
+    /// Polling only: the floor, a bare poll loop sending the same requests per second to the same
+    /// remote on a thread of its own once the supervisor has stopped, its CPU per campaign and
+    /// second (the same `n`).
+    pub floor_cpu_per_campaign_per_sec: Option<f64>,
     /// Subscriptions open when the change came.
     pub streams_open: u64,
     /// The supervisor's RSS growth from every campaign observing to the live ones claimed (and,
@@ -159,8 +165,9 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 /// Measure time-to-notice with `n` campaigns, 10% of them (at least one) live.
 pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, String> {
     let live = (n / 10).max(1);
-    let (sim, _, client) =
+    let (sim, http, client) =
         own_sim(&format!("notice-{n}"), &scenario(n, settings.streaming)).await?;
+    let dialect = client.dialect();
     let sim_started = Instant::now();
     let client = Arc::new(client);
     let root = std::env::temp_dir().join(format!("argus-bench-notice-{}", uuid::Uuid::new_v4()));
@@ -281,6 +288,15 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     rt.shutdown().await;
     drop(rt);
     let _ = std::fs::remove_dir_all(&root);
+    let requests_per_sec = (q1 - q0) as f64 / elapsed.max(1e-3);
+    let floor_cpu_per_campaign_per_sec = match settings.streaming {
+        true => None,
+        false => {
+            let tasks: Vec<String> = (1..=live).map(|i| format!("task-{i:04}")).collect();
+            let per_sec = bare_poll_cpu(http, dialect, tasks, requests_per_sec, FLOOR_SECS).await?;
+            Some(per_sec / n as f64)
+        }
+    };
     let mut secs: Vec<f64> = took.values().copied().collect();
     secs.sort_by(f64::total_cmp);
     Ok(NoticeRow {
@@ -292,13 +308,71 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         p99_secs: quantile(&secs, 0.99),
         max_secs: secs.last().copied().unwrap_or(f64::NAN),
         ideal_p50_secs: interval.as_secs_f64() / 2.0,
-        requests_per_sec: (q1 - q0) as f64 / elapsed.max(1e-3),
+        requests_per_sec,
         hot_polls_per_sec: (h1 - h0) as f64 / elapsed.max(1e-3),
         max_hot_polls_per_sec_5s: busiest(&samples, Duration::from_secs(5)),
         cpu_per_campaign_per_sec: cpu.total() / n as f64 / elapsed.max(1e-3),
+        floor_cpu_per_campaign_per_sec,
         streams_open,
         rss_per_live_kib,
     })
+}
+
+/// How long the bare poll loop runs.
+const FLOOR_SECS: f64 = 5.0;
+
+/// The floor for the polling rows' CPU: a bare poll loop (reqwest and `serde_json::Value`, one
+/// current-thread runtime on a thread of its own) reading `tasks` in turn at `rate` requests per
+/// second for `secs`; its thread's CPU seconds per second.
+async fn bare_poll_cpu(
+    config: HttpConfig,
+    dialect: Dialect,
+    tasks: Vec<String>,
+    rate: f64,
+    secs: f64,
+) -> Result<f64, String> {
+    let (done, answer) = tokio::sync::oneshot::channel();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    std::thread::Builder::new()
+        .name("bench-poll-floor".into())
+        .spawn(move || {
+            let used = runtime.block_on(async move {
+                let http = reqwest::Client::new();
+                let mut every = tokio::time::interval(Duration::from_secs_f64(1.0 / rate.max(0.1)));
+                let polls = (rate * secs).ceil().max(1.0) as usize;
+                let c0 = Cpu::of_this_thread();
+                let started = Instant::now();
+                for i in 0..polls {
+                    every.tick().await;
+                    let task = &tasks[i % tasks.len().max(1)];
+                    let body = serde_json::json!({"jsonrpc": "2.0", "id": i,
+                        "method": argus_supervisor_lib::protocol::get_method(dialect),
+                        "params": argus_supervisor_lib::a2a::wire::get_params(task)});
+                    let bytes = super::rpc(&http, &config, dialect, &body)
+                        .send()
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .bytes()
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let v: serde_json::Value =
+                        serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+                    if v.get("result").is_none() {
+                        return Err(format!("the floor's poll failed: {v}"));
+                    }
+                }
+                let used = Cpu::of_this_thread().since(c0).total();
+                Ok(used / started.elapsed().as_secs_f64().max(1e-3))
+            });
+            let _ = done.send(used);
+        })
+        .map_err(|e| e.to_string())?;
+    answer
+        .await
+        .map_err(|_| "the poll floor's thread has stopped".to_string())?
 }
 
 /// The floor for a stream's memory: `streams` bare SSE readers (reqwest, one connection and one
