@@ -51,50 +51,50 @@ pub fn parse_rfc3339(t: &str) -> Option<u64> {
 /// Unix milliseconds of an ISO 8601 date-time as A2A servers write `status.timestamp`: `Z`
 /// (protobuf JSON), an offset such as `+00:00` (a2a-sdk), or none at all (fasta2a writes
 /// Python's naive `datetime.now()`, read here as UTC: the remote's own zone is not known).
-/// Fractions past milliseconds are dropped. `None` for anything else.
+/// Fractions past milliseconds are dropped. `None` for anything else. Read byte by byte at fixed
+/// places: every poll reads one.
 pub fn parse_iso_ms(t: &str) -> Option<u64> {
-    let (date, clock) = t.split_once('T')?;
-    let (clock, offset_secs) = match clock.strip_suffix('Z') {
-        Some(c) => (c, 0),
-        None => match clock.rfind(['+', '-']) {
-            Some(at) => {
-                let (c, off) = clock.split_at(at);
-                let sign = if off.starts_with('-') { -1 } else { 1 };
-                let (oh, om) = off.get(1..)?.split_once(':')?;
-                let (oh, om) = (digits(oh, 2)?, digits(om, 2)?);
-                if oh > 23 || om > 59 {
-                    return None;
-                }
-                (c, sign * (oh * 3600 + om * 60))
-            }
-            None => (clock, 0),
-        },
+    let b = t.as_bytes();
+    let digits = |at: usize, n: usize| -> Option<i64> {
+        b.get(at..at + n)?.iter().try_fold(0i64, |acc, c| {
+            c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0'))
+        })
     };
-    let mut d = date.splitn(3, '-');
-    let (y, mo, day) = (
-        digits(d.next()?, 4)?,
-        digits(d.next()?, 2)?,
-        digits(d.next()?, 2)?,
-    );
-    let (whole, fraction) = match clock.split_once('.') {
-        Some((w, f)) if !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) => (w, f),
-        Some(_) => return None,
-        None => (clock, ""),
-    };
-    let mut c = whole.splitn(3, ':');
-    let (h, mi, s) = (
-        digits(c.next()?, 2)?,
-        digits(c.next()?, 2)?,
-        digits(c.next()?, 2)?,
-    );
+    let punctuated = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    if !punctuated.iter().all(|&(at, c)| b.get(at) == Some(&c)) {
+        return None;
+    }
+    let (y, mo, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+    let (h, mi, s) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
     if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
-    let ms = fraction
-        .bytes()
-        .chain(std::iter::repeat(b'0'))
-        .take(3)
-        .fold(0i64, |acc, b| acc * 10 + i64::from(b - b'0'));
+    let mut rest = b.get(19..)?;
+    let mut ms = 0i64;
+    if let Some((b'.', fraction)) = rest.split_first() {
+        let n = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
+        }
+        ms = fraction[..n]
+            .iter()
+            .chain(std::iter::repeat(&b'0'))
+            .take(3)
+            .fold(0, |acc, c| acc * 10 + i64::from(c - b'0'));
+        rest = &fraction[n..];
+    }
+    let offset_secs = match rest {
+        [] | [b'Z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (oh, om) = (digits(b.len() - 5, 2)?, digits(b.len() - 2, 2)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let sign = if *sign == b'-' { -1 } else { 1 };
+            sign * (oh * 3600 + om * 60)
+        }
+        _ => return None,
+    };
     // Days from civil (Howard Hinnant's algorithm).
     let y = y - i64::from(mo <= 2);
     let era = y.div_euclid(400);
@@ -105,13 +105,6 @@ pub fn parse_iso_ms(t: &str) -> Option<u64> {
     let days = era * 146_097 + doe - 719_468;
     let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_secs;
     u64::try_from(secs * 1000 + ms).ok()
-}
-
-/// Exactly `n` ASCII digits.
-fn digits(s: &str, n: usize) -> Option<i64> {
-    (s.len() == n && s.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| s.parse().ok())
-        .flatten()
 }
 
 #[cfg(test)]
@@ -150,6 +143,15 @@ mod tests {
             "+2026-11-30T07:57:37Z",
         ] {
             assert_eq!(super::parse_iso_ms(t), None, "{t}");
+        }
+        for ms in [
+            0,
+            999,
+            951_782_400_001,
+            1_796_025_457_123,
+            4_102_444_799_999,
+        ] {
+            assert_eq!(super::parse_iso_ms(&super::iso_time(ms)), Some(ms));
         }
     }
 
