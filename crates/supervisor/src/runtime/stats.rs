@@ -89,7 +89,7 @@ pub const CLOCK_AHEAD_SLACK_MS: u64 = 2_000;
 
 /// The histogram's buckets, seconds: a streamed notice takes well under a second, a hot-polled
 /// one a few, a heartbeat-bound one up to a couple of minutes; a change that happened while the
-/// daemon was down lands in the top ones.
+/// daemon was down, or before a campaign observed its task, lands in the top ones.
 pub const NOTICE_BUCKETS: [f64; 13] = [
     0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 3600.0,
 ];
