@@ -324,9 +324,10 @@ async fn bench_measures_against_a_remote_it_did_not_write(
     let floor: f64 = row["floor_s/1000"].parse().expect("floor");
     assert!(ticks >= 20, "the campaigns polled the remote: {row:?}");
     assert_eq!(writes, 0, "unchanged readings write nothing: {row:?}");
+    let paced: f64 = row["paced_s/1000"].parse().expect("paced floor");
     assert!(
-        floor > 0.0,
-        "the floor was measured against the same remote: {row:?}"
+        floor > 0.0 && paced > 0.0,
+        "the floor was measured against the same remote, flat out and at the same rate: {row:?}"
     );
 }
 
