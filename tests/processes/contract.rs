@@ -413,7 +413,7 @@ fn a_live_task_is_read_between_heartbeats_within_the_remotes_budget() {
     assert_eq!(q, Some(json!("remote")));
     // Its time-to-notice was timed by the sim's `status.timestamp`: no longer than it has run.
     let m = super::streaming::metrics(&d);
-    let (count, sum) = super::streaming::notice_times(&m);
+    let (count, sum) = crate::support::procs::notice_times(&m);
     let since = argus_supervisor_lib::time::now_ms().saturating_sub(submitted) as f64 / 1000.0;
     println!(
         "hot polling: {count} notices timed, {sum:.3} s in all, {since:.3} s since the submit"

@@ -8,7 +8,7 @@
 use super::contract::arm;
 use super::operable::sample;
 use super::serve_loop::{audit, serve, tmp, wait_for, Daemon, API_TOKEN, SIM_TOKEN};
-use crate::support::procs::{raw, spawn_sim, SimProc};
+use crate::support::procs::{notice_times, raw, spawn_sim, SimProc};
 use serde_json::{json, Value};
 
 /// The sim streaming `input-required` (the task asks 1 s after it is created) in `dialect`.
@@ -70,25 +70,6 @@ pub(crate) fn metrics(d: &Daemon) -> String {
     raw("GET", &d.api("/metrics"), &[("authorization", &auth)], None)
         .map(|(_, m)| m)
         .unwrap_or_default()
-}
-
-/// The time-to-notice histogram's count and sum.
-pub(crate) fn notice_times(m: &str) -> (u64, f64) {
-    let value = |series: &str| {
-        m.lines()
-            .find_map(|l| {
-                l.strip_prefix(series)?
-                    .strip_prefix(' ')?
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-            })
-            .unwrap_or_else(|| panic!("no {series} in {m}"))
-    };
-    (
-        value("argus_supervisor_time_to_notice_seconds_count") as u64,
-        value("argus_supervisor_time_to_notice_seconds_sum"),
-    )
 }
 
 /// Submit for `id` and wait until it asks; the feed says so once.

@@ -230,6 +230,26 @@ pub fn bench_row(stdout: &str, campaigns: usize) -> std::collections::BTreeMap<S
     header.into_iter().zip(row).collect()
 }
 
+/// The time-to-notice histogram's count and sum in a `metrics` scrape.
+pub fn notice_times(metrics: &str) -> (u64, f64) {
+    let value = |series: &str| {
+        metrics
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(series)?
+                    .strip_prefix(' ')?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+    };
+    (
+        value("argus_supervisor_time_to_notice_seconds_count") as u64,
+        value("argus_supervisor_time_to_notice_seconds_sum"),
+    )
+}
+
 /// One HTTP call as given (method, headers, body): the status and the body as text.
 pub fn raw(
     method: &str,
