@@ -540,8 +540,8 @@ fn serve_follows_a_real_servers_stream_and_notices_its_question(
         sent.lines().collect::<Vec<_>>()
     );
     // Time-to-notice is timed by the server's own `status.timestamp` as it writes it (fasta2a:
-    // Python's naive local time; a2a-sdk: with `+00:00`): every change noticed was timed, none
-    // longer than the campaign has run.
+    // Python's naive local time; a2a-sdk: protobuf JSON, with `Z`): every change noticed was
+    // timed, none longer than the campaign has run.
     let auth = format!("Bearer {API_TOKEN}");
     let (_, m) =
         procs::raw("GET", &api("/metrics"), &[("authorization", &auth)], None).expect("metrics");

@@ -49,8 +49,9 @@ pub fn parse_rfc3339(t: &str) -> Option<u64> {
 }
 
 /// Unix milliseconds of an ISO 8601 date-time as A2A servers write `status.timestamp`: `Z`
-/// (protobuf JSON), an offset such as `+00:00` (a2a-sdk), or none at all (fasta2a writes
-/// Python's naive `datetime.now()`, read here as UTC: the remote's own zone is not known).
+/// (protobuf JSON, as a2a-sdk writes it), an offset such as `+00:00` (Python's `isoformat()` of
+/// an aware time), or none at all (fasta2a writes Python's naive `datetime.now()`, read here as
+/// UTC: the remote's own zone is not known).
 /// Fractions past milliseconds are dropped. `None` for anything else. Read byte by byte at fixed
 /// places: every poll reads one.
 pub fn parse_iso_ms(t: &str) -> Option<u64> {
