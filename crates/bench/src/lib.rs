@@ -715,7 +715,7 @@ async fn floor_round(
     for w in 0..workers {
         let (http, config, tasks) = (http.clone(), config.clone(), tasks.clone());
         let share = polls / workers + u64::from(w < polls % workers);
-        let period = rate.map(|r| Duration::from_secs_f64(workers as f64 / r.max(1.0)));
+        let period = rate.map(|r| Duration::from_secs_f64(workers as f64 / r.max(0.1)));
         handles.push(tokio::spawn(async move {
             let mut every = period.map(tokio::time::interval);
             for i in 0..share {

@@ -293,7 +293,7 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         true => None,
         false => {
             let tasks: Vec<String> = (1..=live).map(|i| format!("task-{i:04}")).collect();
-            let per_sec = bare_poll_cpu(http, dialect, tasks, requests_per_sec, FLOOR_SECS).await?;
+            let per_sec = bare_poll_cpu(http, dialect, tasks, requests_per_sec).await?;
             Some(per_sec / n as f64)
         }
     };
@@ -318,61 +318,22 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     })
 }
 
-/// How long the bare poll loop runs.
+/// How long the bare poll loop runs, seconds.
 const FLOOR_SECS: f64 = 5.0;
 
-/// The floor for the polling rows' CPU: a bare poll loop (reqwest and `serde_json::Value`, one
-/// current-thread runtime on a thread of its own) reading `tasks` in turn at `rate` requests per
-/// second for `secs`; its thread's CPU seconds per second.
+/// The floor for the polling rows' CPU: the steady rows' bare poll loop (`super::Floor`: reqwest
+/// and `serde_json::Value` on a current-thread runtime of its own), one worker reading `tasks` in
+/// turn, paced to `rate` requests per second for [`FLOOR_SECS`]; its CPU seconds per second.
 async fn bare_poll_cpu(
     config: HttpConfig,
     dialect: Dialect,
     tasks: Vec<String>,
     rate: f64,
-    secs: f64,
 ) -> Result<f64, String> {
-    let (done, answer) = tokio::sync::oneshot::channel();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    std::thread::Builder::new()
-        .name("bench-poll-floor".into())
-        .spawn(move || {
-            let used = runtime.block_on(async move {
-                let http = reqwest::Client::new();
-                let mut every = tokio::time::interval(Duration::from_secs_f64(1.0 / rate.max(0.1)));
-                let polls = (rate * secs).ceil().max(1.0) as usize;
-                let c0 = Cpu::of_this_thread();
-                let started = Instant::now();
-                for i in 0..polls {
-                    every.tick().await;
-                    let task = &tasks[i % tasks.len().max(1)];
-                    let body = serde_json::json!({"jsonrpc": "2.0", "id": i,
-                        "method": argus_supervisor_lib::protocol::get_method(dialect),
-                        "params": argus_supervisor_lib::a2a::wire::get_params(task)});
-                    let bytes = super::rpc(&http, &config, dialect, &body)
-                        .send()
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .bytes()
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    let v: serde_json::Value =
-                        serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-                    if v.get("result").is_none() {
-                        return Err(format!("the floor's poll failed: {v}"));
-                    }
-                }
-                let used = Cpu::of_this_thread().since(c0).total();
-                Ok(used / started.elapsed().as_secs_f64().max(1e-3))
-            });
-            let _ = done.send(used);
-        })
-        .map_err(|e| e.to_string())?;
-    answer
-        .await
-        .map_err(|_| "the poll floor's thread has stopped".to_string())?
+    let floor = super::Floor::start(config, dialect, Arc::new(tasks), 1)?;
+    let polls = (rate * FLOOR_SECS).ceil().max(1.0) as u64;
+    let (per_poll, _) = floor.round(polls, Some(rate)).await?;
+    Ok(per_poll * rate)
 }
 
 /// The floor for a stream's memory: `streams` bare SSE readers (reqwest, one connection and one
