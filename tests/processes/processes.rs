@@ -1059,27 +1059,34 @@ fn serve_reads_no_campaign_file_to_start_and_each_is_read_at_its_first_need() {
 /// bench's own sim and renew through the window; a renewal writes its lease record alone, unsynced
 /// (the campaign document carries the new expiry from its next write: `Journal::persist`), and
 /// nothing else is written, waited for or woken. A foreign remote has nothing to claim, so `--controlling` is refused there.
-#[test]
-fn bench_controlling_campaigns_claim_and_renew_and_only_the_renewals_write() {
+/// `argus-supervisor bench ARGS`, which must succeed: its report.
+fn bench(args: &[&str]) -> String {
     let out = Command::new(BIN)
-        .args([
-            "bench",
-            "--campaigns",
-            "40",
-            "--seconds",
-            "20",
-            "--heartbeat",
-            "1",
-        ])
-        .args(["--controlling", "0.25"])
+        .arg("bench")
+        .args(args)
         .output()
         .expect("bench");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    stdout
+}
+
+#[test]
+fn bench_controlling_campaigns_claim_and_renew_and_only_the_renewals_write() {
+    let stdout = bench(&[
+        "--campaigns",
+        "40",
+        "--seconds",
+        "20",
+        "--heartbeat",
+        "1",
+        "--controlling",
+        "0.25",
+    ]);
     assert!(
         stdout.contains("--heartbeat 1 --controlling 0.25"),
         "the command line reproduces the run: {stdout}"
@@ -1126,24 +1133,14 @@ fn bench_controlling_campaigns_claim_and_renew_and_only_the_renewals_write() {
 /// the polling row sets beside the supervisor's CPU a bare poll loop's at the same request rate.
 #[test]
 fn bench_times_notice_by_polling_against_a_bare_poll_loop_at_the_same_rate() {
-    let out = Command::new(BIN)
-        .args([
-            "bench",
-            "--campaigns",
-            "0",
-            "--notice",
-            "20",
-            "--notice-streaming",
-            "0",
-        ])
-        .output()
-        .expect("bench");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = bench(&[
+        "--campaigns",
+        "0",
+        "--notice",
+        "20",
+        "--notice-streaming",
+        "0",
+    ]);
     let row = stdout
         .lines()
         .find(|l| l.starts_with("time-to-notice, polling-only remote: 20 campaigns, 2 live"))
