@@ -171,7 +171,7 @@ impl Journal {
     }
 
     /// The other records, each group stopped by its own failed document write, off the
-    /// runtime's workers ([`off_core`]).
+    /// runtime's workers ([`off_core`]). Whether every group was written.
     pub(crate) fn record(
         &mut self,
         sh: &Shared,
