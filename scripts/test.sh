@@ -57,7 +57,9 @@ fi
 export ARGUS_MERMAID_CLI="$MERMAID/node_modules/.bin/mmdc"
 export ARGUS_MERMAID_PUPPETEER="$PWD/tests/mermaid/puppeteer.json"
 
-# The OpenOperator plugin's tests (run last, below) run under the real OpenOperator
+# The OpenOperator plugin's tests (run last, below) run under the real OpenOperator, and the
+# process tests run Agent Zero's own A2A server from the same tree and venv as the remote
+# (tests/support/agent_zero.rs)
 # (vendor/openoperator: Agent Zero's snapshot, its Python 3.12 lock and two stand-ins for the
 # speech/embedding stacks). Agent Zero needs Python 3.12: taken
 # from the PATH or pyenv; without one this fails and says so (it never skips).
@@ -77,12 +79,14 @@ if [ -z "$OO_PY" ]; then
   exit 1
 fi
 OO_VENV="$ARGUS_INTEROP_VENVS/openoperator-3fa8481b"
-if [ ! -x "$OO_VENV/bin/python" ] || ! cmp -s openoperator/requirements-test.txt "$OO_VENV/.requirements"; then
+# The venv is remade when the test requirements or the host's lock (which they include) change.
+OO_REQS="$(cat openoperator/requirements-test.txt vendor/openoperator/requirements-py312.lock)"
+if [ ! -x "$OO_VENV/bin/python" ] || [ "$OO_REQS" != "$(cat "$OO_VENV/.requirements" 2>/dev/null)" ]; then
   echo "== preparing the OpenOperator venv (Python $("$OO_PY" -c 'import platform; print(platform.python_version())'))"
   rm -rf "$OO_VENV"
   "$OO_PY" -m venv "$OO_VENV"
   "$OO_VENV/bin/pip" install --quiet --disable-pip-version-check -r openoperator/requirements-test.txt
-  cp openoperator/requirements-test.txt "$OO_VENV/.requirements"
+  printf '%s' "$OO_REQS" > "$OO_VENV/.requirements"
 fi
 OO_TAR=vendor/openoperator/openoperator-3fa8481b.tar.gz
 echo "5cc01880e1d08547fac6acff17a02df028f59c06accd89193b56dd392d946a2a  $OO_TAR" | sha256sum --check --quiet

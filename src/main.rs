@@ -668,7 +668,7 @@ fn run_probe(
             Err(e) => eprintln!("cannot render the report: {e}"),
         }
     } else {
-        print!("{}", render_probe(&report, config.token.is_some()));
+        print!("{}", render_probe(&report));
     }
     if report.compatibility.is_compatible() {
         ExitCode::SUCCESS
@@ -677,7 +677,7 @@ fn run_probe(
     }
 }
 
-fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport, token_present: bool) -> String {
+fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
     let mut out = String::new();
     let s = |v: serde_json::Value| {
         v.as_str()
@@ -685,10 +685,7 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport, token_present: bool)
             .unwrap_or_else(|| v.to_string())
     };
     out.push_str(&format!("endpoint       {}\n", r.endpoint));
-    out.push_str(&format!(
-        "token          {}\n",
-        if token_present { "present" } else { "absent" }
-    ));
+    out.push_str(&format!("token          {}\n", r.auth.describe()));
     out.push_str(&format!(
         "compatibility  {}\n",
         s(serde_json::json!(r.compatibility))

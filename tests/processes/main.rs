@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent_zero;
 mod contract;
 mod operable;
 mod processes;

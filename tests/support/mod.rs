@@ -3,7 +3,8 @@
 //! - [`rig`]: the in-process rig (the simulator over loopback HTTP, a state root, a client, the fast
 //!   configuration) and waiting on a runtime's state;
 //! - [`fake`]: an in-memory fencing remote, for the authority tests;
-//! - [`clock`]: the one test clock.
+//! - [`clock`]: the one test clock;
+//! - [`agent_zero`]: the real Agent Zero serving A2A (today's OpenTraining), with its model double.
 #![allow(dead_code, unused_imports)]
 
 /// The environment the Argus child is given in the tests that set `ARGUS_TEST_MODEL_KEY` in
@@ -16,6 +17,7 @@ pub const ARGUS_CHILD_ENV: [&str; 5] = [
     "PATH",
 ];
 
+pub mod agent_zero;
 pub mod clock;
 pub mod fake;
 pub mod procs;

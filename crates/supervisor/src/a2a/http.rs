@@ -51,6 +51,50 @@ pub struct HttpConfig {
     pub auth_headers: AuthHeaders,
 }
 
+/// Where the remote's token travels, as configured. Agent Zero gives its A2A URL with the token in
+/// the path (`http://host/a2a/t-<token>`); other remotes take `OPENTRAINING_A2A_TOKEN` in a header.
+/// Said by `probe`, `qualify` and `health`, and in the advice after a refusal; the token itself is
+/// never printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthMode {
+    /// No token at all: calls carry no credentials.
+    None,
+    /// `OPENTRAINING_A2A_TOKEN`, sent as `Authorization: Bearer` and `X-API-KEY`.
+    Header,
+    /// A `t-<token>` segment in `OPENTRAINING_A2A_URL`'s path.
+    UrlPath,
+    /// Both: the URL's path and the header.
+    UrlPathAndHeader,
+}
+
+impl AuthMode {
+    /// How the mode reads in a report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AuthMode::None => "none: no token is configured",
+            AuthMode::Header => "a token in headers (OPENTRAINING_A2A_TOKEN, as Authorization: Bearer and X-API-KEY)",
+            AuthMode::UrlPath => "a token in the URL's path (OPENTRAINING_A2A_URL's t-… segment, as Agent Zero gives it; never printed)",
+            AuthMode::UrlPathAndHeader => "a token in the URL's path (t-…) and one in headers (OPENTRAINING_A2A_TOKEN)",
+        }
+    }
+
+    /// What to check when the remote refuses our credentials (401/403).
+    pub fn refused_advice(self) -> &'static str {
+        match self {
+            AuthMode::None => "no token is configured: put the remote's token in OPENTRAINING_A2A_TOKEN, or use the A2A URL the remote gives (Agent Zero's carries it in its path, …/a2a/t-<token>)",
+            AuthMode::Header => "check OPENTRAINING_A2A_TOKEN",
+            AuthMode::UrlPath => "check the token in OPENTRAINING_A2A_URL's path (its t-… segment): Agent Zero derives it from its login and password, so it changes when they do; copy the A2A URL its settings show now",
+            AuthMode::UrlPathAndHeader => "check the token in OPENTRAINING_A2A_URL's path (its t-… segment, which changes with Agent Zero's password) and OPENTRAINING_A2A_TOKEN",
+        }
+    }
+
+    /// Whether a token travels in the URL's path.
+    pub fn in_path(self) -> bool {
+        matches!(self, AuthMode::UrlPath | AuthMode::UrlPathAndHeader)
+    }
+}
+
 /// The headers a token is sent in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AuthHeaders {
@@ -86,6 +130,32 @@ impl HttpConfig {
             ca_pem: None,
             auth_headers: AuthHeaders::Both,
             ca_only: false,
+        }
+    }
+
+    /// Where this configuration's token travels (an endpoint that does not parse has none in
+    /// its path).
+    pub fn auth_mode(&self) -> AuthMode {
+        let in_path = Endpoint::parse(&self.endpoint, self.allow_insecure_loopback)
+            .is_ok_and(|e| e.path_token().is_some());
+        match (in_path, self.token.is_some()) {
+            (false, false) => AuthMode::None,
+            (false, true) => AuthMode::Header,
+            (true, false) => AuthMode::UrlPath,
+            (true, true) => AuthMode::UrlPathAndHeader,
+        }
+    }
+
+    /// This configuration without any credentials: no header token, and the URL's path without
+    /// its token segment (what anyone who knows the host could call).
+    pub fn without_credentials(&self) -> HttpConfig {
+        let endpoint = Endpoint::parse(&self.endpoint, self.allow_insecure_loopback)
+            .map(|e| e.without_path_token().url().to_string())
+            .unwrap_or_else(|_| self.endpoint.clone());
+        HttpConfig {
+            endpoint,
+            token: None,
+            ..self.clone()
         }
     }
 
@@ -174,6 +244,36 @@ impl Endpoint {
 
     pub fn url(&self) -> &Url {
         &self.url
+    }
+
+    /// The index of the path segment that carries a token (`t-<token>`, the form Agent Zero's
+    /// A2A URL takes), if one does.
+    fn path_token(&self) -> Option<usize> {
+        self.url
+            .path_segments()?
+            .position(|s| s.len() > 2 && s.starts_with("t-"))
+    }
+
+    /// The endpoint without its path's token segment (unchanged when it has none).
+    pub fn without_path_token(&self) -> Endpoint {
+        let Some(at) = self.path_token() else {
+            return self.clone();
+        };
+        let kept: Vec<&str> = self
+            .url
+            .path_segments()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(i, s)| (i != at).then_some(s))
+            .collect();
+        let mut url = self.url.clone();
+        let mut path = format!("/{}", kept.join("/"));
+        if !path.ends_with('/') {
+            path.push('/');
+        }
+        url.set_path(&path);
+        Endpoint { url }
     }
 
     fn join(&self, rel: &str) -> Result<Url, RemoteError> {

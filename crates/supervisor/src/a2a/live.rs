@@ -37,6 +37,8 @@ pub enum Discovery {
 #[derive(Debug, Clone, Serialize)]
 pub struct RemoteView {
     pub state: Discovery,
+    /// Where the configured token travels (never the token): a 401's advice follows it.
+    pub auth: super::AuthMode,
     /// The safe class of the last failed discovery or refresh.
     pub last_error: Option<&'static str>,
     pub attempts: u64,
@@ -80,12 +82,14 @@ pub struct LiveRemote {
 
 impl LiveRemote {
     pub fn new(http: HttpConfig, expected_sha256: Option<String>) -> Self {
+        let auth = http.auth_mode();
         LiveRemote {
             http,
             expected_sha256: expected_sha256.map(|s| s.trim().to_ascii_lowercase()),
             client: RwLock::new(None),
             view: Mutex::new(RemoteView {
                 state: Discovery::Undiscovered,
+                auth,
                 last_error: None,
                 attempts: 0,
                 compatibility: None,

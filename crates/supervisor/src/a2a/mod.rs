@@ -26,7 +26,7 @@ use crate::protocol::{
 use crate::time::now_secs;
 use argus_machines::{ControllerId, Lease, ReadbackAnswer, RequestId, TaskId};
 use card::{CardInfo, Dialect, Method};
-pub use http::{AuthHeaders, Endpoint, HttpConfig, TrustError};
+pub use http::{AuthHeaders, AuthMode, Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
 pub use live::{Discovery, LiveRemote, RemoteView};
 use serde::Serialize;
@@ -656,6 +656,8 @@ impl Transport for A2aClient {
 #[derive(Debug, Clone, Serialize)]
 pub struct ProbeReport {
     pub endpoint: String,
+    /// Where the configured token travels (never the token).
+    pub auth: AuthMode,
     pub compatibility: Compatibility,
     pub dialect: Option<Dialect>,
     pub card_sha256: Option<String>,
@@ -682,6 +684,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
             let mutation = client.mutation();
             ProbeReport {
                 endpoint,
+                auth: config.auth_mode(),
                 compatibility: client.compatibility(),
                 dialect: Some(client.dialect()),
                 card_sha256: Some(client.card.sha256.clone()),
@@ -696,6 +699,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
         }
         Err(e) => ProbeReport {
             endpoint,
+            auth: config.auth_mode(),
             compatibility: match e {
                 RemoteError::IncompatibleCard
                 | RemoteError::InsecureEndpoint

@@ -4,7 +4,7 @@
 //! held is released, where the remote lets us.
 
 use super::{Check, CheckId, Grade, Options, Report, Standing, WritePlan};
-use crate::a2a::{A2aClient, AuthHeaders, HttpConfig, OpStatus};
+use crate::a2a::{A2aClient, AuthHeaders, AuthMode, HttpConfig, OpStatus};
 use crate::control::trial::Trial;
 use crate::control::{RemoteError, SubmitRequest};
 use crate::protocol::{Dialect, Method};
@@ -198,16 +198,20 @@ pub(super) async fn run(o: &Options) -> Report {
 }
 
 /// Auth: whether a call without credentials is refused, and which header the token works in.
+/// A token in the URL's path (Agent Zero's `/a2a/t-<token>`) is proven by calling without it.
 async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
     let t = Instant::now();
-    let anonymous = HttpConfig {
-        token: None,
-        ..http.clone()
+    let mode = http.auth_mode();
+    let open = run
+        .bounded(client.answers_with(&http.without_credentials()))
+        .await;
+    let without = if mode.in_path() {
+        "a call without credentials (no header token, and the URL's path without its t-… segment)"
+    } else {
+        "a call without credentials"
     };
-    let open = run.bounded(client.answers_with(&anonymous)).await;
-    let token = http.token.is_some();
-    let anonymous_said = match (&open, token) {
-        (Ok(()), false) => {
+    let anonymous_said = match (&open, mode) {
+        (Ok(()), AuthMode::None) => {
             run.pass(
                 CheckId::AuthAnonymous,
                 "no token configured; the remote answers without credentials (open)",
@@ -215,20 +219,10 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
             );
             "none: the remote answers without credentials"
         }
-        // A path beyond `/` may carry the token itself (Agent Zero's `/a2a/t-<token>/`), which a
-        // call without the header still sends: the header is then simply not what is checked.
-        (Ok(()), true) if path_may_carry_a_token(http) => {
-            run.pass(
-                CheckId::AuthAnonymous,
-                "answered without the header token: the remote does not check the header; the URL's path (which may carry a token, as Agent Zero's /a2a/t-<token>/ does) is what stands between it and anyone",
-                t,
-            );
-            "the header token is not checked; only the URL's path can authenticate"
-        }
-        (Ok(()), true) => {
+        (Ok(()), _) => {
             run.fail(
                 CheckId::AuthAnonymous,
-                "a call without credentials was answered: the configured token protects nothing",
+                format!("{without} was answered: the configured token protects nothing"),
                 t,
             );
             "token configured, but calls without credentials are answered"
@@ -236,51 +230,64 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
         (Err(RemoteError::AuthFailed), _) => {
             run.pass(
                 CheckId::AuthAnonymous,
-                "a call without credentials was refused (401/403)",
+                format!("{without} was refused (401/403)"),
                 t,
             );
-            "credentials required"
+            match mode {
+                AuthMode::UrlPath => "a token in the URL's path (t-…, never printed): calls without it are refused",
+                AuthMode::UrlPathAndHeader => "a token in the URL's path (t-…) and one in headers: calls without them are refused",
+                _ => "credentials required",
+            }
         }
         (Err(e), _) => {
             run.fail(
                 CheckId::AuthAnonymous,
-                format!(
-                    "no usable answer to a call without credentials: {}",
-                    e.class()
-                ),
+                format!("no usable answer to {without}: {}", e.class()),
                 t,
             );
             "unknown"
         }
     };
-    if !token {
-        run.skip(CheckId::AuthScheme, "no token configured");
+    if http.token.is_none() {
+        run.skip(
+            CheckId::AuthScheme,
+            if mode.in_path() {
+                "no header token configured: the token travels in the URL's path"
+            } else {
+                "no token configured"
+            },
+        );
         return anonymous_said.to_string();
     }
     if open.is_ok() {
         run.skip(
             CheckId::AuthScheme,
-            "the remote answers without the header token, so which header it would check cannot be told",
+            "the remote answers without credentials, so which header it would check cannot be told",
         );
         return anonymous_said.to_string();
     }
     let t = Instant::now();
     let mut accepted = vec![];
     let mut refused = vec![];
+    // Each header alone, without the path's token: what the header itself is worth.
+    let bare = HttpConfig {
+        token: http.token.clone(),
+        ..http.without_credentials()
+    };
     for (headers, name) in [
         (AuthHeaders::Bearer, "Authorization: Bearer"),
         (AuthHeaders::ApiKey, "X-API-KEY"),
     ] {
         let alone = HttpConfig {
             auth_headers: headers,
-            ..http.clone()
+            ..bare.clone()
         };
         match run.bounded(client.answers_with(&alone)).await {
             Ok(()) => accepted.push(name),
             Err(e) => refused.push(format!("{name}: {}", e.class())),
         }
     }
-    if accepted.is_empty() {
+    if accepted.is_empty() && !mode.in_path() {
         run.fail(
             CheckId::AuthScheme,
             format!(
@@ -289,6 +296,16 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
             ),
             t,
         );
+    } else if accepted.is_empty() {
+        run.pass(
+            CheckId::AuthScheme,
+            format!(
+                "the token in the URL's path is what is accepted; the header token alone is refused ({})",
+                refused.join("; ")
+            ),
+            t,
+        );
+        return format!("{anonymous_said}; the header token alone is refused");
     } else {
         run.pass(
             CheckId::AuthScheme,
@@ -308,12 +325,6 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
         "{anonymous_said}; token accepted in {}",
         accepted.join(" and ")
     )
-}
-
-/// Whether the endpoint's path goes beyond `/` (and so may carry a token).
-fn path_may_carry_a_token(http: &HttpConfig) -> bool {
-    crate::a2a::Endpoint::parse(&http.endpoint, http.allow_insecure_loopback)
-        .is_ok_and(|e| e.url().path() != "/")
 }
 
 /// The read-only operations, each exercised where a harmless call exists.
