@@ -109,7 +109,7 @@ def test_only_needs_you_attempts_missions_and_critical_failures_reach_the_real_n
 
     def notified_agrees_with_the_feed():
         feed = a0.post(s, "campaigns", {"campaign_id": "n1", "part": "messages"})[1]["messages"]
-        want = [m["kind"] for m in feed if m["kind"] in ("NEEDS_YOU", "ATTEMPT_COMPLETED", "MISSION_COMPLETE", "CRITICAL_FAILURE")]
+        want = [m["kind"] for m in feed if m["kind"] in ("NEEDS_YOU", "ATTEMPT_COMPLETED", "ATTEMPT_FAILED", "ATTEMPT_CANCELED", "MISSION_COMPLETE", "CRITICAL_FAILURE")]
         got = notifications(a0, s)
         return (feed, got) if want and len(got) == len(want) else None
 

@@ -3,11 +3,12 @@
 //! which is a scripted double), through the shipped binary: `probe`, `qualify`, `serve` and the
 //! CLI. Judged by what Agent Zero's own task store and log say, and by what the operator is told.
 
+use super::serve_loop::{Daemon, API_TOKEN};
 use crate::support::agent_zero::AgentZero;
-use crate::support::procs::BIN;
-use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
+use crate::support::procs::{self, free_port, Kill, BIN};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("argus-a0-{name}-{}", uuid::Uuid::new_v4()));
@@ -35,6 +36,19 @@ fn run(a0: &AgentZero, mut cmd: Command) -> (i32, String) {
     );
     assert!(!said.contains(&a0.token()), "the token was printed: {said}");
     (out.status.code().unwrap_or(-1), said)
+}
+
+/// `serve` against Agent Zero: the token only in the URL's path, a 1 s heartbeat.
+fn serve(a0: &AgentZero, home: &Path, log: &Path) -> Daemon {
+    let port = free_port();
+    let child = procs::serve_command(&a0.url(), "", API_TOKEN, home, port)
+        .env_remove("OPENTRAINING_A2A_TOKEN")
+        .arg("--allow-insecure-loopback")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(log).expect("log")))
+        .spawn()
+        .expect("serve");
+    Daemon::adopt(Kill(child), port, home)
 }
 
 #[test]
@@ -98,4 +112,153 @@ fn agent_zero_is_probed_and_qualified_as_it_is_with_its_token_in_the_url_path() 
     );
     // Nothing was written to Agent Zero: it started no task.
     assert_eq!(a0.tasks_started(), 0, "{}", a0.log());
+}
+
+/// The operator's CLI against `d`: its exit code and what it printed.
+fn cli(a0: &AgentZero, d: &Daemon, args: &[&str]) -> (i32, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .arg("campaigns")
+        .arg("--url")
+        .arg(format!("http://127.0.0.1:{}", d.port))
+        .args(args);
+    run(a0, cmd)
+}
+
+/// The feed's lines of a campaign, as `(kind, text)`.
+fn feed(d: &Daemon, id: &str) -> Vec<(String, String)> {
+    d.get(&format!("/campaigns/{id}/messages"))
+        .map(|(_, v)| v)
+        .unwrap_or(Value::Null)["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            (
+                m["kind"].as_str().unwrap_or_default().to_string(),
+                m["text"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn campaign(d: &Daemon, id: &str) -> Value {
+    d.get(&format!("/campaigns/{id}")).expect("campaign").1
+}
+
+#[test]
+fn agent_zeros_answer_is_the_evidence_and_a_failure_is_said_as_one_with_nothing_invented() {
+    let dir = tmp("answer");
+    let a0 = AgentZero::start(&dir);
+    // Three tasks Agent Zero's own user started: one answers, one fails, one answers at length
+    // with markup, control characters and an instruction to whoever reads it.
+    let done = a0.send("train the model");
+    let failed = a0.send("train it badly [fail]");
+    let noisy = a0.send("train it noisily [noisy]");
+    a0.wait_state(&done, "completed", 60);
+    a0.wait_state(&failed, "failed", 60);
+    a0.wait_state(&noisy, "completed", 60);
+    let d = serve(&a0, &dir.join("state"), &dir.join("serve.log"));
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    for (id, task) in [
+        ("c-done", &done),
+        ("c-failed", &failed),
+        ("c-noisy", &noisy),
+    ] {
+        let (code, said) = cli(
+            &a0,
+            &d,
+            &["observe", id, "--objective", "train", "--task", task],
+        );
+        assert_eq!(code, 0, "{said}");
+        d.wait_state(id, "remote_terminal_local_pending");
+    }
+
+    // The answer is the last agent message of the task's history, as Agent Zero's store has it.
+    let stored = a0.task(&done);
+    let history = stored["result"]["history"].as_array().expect("history");
+    let last = history.last().expect("an agent message");
+    assert_eq!(last["role"], "agent", "{stored}");
+    let answer = last["parts"][0]["text"].as_str().expect("text");
+    assert_eq!(answer, "Done: train the model");
+    let c = campaign(&d, "c-done");
+    assert_eq!(c["latest_evidence"]["answer"]["from"], "history", "{c}");
+    assert_eq!(
+        c["latest_evidence"]["answer"]["untrusted_text"], answer,
+        "{c}"
+    );
+    let (_, shown) = cli(&a0, &d, &["show", "c-done"]);
+    assert!(
+        shown.contains("answer    (untrusted, from its history, 21 bytes) Done: train the model"),
+        "{shown}"
+    );
+
+    // The failure: said as a failure, with no evidence claimed (Agent Zero gave none).
+    let c = campaign(&d, "c-failed");
+    assert!(c["latest_evidence"]["answer"].is_null(), "{c}");
+    let lines = feed(&d, "c-failed");
+    assert!(
+        lines.contains(&("ATTEMPT_FAILED".into(), "Attempt 1 failed.".into())),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|(_, t)| t.contains("evidence")),
+        "{lines:?}"
+    );
+    let (_, shown) = cli(&a0, &d, &["show", "c-failed"]);
+    assert!(shown.contains("answer    none given"), "{shown}");
+
+    // The noisy answer: kept bounded and cleaned, and nothing of it reaches the feed.
+    let c = campaign(&d, "c-noisy");
+    let kept = c["latest_evidence"]["answer"]["untrusted_text"]
+        .as_str()
+        .expect("answer");
+    assert!(
+        kept.len() <= 4096 + " [truncated]".len() && kept.ends_with(" [truncated]"),
+        "{}",
+        kept.len()
+    );
+    assert_eq!(
+        c["latest_evidence"]["answer"]["bytes"]
+            .as_u64()
+            .map(|b| b > 4096),
+        Some(true)
+    );
+    assert!(kept.starts_with("Training finished.\nstep 0/400"), "{kept}");
+    assert!(
+        !kept.contains('\u{1b}') && !kept.contains('\u{202e}'),
+        "control characters kept: {kept:?}"
+    );
+    assert!(c["untrusted_fields"]
+        .as_array()
+        .is_some_and(|f| f.contains(&json!("latest_evidence"))));
+    // Each feed says, in the order it was learned: the observe, then what it found.
+    for (id, kind) in [
+        ("c-done", "ATTEMPT_COMPLETED"),
+        ("c-failed", "ATTEMPT_FAILED"),
+        ("c-noisy", "ATTEMPT_COMPLETED"),
+    ] {
+        let kinds: Vec<String> = feed(&d, id).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(kinds, ["OPERATOR_ACTION", kind], "{id}");
+    }
+    // Found, not noticed: the changes came before the campaigns looked, and are not timed.
+    let metrics = procs::raw(
+        "GET",
+        &d.api("/metrics"),
+        &[("authorization", &format!("Bearer {API_TOKEN}"))],
+        None,
+    )
+    .expect("metrics")
+    .1;
+    assert_eq!(procs::notice_times(&metrics).0, 0, "{metrics}");
+    assert!(
+        metrics.contains("argus_supervisor_notices_unmeasured_total{why=\"before_observed\"} 3"),
+        "{metrics}"
+    );
+    // One Argus wake per ended attempt, and only those (no Argus here: counted).
+    let status = d.get("/status").expect("status").1;
+    assert_eq!(status["counters"]["wakes"], 3, "{status}");
+    assert_eq!(a0.tasks_started(), 3, "the supervisor started nothing");
 }

@@ -95,6 +95,14 @@ pub(crate) fn call(post: bool, url: &str, token: &str, body: Value) -> Option<(u
 }
 
 impl Daemon {
+    /// A `serve` child the test started itself, on `port`, with its state root at `home`.
+    pub(crate) fn adopt(p: Kill, port: u16, home: &Path) -> Daemon {
+        Daemon {
+            _p: p,
+            port,
+            home: home.to_path_buf(),
+        }
+    }
     pub(crate) fn api(&self, path: &str) -> String {
         format!(
             "http://127.0.0.1:{}/api/plugins/argus-supervisor{path}",

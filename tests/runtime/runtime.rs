@@ -779,6 +779,7 @@ async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
             [
                 "NEEDS_YOU",
                 "ATTEMPT_COMPLETED",
+                "ATTEMPT_FAILED",
                 "STAGE_TRANSITION",
                 "MISSION_COMPLETE",
                 "CRITICAL_FAILURE",

@@ -223,6 +223,7 @@ impl Transport for FakeRemote {
             run_id: None,
             attempt_id: None,
             artifacts: vec![],
+            answer: None,
         })
     }
 }

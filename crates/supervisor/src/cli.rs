@@ -459,8 +459,23 @@ fn show(v: &Value, now: u64) -> String {
         .filter(|e| !e.is_null())
         .map(|e| format!("{} {}", s(&e["type"]), clean(&e.to_string())))
         .unwrap_or_else(|| "-".into());
+    // The ended attempt's final answer, on one line and cut (the API has it whole).
+    let answer = match &v["latest_evidence"]["answer"] {
+        Value::Null => "answer    none given".to_string(),
+        a => {
+            let text = clean(a["untrusted_text"].as_str().unwrap_or_default());
+            let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cut: String = line.chars().take(300).collect();
+            format!(
+                "answer    (untrusted, from its {}, {} bytes) {cut}{}",
+                s(&a["from"]).replace('_', " "),
+                s(&a["bytes"]),
+                if cut.len() < line.len() { "…" } else { "" }
+            )
+        }
+    };
     let mut out = format!(
-        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {}\nremote says (untrusted) {}\nlease     {}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {}\nactions   {}\nquarantined {}\n",
+        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {}\nremote says (untrusted) {}\n{answer}\nlease     {}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {}\nactions   {}\nquarantined {}\n",
         s(&v["campaign_id"]),
         s(&v["state"]),
         s(&v["objective"]),

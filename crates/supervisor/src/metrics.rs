@@ -302,7 +302,7 @@ impl Collector for Scrape {
         counter(
             &mut e,
             "argus_supervisor_notices_unmeasured",
-            "Remote changes noticed whose time-to-notice could not be measured, by why (no_timestamp: the remote gave none; clock_ahead: its clock runs ahead of this host's).",
+            "Remote changes noticed whose time-to-notice could not be measured, by why (no_timestamp: the remote gave none; clock_ahead: its clock runs ahead of this host's; before_observed: the change came before the campaign's first look, an observe's or a resume's: found, not noticed).",
             self.notices_unmeasured
                 .iter()
                 .map(|(why, n)| (vec![("why", why.to_string())], *n)),

@@ -315,17 +315,15 @@ impl A2aClient {
         }
     }
 
-    /// `tasks/get` with history length zero; history is never read.
+    /// `tasks/get`: with history length zero for a status read; an evidence read asks for the
+    /// newest few history messages, where an ended task's answer may be.
     pub async fn get_task(&self, op: Method, task: &TaskId) -> Result<wire::TaskView, RemoteError> {
         let method = protocol::get_method(self.card.dialect);
-        let result = self
-            .call(
-                op,
-                method,
-                &wire::get_params(task.as_str()),
-                self.core_version(),
-            )
-            .await?;
+        let params = match op {
+            Method::Evidence => wire::evidence_params(task.as_str()),
+            _ => wire::get_params(task.as_str()),
+        };
+        let result = self.call(op, method, &params, self.core_version()).await?;
         wire::parse_task(&result)
     }
 

@@ -1,10 +1,12 @@
 //! Wire shapes of both dialects: building requests, and reading tasks leniently (bare or wrapped,
 //! parts with or without `kind`, lowercase or `TASK_STATE_*` states) into bounded local values.
-//! History, metrics and stdout are never read: they are dropped here.
+//! Metrics and stdout are never read. History is dropped from every poll; the one read of an ended
+//! task's evidence takes from it only the last agent message, as the task's answer where the
+//! remote gives it nowhere else (Agent Zero's way).
 
 use super::card::Dialect;
 use crate::control::Reading;
-use crate::control::{Artifact, Evidence, RemoteError};
+use crate::control::{AnswerSource, Artifact, Evidence, RemoteAnswer, RemoteError};
 use crate::security::Untrusted;
 use argus_machines::{Observation, RemoteState, TaskId};
 use serde_json::{json, Value};
@@ -15,6 +17,11 @@ pub const MAX_ARTIFACT_TEXT: usize = 16 * 1024;
 pub const MAX_EVIDENCE_TEXT: usize = 256 * 1024;
 pub const MAX_DATA_DEPTH: usize = 16;
 pub const MAX_SHORT_TEXT: usize = 256;
+/// The longest answer kept from an ended task (its final message).
+pub const MAX_ANSWER_TEXT: usize = 16 * 1024;
+/// How many of the newest history messages an evidence read asks for (the answer is the last
+/// agent message; a server that ignores the bound is cut by the response cap and here).
+pub const EVIDENCE_HISTORY: u32 = 8;
 
 /// Campaign metadata the remote keeps at `metadata.argus_supervisor`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,6 +46,8 @@ pub struct TaskView {
     pub meta: CampaignMeta,
     pub status_message: Option<Untrusted>,
     pub artifacts: Vec<Artifact>,
+    /// The task's final answer (evidence reads only).
+    pub answer: Option<RemoteAnswer>,
     /// `status.timestamp`: when the remote says the task entered its state (Unix ms, the remote's
     /// clock), where it says so in a form [`parse_iso_ms`](crate::time::parse_iso_ms) reads.
     pub changed_at: Option<u64>,
@@ -81,6 +90,7 @@ impl TaskView {
             run_id: self.meta.run_id,
             attempt_id: self.meta.attempt_id,
             artifacts: self.artifacts,
+            answer: self.answer,
         }
     }
 }
@@ -204,6 +214,7 @@ impl RawTask<'_> {
             meta,
             status_message,
             artifacts,
+            answer: None,
             changed_at: self.timestamp.and_then(crate::time::parse_iso_ms),
         })
     }
@@ -237,12 +248,45 @@ fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, Rem
             .unwrap_or_default(),
         timestamp: task.pointer("/status/timestamp").and_then(Value::as_str),
     };
-    let artifacts = if with_artifacts {
-        parse_artifacts(task.get("artifacts"))
-    } else {
-        vec![]
+    if !with_artifacts {
+        return raw.view(vec![]);
+    }
+    let artifacts = parse_artifacts(task.get("artifacts"));
+    let answer = answer(&artifacts, &raw.texts, task.get("history"));
+    let mut view = raw.view(artifacts)?;
+    view.answer = answer;
+    Ok(view)
+}
+
+/// The task's final answer, the way the remote gives it: its artifacts' text, else its status
+/// message, else the last agent message in its history. Only that message is read: the rest of
+/// the history (the user's message, progress, tool output) is routine and dropped.
+fn answer(
+    artifacts: &[Artifact],
+    status: &[&str],
+    history: Option<&Value>,
+) -> Option<RemoteAnswer> {
+    let from_artifacts: Vec<&str> = artifacts
+        .iter()
+        .filter_map(|a| a.text.as_ref().map(Untrusted::as_str))
+        .collect();
+    let from_history = || {
+        history?.as_array()?.iter().rev().find_map(|m| {
+            let role = m.get("role").and_then(Value::as_str)?;
+            let agent = role.eq_ignore_ascii_case("agent") || role == "ROLE_AGENT";
+            let parts = m.get("parts").and_then(Value::as_array)?;
+            agent.then(|| texts(parts).join("\n"))
+        })
     };
-    raw.view(artifacts)
+    let (text, from) = if !from_artifacts.is_empty() {
+        (from_artifacts.join("\n"), AnswerSource::Artifacts)
+    } else if !status.is_empty() {
+        (status.join("\n"), AnswerSource::StatusMessage)
+    } else {
+        (from_history()?, AnswerSource::History)
+    };
+    let text = Untrusted::owned(text, MAX_ANSWER_TEXT);
+    (!text.as_str().trim().is_empty()).then_some(RemoteAnswer { text, from })
 }
 
 /// A status poll's answer read straight from its bytes: only what [`parse_status`] keeps is
@@ -506,16 +550,25 @@ pub fn send_params(d: Dialect, message_id: &str, text: &str, metadata: Value) ->
     }
 }
 
-/// `tasks/get` / `GetTask` params: history is never asked for.
 /// A subscription's params: the task's id (both dialects).
 pub fn subscribe_params(task: &str) -> serde_json::Value {
     serde_json::json!({ "id": task })
 }
 
+/// `tasks/get` / `GetTask` params for a poll: history is never asked for.
 pub fn get_params(task: &str) -> GetParams<'_> {
     GetParams {
         id: task,
         history_length: 0,
+    }
+}
+
+/// `tasks/get` / `GetTask` params for an ended task's evidence: the newest few history
+/// messages, where its answer may be.
+pub fn evidence_params(task: &str) -> GetParams<'_> {
+    GetParams {
+        id: task,
+        history_length: EVIDENCE_HISTORY,
     }
 }
 

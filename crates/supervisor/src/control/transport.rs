@@ -62,6 +62,24 @@ pub struct SubmitRequest {
     pub project: Option<String>,
 }
 
+/// Where a task's final answer came from: the remote gives it as artifacts, as the status
+/// message, or only as the last agent message in the task's history (Agent Zero's way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerSource {
+    Artifacts,
+    StatusMessage,
+    History,
+}
+
+/// The remote's final answer to a task: remote data, bounded and sanitised by the client, read
+/// once, when the task has ended (never from routine progress).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteAnswer {
+    pub text: Untrusted,
+    pub from: AnswerSource,
+}
+
 /// A bounded artifact summary. Everything in it is remote data; file URIs are recorded, never fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {
@@ -86,6 +104,8 @@ pub struct Evidence {
     pub run_id: Option<String>,
     pub attempt_id: Option<String>,
     pub artifacts: Vec<Artifact>,
+    /// The task's final answer, where it gave one.
+    pub answer: Option<RemoteAnswer>,
 }
 
 impl Evidence {

@@ -19,7 +19,24 @@ pub struct EvidenceSummary {
     pub task: TaskId,
     pub evidence_revision: Option<u64>,
     pub artifacts: Vec<ArtifactSummary>,
+    /// The remote's final answer to the task, where it gave one (documents from before it was
+    /// read have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerSummary>,
 }
+
+/// The remote's final answer as kept: where it came from, its size, and at most
+/// [`ANSWER_KEPT`] bytes of sanitised text, labelled untrusted wherever shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerSummary {
+    pub from: crate::control::AnswerSource,
+    pub untrusted_text: String,
+    /// Its size as read (bounded by the client), before it was cut to what is kept.
+    pub bytes: usize,
+}
+
+/// The most of a remote's answer a campaign document keeps.
+pub const ANSWER_KEPT: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArtifactSummary {
@@ -49,6 +66,13 @@ impl EvidenceSummary {
                     bytes: a.bytes,
                 })
                 .collect(),
+            answer: e.answer.as_ref().map(|a| AnswerSummary {
+                from: a.from,
+                untrusted_text: Untrusted::new(a.text.as_str(), ANSWER_KEPT)
+                    .as_str()
+                    .to_string(),
+                bytes: a.text.as_str().len(),
+            }),
         }
     }
 }

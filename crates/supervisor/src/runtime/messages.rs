@@ -14,7 +14,12 @@ use serde::Serialize;
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MessageKind {
     NeedsYou,
+    /// An attempt completed (the remote says so; local validation still decides).
     AttemptCompleted,
+    /// An attempt failed, or the remote rejected it.
+    AttemptFailed,
+    /// An attempt was canceled.
+    AttemptCanceled,
     StageTransition,
     MissionComplete,
     CriticalFailure,
@@ -88,8 +93,12 @@ impl FeedFold {
                     .unwrap_or_default();
                 // The next attempt's first stage is not a transition of this one.
                 *stage = None;
-                let what = attempt_ended(*attempts, *outcome, &during);
-                Some((MessageKind::AttemptCompleted, what))
+                let kind = match outcome {
+                    RemoteOutcome::Completed => MessageKind::AttemptCompleted,
+                    RemoteOutcome::Failed | RemoteOutcome::Rejected => MessageKind::AttemptFailed,
+                    RemoteOutcome::Canceled => MessageKind::AttemptCanceled,
+                };
+                Some((kind, attempt_ended(*attempts, *outcome, &during)))
             }
             Significant::Blocked { reason } => blocked(reason),
             Significant::ControlChanged {
@@ -123,15 +132,15 @@ impl FeedFold {
     }
 }
 
-/// What a person is told when an attempt ends (`during`: " during <stage>", or nothing).
+/// What a person is told when an attempt ends (`during`: " during <stage>", or nothing): what
+/// happened, and nothing that has not (its evidence is read after this is said, and shown with
+/// the campaign, where the remote gave any).
 fn attempt_ended(attempts: u32, outcome: RemoteOutcome, during: &str) -> String {
     match outcome {
         RemoteOutcome::Completed => {
             format!("Attempt {attempts} completed; local validation is pending.")
         }
-        RemoteOutcome::Failed => {
-            format!("Attempt {attempts} failed{during}; evidence was collected for review.")
-        }
+        RemoteOutcome::Failed => format!("Attempt {attempts} failed{during}."),
         RemoteOutcome::Canceled => format!("Attempt {attempts} was canceled{during}."),
         RemoteOutcome::Rejected => format!("Attempt {attempts} was rejected by the remote."),
     }

@@ -32,8 +32,9 @@ pub use config::{PacingError, RuntimeConfig};
 pub use core::CrashPoint;
 pub(crate) use document::resolving;
 pub use document::{
-    upgrade_state_root, ArtifactSummary, AttemptRecord, CampaignDoc, EvidenceSummary,
-    QuestionSource, MAX_ATTEMPT_RECORDS, MAX_PATH, MAX_RECENT_EVENTS, OBJECTIVE_MAX_BYTES,
+    upgrade_state_root, AnswerSummary, ArtifactSummary, AttemptRecord, CampaignDoc,
+    EvidenceSummary, QuestionSource, MAX_ATTEMPT_RECORDS, MAX_PATH, MAX_RECENT_EVENTS,
+    OBJECTIVE_MAX_BYTES,
 };
 pub use handle::{CampaignHandle, Runtime, RuntimeError};
 pub use shared::FeedNews;

@@ -70,16 +70,24 @@ pub enum Unmeasured {
     /// The remote's time of the change is later than this host's clock by more than
     /// [`CLOCK_AHEAD_SLACK_MS`]: the two clocks disagree, and the figure would be fiction.
     ClockAhead,
+    /// The change happened before the campaign looked (the first reading of an `observe` or a
+    /// `resume`): it was found, not noticed, and its age says nothing of how fast changes are.
+    BeforeObserved,
 }
 
 impl Unmeasured {
-    pub const ALL: [Unmeasured; 2] = [Unmeasured::NoTimestamp, Unmeasured::ClockAhead];
+    pub const ALL: [Unmeasured; 3] = [
+        Unmeasured::NoTimestamp,
+        Unmeasured::ClockAhead,
+        Unmeasured::BeforeObserved,
+    ];
 
     /// The name in metrics.
     pub fn name(self) -> &'static str {
         match self {
             Unmeasured::NoTimestamp => "no_timestamp",
             Unmeasured::ClockAhead => "clock_ahead",
+            Unmeasured::BeforeObserved => "before_observed",
         }
     }
 }
@@ -119,6 +127,11 @@ impl NoticeTimes {
         self.unmeasured[why as usize].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A change found by a campaign's first look at its task (never timed).
+    pub fn found(&self) {
+        self.unmeasured[Unmeasured::BeforeObserved as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Changes not timed, by why.
     pub fn unmeasured(&self) -> impl Iterator<Item = (Unmeasured, u64)> + '_ {
         Unmeasured::ALL
@@ -148,6 +161,7 @@ mod tests {
         n.noticed(Some(now + 1_500), now);
         n.noticed(Some(now + 60_000), now);
         n.noticed(None, now);
+        n.found();
         let out = text(&n);
         assert!(out.contains("t_count 3\n"), "{out}");
         assert!(out.contains("t_sum 90.3\n"), "{out}");
@@ -158,7 +172,11 @@ mod tests {
         let unmeasured: Vec<_> = n.unmeasured().collect();
         assert_eq!(
             unmeasured,
-            vec![(Unmeasured::NoTimestamp, 1), (Unmeasured::ClockAhead, 1)]
+            vec![
+                (Unmeasured::NoTimestamp, 1),
+                (Unmeasured::ClockAhead, 1),
+                (Unmeasured::BeforeObserved, 1)
+            ]
         );
     }
 }

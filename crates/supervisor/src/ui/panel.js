@@ -392,6 +392,7 @@ async function campaignPage(view, id) {
   const evidence = el("pre", { id: "evidence" });
   const question = el("p", { id: "question" });
   const remoteMessage = el("pre", { id: "remote-message" });
+  const remoteAnswer = el("pre", { id: "remote-answer" });
   const answer = el("textarea", { id: "answer-text", placeholder: "Your answer" });
   const answerButton = el("button", { type: "button", id: "answer-send" }, "Answer");
   const message = el("textarea", { id: "action-text", placeholder: "Message for submit / intervene / next-attempt" });
@@ -412,6 +413,7 @@ async function campaignPage(view, id) {
         el("h3", {}, "Pending question"),
         question,
         el("section", { class: "untrusted" }, el("h3", {}, "What the remote says"), remoteMessage),
+        el("section", { class: "untrusted" }, el("h3", {}, "The remote's answer"), remoteAnswer),
         answer,
         answerButton
       )
@@ -482,6 +484,9 @@ async function campaignPage(view, id) {
       const q = c.pending_question;
       question.textContent = q ? q.text + " (from " + q.source + ", asked " + when(q.asked_at) + ")" : "No question pending.";
       remoteMessage.textContent = c.remote_message || "nothing";
+      // The ended attempt's final answer, as the remote gave it (artifacts, status or history).
+      const said = c.latest_evidence && c.latest_evidence.answer;
+      remoteAnswer.textContent = said ? said.untrusted_text + " (from its " + said.from.replace("_", " ") + ")" : "none given";
       answer.disabled = answerButton.disabled = !allowed.has("answer");
       // Evidence says which attempt and task it is from: during attempt 2 it may still be 1's.
       const ev = c.latest_evidence;

@@ -12,8 +12,8 @@ daemon's Unix socket, and the rules for what the plugin hands Agent Zero.
 - `for_host` is the one rule for text that crosses into Agent Zero's UI or chat: bounded, control
   characters removed, HTML-escaped. Agent Zero renders a notification's message and detail as HTML
   (`x-html`), and remote, Argus and Foreman text is data, never markup.
-- `Notifier` hands Needs you, attempt completed, mission complete and critical failures — and
-  nothing else — to Agent Zero's notifications, once each.
+- `Notifier` hands Needs you, attempt outcomes (completed, failed, canceled), mission complete and
+  critical failures — and nothing else — to Agent Zero's notifications, once each.
 
 Imported as `usr.plugins.argus_supervisor.helpers.argus_supervisor_daemon` (Agent Zero's plugin
 import rule): no `sys.path` edits.
@@ -52,6 +52,8 @@ ACTION_FIELDS = ("objective", "task_id", "message", "reason", "applied", "not_ap
 NOTIFY_KINDS = {
     "NEEDS_YOU": ("warning", "Needs you"),
     "ATTEMPT_COMPLETED": ("info", "Attempt completed"),
+    "ATTEMPT_FAILED": ("error", "Attempt failed"),
+    "ATTEMPT_CANCELED": ("warning", "Attempt canceled"),
     "MISSION_COMPLETE": ("success", "Mission complete"),
     "CRITICAL_FAILURE": ("error", "Critical failure"),
 }

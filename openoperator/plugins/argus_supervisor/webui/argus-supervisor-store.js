@@ -63,6 +63,12 @@ const model = {
     return [c.remote_state, c.remote_stage, c.remote_message].filter((x) => x).map(String).join(" · ") || "nothing yet";
   },
 
+  answer() {
+    const ev = this.campaign && this.campaign.latest_evidence;
+    const a = ev && ev.answer;
+    return a ? String(a.untrusted_text) + " (from its " + String(a.from).replace("_", " ") + ")" : "none given";
+  },
+
   question() {
     return this.campaign && this.campaign.pending_question ? String(this.campaign.pending_question.text) : "none";
   },

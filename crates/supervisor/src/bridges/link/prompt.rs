@@ -20,11 +20,21 @@ pub fn event_text(doc: &CampaignDoc, w: &WakeRequest) -> String {
         .as_ref()
         .map(|r| serde_json::to_string(r).unwrap_or_default())
         .unwrap_or_default();
+    // The remote's answer first (where it gave one), then its artifacts' excerpts.
     let evidence: Vec<String> = doc
         .latest_evidence
         .iter()
-        .flat_map(|e| e.artifacts.iter())
-        .filter_map(|a| a.untrusted_excerpt.clone())
+        .flat_map(|e| {
+            let answer = e
+                .answer
+                .iter()
+                .map(|a| format!("The remote's answer: {}", a.untrusted_text));
+            let artifacts = e
+                .artifacts
+                .iter()
+                .filter_map(|a| a.untrusted_excerpt.clone());
+            answer.chain(artifacts)
+        })
         .take(4)
         .collect();
     format!(

@@ -155,6 +155,9 @@ pub(crate) enum Wake {
 pub(crate) struct Noticed {
     /// When the remote says the task changed (Unix ms, its clock), where it said.
     pub changed_at: Option<u64>,
+    /// Read by the campaign's first look at its task (an `observe`'s or a `resume`'s): the
+    /// change came before it looked, and is found rather than noticed.
+    pub first_look: bool,
 }
 
 /// The answer to an input's asker.
@@ -217,6 +220,9 @@ struct AskedFor {
     /// An operator command (its text and intents are its own; a remote question may be answered
     /// by it), not a bare verdict.
     command: bool,
+    /// Its line in the feed is written already: an `observe` or `resume` is done at its own
+    /// step, and what the first reading after it finds is told after it, as it was learned.
+    said: bool,
 }
 
 /// A step awaiting its write-ahead report.
@@ -275,6 +281,9 @@ struct Busy {
     glance: bool,
     /// The reading being stepped, until it surfaces a significant event (it is noticed once).
     reading: Option<Noticed>,
+    /// Argus's wake for a finished attempt, held until the attempt's evidence (its answer among
+    /// it) is read and kept: Argus decides on what the remote said.
+    after_evidence: Vec<Action>,
 }
 
 impl Core {
@@ -383,6 +392,7 @@ impl Core {
                     actor,
                     validated,
                     command: true,
+                    said: false,
                 }))
             }
             Input::Verdict { verdict, actor } => {
@@ -394,6 +404,7 @@ impl Core {
                     actor,
                     validated,
                     command: false,
+                    said: false,
                 }))
             }
             Input::Answer { text, intent } => self.answer(text, intent),
@@ -434,6 +445,11 @@ impl Core {
                 self.perform(action, now);
             } else if let Some(finish) = b.finish.take() {
                 self.end(finish, now);
+            } else if !b.after_evidence.is_empty() {
+                // An evidence read that never came (its call was not made): the wake still goes.
+                for wake in std::mem::take(&mut b.after_evidence) {
+                    self.effect(wake, now);
+                }
             } else {
                 // Settled: what is left to say is said, and the campaign rests holding nothing.
                 let rest = self.busy.take().map(|b| b.out);
@@ -447,8 +463,13 @@ impl Core {
     /// The event a remote reading is; its change time is kept until the reading surfaces a
     /// significant event (then it is noticed) or the input ends.
     fn reading(&mut self, reading: crate::control::Reading) -> Event {
+        let first_look = matches!(
+            self.busy().finish.as_ref(),
+            Some(Finish::Asked(a)) if matches!(a.asked, Asked::Command(Command::Observe { .. } | Command::Resume))
+        );
         self.busy().reading = Some(Noticed {
             changed_at: reading.changed_at,
+            first_look,
         });
         Event::Observed(reading.observation)
     }
@@ -511,8 +532,14 @@ impl Core {
                 self.closing();
             }
             Report::Called(done) => {
+                let evidence = matches!(*done, Done::Evidence { .. });
                 if let Some(follow) = self.done(*done) {
                     self.enqueue(follow);
+                }
+                if evidence {
+                    for wake in std::mem::take(&mut self.busy().after_evidence) {
+                        self.effect(wake, now);
+                    }
                 }
             }
         }
@@ -573,6 +600,7 @@ impl Core {
                 actor: Actor::Operator,
                 validated,
                 command: true,
+                said: false,
             }));
         }
         if doc.pending_question.is_none() {
@@ -658,6 +686,7 @@ impl Core {
         settles: Option<&(argus_machines::Intent, Event)>,
         now: u64,
     ) {
+        self.say_done_at_once(now);
         if let Some((intent, Event::ReadBack { request_id, answer })) = settles {
             if *request_id == intent.request_id {
                 let writes = self.ledger.settled(intent, answer, &self.machine, now);
@@ -672,8 +701,15 @@ impl Core {
         }
         let (remote, local): (Vec<Action>, Vec<Action>) =
             actions.into_iter().partition(Action::is_remote_call);
+        let fetching = remote
+            .iter()
+            .any(|a| matches!(a, Action::FetchEvidence { .. }));
         for action in local {
-            self.effect(action, now);
+            if fetching && matches!(action, Action::WakeArgus { .. }) {
+                self.busy().after_evidence.push(action);
+            } else {
+                self.effect(action, now);
+            }
         }
         // A step is taken only once the calls before it are made, so the step's calls are the
         // only ones; kept last-first (each is taken from the end), in the step's allocation.
@@ -681,6 +717,29 @@ impl Core {
         remote.reverse();
         remote.append(&mut self.busy().calls);
         self.busy().calls = remote;
+    }
+
+    /// An `observe` or `resume` is done at its own step: its feed line is written then, before
+    /// anything its first reading finds (the order in which it was learned). Every other
+    /// command's line waits for its outcome.
+    fn say_done_at_once(&mut self, now: u64) {
+        let Some(Finish::Asked(a)) = self.busy.as_ref().and_then(|b| b.finish.as_ref()) else {
+            return;
+        };
+        let at_once = matches!(
+            a.asked,
+            Asked::Command(Command::Observe { .. } | Command::Resume)
+        );
+        if a.said || !at_once || self.busy.as_ref().is_some_and(|b| b.first != Some(true)) {
+            return;
+        }
+        let reply = self.reply(true);
+        let Some(Finish::Asked(a)) = self.busy.as_mut().and_then(|b| b.finish.as_mut()) else {
+            return;
+        };
+        a.said = true;
+        let writes = self.ledger.action(a.asked.acted(), &reply, &a.actor, now);
+        self.out().records.push(writes);
     }
 
     /// One of a restored state's entry actions.
@@ -762,8 +821,9 @@ impl Core {
                     actor,
                     validated,
                     command,
+                    said,
                 } = *a;
-                self.answered(asked, actor, validated, command, now)
+                self.answered(asked, actor, validated, command, said, now)
             }
             // Waits for `Report::Kept` (the answer went out with the `Ready` that took it).
             Finish::Keep { text } => {
@@ -789,6 +849,7 @@ impl Core {
         actor: Actor,
         validated: Option<Validated>,
         command: bool,
+        said: bool,
         now: u64,
     ) {
         let accepted = self.busy().first.take().unwrap_or(false);
@@ -819,8 +880,10 @@ impl Core {
         {
             tracing::info!(campaign_id = %self.id(), action = acted.verb().name(), refused_by = ?refusal.by(), code = refusal.name(), "action refused");
         }
-        let writes = self.ledger.action(acted, &reply, &actor, now);
-        self.out().records.push(writes);
+        if !said {
+            let writes = self.ledger.action(acted, &reply, &actor, now);
+            self.out().records.push(writes);
+        }
         self.out().reply = Some(match asked {
             Asked::Answer => AskerReply::Answer(AnswerReply::Intervened(reply)),
             Asked::Command(_) | Asked::Verdict(_) => AskerReply::Command(reply),

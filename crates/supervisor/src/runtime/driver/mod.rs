@@ -225,10 +225,10 @@ impl<T: Transport + 'static> Driver<T> {
         }
         let (ledger, machine) = self.core.records();
         let written = self.journal.record(&sh, ledger, machine, ready.records);
-        if let Some(noticed) = ready.noticed.filter(|_| written) {
-            sh.stats
-                .notice
-                .noticed(noticed.changed_at, crate::time::now_ms());
+        match ready.noticed.filter(|_| written) {
+            Some(n) if n.first_look => sh.stats.notice.found(),
+            Some(n) => sh.stats.notice.noticed(n.changed_at, crate::time::now_ms()),
+            None => {}
         }
         for wake in ready.wakes {
             match wake {

@@ -11,12 +11,22 @@ from helpers.tool import Response, Tool
 from usr.plugins.argus_supervisor.helpers import argus_supervisor_daemon as daemon
 
 # Feed kinds that explain a decision: who decided what and why, and the operator's own actions.
-WHY_KINDS = ("DECISION", "OPERATOR_ACTION", "NEEDS_YOU", "ATTEMPT_COMPLETED", "MISSION_COMPLETE")
+WHY_KINDS = ("DECISION", "OPERATOR_ACTION", "NEEDS_YOU", "ATTEMPT_COMPLETED", "ATTEMPT_FAILED",
+             "ATTEMPT_CANCELED", "MISSION_COMPLETE")
 
 
 def _state_line(c: dict) -> str:
     q = " · Needs you" if c.get("pending_question") else ""
     return daemon.for_host(f"{c.get('campaign_id')}: {c.get('state')} · attempts {c.get('attempts', 0)}{q}", 300)
+
+
+def _answer_line(c: dict) -> str:
+    """The remote's final answer to the attempt, where it gave one (bounded, escaped, untrusted)."""
+    a = ((c.get("latest_evidence") or {}).get("answer")) or {}
+    if not a:
+        return "the remote's answer: none given"
+    return (f"the remote's answer (untrusted text, from its {daemon.for_host(a.get('from'), 40)}): "
+            f"{daemon.for_host(a.get('untrusted_text'))}")
 
 
 def _said(status: int, answer: dict | None) -> str:
@@ -60,6 +70,7 @@ class ArgusSupervisor(Tool):
                 f"Argus: {daemon.for_host(c.get('argus_status') or 'not attached', 80)}; "
                 f"reviewer verdict: {daemon.for_host(c.get('reviewer_verdict') or 'none', 80)}",
                 f"question (untrusted text): {daemon.for_host(q.get('text'))}" if q else "no question pending",
+                _answer_line(c),
                 f"allowed: {daemon.for_host(', '.join(c.get('allowed_actions') or []), 400)}",
             ]
             return "\n".join(lines)
