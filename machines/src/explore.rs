@@ -15,6 +15,7 @@ use crate::machine::CampaignMachine;
 use crate::model::*;
 use crate::names::StateName;
 use crate::record::{CampaignRecord, StateRecord};
+use crate::verbs::Verb;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 pub use crate::graph::{Edge, Graph, Transition};
@@ -634,6 +635,73 @@ pub fn explore_with(regression: Option<Regression>) -> Exploration {
         configurations: seen_configurations.len(),
         graph,
     }
+}
+
+/// What a campaign reaches against a remote that offers only `can`: a breadth-first search from
+/// the initial state where the remote answers only what can be asked of it (readings and failed
+/// reads always; lease and write answers only if it offers the lease), and an operator's verb is
+/// stepped only when [`admission`](crate::admission) admits it — a verb refused before the
+/// machine is asked is counted, and changes nothing. `check` is given every configuration
+/// reached, with the verbs refused there as incapable.
+pub fn explore_gated(
+    can: crate::RemoteCan,
+    mut check: impl FnMut(&CampaignMachine, &[Verb]),
+) -> Gated {
+    let policy = self::policy();
+    let events: Vec<Event> = alphabet()
+        .into_iter()
+        .filter(|e| match e {
+            Event::Observed(_) | Event::PollFailed(_) | Event::Tick { .. } => true,
+            Event::Operator(_) | Event::Validated { .. } => true,
+            // Answers to lease calls and writes: only from a remote that can be asked them.
+            _ => can.claim,
+        })
+        .collect();
+    let verb_of = |e: &Event| match e {
+        Event::Operator(c) => Some(c.verb()),
+        Event::Validated { verdict } => Some(verdict.verb()),
+        _ => None,
+    };
+    let initial = CampaignMachine::new(CAMPAIGN, ControllerId::new(US), policy);
+    let mut gated = Gated::default();
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::new();
+    seen.insert(key(&initial, &Witnessed::default()));
+    queue.push_back(initial);
+    while let Some(m) = queue.pop_front() {
+        gated.reachable.insert(m.state_name());
+        let record = m.record();
+        let incapable: Vec<Verb> = Verb::ALL
+            .into_iter()
+            .filter(|v| crate::admission(&record, policy, *v, can) == crate::Admission::Incapable)
+            .collect();
+        check(&m, &incapable);
+        for e in &events {
+            if let Some(v) = verb_of(e) {
+                if crate::admission(&record, policy, v, can) != crate::Admission::Admitted {
+                    gated.refused += 1;
+                    continue;
+                }
+            }
+            let (next, t) = step(&m, e, None);
+            if seen.len() < MAX_CONFIGURATIONS && seen.insert(key(&next, &Witnessed::default())) {
+                queue.push_back(next);
+            }
+            gated.transitions.push(t);
+        }
+    }
+    gated
+}
+
+/// What [`explore_gated`] found.
+#[derive(Debug, Default)]
+pub struct Gated {
+    /// Leaf states reached.
+    pub reachable: BTreeSet<StateName>,
+    /// Every transition taken.
+    pub transitions: Vec<Transition>,
+    /// Verbs refused before the machine was asked (forbidden in the state, or incapable).
+    pub refused: usize,
 }
 
 fn abstract_key(t: &Transition) -> (StateName, StateName, String, Vec<String>) {

@@ -25,8 +25,8 @@ mod verbs;
 pub mod views;
 
 pub use campaign::Memory;
-pub use machine::{allowed_actions, CampaignMachine, Deadline, Step, Undo};
+pub use machine::{admission, allowed_actions, CampaignMachine, Deadline, Step, Undo};
 pub use model::*;
 pub use names::{StateName, Superstate};
 pub use record::{CampaignRecord, RecordError, RecordV1, StateRecord, SCHEMA_VERSION};
-pub use verbs::Verb;
+pub use verbs::{Admission, RemoteCan, Verb};

@@ -9,6 +9,7 @@ use crate::model::*;
 use crate::names::StateName;
 use crate::record::{CampaignRecord, RecordError, SCHEMA_VERSION};
 use crate::verbs::Verb;
+use crate::verbs::{Admission, RemoteCan};
 use statig::blocking::{InitializedStateMachine, IntoStateMachineExt};
 use std::time::Duration;
 
@@ -363,25 +364,50 @@ impl CampaignMachine {
     }
 }
 
-/// The verbs the machine would act on in the state `record` describes. Each verb's probe is
-/// tried on a copy of the machine and kept when it would do something: the list is computed from
-/// the machine, never kept by hand. (`answer` is the shell's: it is an intervention or a kept
-/// answer.)
-pub fn allowed_actions(record: &CampaignRecord, policy: Policy) -> Vec<Verb> {
-    let Ok(state) = record.to_state() else {
+/// The verbs that may be asked now of the campaign `record` describes, against a remote that
+/// offers `can`: each verb's probe is tried on a copy of the machine and kept when it would do
+/// something and the remote allows what it needs. The list is computed from the machine, never
+/// kept by hand. (`answer` is the shell's: it is an intervention or a kept answer.)
+pub fn allowed_actions(record: &CampaignRecord, policy: Policy, can: RemoteCan) -> Vec<Verb> {
+    let Some(machine) = probe_machine(record, policy) else {
         return vec![];
     };
+    Verb::ALL
+        .into_iter()
+        .filter(|v| admit(&machine, *v, can) == Admission::Admitted)
+        .collect()
+}
+
+/// Whether `verb` may be asked now of the campaign `record` describes, against a remote that
+/// offers `can` (see [`Admission`]). The shell asks before it steps an operator's command: a verb
+/// the remote cannot carry out is refused with the machine untouched.
+pub fn admission(record: &CampaignRecord, policy: Policy, verb: Verb, can: RemoteCan) -> Admission {
+    probe_machine(record, policy).map_or(Admission::Forbidden, |m| admit(&m, verb, can))
+}
+
+/// A copy of the machine in the state `record` describes, to try probes on.
+fn probe_machine(record: &CampaignRecord, policy: Policy) -> Option<CampaignMachine> {
+    let state = record.to_state().ok()?;
     let campaign = Campaign {
         controller_id: record.controller_id.clone(),
         policy,
         memory: record.memory.clone(),
     };
-    let (machine, _) = CampaignMachine::at(record.campaign_id.clone(), campaign, state);
-    Verb::ALL
-        .into_iter()
-        .filter(|v| {
-            v.probe()
-                .is_some_and(|e| !machine.clone().step(&e).is_noop())
-        })
-        .collect()
+    Some(CampaignMachine::at(record.campaign_id.clone(), campaign, state).0)
+}
+
+/// A verb that needs what the remote lacks is incapable in every state (that, and not the state,
+/// is why it can never be done here); any other is admitted where the machine would act on it.
+fn admit(machine: &CampaignMachine, verb: Verb, can: RemoteCan) -> Admission {
+    if !can.covers(verb.needs()) {
+        return Admission::Incapable;
+    }
+    let takes = verb
+        .probe()
+        .is_some_and(|e| !machine.clone().step(&e).is_noop());
+    if takes {
+        Admission::Admitted
+    } else {
+        Admission::Forbidden
+    }
 }

@@ -128,6 +128,88 @@ impl Verb {
     }
 }
 
+/// What the remote lets the supervisor do beyond reading, as the shell learned it (the remote's
+/// card, and whether new work may go to it at all). A verb whose needs it does not cover is
+/// refused before the machine is asked ([`Admission::Incapable`]): a refusal changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub struct RemoteCan {
+    /// Take the lease: the campaign-control extension, enforcing, with `claim_control` and
+    /// `read_control` (without it the remote is observer-only: every write needs a lease).
+    pub claim: bool,
+    /// Start an attempt (`message/send` under the lease).
+    pub submit: bool,
+    /// Steer or answer the running attempt (`intervene`).
+    pub intervene: bool,
+    /// Cancel the running attempt (`cancel`).
+    pub cancel: bool,
+}
+
+impl RemoteCan {
+    /// A remote that offers everything the contract names.
+    pub const EVERYTHING: RemoteCan = RemoteCan {
+        claim: true,
+        submit: true,
+        intervene: true,
+        cancel: true,
+    };
+    /// An observer-only remote (plain A2A, Agent Zero's own server): it can be read, nothing
+    /// more.
+    pub const OBSERVE_ONLY: RemoteCan = RemoteCan {
+        claim: false,
+        submit: false,
+        intervene: false,
+        cancel: false,
+    };
+
+    /// Whether everything `needs` asks for is here.
+    pub fn covers(self, needs: RemoteCan) -> bool {
+        (self.claim || !needs.claim)
+            && (self.submit || !needs.submit)
+            && (self.intervene || !needs.intervene)
+            && (self.cancel || !needs.cancel)
+    }
+}
+
+impl Verb {
+    /// What the verb needs of the remote beyond reads. Every write needs the lease, so a claim.
+    /// (`answer` needs nothing of its own: the shell routes it to an intervention, which is
+    /// gated as one, or keeps it for Argus.)
+    pub fn needs(self) -> RemoteCan {
+        let claim = RemoteCan {
+            claim: true,
+            ..RemoteCan::OBSERVE_ONLY
+        };
+        match self {
+            Verb::Claim => claim,
+            Verb::Submit | Verb::NextAttempt => RemoteCan {
+                submit: true,
+                ..claim
+            },
+            Verb::Intervene => RemoteCan {
+                intervene: true,
+                ..claim
+            },
+            Verb::Cancel => RemoteCan {
+                cancel: true,
+                ..claim
+            },
+            _ => RemoteCan::OBSERVE_ONLY,
+        }
+    }
+}
+
+/// Whether an operator's verb may be asked of the machine now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Admission {
+    /// The machine takes it, and the remote allows what it needs.
+    Admitted,
+    /// The campaign's state does not take it (the machine would do nothing).
+    Forbidden,
+    /// The remote does not offer what it needs (whatever the state): refused before the machine
+    /// is asked, so nothing changes.
+    Incapable,
+}
+
 impl std::fmt::Display for Verb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

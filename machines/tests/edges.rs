@@ -380,7 +380,8 @@ fn an_unresolvable_ambiguous_write_is_resolved_only_by_the_operator_once_readbac
 
 #[test]
 fn allowed_actions_are_what_the_machine_would_act_on() {
-    let allowed = |place: &str| allowed_actions(&at(place).record(), policy());
+    let allowed =
+        |place: &str| allowed_actions(&at(place).record(), policy(), RemoteCan::EVERYTHING);
     assert_eq!(
         allowed("detached"),
         [Verb::Observe, Verb::Claim, Verb::Pause, Verb::Abandon]

@@ -262,3 +262,207 @@ fn agent_zeros_answer_is_the_evidence_and_a_failure_is_said_as_one_with_nothing_
     assert_eq!(status["counters"]["wakes"], 3, "{status}");
     assert_eq!(a0.tasks_started(), 3, "the supervisor started nothing");
 }
+
+/// An action's body, as an operator would send it.
+fn body_for(verb: &str, task: &str) -> Value {
+    match verb {
+        "observe" => json!({"objective": "train", "task_id": task}),
+        "submit" | "intervene" | "answer" | "next-attempt" => json!({"message": "go on"}),
+        "resolve" => json!({"not_applied": true}),
+        "cancel" | "abandon" | "reject" | "accept" => json!({"reason": "operator's call"}),
+        _ => json!({}),
+    }
+}
+
+/// What a campaign is, as far as any action could change it: its view, its significant events
+/// and its feed, without what the heartbeat moves by itself (when it last wrote, the late-reading
+/// window it opens after an attempt ends, the count of failed reads and what an outage logs).
+fn snapshot(d: &Daemon, id: &str) -> Value {
+    let mut view = campaign(d, id);
+    for volatile in [
+        "/updated_at",
+        "/machine/memory/late_until",
+        "/machine/memory/read_failures",
+        "/machine/state/failures",
+    ] {
+        if let Some(v) = view.pointer_mut(volatile) {
+            *v = Value::Null;
+        }
+    }
+    let heartbeat =
+        |v: &Value| v["event"]["type"] == "REMOTE_UNAVAILABLE" || v["kind"] == "REMOTE_STATUS";
+    let list = |path: &str, key: &str| -> Vec<Value> {
+        d.get(&format!("/campaigns/{id}/{path}")).expect(path).1[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| !heartbeat(v))
+            .cloned()
+            .collect()
+    };
+    json!({"view": view, "events": list("events", "events"), "feed": list("messages", "messages")})
+}
+
+fn allowed(d: &Daemon, id: &str) -> Vec<String> {
+    campaign(d, id)["allowed_actions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Every verb against `id` in the state it is in: each one `allowed_actions` does not list is
+/// refused and changes nothing (the view, the events, the feed, Agent Zero's tasks); each one it
+/// lists is done, tried on a twin campaign made by `twin` (so the first stays as it was).
+fn every_verb(a0: &AgentZero, d: &Daemon, id: &str, task: &str, twin: &dyn Fn(&str)) {
+    let state = campaign(d, id)["state"].clone();
+    let offered = allowed(d, id);
+    let verbs = campaign(d, id)["actions"].clone();
+    for verb in verbs
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(Value::as_str)
+    {
+        if offered.iter().any(|o| o == verb) {
+            // A twin per state and verb (the same campaign meets several states here).
+            let other = format!("{id}-{verb}-{}", uuid::Uuid::new_v4().simple());
+            twin(&other);
+            let (status, answer) = d.act(&other, verb, body_for(verb, task));
+            assert_eq!(
+                status, 200,
+                "{verb} offered in {state} but not done: {answer}"
+            );
+            continue;
+        }
+        let before = snapshot(d, id);
+        let started = a0.tasks_started();
+        let (status, answer) = d.act(id, verb, body_for(verb, task));
+        if status == 200 {
+            // Observing what is already observed is done, and changes nothing.
+            assert_eq!(
+                answer["unchanged"], true,
+                "{verb} not offered in {state}: {answer}"
+            );
+            assert_eq!(
+                snapshot(d, id),
+                before,
+                "{verb} in {state} changed the campaign"
+            );
+            continue;
+        }
+        assert!(
+            (400..500).contains(&status),
+            "{verb} not offered in {state}, yet answered {status}: {answer}"
+        );
+        assert_eq!(
+            answer["refused_by"], "supervisor",
+            "{verb} in {state}: {answer}"
+        );
+        // Needing what the remote lacks is said as such, in every state: it is why it can
+        // never be done here. Anything else is the state's refusal.
+        let code = if ["claim", "submit", "intervene", "cancel", "next-attempt"].contains(&verb) {
+            "observer_only"
+        } else if verb == "answer" {
+            // No question is pending (a remote's question is the plain-server test's).
+            "nothing_pending"
+        } else {
+            "forbidden_in_state"
+        };
+        assert_eq!(answer["code"], code, "{verb} in {state}: {answer}");
+        assert!(
+            !answer["next"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("claim"),
+            "{verb} in {state} advises a claim that can never succeed: {answer}"
+        );
+        assert_eq!(
+            snapshot(d, id),
+            before,
+            "{verb} in {state} changed the campaign"
+        );
+        assert_eq!(
+            a0.tasks_started(),
+            started,
+            "{verb} in {state} reached Agent Zero"
+        );
+    }
+}
+
+#[test]
+fn against_agent_zero_no_refused_verb_changes_anything_in_any_state_and_none_is_offered() {
+    let dir = tmp("refusals");
+    let mut a0 = AgentZero::start(&dir);
+    let done = a0.send("train the model");
+    let failed = a0.send("train it badly [fail]");
+    a0.wait_state(&done, "completed", 60);
+    a0.wait_state(&failed, "failed", 60);
+    // Agent Zero runs one task at a time: this one stays `submitted` for the rest of the test.
+    let running = a0.send("train it slowly [slow 600]");
+    let d = serve(&a0, &dir.join("state"), &dir.join("serve.log"));
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    let observe = |id: &str, task: Option<&str>| {
+        let mut body = json!({"objective": "train"});
+        if let Some(t) = task {
+            body["task_id"] = json!(t);
+        }
+        let (s, b) = d.act(id, "observe", body);
+        assert_eq!(s, 200, "{b}");
+    };
+    let watch = |id: &str, task: &str, state: &str| {
+        observe(id, Some(task));
+        d.wait_state(id, state);
+    };
+    let paused = |id: &str| {
+        watch(id, &running, "observing.watching");
+        assert_eq!(d.act(id, "pause", json!({})).0, 200);
+        d.wait_state(id, "paused");
+    };
+    let closed = |id: &str| {
+        watch(id, &done, "remote_terminal_local_pending");
+        assert_eq!(d.act(id, "accept", json!({})).0, 200);
+        d.wait_state(id, "closed.accepted");
+    };
+    // The issue's own case first: next-attempt on a finished attempt, from the CLI.
+    watch("finished", &done, "remote_terminal_local_pending");
+    let before = snapshot(&d, "finished");
+    let (code, said) = cli(&a0, &d, &["next-attempt", "finished", "--message", "again"]);
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.starts_with("next-attempt: refused here (observer_only)"),
+        "{said}"
+    );
+    assert_eq!(snapshot(&d, "finished"), before);
+
+    observe("detached", None);
+    every_verb(&a0, &d, "detached", &running, &|id| observe(id, None));
+    watch("watching", &running, "observing.watching");
+    every_verb(&a0, &d, "watching", &running, &|id| {
+        watch(id, &running, "observing.watching")
+    });
+    every_verb(&a0, &d, "finished", &done, &|id| {
+        watch(id, &done, "remote_terminal_local_pending")
+    });
+    watch("failed", &failed, "remote_terminal_local_pending");
+    every_verb(&a0, &d, "failed", &failed, &|id| {
+        watch(id, &failed, "remote_terminal_local_pending")
+    });
+    paused("paused");
+    every_verb(&a0, &d, "paused", &running, &paused);
+    closed("closed");
+    every_verb(&a0, &d, "closed", &done, &closed);
+    // Agent Zero down: the watched task cannot be read.
+    a0.stop();
+    d.wait_state("watching", "observing.remote_unavailable");
+    every_verb(&a0, &d, "watching", &running, &|id| {
+        watch(id, &running, "observing.remote_unavailable")
+    });
+    // Agent Zero back, without the tasks it kept in memory.
+    a0.restart(None);
+    d.wait_state("watching", "observing.task_not_found");
+    every_verb(&a0, &d, "watching", &running, &|id| {
+        watch(id, &running, "observing.task_not_found")
+    });
+}

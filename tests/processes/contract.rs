@@ -144,7 +144,8 @@ fn each_missing_operation_leaves_what_the_contract_allows_and_refuses_the_rest_h
         let id = "c1";
         assert_eq!(d.act(id, "observe", json!({"objective": "train"})).0, 200);
         if !can.contains(&"claim") {
-            refused_here(&d.act(id, "claim", json!({})), "capability_unavailable");
+            // No lease to take: the remote is observer-only, and said to be one.
+            refused_here(&d.act(id, "claim", json!({})), "observer_only");
             let sent = methods_since(&url, from);
             assert!(
                 !sent.iter().any(|m| m.starts_with("campaign/")),
@@ -251,12 +252,10 @@ fn every_refusal_names_its_owner_and_stays_out_of_the_feed() {
         "{out}"
     );
     assert!(!out.contains("OpenTraining ("), "{out}");
-    // A write the state does not allow: refused here, with the next step.
+    // A write while the remote is unreachable: the outage is the reason (a claim first could
+    // not be taken either).
     let answer = d.act("c1", "submit", json!({"message": "go"}));
-    refused_here(&answer, "forbidden_in_state");
-    assert_eq!(answer.1["next"], "claim first", "{}", answer.1);
-    let (ok, out) = cli(&d, &["submit", "c1", "--message", "go"]);
-    assert!(!ok && out.contains("Next: claim first"), "{out}");
+    refused_here(&answer, "remote_unavailable");
     // Nothing of it is in the campaign's permanent feed.
     let feed = d.feed("c1");
     assert!(!feed.iter().any(|l| l.contains("refused")), "{feed:?}");
@@ -267,6 +266,12 @@ fn every_refusal_names_its_owner_and_stays_out_of_the_feed() {
     let d = serve(&url, &dir.join("state2"), &[]);
     d.wait_health(|h| h["remote"]["state"] == "discovered");
     assert_eq!(d.act("c2", "observe", json!({"objective": "train"})).0, 200);
+    // A write the state does not allow: refused here, with the next step.
+    let answer = d.act("c2", "submit", json!({"message": "go"}));
+    refused_here(&answer, "forbidden_in_state");
+    assert_eq!(answer.1["next"], "claim first", "{}", answer.1);
+    let (ok, out) = cli(&d, &["submit", "c2", "--message", "go"]);
+    assert!(!ok && out.contains("Next: claim first"), "{out}");
     arm(
         &url,
         json!({"kind": "takeover", "campaign_id": "c2", "controller_id": "someone-else"}),

@@ -1396,7 +1396,7 @@ fn a_claim_refused_by_another_holder_says_so_and_exits_non_zero() {
 }
 
 #[test]
-fn a_claim_on_an_observer_only_peer_is_refused_as_capability_unavailable() {
+fn a_claim_on_an_observer_only_peer_is_refused_as_observer_only_and_changes_nothing() {
     let (_sim, url) = start_sim();
     arm(
         &url,
@@ -1406,13 +1406,16 @@ fn a_claim_on_an_observer_only_peer_is_refused_as_capability_unavailable() {
     let _serve = serve(&url, &tmp_home(), port);
     wait_healthy(port);
     assert!(cli(port, &["observe", "o1", "--objective", "watch"]).0);
+    let (_, events_before) = cli(port, &["--json", "events", "o1"]);
     let (ok, out) = cli(port, &["claim", "o1"]);
-    assert!(!ok && out.contains("capability_unavailable"), "{out}");
-    let (_, events) = cli(port, &["events", "o1"]);
     assert!(
-        events.contains("capability_unavailable"),
-        "the event carries the real reason: {events}"
+        !ok && out.contains("claim: refused here (observer_only)"),
+        "{out}"
     );
+    // A refusal changes nothing: no event, and the campaign is where it was.
+    let (_, events) = cli(port, &["--json", "events", "o1"]);
+    assert_eq!(events, events_before);
+    assert_eq!(state(port, "o1").as_deref(), Some("observing.detached"));
 }
 
 #[test]

@@ -369,6 +369,31 @@ impl Transport for LiveRemote {
     fn streams(&self) -> bool {
         self.current().is_some_and(|c| c.streams())
     }
+    /// What the card offers now, and why no new work may go at all where none may: before the
+    /// first discovery, while quarantined, or (where qualification is required) without a
+    /// passing record for the current card.
+    fn ability(&self) -> crate::control::RemoteAbility {
+        let Some(c) = self.current() else {
+            return crate::control::RemoteAbility {
+                can: argus_machines::RemoteCan::OBSERVE_ONLY,
+                writes_refused: Some(RemoteError::Unavailable),
+            };
+        };
+        let writes_refused = if let Err(e) = self.not_quarantined() {
+            Some(e)
+        } else if self.require_qualification
+            && c.mutation().enabled
+            && self.qualification(&c.card().sha256).status != QualificationStatus::Passed
+        {
+            Some(RemoteError::Unqualified)
+        } else {
+            None
+        };
+        crate::control::RemoteAbility {
+            can: c.remote_can(),
+            writes_refused,
+        }
+    }
     async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> Answer<Updates> {
         self.reader()?.subscribe(task, bounds).await
     }

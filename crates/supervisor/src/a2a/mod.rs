@@ -250,6 +250,18 @@ impl A2aClient {
         can
     }
 
+    /// [`A2aClient::can`] as the machine's gate reads it.
+    pub fn remote_can(&self) -> argus_machines::RemoteCan {
+        let can = self.can();
+        let has = |a| can.contains(&a);
+        argus_machines::RemoteCan {
+            claim: has("claim"),
+            submit: has("submit"),
+            intervene: has("intervene"),
+            cancel: has("cancel"),
+        }
+    }
+
     /// The compatibility class, from what is known now.
     pub fn compatibility(&self) -> Compatibility {
         let ops = self.operations();
@@ -618,6 +630,13 @@ impl Transport for A2aClient {
 
     fn streams(&self) -> bool {
         self.card.streaming
+    }
+
+    fn ability(&self) -> crate::control::RemoteAbility {
+        crate::control::RemoteAbility {
+            can: self.remote_can(),
+            writes_refused: None,
+        }
     }
 
     /// Only where the card says it streams. A remote that answers with anything but an event

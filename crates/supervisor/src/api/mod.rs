@@ -440,7 +440,12 @@ async fn campaign(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
     match s.runtime.document(&id).await {
         Some(d) => {
             let argus = s.argus.as_ref().and_then(|b| b.get(&d.campaign_id));
-            let mut v = view(&d, s.runtime.policy(), argus.as_ref());
+            let mut v = view(
+                &d,
+                s.runtime.policy(),
+                &s.runtime.remote_ability(),
+                argus.as_ref(),
+            );
             // The project's last summary ("active") is not the truth while the runtime itself
             // cannot act: the campaign says what `health` says.
             if let Some(line) = s.argus_counters.as_ref().and_then(|w| w.not_acting()) {
@@ -482,12 +487,21 @@ fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
 pub fn view(
     d: &crate::runtime::CampaignDoc,
     policy: argus_machines::Policy,
+    remote: &crate::control::RemoteAbility,
     argus: Option<&crate::bridges::link::ArgusRecord>,
 ) -> Value {
     let r = d.remote.as_ref();
     let held = d.machine.state.held_lease();
-    let mut allowed = argus_machines::allowed_actions(&d.machine, policy);
-    if d.pending_question.is_some() || d.machine.state == argus_machines::StateName::AwaitingInput {
+    let mut allowed = argus_machines::allowed_actions(&d.machine, policy, remote.allows());
+    // `answer`: a supervisor's or Argus's question is answered here; the remote's only by an
+    // intervention, which an observer-only remote does not take.
+    let remote_asks = d.machine.state == argus_machines::StateName::AwaitingInput
+        || d.question_source == Some(crate::runtime::QuestionSource::Remote);
+    let answerable = !remote_asks
+        || remote
+            .allows()
+            .covers(argus_machines::Verb::Intervene.needs());
+    if (d.pending_question.is_some() || remote_asks) && answerable {
         allowed.push(argus_machines::Verb::Answer);
     }
     let mut view = json!({

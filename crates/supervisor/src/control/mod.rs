@@ -33,8 +33,8 @@ pub use argus_machines::{
 };
 pub use error::{RemoteError, TlsClass};
 pub use transport::{
-    AnswerSource, Artifact, ClaimCall, Disconnected, Evidence, Reading, RemoteAnswer, StreamBounds,
-    StreamEnd, SubmitRequest, Transport, Update, Updates, WriteCall,
+    AnswerSource, Artifact, ClaimCall, Disconnected, Evidence, Reading, RemoteAbility,
+    RemoteAnswer, StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates, WriteCall,
 };
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.

@@ -62,6 +62,33 @@ pub struct SubmitRequest {
     pub project: Option<String>,
 }
 
+/// What the remote allows now beyond reads (its card's operations), and why no new work may go
+/// to it at all, where none may (quarantined, unqualified, not discovered yet). An operator's
+/// verb that needs what is not here is refused before the machine is asked: nothing changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteAbility {
+    pub can: argus_machines::RemoteCan,
+    /// Set when no claim or write may go to the remote now, whatever its card offers.
+    pub writes_refused: Option<RemoteError>,
+}
+
+impl RemoteAbility {
+    pub fn everything() -> RemoteAbility {
+        RemoteAbility {
+            can: argus_machines::RemoteCan::EVERYTHING,
+            writes_refused: None,
+        }
+    }
+
+    /// What may be asked of it now: nothing but reads while writes are refused.
+    pub fn allows(&self) -> argus_machines::RemoteCan {
+        match self.writes_refused {
+            Some(_) => argus_machines::RemoteCan::OBSERVE_ONLY,
+            None => self.can,
+        }
+    }
+}
+
 /// Where a task's final answer came from: the remote gives it as artifacts, as the status
 /// message, or only as the last agent message in the task's history (Agent Zero's way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -230,6 +257,10 @@ pub trait Transport: Send + Sync {
     /// Whether the remote says it streams a task's updates (its card's `capabilities.streaming`).
     fn streams(&self) -> bool {
         false
+    }
+    /// What the remote allows now, beyond reads (default: everything the contract names).
+    fn ability(&self) -> RemoteAbility {
+        RemoteAbility::everything()
     }
     /// Subscribe to a live task's updates (`tasks/resubscribe`, or `SubscribeToTask` in v1.0):
     /// a read; a subscription never writes. Refused locally where the remote does not stream.

@@ -198,6 +198,10 @@ impl Runtime {
                     let remote = remote.clone();
                     Box::new(move || remote.streams())
                 },
+                remote_ability: {
+                    let remote = remote.clone();
+                    Box::new(move || remote.ability())
+                },
                 streams: Default::default(),
                 writing: Default::default(),
             }),
@@ -242,6 +246,12 @@ impl Runtime {
     }
 
     /// The policy the machines decide with.
+    /// What the remote allows now: what `allowed_actions` lists, and the gate an operator's
+    /// verb passes before the machine is asked.
+    pub fn remote_ability(&self) -> crate::control::RemoteAbility {
+        (self.shared.remote_ability)()
+    }
+
     pub fn policy(&self) -> Policy {
         self.shared.config.policy()
     }

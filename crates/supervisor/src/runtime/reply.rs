@@ -35,6 +35,7 @@ pub enum RefusalCode {
     NoLease,
     LeaseLapsed,
     CapabilityUnavailable,
+    ObserverOnly,
     CardNotQualified,
     UnqualifiedRemote,
     RemoteUnavailable,
@@ -66,7 +67,7 @@ type Entry = (
     &'static str,
 );
 
-const CODES: usize = 24;
+const CODES: usize = 25;
 
 /// Every code's data, in the enum's order: the one place a refusal is described.
 const TABLE: [Entry; CODES] = [
@@ -97,6 +98,13 @@ const TABLE: [Entry; CODES] = [
         RefusedBy::Supervisor,
         "OpenTraining's card does not offer this operation",
         "see `health` → remote.can",
+    ),
+    (
+        RefusalCode::ObserverOnly,
+        "observer_only",
+        RefusedBy::Supervisor,
+        "OpenTraining offers no campaign control (no lease to take): this supervisor only observes it",
+        "act on the task at OpenTraining itself; `health` → remote.can lists what it offers",
     ),
     (
         RefusalCode::CardNotQualified,
@@ -180,7 +188,7 @@ const TABLE: [Entry; CODES] = [
         "auth_failed",
         RefusedBy::Remote,
         "OpenTraining refused our credentials",
-        "check OPENTRAINING_A2A_TOKEN",
+        "check the remote's token: OPENTRAINING_A2A_TOKEN, or the t-… segment of OPENTRAINING_A2A_URL's path (`health` → remote.auth says which is used)",
     ),
     (
         RefusalCode::MethodUnavailable,

@@ -40,6 +40,8 @@ pub struct Shared {
     pub(crate) hot: Hot,
     /// Whether the remote says now that it streams (its card, as last read).
     pub(crate) remote_streams: Box<dyn Fn() -> bool + Send + Sync>,
+    /// What the remote allows now (its card, and whether new work may go to it at all).
+    pub(crate) remote_ability: Box<dyn Fn() -> crate::control::RemoteAbility + Send + Sync>,
     /// The subscriptions open now, against the cap.
     pub(crate) streams: Streams,
     /// Campaigns whose writes are waiting on the disk now (`journal::off_core`).

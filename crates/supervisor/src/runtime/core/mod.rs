@@ -28,7 +28,7 @@ use super::messages::MessageKind;
 use super::reduce::{AnswerTo, EventLine};
 use super::reply::{AnswerReply, CommandReply, Outcome, RefusalCode};
 use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
-use crate::control::{Token, TokenKind, Validated, WriteIntent};
+use crate::control::{RemoteAbility, Token, TokenKind, Validated, WriteIntent};
 use argus_machines::{
     Action, CampaignMachine, Command, Event, Significant, StateName, TaskId, Undo, Verdict,
     WakeReason,
@@ -73,16 +73,28 @@ pub(crate) enum Input {
     Entry(Vec<Action>),
     /// An operator's (or Argus's) command, with the intents whose request ids it carries and the
     /// text of its submit, intervention or cancel.
+    ///
+    /// Each input an operator gives carries what the remote allows as it was when it came
+    /// (`remote`): a verb it cannot carry out is refused before the machine is asked.
     Command {
         command: Command,
         intents: Vec<WriteIntent>,
         text: Option<String>,
         actor: Actor,
+        remote: RemoteAbility,
     },
     /// A local verdict on a finished attempt.
-    Verdict { verdict: Verdict, actor: Actor },
+    Verdict {
+        verdict: Verdict,
+        actor: Actor,
+        remote: RemoteAbility,
+    },
     /// An operator's answer to the pending question, with the intent an intervention would use.
-    Answer { text: String, intent: WriteIntent },
+    Answer {
+        text: String,
+        intent: WriteIntent,
+        remote: RemoteAbility,
+    },
     /// A message for a person no significant event carries; `NeedsYou` becomes the question.
     Notice { kind: MessageKind, text: String },
     /// Nothing to do (the document is read: the driver exists only once it is).
@@ -250,6 +262,9 @@ pub(crate) struct Core {
     refusal: Option<RefusalCode>,
     /// A step of the current input could not be persisted.
     storage_failed: bool,
+    /// What the remote allowed when the operator's last input came: the gate a verb passes
+    /// before the machine is asked, and what `allowed` lists.
+    remote: RemoteAbility,
     env: Arc<Env>,
     /// What the core holds only while it handles an input: a resting campaign holds none of it
     /// (most of a campaign's memory is its resting driver).
@@ -281,6 +296,8 @@ struct Busy {
     glance: bool,
     /// The reading being stepped, until it surfaces a significant event (it is noticed once).
     reading: Option<Noticed>,
+    /// The command was refused before the machine was asked (see [`Core::incapable`]).
+    gated: bool,
     /// Argus's wake for a finished attempt, held until the attempt's evidence (its answer among
     /// it) is read and kept: Argus decides on what the remote said.
     after_evidence: Vec<Action>,
@@ -304,6 +321,7 @@ impl Core {
             text: None,
             refusal: None,
             storage_failed: false,
+            remote: RemoteAbility::everything(),
             env,
             busy: None,
         };
@@ -385,7 +403,9 @@ impl Core {
                 intents,
                 text,
                 actor,
+                remote,
             } => {
+                self.remote = remote;
                 let validated = self.command(command.clone(), intents, text);
                 Finish::Asked(Box::new(AskedFor {
                     asked: Asked::Command(command),
@@ -395,7 +415,12 @@ impl Core {
                     said: false,
                 }))
             }
-            Input::Verdict { verdict, actor } => {
+            Input::Verdict {
+                verdict,
+                actor,
+                remote,
+            } => {
+                self.remote = remote;
                 self.refusal = None;
                 self.storage_failed = false;
                 let validated = self.verdict(verdict, Event::Validated { verdict });
@@ -407,7 +432,14 @@ impl Core {
                     said: false,
                 }))
             }
-            Input::Answer { text, intent } => self.answer(text, intent),
+            Input::Answer {
+                text,
+                intent,
+                remote,
+            } => {
+                self.remote = remote;
+                self.answer(text, intent)
+            }
             Input::Notice { kind, text } => {
                 let writes = self.ledger.notice(&self.machine, kind, &text, now);
                 self.out().records.push(writes);
@@ -554,16 +586,51 @@ impl Core {
         intents: Vec<WriteIntent>,
         text: Option<String>,
     ) -> Option<Validated> {
-        self.text = text;
-        self.intents.extend(intents);
         self.refusal = None;
         self.storage_failed = false;
+        if let Some(code) = self.incapable(command.verb()) {
+            // Refused before the machine is asked: nothing is stepped, kept, written or sent.
+            tracing::debug!(campaign_id = %self.id(), verb = command.verb().name(), code = code.name(), "refused before the machine: the remote does not allow it");
+            self.refusal = Some(code);
+            self.busy().gated = true;
+            return None;
+        }
+        self.text = text;
+        self.intents.extend(intents);
         if matches!(command, Command::NextAttempt { .. }) {
             self.verdict(Verdict::NextAttempt, Event::Operator(command))
         } else {
             self.enqueue(Event::Operator(command));
             None
         }
+    }
+
+    /// Why `verb` is refused before the machine is asked, if it is: the remote does not allow
+    /// what it needs now (observer only, an operation its card lacks, or no new work at all:
+    /// quarantined, unqualified, not discovered), whatever the state.
+    fn incapable(&self, verb: argus_machines::Verb) -> Option<RefusalCode> {
+        let admission = argus_machines::admission(
+            &self.machine.record(),
+            self.env.config.policy(),
+            verb,
+            self.remote.allows(),
+        );
+        if admission != argus_machines::Admission::Incapable {
+            return None;
+        }
+        self.lacks(verb)
+    }
+
+    /// Why the remote cannot carry out `verb` now, if it cannot (whatever the state).
+    fn lacks(&self, verb: argus_machines::Verb) -> Option<RefusalCode> {
+        if self.remote.allows().covers(verb.needs()) {
+            return None;
+        }
+        Some(match &self.remote.writes_refused {
+            Some(e) => RefusalCode::of(e),
+            None if !self.remote.can.claim => RefusalCode::ObserverOnly,
+            None => RefusalCode::CapabilityUnavailable,
+        })
     }
 
     /// A local verdict: only `RemoteTerminalLocalPending` can make one, and it is recorded only
@@ -594,7 +661,18 @@ impl Core {
             let command = Command::Intervene {
                 request_id: intent.request_id().clone(),
             };
-            let validated = self.command(command, vec![intent], Some(text));
+            // The remote's question is answered at the remote, by an intervention: where the
+            // remote takes none (observer only), the answer is refused whatever the state, and
+            // the question stays.
+            let validated = match self.lacks(argus_machines::Verb::Intervene) {
+                Some(code) => {
+                    self.refusal = Some(code);
+                    self.storage_failed = false;
+                    self.busy().gated = true;
+                    None
+                }
+                None => self.command(command, vec![intent], Some(text)),
+            };
             return Finish::Asked(Box::new(AskedFor {
                 asked: Asked::Answer,
                 actor: Actor::Operator,
@@ -852,7 +930,10 @@ impl Core {
         said: bool,
         now: u64,
     ) {
-        let accepted = self.busy().first.take().unwrap_or(false);
+        // A command refused at the gate was the state's to take: its refusal is the remote's
+        // want, said with its code, never "forbidden in this state".
+        let gated = std::mem::take(&mut self.busy().gated);
+        let accepted = self.busy().first.take().unwrap_or(false) || gated;
         if let (true, Some(v)) = (accepted, &validated) {
             let writes = self.ledger.verdict(&self.machine, v);
             self.out().records.push(writes);
@@ -904,10 +985,14 @@ impl Core {
             refusal: self.refusal,
             lease: self.machine.held_lease().cloned(),
             ambiguous: super::resolving(&self.machine),
-            allowed: if accepted {
+            allowed: if accepted && self.refusal.is_none() {
                 vec![]
             } else {
-                argus_machines::allowed_actions(&self.machine.record(), self.env.config.policy())
+                argus_machines::allowed_actions(
+                    &self.machine.record(),
+                    self.env.config.policy(),
+                    self.remote.allows(),
+                )
             },
         }
     }

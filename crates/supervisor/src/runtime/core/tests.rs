@@ -4,6 +4,7 @@
 use super::*;
 use crate::control::{Reading, RemoteError};
 use crate::runtime::reduce::AnswerTo;
+use crate::runtime::reply::RefusedBy;
 use argus_machines::{ControllerId, Observation, RemoteState, TaskId};
 
 const NOW: u64 = 1_000_000;
@@ -83,6 +84,23 @@ fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Se
                     seen.steps.push("poll".into());
                     Done::Poll(Ok(answer.clone()))
                 }
+                // An ended attempt's evidence: the remote gave none.
+                Call::Evidence { task, through } => {
+                    seen.steps.push("evidence".into());
+                    let read = Ok(crate::control::Evidence {
+                        task: task.clone(),
+                        evidence_revision: None,
+                        run_id: None,
+                        attempt_id: None,
+                        artifacts: vec![],
+                        answer: None,
+                    });
+                    Done::Evidence {
+                        task,
+                        through,
+                        read,
+                    }
+                }
                 other => {
                     let name = match other {
                         Call::Claim { .. } => "claim",
@@ -106,6 +124,7 @@ fn observe() -> Input {
         intents: vec![],
         text: None,
         actor: Actor::Operator,
+        remote: RemoteAbility::everything(),
     }
 }
 
@@ -223,6 +242,7 @@ fn a_claim_without_its_commands_intent_is_never_sent() {
         intents: vec![],
         text: None,
         actor: Actor::Operator,
+        remote: RemoteAbility::everything(),
     };
     // `pump` panics if a claim call is asked for.
     let seen = pump(&mut core, claim, &reading(RemoteState::Working), false);
@@ -239,6 +259,7 @@ fn an_answer_is_routed_by_who_asked() {
     let answer = || Input::Answer {
         text: "use the smaller batch".into(),
         intent: WriteIntent::fresh(),
+        remote: RemoteAbility::everything(),
     };
     let seen = pump(&mut core, answer(), &quiet, false);
     assert!(matches!(
@@ -297,4 +318,83 @@ fn a_failed_read_is_a_condition_for_the_machine_never_a_write() {
         }
     }
     assert_eq!(made, [true], "one poll, nothing else");
+}
+
+/// What an observer-only remote allows: reads.
+fn observer_only() -> RemoteAbility {
+    RemoteAbility {
+        can: argus_machines::RemoteCan::OBSERVE_ONLY,
+        writes_refused: None,
+    }
+}
+
+#[test]
+fn a_verb_the_remote_cannot_carry_out_is_refused_before_the_machine_and_changes_nothing() {
+    // On an observer-only remote: next-attempt (a claim, then a submit) from a finished attempt,
+    // and a claim of a running one, are the state's to take, not the remote's.
+    let request = argus_machines::RequestId::new;
+    for (state, command, taken_instead) in [
+        (
+            RemoteState::Completed,
+            Command::NextAttempt {
+                claim_request: request("c"),
+                submit_request: request("s"),
+            },
+            argus_machines::Verb::Accept,
+        ),
+        (
+            RemoteState::Working,
+            Command::Claim {
+                request_id: request("c2"),
+            },
+            argus_machines::Verb::Pause,
+        ),
+    ] {
+        let mut core = core();
+        pump(&mut core, observe(), &reading(state), false);
+        let (before, doc_before) = (core.machine().record(), core.ledger.doc().clone());
+        let input = Input::Command {
+            command,
+            intents: vec![WriteIntent::fresh()],
+            text: Some("again".into()),
+            actor: Actor::Operator,
+            remote: observer_only(),
+        };
+        // `pump` panics on a claim or a write; nothing is persisted or recorded either.
+        let seen = pump(&mut core, input, &reading(state), false);
+        assert!(seen.steps.is_empty(), "{:?}", seen.steps);
+        let r = command_reply(&seen);
+        assert_eq!(r.outcome(), Outcome::Refused);
+        assert_eq!(r.refusal, Some(RefusalCode::ObserverOnly));
+        assert_eq!(r.refusal.map(RefusalCode::by), Some(RefusedBy::Supervisor));
+        // What is still possible is said, and needs nothing but reads.
+        assert!(r.allowed.contains(&taken_instead), "{:?}", r.allowed);
+        assert!(r
+            .allowed
+            .iter()
+            .all(|v| v.needs() == argus_machines::RemoteCan::OBSERVE_ONLY));
+        assert_eq!(core.machine().record(), before);
+        assert_eq!(*core.ledger.doc(), doc_before);
+    }
+    // A remote that takes no new work now (quarantined): refused with that reason.
+    let mut core = core();
+    pump(&mut core, observe(), &reading(RemoteState::Working), false);
+    let input = Input::Command {
+        command: Command::Claim {
+            request_id: request("c3"),
+        },
+        intents: vec![],
+        text: None,
+        actor: Actor::Operator,
+        remote: RemoteAbility {
+            can: argus_machines::RemoteCan::EVERYTHING,
+            writes_refused: Some(RemoteError::CardNotQualified("quarantined")),
+        },
+    };
+    let seen = pump(&mut core, input, &reading(RemoteState::Working), false);
+    assert!(seen.steps.is_empty(), "{:?}", seen.steps);
+    assert_eq!(
+        command_reply(&seen).refusal,
+        Some(RefusalCode::CardNotQualified)
+    );
 }

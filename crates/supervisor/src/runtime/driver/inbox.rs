@@ -5,7 +5,7 @@ use super::super::command::Actor;
 use super::super::core::{AskerReply, Input};
 use super::super::messages::MessageKind;
 use super::super::reply::{AnswerReply, CommandReply};
-use crate::control::WriteIntent;
+use crate::control::{RemoteAbility, WriteIntent};
 use argus_machines::{Command, Verdict};
 use tokio::sync::oneshot;
 
@@ -71,7 +71,9 @@ impl Envelope {
         )
     }
 
-    pub(super) fn open(self) -> (Input, Asker) {
+    /// The core's input, with what the remote allows now (`remote`) on an operator's, and the
+    /// asker its answer goes to.
+    pub(super) fn open(self, remote: RemoteAbility) -> (Input, Asker) {
         match self {
             Envelope::Command {
                 command,
@@ -85,6 +87,7 @@ impl Envelope {
                     intents,
                     text,
                     actor,
+                    remote,
                 },
                 Asker::Command(reply),
             ),
@@ -92,13 +95,25 @@ impl Envelope {
                 verdict,
                 actor,
                 reply,
-            } => (Input::Verdict { verdict, actor }, Asker::Command(reply)),
+            } => (
+                Input::Verdict {
+                    verdict,
+                    actor,
+                    remote,
+                },
+                Asker::Command(reply),
+            ),
             Envelope::Notice { kind, text, done } => {
                 (Input::Notice { kind, text }, Asker::Done(done))
             }
-            Envelope::Answer { text, intent, done } => {
-                (Input::Answer { text, intent }, Asker::Answer(done))
-            }
+            Envelope::Answer { text, intent, done } => (
+                Input::Answer {
+                    text,
+                    intent,
+                    remote,
+                },
+                Asker::Answer(done),
+            ),
             Envelope::Read { done } => (Input::Read, Asker::Done(done)),
             Envelope::Shutdown { release, done } => {
                 (Input::Shutdown { release }, Asker::Done(done))

@@ -169,7 +169,7 @@ impl<T: Transport + 'static> Driver<T> {
         if envelope.needs_log() {
             self.resume().await?;
         }
-        let (input, asker) = (*envelope).open();
+        let (input, asker) = (*envelope).open(self.remote.ability());
         self.pump(input, Some(asker)).await
     }
 
