@@ -401,8 +401,9 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         said,
         "nothing was sent"
     );
-    // The remote's question is pending for the operator, and answering is allowed.
-    text_with(&c, "question", &["asks for input"]).await;
+    // The remote's question, in its own words, is pending for the operator, and answering is
+    // allowed.
+    text_with(&c, "question", &["Two candidate datasets"]).await;
     until_enabled(&c, "answer-send").await;
     // What the remote asks, with the injected markup, shown literally as untrusted text.
     let said = text_with(&c, "remote-message", &["Two candidate datasets"]).await;
@@ -420,7 +421,7 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     .await;
     click(&c, "#answer-send").await;
     text_with(&c, "outcome", &["answer → 413", "refused here (too_large)"]).await;
-    text_with(&c, "question", &["asks for input"]).await;
+    text_with(&c, "question", &["Two candidate datasets"]).await;
     type_into(&c, "#answer-text", "Use the first dataset.").await;
     click(&c, "#answer-send").await;
     current_state(&c, "RemoteTerminalLocalPending").await;

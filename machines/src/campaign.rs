@@ -206,11 +206,19 @@ impl Campaign {
         here: StateName,
     ) -> Outcome<State> {
         *failures = failures.saturating_add(1);
-        self.maybe_unavailable(context, *failures, condition);
         let next = Self::failed_read_state(task, *failures, condition);
         if next.state_name() == here {
+            self.maybe_unavailable(context, *failures, condition);
             Handled
         } else {
+            // The kind of failure changed (the remote back, the task gone; or the other way):
+            // told once more, even past the threshold the first kind already reached.
+            if *failures >= self.policy.unavailable_threshold.max(1) {
+                context.surface(Significant::RemoteUnavailable {
+                    failures: *failures,
+                    condition,
+                });
+            }
             Transition(next)
         }
     }
@@ -782,8 +790,14 @@ impl Campaign {
                 self.late_watch(context, Some(task), *now);
                 Handled
             }
-            Event::PollFailed(condition) => {
-                self.read_failed(context, *condition);
+            // The attempt has ended: a failed late read raises no alarm (nothing here needs the
+            // remote), it is only counted.
+            Event::PollFailed(_) => {
+                self.memory.read_failures = self
+                    .memory
+                    .read_failures
+                    .saturating_add(1)
+                    .min(MAX_COUNTED_FAILURES);
                 Handled
             }
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),

@@ -181,6 +181,16 @@ impl StateName {
         self.superstate() == Some(Superstate::Closed)
     }
 
+    /// The campaign waits on the remote: it watches a task whose attempt has not ended, or holds
+    /// (or seeks) the lease. An outage of the remote affects it; a detached, paused, finished or
+    /// closed campaign needs nothing of the remote now.
+    pub fn waits_on_remote(self) -> bool {
+        !matches!(
+            self,
+            StateName::Detached | StateName::Paused | StateName::RemoteTerminalLocalPending
+        ) && !self.is_closed()
+    }
+
     /// States with a write in flight (a persisted intent).
     pub fn has_write_in_flight(self) -> bool {
         matches!(

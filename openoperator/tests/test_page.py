@@ -124,7 +124,8 @@ def test_remote_markup_reaches_the_hosts_notifications_as_text_and_runs_nothing(
         chrome.save_screenshot(str(tmp_path / "no-question.png"))
         raise AssertionError(str(a0.daemon_call("GET", "/campaigns/x1")))
     assert "<img src=z onerror=window.__argusXss=4>Which dataset?" in text(chrome, "#argus-sv-remote")
-    assert "The remote asks for input" in text(chrome, "#argus-sv-question")
+    # The pending question is the remote's own words, shown as characters.
+    assert "<img src=z onerror=window.__argusXss=4>Which dataset?" in text(chrome, "#argus-sv-question")
     assert PAYLOAD in text(chrome, "#argus-sv-feed")
     chrome.save_screenshot(str(tmp_path / "plugin-page-question.png"))
     # The profile's tool, whose answers reach Agent Zero's chat: the same text, escaped.

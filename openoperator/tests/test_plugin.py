@@ -116,7 +116,9 @@ def test_only_needs_you_attempts_missions_and_critical_failures_reach_the_real_n
     feed, got = wait_for("the notifier's pass (every 5 s)", notified_agrees_with_the_feed, 40, 0.5)
     kinds = [m["kind"] for m in feed]
     assert "OPERATOR_ACTION" in kinds and "STAGE_TRANSITION" in kinds, kinds  # the feed says more
-    assert any(n["title"] == "Attempt completed: n1" and n["type"] == "info" for n in got), got
+    # The `repair` scenario's first attempt fails: a failure, notified as an error.
+    assert any(n["title"] == "Attempt failed: n1" and n["type"] == "error" for n in got), got
+    assert not any(n["title"].startswith("Attempt completed") for n in got), got
     # Agent Zero restarts on the same state root: what was notified is not notified again, while a
     # new attempt's completion is.
     a0.stop()
@@ -125,8 +127,8 @@ def test_only_needs_you_attempts_missions_and_critical_failures_reach_the_real_n
     assert again.act(s2, "n2", "observe", objective="train")[0] == 200
     assert again.act(s2, "n2", "claim")[0] == 200
     assert again.act(s2, "n2", "submit", message="attempt 1")[0] == 200
-    after = wait_for("n2's completion to be notified",
-                     lambda: [n for n in notifications(again, s2) if n["title"] == "Attempt completed: n2"] and notifications(again, s2),
+    after = wait_for("n2's end to be notified",
+                     lambda: [n for n in notifications(again, s2) if n["title"] == "Attempt failed: n2"] and notifications(again, s2),
                      60, 0.5)
     assert not [n for n in after if n["title"].endswith(": n1")], after
 

@@ -466,3 +466,183 @@ fn against_agent_zero_no_refused_verb_changes_anything_in_any_state_and_none_is_
         watch(id, &running, "observing.task_not_found")
     });
 }
+
+fn reasons(h: &Value) -> Vec<String> {
+    h["reasons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["class"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn reason_detail(h: &Value, class: &str) -> String {
+    h["reasons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["class"] == class)
+        .and_then(|r| r["detail"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The remote's feed, as `(kind, text)`.
+fn remote_feed(d: &Daemon) -> Vec<(String, String)> {
+    d.get("/remote/messages")
+        .map(|(_, v)| v)
+        .unwrap_or(Value::Null)["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            (
+                m["kind"].as_str().unwrap_or_default().to_string(),
+                m["text"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn agent_zero_down_restarted_and_rotated_is_told_once_and_health_says_what_the_feed_says() {
+    let dir = tmp("outage");
+    let mut a0 = AgentZero::start(&dir);
+    let done = a0.send("train the model");
+    a0.wait_state(&done, "completed", 60);
+    let running = a0.send("train it slowly [slow 600]");
+    let d = serve(&a0, &dir.join("state"), &dir.join("serve.log"));
+    d.wait_health(|h| h["status"] == "ok");
+    for (id, task) in [("live", &running), ("finished", &done)] {
+        let (s, b) = d.act(
+            id,
+            "observe",
+            json!({"objective": "train", "task_id": task}),
+        );
+        assert_eq!(s, 200, "{b}");
+    }
+    d.wait_state("live", "observing.watching");
+    d.wait_state("finished", "remote_terminal_local_pending");
+    let finished_feed = feed(&d, "finished");
+
+    // Agent Zero down: health says so (not `ok`), naming the campaign waiting on it and not the
+    // finished one; the remote's feed says it once, for both.
+    a0.stop();
+    let h = d.wait_health(|h| reasons(h).contains(&"remote_unreachable".to_string()));
+    assert_eq!(h["status"], "unready", "{h}");
+    assert_eq!(h["remote"]["answering"]["status"], "unreachable", "{h}");
+    assert!(h["remote"]["answering"]["since"].is_u64(), "{h}");
+    assert_eq!(h["campaigns_waiting_on_remote"], json!(["live"]), "{h}");
+    assert!(reason_detail(&h, "remote_unreachable").contains("1 campaign(s) wait on it: live"));
+    let (_, public) = procs::raw("GET", &d.api("/health"), &[], None).expect("health");
+    assert!(public.contains("remote_unreachable"), "{public}");
+    crate::serve_loop::wait_for("the outage in the remote's feed", || {
+        !remote_feed(&d).is_empty()
+    });
+    let told = remote_feed(&d);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0].0, "CRITICAL_FAILURE");
+    assert!(
+        told[0].1.starts_with("OpenTraining is unreachable since ")
+            && told[0].1.ends_with("Campaigns waiting on it: live."),
+        "{told:?}"
+    );
+    // The campaign's own feed keeps it for its history, as nothing a person is alerted by; the
+    // finished campaign's feed says nothing.
+    d.wait_state("live", "observing.remote_unavailable");
+    crate::serve_loop::wait_for("the live campaign's outage line", || {
+        feed(&d, "live").iter().any(|(k, _)| k == "REMOTE_STATUS")
+    });
+    assert!(
+        !feed(&d, "live")
+            .iter()
+            .any(|(k, _)| k == "CRITICAL_FAILURE"),
+        "{:?}",
+        feed(&d, "live")
+    );
+    assert_eq!(feed(&d, "finished"), finished_feed);
+    // What `health` says is what a refusal says.
+    let (status, answer) = d.act("live", "pause", json!({}));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(d.act("live", "resume", json!({})).0, 200);
+
+    // Agent Zero back, without the tasks it kept in memory: the remote answers again (told
+    // once); the task is gone (told once, in the campaign's feed, though its reads had failed
+    // past the threshold already), and `show` and `health` say so.
+    a0.restart(None);
+    d.wait_state("live", "observing.task_not_found");
+    let h = d.wait_health(|h| h["status"] == "ok" && h["campaigns_task_lost"] == json!(["live"]));
+    assert_eq!(h["remote"]["answering"]["status"], "answering", "{h}");
+    crate::serve_loop::wait_for("the recovery in the remote's feed", || {
+        remote_feed(&d).len() == 2
+    });
+    let told = remote_feed(&d);
+    assert_eq!(told[1].0, "REMOTE_RECOVERED", "{told:?}");
+    assert!(
+        told[1]
+            .1
+            .starts_with("OpenTraining answers again (it was unreachable for "),
+        "{told:?}"
+    );
+    crate::serve_loop::wait_for("the lost task in the campaign's feed", || {
+        feed(&d, "live")
+            .iter()
+            .any(|(k, t)| k == "CRITICAL_FAILURE" && t.starts_with("The remote task is gone"))
+    });
+    let (_, shown) = cli(&a0, &d, &["show", "live"]);
+    assert!(
+        shown.contains("(last read); now task not found since"),
+        "{shown}"
+    );
+    assert_eq!(
+        campaign(&d, "live")["remote_condition"]["condition"],
+        "task_not_found"
+    );
+
+    // The token rotated (Agent Zero restarted with another password): every read is refused
+    // with 401. Health says so, and where to look: the token in the URL's path, not
+    // OPENTRAINING_A2A_TOKEN (which is unset).
+    a0.restart(Some("password-two"));
+    let h = d.wait_health(|h| reasons(h).contains(&"remote_auth_refused".to_string()));
+    let detail = reason_detail(&h, "remote_auth_refused");
+    assert!(
+        detail.contains("OPENTRAINING_A2A_URL's path (its t-… segment)"),
+        "{detail}"
+    );
+    assert_eq!(h["remote"]["auth"], "url_path", "{h}");
+    crate::serve_loop::wait_for("the refusal in the remote's feed", || {
+        remote_feed(&d).len() == 3
+    });
+    let told = remote_feed(&d);
+    assert_eq!(told[2].0, "CRITICAL_FAILURE", "{told:?}");
+    assert!(
+        told[2]
+            .1
+            .starts_with("OpenTraining refuses our credentials since "),
+        "{told:?}"
+    );
+    assert!(told[2].1.contains("t-… segment"), "{told:?}");
+    assert!(
+        !told[2].1.contains("check OPENTRAINING_A2A_TOKEN"),
+        "{told:?}"
+    );
+    // The same password again: the token the URL carries works again, told once.
+    a0.restart(Some("password-one"));
+    d.wait_health(|h| h["remote"]["answering"]["status"] == "answering");
+    crate::serve_loop::wait_for("the second recovery", || remote_feed(&d).len() == 4);
+    let told = remote_feed(&d);
+    assert!(
+        told[3]
+            .1
+            .starts_with("OpenTraining answers again (it was refusing our credentials for "),
+        "{told:?}"
+    );
+    // Each change was told once: a few more heartbeats add nothing.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(remote_feed(&d).len(), 4, "{:?}", remote_feed(&d));
+    let (code, said) = cli(&a0, &d, &["remote"]);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(said.lines().count(), 4, "{said}");
+    let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
+    assert!(!log.contains(&a0.token()), "the token reached the log");
+}

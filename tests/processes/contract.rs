@@ -612,7 +612,9 @@ fn a_task_the_remote_does_not_know_is_named_so_not_called_an_outage() {
     assert_eq!(s, 200, "{b}");
     d.wait_state("m1", "observing.task_not_found");
     wait_for("the feed to say the task is missing", || {
-        d.feed("m1").iter().any(|l| l.contains("disappeared"))
+        d.feed("m1")
+            .iter()
+            .any(|l| l.contains("The remote task is gone"))
     });
     let (_, h) = d.get("/health").expect("health");
     assert_eq!(h["remote"]["state"], "discovered", "{h}");

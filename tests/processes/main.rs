@@ -6,6 +6,7 @@ mod support;
 mod agent_zero;
 mod contract;
 mod operable;
+mod plain_a2a;
 mod processes;
 mod qualification;
 mod real_argus;

@@ -1294,7 +1294,7 @@ fn an_operator_carries_a_two_attempt_mission_to_its_end_through_the_cli() {
         "Operator submit: done",
         "Attempt 1 failed during preprocessing",
         "Operator next-attempt: done",
-        "Needs you: the remote asks for input",
+        "Needs you: OpenTraining asks (untrusted text): «Two candidate datasets match",
         "Operator intervene: done",
         "Attempt 2 completed; local validation is pending",
         // An action's own line follows what it caused.
@@ -1524,7 +1524,7 @@ fn a_vanished_task_and_refused_credentials_are_told_apart_from_an_unreachable_re
         )
         .0
     );
-    wait_for_line(port, "g1", "The remote task disappeared");
+    wait_for_line(port, "g1", "The remote task is gone");
     assert!(!feed(port, "g1").iter().any(|l| l.contains("unreachable")));
 
     let port = free_port();
@@ -1549,11 +1549,7 @@ fn a_vanished_task_and_refused_credentials_are_told_apart_from_an_unreachable_re
         )
         .0
     );
-    wait_for_line(
-        port,
-        "g2",
-        "OpenTraining refused our credentials: authentication required",
-    );
+    wait_for_line(port, "g2", "OpenTraining refused our credentials (");
     assert!(cli(port, &["observe", "g3", "--objective", "watch"]).0);
     let (ok, out) = cli(port, &["claim", "g3"]);
     assert!(!ok && out.contains("auth_failed"), "{out}");

@@ -323,15 +323,15 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
         .await,
         WriteResult::Ambiguous(_)
     ));
-    // A plain-text 500 (a proxy, say) is transient: the operation is not marked unavailable.
+    // A plain-text 500 is the remote failing while it answers (a remote error, not an outage),
+    // and it is no proof the operation is missing: it is not marked unavailable.
     sim.arm(Fault::Http500 {
         method: "campaign/request_status".into(),
         times: Some(1),
     });
-    assert_eq!(
-        c.request_status("c1", &RequestId::new("r")).await.err(),
-        Some(RemoteError::Http { status: 500 })
-    );
+    let fault = c.request_status("c1", &RequestId::new("r")).await.err();
+    assert_eq!(fault, Some(RemoteError::ServerFault { status: 500 }));
+    assert!(fault.is_some_and(|e| !e.is_no_answer()));
     assert_ne!(
         c.operations()[&Method::RequestStatus],
         OpStatus::Unavailable

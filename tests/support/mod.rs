@@ -4,6 +4,7 @@
 //!   configuration) and waiting on a runtime's state;
 //! - [`fake`]: an in-memory fencing remote, for the authority tests;
 //! - [`clock`]: the one test clock;
+//! - [`proxy`]: a relay in front of a real server, taken down and brought back (outages);
 //! - [`agent_zero`]: the real Agent Zero serving A2A (today's OpenTraining), with its model double.
 #![allow(dead_code, unused_imports)]
 
@@ -21,4 +22,5 @@ pub mod agent_zero;
 pub mod clock;
 pub mod fake;
 pub mod procs;
+pub mod proxy;
 pub mod rig;

@@ -24,6 +24,9 @@ pub enum CampaignsCommand {
     Messages { id: String },
     /// Follow the human-facing feed live until the campaign closes (Ctrl-C stops).
     Watch { id: String },
+    /// The remote's feed: each change of how OpenTraining answers (unreachable, refusing our
+    /// credentials, answering with errors, answering again), told once for every campaign.
+    Remote,
 }
 
 /// Remote (or operator) text for a terminal: control characters and bidi overrides removed.
@@ -303,6 +306,7 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
         C::Show { id } => (format!("/campaigns/{}", seg(id)), show),
         C::Events { id } => (format!("/campaigns/{}/events", seg(id)), events),
         C::Messages { id } => (format!("/campaigns/{}/messages", seg(id)), messages),
+        C::Remote => ("/remote/messages".into(), messages),
     };
     match api.call(&path, None).await {
         Ok((exit, v)) if as_json => (pretty(&v), exit),
@@ -484,7 +488,16 @@ fn show(v: &Value, now: u64) -> String {
         s(&v["attempt_id"]),
         s(&v["source_sha"]),
         s(&v["remote_state"]),
-        if v["remote_stage"].is_null() { String::new() } else { s(&v["remote_stage"]) },
+        match (&v["remote_stage"], &v["remote_condition"]) {
+            (stage, Value::Null) if stage.is_null() => String::new(),
+            (stage, Value::Null) => s(stage),
+            // The reading above is the last one; what reads meet now is said beside it.
+            (_, c) => format!(
+                "(last read); now {} since {}",
+                s(&c["condition"]).replace('_', " "),
+                s(&c["since"])
+            ),
+        },
         s(&v["remote_message"]),
         lease,
         s(&v["attempts"]),

@@ -638,6 +638,38 @@ async fn on_quarantine(
     }
 }
 
+/// Each change of how the remote answers, told once in the remote's feed, naming the campaigns
+/// waiting on it (finished and paused ones are not: an outage raises no alarm for them).
+async fn on_answering(
+    runtime: Arc<Runtime>,
+    auth: crate::a2a::AuthMode,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<crate::a2a::AnsweringChange>,
+) {
+    use crate::a2a::Answering;
+    let condition = |a: Answering| match a {
+        Answering::Yes => None,
+        Answering::No(c) => Some(c),
+    };
+    while let Some(change) = rx.recv().await {
+        let (kind, text) = crate::runtime::messages::remote_changed(
+            condition(change.from),
+            change.from_since,
+            condition(change.to),
+            change.since,
+            auth.refused_advice(),
+            &runtime.waiting_on_remote(),
+        );
+        let message = crate::runtime::messages::HumanMessage {
+            at: crate::time::now_secs(),
+            kind,
+            text,
+        };
+        if let Err(e) = runtime.tell_remote(&message) {
+            tracing::error!(error = %e, "CRITICAL: cannot keep the remote's feed; its change is only in this log");
+        }
+    }
+}
+
 /// Argus and Foreman as `serve` runs them, verified at start (a real MCP handshake, a dry run).
 async fn bridges(
     cfg: &ServeConfig,
@@ -740,11 +772,14 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         ),
         (None, _) => None,
     };
+    let outage_threshold = cfg.runtime_config().policy().unavailable_threshold;
     let remote = Arc::new(
-        LiveRemote::new(http, cfg.expected_card_sha256.clone()).with_qualification(
-            crate::qualification::Book::new(&cfg.home, &cfg.remote_url),
-            cfg.require_qualification,
-        ),
+        LiveRemote::new(http, cfg.expected_card_sha256.clone())
+            .with_qualification(
+                crate::qualification::Book::new(&cfg.home, &cfg.remote_url),
+                cfg.require_qualification,
+            )
+            .with_outage_threshold(outage_threshold),
     );
     let mut config = cfg.runtime_config();
     config.supervise = cfg.enabled;
@@ -788,6 +823,9 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         let (qtx, qrx) = tokio::sync::mpsc::unbounded_channel();
         remote.on_quarantine(qtx);
         tokio::spawn(on_quarantine(runtime.clone(), qrx));
+        let (atx, arx) = tokio::sync::mpsc::unbounded_channel();
+        remote.on_answering(atx);
+        tokio::spawn(on_answering(runtime.clone(), remote.view().auth, arx));
         tokio::spawn(keep_discovering(
             remote.clone(),
             Duration::from_secs(cfg.card_refresh_secs),
@@ -797,6 +835,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         tracing::warn!("ARGUS_SUPERVISOR_ENABLED=0: the API is read-only; no polling, no mutation");
     }
     let live = remote.clone();
+    let on_remote = runtime.clone();
     let store_probe = runtime.store().clone();
     let enabled = cfg.enabled;
     let foreman_configured = cfg.foreman_enabled;
@@ -830,9 +869,14 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
                     argus: argus_now,
                     argus_stalled: stalled.len(),
                     store: store_probe.writable().err().map(|e| e.to_string()),
+                    answering: Some((view.answering.clone(), view.auth, on_remote.waiting_on_remote())),
                 }),
                 "supervision": if enabled { "on" } else { "off (ARGUS_SUPERVISOR_ENABLED=0)" },
                 "remote": view,
+                // Campaigns waiting on the remote now (an outage affects them), and those whose
+                // task the remote no longer knows.
+                "campaigns_waiting_on_remote": on_remote.waiting_on_remote(),
+                "campaigns_task_lost": on_remote.tasks_lost(),
                 "argus": bridge(argus.as_ref().map(|w| &w.argus_status), true),
                 // Campaigns whose Argus daemon says it is stalled: Argus answers, decides nothing.
                 "argus_stalled": stalled,

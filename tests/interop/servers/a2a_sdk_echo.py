@@ -1,10 +1,12 @@
 """An echo agent on the official a2a-sdk (1.x): submitted -> working -> completed with an artifact;
-cancellable while working; with `--ask`, input-required instead. `--streaming` says so on the card. `--mode v03` declares a 0.3 JSON-RPC interface and enables the SDK's 0.3
+cancellable while working; with `--ask`, input-required instead; with `--script`, whatever steps a
+test posts to `POST /_script/<task id>` (see `Script`), as a plain A2A agent: no campaign metadata. `--streaming` says so on the card. `--mode v03` declares a 0.3 JSON-RPC interface and enables the SDK's 0.3
 compatibility; `--mode v1` declares 1.0 only. `--extension` advertises and serves the
 campaign-control extension in front of the SDK's dispatcher."""
 
 import argparse
 import asyncio
+import json
 
 import uvicorn
 from starlette.applications import Starlette
@@ -23,6 +25,40 @@ import method_log
 
 DELAY = 1.0
 ASK = False
+SCRIPT = None
+STATES = {
+    "working": TaskState.TASK_STATE_WORKING,
+    "input-required": TaskState.TASK_STATE_INPUT_REQUIRED,
+    "completed": TaskState.TASK_STATE_COMPLETED,
+    "failed": TaskState.TASK_STATE_FAILED,
+}
+NOISE = ("step {i}/500 loss=0.{i:03d}\n$ python train.py --epoch {i}\n<tool_output>"
+         "<script>alert({i})</script></tool_output> **progress** {i}%")
+
+
+class Script:
+    """Steps for each task, posted by the test (`POST /_script/<task id>`): `{"state", "text"}`
+    (the text as the status message, as a plain A2A agent gives it), or `{"noise": N}`."""
+
+    def __init__(self, app):
+        self.app = app
+        self.steps = {}
+
+    def queue(self, task_id):
+        return self.steps.setdefault(task_id, asyncio.Queue())
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith("/_script/"):
+            return await self.app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            msg = await receive()
+            body += msg.get("body", b"")
+            more = msg.get("more_body", False)
+        await self.queue(path[len("/_script/"):]).put(json.loads(body))
+        await send({"type": "http.response.start", "status": 200, "headers": [[b"content-type", b"text/plain"]]})
+        await send({"type": "http.response.body", "body": b"ok"})
 
 
 class Echo(AgentExecutor):
@@ -33,6 +69,8 @@ class Echo(AgentExecutor):
             await event_queue.enqueue_event(
                 new_task(context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED, history=[context.message])
             )
+        if SCRIPT is not None:
+            return await self.scripted(context, updater)
         await updater.start_work()
         await asyncio.sleep(DELAY)
         if ASK:
@@ -41,13 +79,26 @@ class Echo(AgentExecutor):
         await updater.add_artifact([Part(text="echo: " + context.get_user_input())], name="echo")
         await updater.complete()
 
+    async def scripted(self, context, updater):
+        steps = SCRIPT.queue(context.task_id)
+        state = TaskState.TASK_STATE_SUBMITTED
+        while state not in (TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED):
+            step = await steps.get()
+            if "noise" in step:
+                for i in range(int(step["noise"])):
+                    await updater.update_status(state, message=updater.new_agent_message([Part(text=NOISE.format(i=i))]))
+                continue
+            state = STATES[step["state"]]
+            said = updater.new_agent_message([Part(text=step["text"])]) if step.get("text") else None
+            await updater.update_status(state, message=said)
+
     async def cancel(self, context, event_queue):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.cancel()
 
 
 def main():
-    global DELAY, ASK
+    global DELAY, ASK, SCRIPT
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--mode", choices=["v03", "v1"], required=True)
@@ -56,6 +107,7 @@ def main():
     ap.add_argument("--ask", action="store_true", help="ask for input after the delay instead of answering")
     ap.add_argument("--streaming", action="store_true", help="say capabilities.streaming (SubscribeToTask streams)")
     ap.add_argument("--method-log", help="append each JSON-RPC method received to this file")
+    ap.add_argument("--script", action="store_true", help="each task follows the steps a test posts to /_script/<task id>")
     args = ap.parse_args()
     DELAY = args.delay
     ASK = args.ask
@@ -85,6 +137,8 @@ def main():
         app = campaign_ext.CampaignControl(app)
     if args.method_log:
         app = method_log.MethodLog(app, args.method_log)
+    if args.script:
+        app = SCRIPT = Script(app)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

@@ -1,8 +1,15 @@
 """An echo agent on fasta2a (0.5.0 or 2.1.1, whichever the venv has): submitted -> working ->
 completed with an artifact (or, with `--ask`, input-required); cancellable while working. `--extension` (2.1.1 only) advertises and
-serves the campaign-control extension in front of fasta2a's dispatcher."""
+serves the campaign-control extension in front of fasta2a's dispatcher.
+
+`--script`: each task instead waits for the steps a test posts to `POST /_script/<task id>`
+(`{"state": "working" | "input-required" | "completed" | "failed", "text": ...}`, or
+`{"noise": N}`), applied through fasta2a's own storage as a plain A2A agent would: no campaign
+metadata, a question or an answer only as an agent message in the task's history (fasta2a has no
+status message), noise as N more agent messages of progress lines, tool output and markup."""
 
 import argparse
+import json
 import uuid
 from contextlib import asynccontextmanager
 
@@ -16,12 +23,61 @@ import campaign_ext
 import method_log
 
 
+NOISE = ("step {i}/500 loss=0.{i:03d}\n$ python train.py --epoch {i}\n<tool_output>"
+         "<script>alert({i})</script></tool_output> **progress** {i}%")
+
+
+def agent_message(text):
+    return {"role": "agent", "kind": "message", "message_id": str(uuid.uuid4()),
+            "parts": [{"kind": "text", "text": text}]}
+
+
+class Script:
+    """Steps for each task, posted by the test (`POST /_script/<task id>`)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.steps = {}
+
+    def queue(self, task_id):
+        return self.steps.setdefault(task_id, anyio.create_memory_object_stream(64))
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith("/_script/"):
+            return await self.app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            msg = await receive()
+            body += msg.get("body", b"")
+            more = msg.get("more_body", False)
+        await self.queue(path[len("/_script/"):])[0].send(json.loads(body))
+        await send({"type": "http.response.start", "status": 200, "headers": [[b"content-type", b"text/plain"]]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
 class EchoWorker(Worker):
     delay = 1.0
     ask = False
+    script = None
+
+    async def scripted(self, task_id):
+        state = "submitted"
+        receiving = self.script.queue(task_id)[1]
+        while state not in ("completed", "failed", "canceled"):
+            step = await receiving.receive()
+            if "noise" in step:
+                noise = [agent_message(NOISE.format(i=i)) for i in range(int(step["noise"]))]
+                await self.storage.update_task(task_id, state=state, new_messages=noise)
+                continue
+            state = step["state"]
+            said = [agent_message(step["text"])] if step.get("text") else None
+            await self.storage.update_task(task_id, state=state, new_messages=said)
 
     async def run_task(self, params):
         task_id = params["id"]
+        if self.script is not None:
+            return await self.scripted(task_id)
         task = await self.storage.update_task(task_id, state="working")
         if hasattr(self, "publish_status"):  # 2.1.1: the task's stream hears of it
             await self.publish_status(task_id, task["context_id"], "working")
@@ -55,6 +111,7 @@ def main():
     ap.add_argument("--delay", type=float, default=1.0)
     ap.add_argument("--ask", action="store_true", help="ask for input after the delay instead of answering")
     ap.add_argument("--method-log", help="append each JSON-RPC method received to this file")
+    ap.add_argument("--script", action="store_true", help="each task follows the steps a test posts to /_script/<task id>")
     args = ap.parse_args()
     storage, broker = InMemoryStorage(), InMemoryBroker()
     worker = EchoWorker(broker=broker, storage=storage)
@@ -79,6 +136,8 @@ def main():
         app = campaign_ext.CampaignControl(app)
     if args.method_log:
         app = method_log.MethodLog(app, args.method_log)
+    if args.script:
+        app = EchoWorker.script = Script(app)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

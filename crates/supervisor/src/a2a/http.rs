@@ -888,8 +888,13 @@ impl Answer {
         let status = self.status;
         let Ok(envelope) = serde_json::from_slice::<Envelope>(&self.bytes) else {
             // A plain 404/500 may come from a proxy in between: a transient failure, never proof
-            // that the remote lacks the operation (only JSON-RPC -32601 says that).
+            // that the remote lacks the operation (only JSON-RPC -32601 says that). A 5xx with a
+            // body, other than a gateway's or an overloaded server's, is the remote failing while
+            // it answers: a remote error, not an outage.
             return Err(match status.as_u16() {
+                s @ (500 | 501 | 505..=599) if !self.bytes.is_empty() => {
+                    RemoteError::ServerFault { status: s }
+                }
                 s if s >= 400 => RemoteError::Http { status: s },
                 _ => RemoteError::MalformedResponse,
             });

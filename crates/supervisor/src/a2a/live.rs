@@ -15,7 +15,7 @@ use crate::control::{
     WriteCall,
 };
 use crate::qualification::{Book, Qualification, QualificationStatus};
-use argus_machines::{Lease, ReadbackAnswer, RequestId, TaskId};
+use argus_machines::{Lease, ReadbackAnswer, RemoteCondition, RequestId, TaskId};
 use serde::Serialize;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
@@ -33,10 +33,137 @@ pub enum Discovery {
     QuarantinedPendingReview,
 }
 
+/// How the remote answers now, judged from every call's outcome (reads, writes, card reads):
+/// answering, or failing one way since a moment, once that many calls in a row failed so
+/// ([`LiveRemote::with_outage_threshold`]). One answer in the contract's terms (a task it does
+/// not know included) is the remote answering again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answering {
+    Yes,
+    No(RemoteCondition),
+}
+
+impl Answering {
+    /// As `health` and the logs spell it: `answering`, or the condition's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Answering::Yes => "answering",
+            Answering::No(RemoteCondition::Unreachable) => "unreachable",
+            Answering::No(RemoteCondition::AuthRequired) => "auth_refused",
+            Answering::No(RemoteCondition::Unusable) => "remote_error",
+            Answering::No(RemoteCondition::TaskNotFound) => "task_not_found",
+        }
+    }
+}
+
+impl Serialize for Answering {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// A change of how the remote answers, told once (by `serve`, in the remote's feed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnsweringChange {
+    pub from: Answering,
+    /// When `from` began (Unix seconds).
+    pub from_since: u64,
+    pub to: Answering,
+    /// When `to` began: the first failed call of the streak, or the answer that ended it.
+    pub since: u64,
+    /// The failed calls in a row behind `to`.
+    pub failed_calls: u32,
+    /// The safe class of the last failure.
+    pub class: Option<&'static str>,
+}
+
+/// How the remote answers, as `health` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnsweringView {
+    pub status: Answering,
+    /// Since when (Unix seconds; `None` before any call).
+    pub since: Option<u64>,
+    /// Failed calls in a row now.
+    pub failed_calls: u32,
+    /// The safe class of the last failure, if the last call failed.
+    pub last_error: Option<&'static str>,
+}
+
+/// The tracker behind [`Answering`].
+#[derive(Debug)]
+struct Track {
+    now: Answering,
+    since: Option<u64>,
+    streak: u32,
+    streak_condition: Option<RemoteCondition>,
+    streak_since: u64,
+    last_error: Option<&'static str>,
+}
+
+impl Track {
+    /// One call's outcome at `at`; the change it makes, if any.
+    fn note(
+        &mut self,
+        failure: Option<(RemoteCondition, &'static str)>,
+        at: u64,
+        threshold: u32,
+    ) -> Option<AnsweringChange> {
+        let from = self.now;
+        let from_since = self.since.unwrap_or(at);
+        match failure {
+            None => {
+                self.streak = 0;
+                self.streak_condition = None;
+                self.last_error = None;
+                self.since.get_or_insert(at);
+                if from == Answering::Yes {
+                    return None;
+                }
+                self.now = Answering::Yes;
+                self.since = Some(at);
+                Some(AnsweringChange {
+                    from,
+                    from_since,
+                    to: Answering::Yes,
+                    since: at,
+                    failed_calls: 0,
+                    class: None,
+                })
+            }
+            Some((condition, class)) => {
+                self.last_error = Some(class);
+                if self.streak_condition == Some(condition) {
+                    self.streak = self.streak.saturating_add(1);
+                } else {
+                    self.streak = 1;
+                    self.streak_condition = Some(condition);
+                    self.streak_since = at;
+                }
+                let to = Answering::No(condition);
+                if self.streak < threshold.max(1) || from == to {
+                    return None;
+                }
+                self.now = to;
+                self.since = Some(self.streak_since);
+                Some(AnsweringChange {
+                    from,
+                    from_since,
+                    to,
+                    since: self.streak_since,
+                    failed_calls: self.streak,
+                    class: Some(class),
+                })
+            }
+        }
+    }
+}
+
 /// What `health` shows of the remote.
 #[derive(Debug, Clone, Serialize)]
 pub struct RemoteView {
     pub state: Discovery,
+    /// How the remote answers now (every call counts, not only discovery).
+    pub answering: AnsweringView,
     /// Where the configured token travels (never the token): a 401's advice follows it.
     pub auth: super::AuthMode,
     /// The safe class of the last failed discovery or refresh.
@@ -78,6 +205,12 @@ pub struct LiveRemote {
     require_qualification: bool,
     /// Every call to the remote, counted across the clients a card change replaces.
     calls: Arc<super::CallCounts>,
+    /// How the remote answers, from every call's outcome.
+    answering: Mutex<Track>,
+    /// Calls failing the same way in a row before the remote is said to fail so.
+    outage_threshold: u32,
+    /// Told each change of how the remote answers.
+    answering_tx: Mutex<Option<mpsc::UnboundedSender<AnsweringChange>>>,
 }
 
 impl LiveRemote {
@@ -89,6 +222,12 @@ impl LiveRemote {
             client: RwLock::new(None),
             view: Mutex::new(RemoteView {
                 state: Discovery::Undiscovered,
+                answering: AnsweringView {
+                    status: Answering::Yes,
+                    since: None,
+                    failed_calls: 0,
+                    last_error: None,
+                },
                 auth,
                 last_error: None,
                 attempts: 0,
@@ -109,7 +248,72 @@ impl LiveRemote {
             book: None,
             require_qualification: false,
             calls: Arc::default(),
+            answering: Mutex::new(Track {
+                now: Answering::Yes,
+                since: None,
+                streak: 0,
+                streak_condition: None,
+                streak_since: 0,
+                last_error: None,
+            }),
+            outage_threshold: 3,
+            answering_tx: Mutex::new(None),
         }
+    }
+
+    /// Calls failing the same way in a row before the remote is said to fail so (the machines'
+    /// `unavailable_threshold`, so the remote and its campaigns agree).
+    pub fn with_outage_threshold(mut self, calls: u32) -> Self {
+        self.outage_threshold = calls.max(1);
+        self
+    }
+
+    /// Where to say each change of how the remote answers.
+    pub fn on_answering(&self, tx: mpsc::UnboundedSender<AnsweringChange>) {
+        *self.answering_tx.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
+
+    /// How the remote answers now.
+    pub fn answering(&self) -> AnsweringView {
+        let t = self.answering.lock().unwrap_or_else(|p| p.into_inner());
+        AnsweringView {
+            status: t.now,
+            since: t.since,
+            failed_calls: t.streak,
+            last_error: t.last_error,
+        }
+    }
+
+    /// Note one call's outcome; a change of how the remote answers is told once.
+    fn noted<T>(&self, result: Answer<T>) -> Answer<T> {
+        let failure = match &result {
+            Ok(_) => None,
+            // Refused here before sending: it says nothing of the remote.
+            Err(e) if e.never_left() => return result,
+            Err(e) => e.remote_failure().map(|c| (c, e.class())),
+        };
+        let change = self
+            .answering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .note(failure, now_secs(), self.outage_threshold);
+        if let Some(change) = change {
+            match change.to {
+                Answering::Yes => {
+                    tracing::info!(was = change.from.name(), "the remote answers again")
+                }
+                to => tracing::warn!(
+                    status = to.name(),
+                    class = change.class,
+                    calls = change.failed_calls,
+                    "the remote is failing"
+                ),
+            }
+            if let Some(tx) = &*self.answering_tx.lock().unwrap_or_else(|p| p.into_inner()) {
+                let _ = tx.send(change);
+            }
+        }
+        result
     }
 
     /// The remote's call counts (for `metrics`).
@@ -143,6 +347,7 @@ impl LiveRemote {
 
     pub fn view(&self) -> RemoteView {
         let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        v.answering = self.answering();
         v.qualification_required = self.require_qualification;
         if let Some(c) = self.current() {
             v.qualification = self.qualification(&c.card().sha256);
@@ -171,7 +376,9 @@ impl LiveRemote {
     /// Discover (or re-read) the card. The first success makes the remote usable; a later card that
     /// differs is judged, and may quarantine the remote.
     pub async fn refresh(&self) -> Result<(), RemoteError> {
-        let fresh = match A2aClient::discover_counting(&self.http, self.calls.clone()).await {
+        let discovered =
+            self.noted(A2aClient::discover_counting(&self.http, self.calls.clone()).await);
+        let fresh = match discovered {
             Ok(c) => c,
             Err(e) => {
                 let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
@@ -334,37 +541,47 @@ fn judge_change(old: &A2aClient, new: &A2aClient) -> Option<String> {
 
 impl Transport for LiveRemote {
     async fn claim_control(&self, call: ClaimCall<'_>) -> Answer<Lease> {
-        self.writer().await?.claim_control(call).await
+        let c = self.writer().await?;
+        self.noted(c.claim_control(call).await)
     }
     async fn read_control(&self, campaign_id: &str) -> Answer<Option<Lease>> {
-        self.reader()?.read_control(campaign_id).await
+        let c = self.reader()?;
+        self.noted(c.read_control(campaign_id).await)
     }
     async fn renew_control(&self, call: WriteCall<'_>, ttl_seconds: u64) -> Answer<Lease> {
         // Keeping a lease already held is not new work: allowed until quarantine releases it.
         self.not_quarantined()?;
-        self.reader()?.renew_control(call, ttl_seconds).await
+        let c = self.reader()?;
+        self.noted(c.renew_control(call, ttl_seconds).await)
     }
     async fn release_control(&self, call: WriteCall<'_>) -> Answer<()> {
         // Giving a lease back is always allowed where the operation exists.
-        self.reader()?.release_control(call).await
+        let c = self.reader()?;
+        self.noted(c.release_control(call).await)
     }
     async fn submit(&self, call: WriteCall<'_>, request: &SubmitRequest) -> Answer<TaskId> {
-        self.writer().await?.submit(call, request).await
+        let c = self.writer().await?;
+        self.noted(c.submit(call, request).await)
     }
     async fn intervene(&self, call: WriteCall<'_>, task: &TaskId, text: &str) -> Answer<()> {
-        self.writer().await?.intervene(call, task, text).await
+        let c = self.writer().await?;
+        self.noted(c.intervene(call, task, text).await)
     }
     async fn cancel(&self, call: WriteCall<'_>, task: &TaskId, reason: &str) -> Answer<()> {
-        self.writer().await?.cancel(call, task, reason).await
+        let c = self.writer().await?;
+        self.noted(c.cancel(call, task, reason).await)
     }
     async fn request_status(&self, campaign_id: &str, id: &RequestId) -> Answer<ReadbackAnswer> {
-        self.reader()?.request_status(campaign_id, id).await
+        let c = self.reader()?;
+        self.noted(c.request_status(campaign_id, id).await)
     }
     async fn status(&self, task: &TaskId) -> Answer<Reading> {
-        self.reader()?.status(task).await
+        let c = self.reader()?;
+        self.noted(c.status(task).await)
     }
     async fn evidence(&self, task: &TaskId) -> Answer<Evidence> {
-        self.reader()?.evidence(task).await
+        let c = self.reader()?;
+        self.noted(c.evidence(task).await)
     }
     fn streams(&self) -> bool {
         self.current().is_some_and(|c| c.streams())
@@ -374,13 +591,17 @@ impl Transport for LiveRemote {
     /// passing record for the current card.
     fn ability(&self) -> crate::control::RemoteAbility {
         let Some(c) = self.current() else {
+            // Its card unread, what it offers is not known: nothing new goes until it is.
             return crate::control::RemoteAbility {
-                can: argus_machines::RemoteCan::OBSERVE_ONLY,
+                can: argus_machines::RemoteCan::EVERYTHING,
                 writes_refused: Some(RemoteError::Unavailable),
             };
         };
         let writes_refused = if let Err(e) = self.not_quarantined() {
             Some(e)
+        } else if self.answering().status == Answering::No(RemoteCondition::Unreachable) {
+            // What `health` says: no write is tried while the remote answers nothing.
+            Some(RemoteError::Unavailable)
         } else if self.require_qualification
             && c.mutation().enabled
             && self.qualification(&c.card().sha256).status != QualificationStatus::Passed

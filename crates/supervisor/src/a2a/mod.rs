@@ -28,7 +28,7 @@ use argus_machines::{ControllerId, Lease, ReadbackAnswer, RequestId, TaskId};
 use card::{CardInfo, Dialect, Method};
 pub use http::{AuthHeaders, AuthMode, Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
-pub use live::{Discovery, LiveRemote, RemoteView};
+pub use live::{Answering, AnsweringChange, AnsweringView, Discovery, LiveRemote, RemoteView};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -102,7 +102,16 @@ pub struct A2aClient {
     card: CardInfo,
     ops: Mutex<BTreeMap<Method, OpStatus>>,
     calls: Arc<CallCounts>,
+    /// The question each asking task put in its history (a remote with no status message,
+    /// fasta2a's way), by the task's change time: read once per question, not once per poll.
+    questions: Mutex<BTreeMap<TaskId, Asked>>,
 }
+
+/// A task's question as last read: the change time it was read at, and its words (if any).
+type Asked = (Option<u64>, Option<crate::security::Untrusted>);
+
+/// The most questions remembered (the oldest are forgotten; one is read again if asked).
+const QUESTIONS_KEPT: usize = 256;
 
 impl A2aClient {
     /// Discover the remote: GET `<base>/.well-known/agent-card.json`, then `agent.json`.
@@ -144,6 +153,7 @@ impl A2aClient {
             card,
             ops: Mutex::new(ops),
             calls,
+            questions: Mutex::default(),
         })
     }
 
@@ -385,6 +395,7 @@ impl A2aClient {
             Err(
                 e @ (RemoteError::AuthFailed
                 | RemoteError::Http { .. }
+                | RemoteError::ServerFault { .. }
                 | RemoteError::Tls(_)
                 | RemoteError::MalformedResponse
                 | RemoteError::TooLarge
@@ -405,6 +416,41 @@ impl A2aClient {
             request_id: call.request_id().as_str(),
             constraints: Constraints::strict(),
         }
+    }
+}
+
+impl A2aClient {
+    /// The remote's question, where a task asks for input without a status message: the last
+    /// agent message in its history, read once per change of the task (its `status.timestamp`)
+    /// and remembered; a failed read leaves it unsaid, and the next poll asks again.
+    async fn question(
+        &self,
+        task: &TaskId,
+        changed_at: Option<u64>,
+    ) -> Option<crate::security::Untrusted> {
+        let lock = || self.questions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, q)) = lock().get(task) {
+            if changed_at.is_some() && *at == changed_at {
+                return q.clone();
+            }
+        }
+        let method = protocol::get_method(self.card.dialect);
+        let result = self
+            .call(
+                Method::Status,
+                method,
+                &wire::evidence_params(task.as_str()),
+                self.core_version(),
+            )
+            .await
+            .ok()?;
+        let question = wire::last_agent_message(&result);
+        let mut kept = lock();
+        if kept.len() >= QUESTIONS_KEPT {
+            kept.clear();
+        }
+        kept.insert(task.clone(), (changed_at, question.clone()));
+        question
     }
 }
 
@@ -621,7 +667,15 @@ impl Transport for A2aClient {
             });
         // The operation answered (available) even when the task in the answer is malformed.
         self.note(Method::Status, &answered);
-        Ok(answered??.into_reading())
+        let mut view = answered??;
+        if matches!(
+            view.state,
+            argus_machines::RemoteState::InputRequired | argus_machines::RemoteState::AuthRequired
+        ) && view.status_message.is_none()
+        {
+            view.status_message = self.question(task, view.changed_at).await;
+        }
+        Ok(view.into_reading())
     }
 
     async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {

@@ -258,6 +258,23 @@ fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, Rem
     Ok(view)
 }
 
+/// The text of the last agent message in a task's history (a question or an answer the remote
+/// gives nowhere else), bounded and cleaned.
+pub fn last_agent_message(result: &Value) -> Option<Untrusted> {
+    let text = from_history(unwrap_task(result).get("history"))?;
+    let text = Untrusted::owned(text, MAX_ANSWER_TEXT);
+    (!text.as_str().trim().is_empty()).then_some(text)
+}
+
+fn from_history(history: Option<&Value>) -> Option<String> {
+    history?.as_array()?.iter().rev().find_map(|m| {
+        let role = m.get("role").and_then(Value::as_str)?;
+        let agent = role.eq_ignore_ascii_case("agent") || role == "ROLE_AGENT";
+        let parts = m.get("parts").and_then(Value::as_array)?;
+        agent.then(|| texts(parts).join("\n"))
+    })
+}
+
 /// The task's final answer, the way the remote gives it: its artifacts' text, else its status
 /// message, else the last agent message in its history. Only that message is read: the rest of
 /// the history (the user's message, progress, tool output) is routine and dropped.
@@ -270,20 +287,12 @@ fn answer(
         .iter()
         .filter_map(|a| a.text.as_ref().map(Untrusted::as_str))
         .collect();
-    let from_history = || {
-        history?.as_array()?.iter().rev().find_map(|m| {
-            let role = m.get("role").and_then(Value::as_str)?;
-            let agent = role.eq_ignore_ascii_case("agent") || role == "ROLE_AGENT";
-            let parts = m.get("parts").and_then(Value::as_array)?;
-            agent.then(|| texts(parts).join("\n"))
-        })
-    };
     let (text, from) = if !from_artifacts.is_empty() {
         (from_artifacts.join("\n"), AnswerSource::Artifacts)
     } else if !status.is_empty() {
         (status.join("\n"), AnswerSource::StatusMessage)
     } else {
-        (from_history()?, AnswerSource::History)
+        (from_history(history)?, AnswerSource::History)
     };
     let text = Untrusted::owned(text, MAX_ANSWER_TEXT);
     (!text.as_str().trim().is_empty()).then_some(RemoteAnswer { text, from })

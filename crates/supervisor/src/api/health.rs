@@ -27,6 +27,9 @@ pub struct Readiness {
     pub argus_stalled: usize,
     /// Why the state root refused a probe write, if it did.
     pub store: Option<String>,
+    /// How the remote answers now, where to look when it refuses our credentials, and the
+    /// campaigns waiting on it.
+    pub answering: Option<(crate::a2a::AnsweringView, crate::a2a::AuthMode, Vec<String>)>,
 }
 
 /// Every reason the daemon is not ready, as `{class, detail}`; none when it is.
@@ -50,6 +53,33 @@ pub fn reasons(r: &Readiness) -> Vec<Value> {
             "remote_quarantined",
             "the remote is quarantined_pending_review: mutation is disabled".into(),
         ),
+    }
+    if let Some((a, auth, waiting)) = &r.answering {
+        use crate::a2a::Answering;
+        use argus_machines::RemoteCondition;
+        let since = a.since.map(crate::time::rfc3339).unwrap_or_default();
+        let waiting = match waiting.len() {
+            0 => "no campaign waits on it".to_string(),
+            n => format!("{n} campaign(s) wait on it: {}", waiting.join(", ")),
+        };
+        match a.status {
+            Answering::Yes => {}
+            Answering::No(RemoteCondition::Unreachable) => say(
+                "remote_unreachable",
+                format!("OpenTraining has answered no call since {since} ({} in a row); {waiting}", a.failed_calls),
+            ),
+            Answering::No(RemoteCondition::AuthRequired) => say(
+                "remote_auth_refused",
+                format!("OpenTraining refuses our credentials since {since}: {}; {waiting}", auth.refused_advice()),
+            ),
+            Answering::No(_) => say(
+                "remote_error",
+                format!(
+                    "OpenTraining answers with errors or nothing usable since {since} (last: {}); {waiting}",
+                    a.last_error.unwrap_or("unknown")
+                ),
+            ),
+        }
     }
     use crate::bridges::link::BridgeStatus;
     match r.argus {

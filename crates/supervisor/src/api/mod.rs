@@ -129,6 +129,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/campaigns/{id}/events", get(events))
         .route("/campaigns/{id}/messages", get(messages))
         .route("/campaigns/{id}/messages/stream", get(stream))
+        .route("/remote/messages", get(remote_messages))
         .merge(actions())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     let api = Router::new()
@@ -525,6 +526,10 @@ pub fn view(
             "text": text,
             "source": d.question_source.unwrap_or(crate::runtime::QuestionSource::Supervisor),
             "asked_at": rfc3339(d.question_asked_at.unwrap_or(d.updated_at)),
+            // Whether it can be answered from here, and how (the remote's own question only by
+            // an intervention, which an observer-only remote does not take).
+            "answer_here": answerable,
+            "how": how_to_answer(remote_asks, answerable, remote),
         })),
         "argus_project_id": argus.and_then(|a| a.project_id.as_ref()),
         "argus_status": argus.and_then(|a| a.status.as_ref()),
@@ -560,10 +565,48 @@ pub fn view(
         "machine": d.machine,
         "untrusted_fields": ["objective", "remote_task_id", "run_id", "attempt_id", "source_sha", "remote_stage", "remote_message", "latest_evidence_ref", "latest_evidence", "attempt_history", "pending_question.text"],
     });
+    // Reads of the task failing now: what they meet, and since when (the remote state above is
+    // its last reading, not the task's state now).
+    view["remote_condition"] = remote_condition(d);
     // The superstate the overview draws the current state in, and the path with its times.
     view["diagram_superstate"] = json!(argus_machines::views::group(d.machine.state.state_name()));
     view["timeline"] = timeline(d);
     view
+}
+
+/// How the pending question can be answered, said beside it.
+fn how_to_answer(
+    remote_asks: bool,
+    answerable: bool,
+    remote: &crate::control::RemoteAbility,
+) -> &'static str {
+    match (remote_asks, answerable) {
+        (false, _) => "campaigns answer ID --message TEXT",
+        (true, true) => "campaigns answer ID --message TEXT (sent to OpenTraining as an intervention)",
+        (true, false) if !remote.can.claim => {
+            "answer it at OpenTraining itself: it offers no campaign control, so this supervisor only observes it"
+        }
+        (true, false) if !remote.can.intervene => {
+            "answer it at OpenTraining itself: its card offers no intervention"
+        }
+        (true, false) => "not now: OpenTraining takes no new work (see `health`)",
+    }
+}
+
+/// What the campaign's failing reads meet now (`null` while they succeed): the task gone, or the
+/// remote failing as its last outage said, since the state was entered.
+fn remote_condition(d: &crate::runtime::CampaignDoc) -> Value {
+    use argus_machines::{RemoteCondition, Significant, StateName};
+    let condition = match d.machine.state.state_name() {
+        StateName::TaskNotFound => RemoteCondition::TaskNotFound,
+        StateName::RemoteUnavailable => match &d.latest_significant_event {
+            Some(Significant::RemoteUnavailable { condition, .. }) => *condition,
+            _ => RemoteCondition::Unreachable,
+        },
+        _ => return Value::Null,
+    };
+    let since = d.path_at.last().copied().filter(|t| *t > 0).map(rfc3339);
+    json!({"condition": condition, "since": since})
 }
 
 /// The path with when each state was entered (`at` null: before times were kept).
@@ -586,6 +629,15 @@ async fn events(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
     }
     match s.runtime.events(&id) {
         Ok(lines) => Json(json!({ "events": lines })).into_response(),
+        Err(e) => runtime_error(e),
+    }
+}
+
+/// The remote's feed: each change of how OpenTraining answers, told once (not once per
+/// campaign), naming the campaigns waiting on it.
+async fn remote_messages(State(s): State<Arc<ApiState>>) -> Response {
+    match s.runtime.remote_feed() {
+        Ok(messages) => Json(json!({ "messages": messages })).into_response(),
         Err(e) => runtime_error(e),
     }
 }

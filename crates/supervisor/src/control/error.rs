@@ -78,6 +78,10 @@ pub enum RemoteError {
     /// An HTTP error status without a JSON-RPC body (by status only).
     #[error("remote HTTP status {status}")]
     Http { status: u16 },
+    /// A 5xx with a body other than a gateway's or an overloaded server's (502, 503, 504): the
+    /// remote is up and answered, with a failure of its own — a remote error, not an outage.
+    #[error("remote server error (HTTP {status})")]
+    ServerFault { status: u16 },
     /// The local capability check refused before sending (the card does not offer it).
     #[error("capability not offered by the remote: {0}")]
     CapabilityUnavailable(&'static str),
@@ -140,6 +144,7 @@ impl RemoteError {
             RemoteError::Remote { code } => matches!(code, -32600 | -32602 | -32700),
             RemoteError::TimeoutAfterSend
             | RemoteError::DroppedAfterSend
+            | RemoteError::ServerFault { .. }
             | RemoteError::MalformedResponse
             | RemoteError::TooLarge
             | RemoteError::RedirectRefused => false,
@@ -166,6 +171,58 @@ impl RemoteError {
         }
     }
 
+    /// What a failed read met, for the machine: four conditions an operator handles
+    /// differently.
+    pub fn read_condition(&self) -> argus_machines::RemoteCondition {
+        use argus_machines::RemoteCondition;
+        match self {
+            RemoteError::AuthFailed => RemoteCondition::AuthRequired,
+            RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
+            RemoteError::Tls(_) => RemoteCondition::Unreachable,
+            _ if self.is_no_answer() => RemoteCondition::Unreachable,
+            // An answer, but not one that can be read: said as such, never "unreachable".
+            _ => RemoteCondition::Unusable,
+        }
+    }
+
+    /// Refused here before anything was sent: it says nothing of the remote.
+    pub fn never_left(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::CapabilityUnavailable(_)
+                | RemoteError::CardNotQualified(_)
+                | RemoteError::Unqualified
+                | RemoteError::TooLargeToSend
+                | RemoteError::InsecureEndpoint
+                | RemoteError::InvalidEndpoint
+        )
+    }
+
+    /// What a failed call says of the remote as a whole: `None` when it answered in the
+    /// contract's terms (no such task, a lease refused, a request rejected as invalid: it
+    /// works) or the call never left ([`RemoteError::never_left`]); otherwise how it fails —
+    /// unreachable, refusing our credentials, or answering with nothing usable.
+    pub fn remote_failure(&self) -> Option<argus_machines::RemoteCondition> {
+        if self.never_left() {
+            return None;
+        }
+        match self {
+            RemoteError::TaskNotFound
+            | RemoteError::NotCancelable
+            | RemoteError::LeaseHeldByOther
+            | RemoteError::StaleEpoch
+            | RemoteError::LeaseExpired
+            | RemoteError::PolicyViolation
+            | RemoteError::UnknownCampaign
+            | RemoteError::MethodUnavailable => None,
+            RemoteError::Remote {
+                code: -32600 | -32602 | -32700,
+            } => None,
+            RemoteError::Http { status: 413 } => None,
+            other => Some(other.read_condition()),
+        }
+    }
+
     /// The stable, safe code of this class (for logs, API answers and reports).
     pub fn class(&self) -> &'static str {
         match self {
@@ -187,6 +244,7 @@ impl RemoteError {
             RemoteError::NotCancelable => "not_cancelable",
             RemoteError::DroppedAfterSend => "dropped_after_send",
             RemoteError::Http { .. } => "http_error",
+            RemoteError::ServerFault { .. } => "server_fault",
             RemoteError::CapabilityUnavailable(_) => "capability_unavailable",
             RemoteError::CardNotQualified(_) => "card_not_qualified",
             RemoteError::Unqualified => "unqualified_remote",

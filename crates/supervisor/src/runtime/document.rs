@@ -153,6 +153,11 @@ pub struct CampaignDoc {
     /// document so no one reads the event log for it.
     #[serde(default, skip_serializing_if = "RecentClasses::is_empty")]
     pub recent_events: RecentClasses,
+    /// Steps a reading of the remote moved the campaign by: each one a distinct moment of the
+    /// remote's life, so a second question (or outage) on a remote that numbers no revisions is
+    /// a second event, never taken for a replay of the first.
+    #[serde(default)]
+    pub readings: u64,
 }
 
 /// How many significant events' classes a campaign document keeps.
@@ -378,6 +383,7 @@ impl CampaignDoc {
             path: vec![machine.state_name()],
             path_at: vec![now],
             recent_events: RecentClasses::default(),
+            readings: 0,
         }
     }
 }

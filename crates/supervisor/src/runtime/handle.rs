@@ -575,6 +575,42 @@ impl Runtime {
         self.read_log(id, Store::messages_path)
     }
 
+    /// The remote's feed, oldest first: each change of how OpenTraining answers.
+    pub fn remote_feed(&self) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        let store = &self.shared.store;
+        Ok(store.read_lines(&store.remote_feed_path())?.0)
+    }
+
+    /// Tell a change of how the remote answers, once, in the remote's feed (durably).
+    pub fn tell_remote(&self, message: &super::messages::HumanMessage) -> Result<(), RuntimeError> {
+        let store = &self.shared.store;
+        store.append_line(&store.remote_feed_path(), message)?;
+        Ok(())
+    }
+
+    /// The campaigns an outage of the remote affects now (they wait on it: a task whose attempt
+    /// has not ended, a lease held or sought), by id.
+    pub fn waiting_on_remote(&self) -> Vec<String> {
+        self.published_where(|s| s.waits_on_remote())
+    }
+
+    /// The campaigns whose task the remote no longer knows (`observing.task_not_found`).
+    pub fn tasks_lost(&self) -> Vec<String> {
+        self.published_where(|s| s == StateName::TaskNotFound)
+    }
+
+    fn published_where(&self, keep: impl Fn(StateName) -> bool) -> Vec<String> {
+        self.campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(|(id, h)| match h.doc.get() {
+                Published::Doc(d) if keep(d.machine.state.state_name()) => Some(id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The campaign's significant events, oldest first.
     pub fn events(&self, id: &str) -> Result<Vec<EventLine>, RuntimeError> {
         self.read_log(id, Store::events_path)

@@ -25,6 +25,9 @@ use argus_machines::{
 };
 use std::sync::Arc;
 
+/// The longest question of the remote's that is kept (bytes).
+const QUESTION_MAX: usize = 2048;
+
 /// One write a fact implies, performed in order; a failed [`Write::Document`] stops the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Write {
@@ -232,6 +235,7 @@ impl Ledger {
     pub fn observed(&mut self, o: &Observation, now: u64) {
         let doc = self.doc_mut();
         doc.remote = Some(o.clone());
+        doc.readings = doc.readings.saturating_add(1);
         // The remote's question stands while the remote asks it.
         let asking = matches!(
             o.state,
@@ -295,7 +299,13 @@ impl Ledger {
             .map(|r| (Some(r.task.clone()), r.revision))
             .unwrap_or((None, None));
         let campaign_id = machine.campaign_id().to_string();
-        let key = identity(&campaign_id, sig, task.as_ref(), revision);
+        let key = identity(
+            &campaign_id,
+            sig,
+            task.as_ref(),
+            revision,
+            self.doc.readings,
+        );
         if let Significant::AttemptCompleted { task, outcome, .. } = sig {
             // The document is copied (it is shared with the snapshot) only when this changes it.
             let settled = |a: &AttemptRecord| a.task_id == *task && a.outcome != Some(*outcome);
@@ -311,14 +321,22 @@ impl Ledger {
             return None;
         }
         self.doc_mut().recent_events.push(sig.class());
+        // The remote's own words for what it asks: its question, as the reading carried it.
+        let detail = messages::asks(sig)
+            .then(|| self.doc.remote.as_ref()?.status_message.clone())
+            .flatten()
+            .map(|q| Untrusted::new(&q, QUESTION_MAX).as_str().to_string())
+            .filter(|q| !q.trim().is_empty());
         let line = EventLine {
             schema_version: super::reduce::EVENT_LINE_VERSION,
             at: now,
             campaign_id,
             identity: key,
             event: sig.clone(),
+            detail,
         };
         let mut writes = vec![];
+        let line_detail = line.detail.clone();
         let message = self.feed.next(&line);
         writes.push(Write::Event(line));
         if let Some(message) = message {
@@ -327,8 +345,8 @@ impl Ledger {
                 derived: true,
             });
         }
-        if let Some((question, source)) = messages::question_for(sig) {
-            self.ask(question.into(), source, now);
+        if let Some((question, source)) = messages::question_for(sig, line_detail.as_deref()) {
+            self.ask(question, source, now);
         }
         let doc = self.doc_mut();
         doc.latest_significant_event = Some(sig.clone());

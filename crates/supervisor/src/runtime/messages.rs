@@ -27,6 +27,12 @@ pub enum MessageKind {
     OperatorAction,
     /// Who decided what and why (Argus, its reviewer).
     Decision,
+    /// A campaign's reads fail because the remote as a whole does (unreachable, refusing our
+    /// credentials, answering with nothing usable): in the campaign's feed for its history, and
+    /// told to a person once for every campaign, in the remote's feed.
+    RemoteStatus,
+    /// The remote answers again after failing (the remote's feed).
+    RemoteRecovered,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -100,7 +106,7 @@ impl FeedFold {
                 };
                 Some((kind, attempt_ended(*attempts, *outcome, &during)))
             }
-            Significant::Blocked { reason } => blocked(reason),
+            Significant::Blocked { reason } => blocked(reason, l.detail.as_deref()),
             Significant::ControlChanged {
                 change: ControlChange::Lost(reason),
             } => Some((
@@ -117,7 +123,11 @@ impl FeedFold {
                 failures,
                 condition,
             } => Some((
-                MessageKind::CriticalFailure,
+                match condition {
+                    // The campaign's own task is gone: this campaign's alone.
+                    RemoteCondition::TaskNotFound => MessageKind::CriticalFailure,
+                    _ => MessageKind::RemoteStatus,
+                },
                 unavailable(*failures, *condition),
             )),
             Significant::ControlChanged { .. } | Significant::EvidenceReady { .. } => None,
@@ -157,14 +167,25 @@ fn mission_end(end: MissionEnd) -> String {
     }
 }
 
-/// What a person is told when the campaign is blocked (a refused write tells its own answer).
-fn blocked(reason: &BlockReason) -> Option<(MessageKind, String)> {
+/// What a person is told when the campaign is blocked (a refused write tells its own answer);
+/// `asks`, the remote's own words, where it gave any.
+fn blocked(reason: &BlockReason, asks: Option<&str>) -> Option<(MessageKind, String)> {
+    let words = |fallback: &str| match asks {
+        Some(q) => format!("OpenTraining asks (untrusted text): «{q}»"),
+        None => fallback.to_string(),
+    };
     Some(match reason {
         BlockReason::NeedsInput => (
             MessageKind::NeedsYou,
-            "Needs you: the remote asks for input or authorisation. Nothing is forwarded until someone decides.".into(),
+            format!(
+                "Needs you: {}. Nothing is forwarded until someone decides.",
+                words("the remote asks for input or authorisation (it gave no words)")
+            ),
         ),
-        BlockReason::RemoteBlocked => (MessageKind::NeedsYou, "Needs you: the remote reports the campaign blocked.".into()),
+        BlockReason::RemoteBlocked => (
+            MessageKind::NeedsYou,
+            format!("Needs you: the remote reports the campaign blocked{}.", asks.map(|q| format!("; it says (untrusted text): «{q}»")).unwrap_or_default()),
+        ),
         BlockReason::Incompatible => (
             MessageKind::NeedsYou,
             "Needs you: the remote reported a state this supervisor cannot map; supervision is read-only until reviewed.".into(),
@@ -197,32 +218,104 @@ fn blocked(reason: &BlockReason) -> Option<(MessageKind, String)> {
     })
 }
 
-/// What a person is told of an outage: which kind, and that nothing is assumed.
+/// What a campaign's feed says of its reads failing: which kind, and that nothing is assumed.
+/// (What to do about the remote as a whole is said once, in the remote's feed.)
 fn unavailable(failures: u32, condition: RemoteCondition) -> String {
     match condition {
         RemoteCondition::Unreachable => format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
-        RemoteCondition::Unusable => format!("OpenTraining answers, but not usably ({failures} failed reads: not JSON, oversized, redirected or an error); retrying read-only, nothing is assumed failed."),
-        RemoteCondition::AuthRequired => "OpenTraining refused our credentials: authentication required. Check OPENTRAINING_A2A_TOKEN; reads are retried, nothing is written.".into(),
-        RemoteCondition::TaskNotFound => "The remote task disappeared: OpenTraining no longer knows it. Nothing is assumed finished; review the campaign.".into(),
+        RemoteCondition::Unusable => format!("OpenTraining answers, but not usably ({failures} failed reads: a remote error, not JSON, oversized or redirected); retrying read-only, nothing is assumed failed."),
+        RemoteCondition::AuthRequired => format!("OpenTraining refused our credentials ({failures} failed reads); reads are retried, nothing is written (`health` → remote says what to check)."),
+        RemoteCondition::TaskNotFound => "The remote task is gone: OpenTraining no longer knows it (a remote that keeps its tasks in memory, as Agent Zero does, loses them when it restarts). Nothing is assumed finished: observe the right task, or abandon the campaign.".into(),
     }
 }
 
+/// What a person is told, once, when the remote as a whole changes how it answers: `to` (`None`:
+/// answering again) since `since`, after `from` since `from_since`; `advice` for refused
+/// credentials (it depends on where the token travels); `affected`, the campaigns waiting on it.
+pub fn remote_changed(
+    from: Option<RemoteCondition>,
+    from_since: u64,
+    to: Option<RemoteCondition>,
+    since: u64,
+    advice: &str,
+    affected: &[String],
+) -> (MessageKind, String) {
+    let at = crate::time::rfc3339(since);
+    let affects = match affected.len() {
+        0 => "No campaign waits on it now.".to_string(),
+        _ => format!(
+            "Campaigns waiting on it: {}.",
+            affected
+                .iter()
+                .map(|id| crate::security::Untrusted::new(id, 128)
+                    .as_str()
+                    .to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let text = match to {
+        None => {
+            let was = match from {
+                Some(RemoteCondition::AuthRequired) => "refusing our credentials",
+                Some(RemoteCondition::Unusable) => "answering with errors",
+                _ => "unreachable",
+            };
+            let lasted = since.saturating_sub(from_since);
+            return (
+                MessageKind::RemoteRecovered,
+                format!("OpenTraining answers again (it was {was} for {}); reads go on as before.", span(lasted)),
+            );
+        }
+        Some(RemoteCondition::Unreachable) => format!("OpenTraining is unreachable since {at}: calls get no answer. Reads are retried; nothing is assumed failed and nothing is written until it answers. {affects}"),
+        Some(RemoteCondition::AuthRequired) => format!("OpenTraining refuses our credentials since {at}: {advice}. Reads are retried; nothing is written. {affects}"),
+        Some(RemoteCondition::Unusable) => format!("OpenTraining answers, but with errors or nothing usable, since {at} (a remote error, not an outage). Reads are retried; nothing is assumed failed. {affects}"),
+        Some(RemoteCondition::TaskNotFound) => format!("OpenTraining no longer knows a task since {at}. {affects}"),
+    };
+    (MessageKind::CriticalFailure, text)
+}
+
+/// A span of seconds as a person reads it.
+fn span(secs: u64) -> String {
+    match secs {
+        0..=89 => format!("{secs} s"),
+        90..=5399 => format!("{} min", (secs + 30) / 60),
+        _ => format!("{:.1} h", secs as f64 / 3600.0),
+    }
+}
+
+/// Whether the event is the remote asking something (its words go with it).
+pub fn asks(event: &Significant) -> bool {
+    matches!(
+        event,
+        Significant::Blocked {
+            reason: BlockReason::NeedsInput | BlockReason::RemoteBlocked
+        }
+    )
+}
+
 /// The pending question a significant event puts to a person, where it asks one, and who asks
-/// (the remote for its own question, the supervisor for ours).
-pub fn question_for(event: &Significant) -> Option<(&'static str, QuestionSource)> {
+/// (the remote for its own question — in its own words, `asks`, where it gave any — the
+/// supervisor for ours). How it can be answered depends on the remote, and is said beside it.
+pub fn question_for(event: &Significant, asks: Option<&str>) -> Option<(String, QuestionSource)> {
+    let ours = |q: &str| Some((q.to_string(), QuestionSource::Supervisor));
     match event {
         Significant::Blocked {
             reason: BlockReason::NeedsInput,
-        } => Some(("The remote asks for input or authorisation. Answer it with `campaigns intervene ID --message TEXT` (or `campaigns answer`).", QuestionSource::Remote)),
+        } => Some((
+            asks.unwrap_or("The remote asks for input or authorisation (it gave no words).")
+                .to_string(),
+            QuestionSource::Remote,
+        )),
         Significant::Blocked {
             reason: BlockReason::WriteNotApplied(_),
-        } => Some(("A write whose answer was lost was not applied by OpenTraining. Decide whether to submit again (a new decision) or to abandon.", QuestionSource::Supervisor)),
+        } => ours("A write whose answer was lost was not applied by OpenTraining. Decide whether to submit again (a new decision) or to abandon."),
         Significant::Blocked {
             reason: BlockReason::EpochWentBackwards,
-        } => Some(("OpenTraining's lease epochs went backwards. Review the remote's lease state before claiming control again.", QuestionSource::Supervisor)),
+        } => ours("OpenTraining's lease epochs went backwards. Review the remote's lease state before claiming control again."),
         Significant::Blocked {
             reason: BlockReason::AmbiguityUnresolved(_),
-        } => Some(("The outcome of a write is unknown and OpenTraining cannot be asked. Confirm it with `campaigns resolve ID --applied TASK_ID` or `--not-applied`, or abandon.", QuestionSource::Supervisor)),
+        } => ours("The outcome of a write is unknown and OpenTraining cannot be asked. Confirm it with `campaigns resolve ID --applied TASK_ID` or `--not-applied`, or abandon."),
         _ => None,
     }
 }
@@ -269,6 +362,7 @@ mod tests {
             campaign_id: "c1".into(),
             identity: String::new(),
             event,
+            detail: None,
         }
     }
 

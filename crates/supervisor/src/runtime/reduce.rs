@@ -27,6 +27,10 @@ pub struct EventLine {
     pub campaign_id: String,
     pub identity: String,
     pub event: Significant,
+    /// The remote's own words that go with the event (its question, for a Needs you): remote
+    /// text, cut and cleaned when it was read, shown labelled untrusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// The stable, serialised form of a value inside an identity (its persisted snake_case names, never
@@ -35,25 +39,32 @@ fn key<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// The deduplication identity of a significant event, given what the campaign last saw.
+/// The deduplication identity of a significant event, given what the campaign last saw: its
+/// task, the revision the remote gave it (if any) and how many readings had moved the campaign
+/// (`readings`: a remote that numbers no revisions still tells two questions apart).
 pub fn identity(
     campaign: &str,
     event: &Significant,
     task: Option<&TaskId>,
     revision: Option<u64>,
+    readings: u64,
 ) -> String {
     let task = task.map(TaskId::as_str).unwrap_or("-");
-    let rev = |r: Option<u64>| r.map_or("-".to_string(), |r| r.to_string());
+    let rev = |r: Option<u64>| match r {
+        Some(r) => r.to_string(),
+        None => format!("-#{readings}"),
+    };
     match event {
         Significant::StateChanged {
             task,
             revision,
             stage,
-            ..
+            remote_state,
         } => {
             format!(
-                "{campaign}|{task}|{}|STATE_CHANGED|{}",
+                "{campaign}|{task}|{}|STATE_CHANGED|{}|{}",
                 rev(*revision),
+                remote_state.as_str(),
                 stage.as_deref().unwrap_or("-")
             )
         }
@@ -206,9 +217,9 @@ mod tests {
             stage: None,
         };
         let mut r = Reducer::default();
-        assert!(r.accept(&identity("c", &a, None, None)));
+        assert!(r.accept(&identity("c", &a, None, None, 0)));
         assert!(
-            !r.accept(&identity("c", &a, None, None)),
+            !r.accept(&identity("c", &a, None, None, 0)),
             "duplicate delivery"
         );
         let s3 = Significant::StateChanged {
@@ -223,19 +234,49 @@ mod tests {
             stage: None,
             revision: Some(4),
         };
-        assert!(r.accept(&identity("c", &s3, None, None)));
-        assert!(r.accept(&identity("c", &s4, None, None)));
+        assert!(r.accept(&identity("c", &s3, None, None, 0)));
+        assert!(r.accept(&identity("c", &s4, None, None, 0)));
         let rebuilt = Reducer::from_log(&[EventLine {
             schema_version: 1,
             at: 0,
             campaign_id: "c".into(),
-            identity: identity("c", &a, None, None),
+            identity: identity("c", &a, None, None, 0),
             event: a.clone(),
+            detail: None,
         }]);
         let mut rebuilt = rebuilt;
         assert!(
-            !rebuilt.accept(&identity("c", &a, None, None)),
+            !rebuilt.accept(&identity("c", &a, None, None, 0)),
             "remembered across a restart"
         );
+    }
+
+    #[test]
+    fn without_revisions_each_state_and_each_moment_is_its_own_event() {
+        let t = TaskId::new("t1");
+        let state = |s| Significant::StateChanged {
+            task: t.clone(),
+            remote_state: s,
+            stage: None,
+            revision: None,
+        };
+        let asked = Significant::Blocked {
+            reason: argus_machines::BlockReason::NeedsInput,
+        };
+        let mut r = Reducer::default();
+        // submitted → working on a remote that numbers nothing: two events.
+        assert!(r.accept(&identity(
+            "c",
+            &state(RemoteState::Submitted),
+            None,
+            None,
+            1
+        )));
+        assert!(r.accept(&identity("c", &state(RemoteState::Working), None, None, 2)));
+        // A second question on the same task, readings later: a second event; the same
+        // question delivered again at the same moment: none.
+        assert!(r.accept(&identity("c", &asked, Some(&t), None, 3)));
+        assert!(!r.accept(&identity("c", &asked, Some(&t), None, 3)));
+        assert!(r.accept(&identity("c", &asked, Some(&t), None, 5)));
     }
 }

@@ -253,6 +253,12 @@ impl Store {
         self.root.join("argus").join(format!("{id}.json"))
     }
 
+    /// The remote's feed: each change of how OpenTraining answers, told once for every
+    /// campaign it affects.
+    pub fn remote_feed_path(&self) -> PathBuf {
+        self.root.join("state").join("remote-feed.jsonl")
+    }
+
     pub fn supervisor_path(&self) -> PathBuf {
         self.root.join("state").join("supervisor.json")
     }

@@ -56,7 +56,12 @@ NOTIFY_KINDS = {
     "ATTEMPT_CANCELED": ("warning", "Attempt canceled"),
     "MISSION_COMPLETE": ("success", "Mission complete"),
     "CRITICAL_FAILURE": ("error", "Critical failure"),
+    "REMOTE_RECOVERED": ("success", "OpenTraining answers again"),
 }
+
+# The remote's own feed (one line per change of how OpenTraining answers, for every campaign at
+# once) is kept under this key, which no campaign id can be (ids never start with a dot).
+REMOTE_FEED = ".remote"
 
 # Bounds of what the plugin hands Agent Zero (characters, before escaping).
 TITLE_MAX = 120
@@ -347,24 +352,29 @@ class Notifier:
         self._thread: threading.Thread | None = None
 
     def poll_once(self) -> int:
-        """Read every feed once; notify what is new. Returns how many notifications were sent."""
+        """Read every feed once — each campaign's, and the remote's (an outage is told there
+        once, for every campaign it affects) — and notify what is new. Returns how many
+        notifications were sent."""
         status, listing = call("GET", "/campaigns", cfg=self.cfg)
         if status != 200:
             return 0
+        feeds = [(c.get("campaign_id", ""), f"/campaigns/{segment(c.get('campaign_id', ''))}/messages")
+                 for c in listing.get("campaigns", [])]
+        feeds.append((REMOTE_FEED, "/remote/messages"))
         sent = 0
-        for c in listing.get("campaigns", []):
-            cid = c.get("campaign_id", "")
-            status, feed = call("GET", f"/campaigns/{segment(cid)}/messages", cfg=self.cfg)
+        for key, path in feeds:
+            status, feed = call("GET", path, cfg=self.cfg)
             if status != 200:
                 continue
             lines = feed.get("messages", [])
-            for m in lines[self.seen.get(cid, 0):]:
+            for m in lines[self.seen.get(key, 0):]:
                 kind = m.get("kind")
                 if kind in NOTIFY_KINDS:
                     level, title = NOTIFY_KINDS[kind]
+                    title = title if key == REMOTE_FEED else f"{title}: {key}"
                     self.notify(
                         level=level,
-                        title=for_host(f"{title}: {cid}", TITLE_MAX),
+                        title=for_host(title, TITLE_MAX),
                         message=for_host(m.get("text", "")),
                         detail=for_host(
                             "From argus-supervisor. Text from OpenTraining, Argus or Foreman in "
@@ -372,8 +382,8 @@ class Notifier:
                         ),
                     )
                     sent += 1
-            if len(lines) != self.seen.get(cid, 0):
-                self.seen[cid] = len(lines)
+            if len(lines) != self.seen.get(key, 0):
+                self.seen[key] = len(lines)
                 tmp = self.seen_path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(self.seen), encoding="utf-8")
                 os.replace(tmp, self.seen_path)

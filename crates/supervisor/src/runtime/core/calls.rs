@@ -16,8 +16,7 @@ use crate::control::{
     SubmitRequest, Token, WriteIntent, WriteResult,
 };
 use argus_machines::{
-    Action, Event, Lease, LeaseRefusal, LossReason, ReadbackAnswer, RemoteCondition, RequestId,
-    TaskId, WriteOutcome,
+    Action, Event, Lease, LeaseRefusal, LossReason, ReadbackAnswer, RequestId, TaskId, WriteOutcome,
 };
 use std::sync::atomic::Ordering;
 
@@ -319,7 +318,7 @@ impl Core {
                 // A hot poll that fails says nothing: outages are counted at the heartbeat's
                 // cadence, whatever the hot polls do.
                 let glance = self.busy().glance;
-                (!glance).then(|| Event::PollFailed(condition_of(&e)))
+                (!glance).then(|| Event::PollFailed(e.read_condition()))
             }
             Done::Evidence {
                 task,
@@ -400,7 +399,7 @@ impl Core {
                 (Token::Observer(o), Event::ControlRead { lease: read, now })
             }
             ConfirmOutcome::Unanswered(o, e) => {
-                (Token::Observer(o), Event::PollFailed(condition_of(&e)))
+                (Token::Observer(o), Event::PollFailed(e.read_condition()))
             }
         };
         self.token = Some(token);
@@ -451,7 +450,7 @@ impl Core {
                 return None;
             }
             RenewOutcome::Unanswered(c, e) => {
-                (Token::Controller(c), Event::PollFailed(condition_of(&e)))
+                (Token::Controller(c), Event::PollFailed(e.read_condition()))
             }
             RenewOutcome::Lost(l, reason) => {
                 self.env.stats.lease_losses.fetch_add(1, Ordering::Relaxed);
@@ -564,18 +563,6 @@ fn read_back(request_id: RequestId, answer: Result<ReadbackAnswer, RemoteError>)
                 answer: ReadbackAnswer::Unavailable,
             }
         }
-        Err(e) => Event::PollFailed(condition_of(&e)),
-    }
-}
-
-/// What a failed read met, for the machine (four conditions an operator handles differently).
-fn condition_of(e: &RemoteError) -> RemoteCondition {
-    match e {
-        RemoteError::AuthFailed => RemoteCondition::AuthRequired,
-        RemoteError::TaskNotFound => RemoteCondition::TaskNotFound,
-        RemoteError::Tls(_) => RemoteCondition::Unreachable,
-        _ if e.is_no_answer() => RemoteCondition::Unreachable,
-        // An answer, but not one that can be read: said as such, never "unreachable".
-        _ => RemoteCondition::Unusable,
+        Err(e) => Event::PollFailed(e.read_condition()),
     }
 }

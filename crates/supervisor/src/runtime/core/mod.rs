@@ -622,15 +622,20 @@ impl Core {
     }
 
     /// Why the remote cannot carry out `verb` now, if it cannot (whatever the state).
+    /// What the card lacks is said first (it lasts); then why no new work may go now.
     fn lacks(&self, verb: argus_machines::Verb) -> Option<RefusalCode> {
-        if self.remote.allows().covers(verb.needs()) {
+        let needs = verb.needs();
+        if self.remote.allows().covers(needs) {
             return None;
         }
-        Some(match &self.remote.writes_refused {
-            Some(e) => RefusalCode::of(e),
-            None if !self.remote.can.claim => RefusalCode::ObserverOnly,
-            None => RefusalCode::CapabilityUnavailable,
-        })
+        if !self.remote.can.covers(needs) {
+            return Some(if self.remote.can.claim {
+                RefusalCode::CapabilityUnavailable
+            } else {
+                RefusalCode::ObserverOnly
+            });
+        }
+        self.remote.writes_refused.as_ref().map(RefusalCode::of)
     }
 
     /// A local verdict: only `RemoteTerminalLocalPending` can make one, and it is recorded only
