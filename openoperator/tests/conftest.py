@@ -94,7 +94,8 @@ def install(root: Path, tree: Path) -> None:
 class AgentZero:
     """One real OpenOperator process (`run_ui.py`) with the plugin installed."""
 
-    def __init__(self, root: Path, sim: str, binary: str, login: bool, env: dict[str, str]):
+    def __init__(self, root: Path, sim: str, binary: str, login: bool, env: dict[str, str],
+                 remote_token: str | None = SIM_TOKEN):
         self.root = root
         self.state = root / "usr" / "argus-supervisor"
         self.port = free_port()
@@ -111,7 +112,6 @@ class AgentZero:
             "ARGUS_SUPERVISOR_BIN": binary,
             "ARGUS_SUPERVISOR_HOME": str(self.state),
             "OPENTRAINING_A2A_URL": sim,
-            "OPENTRAINING_A2A_TOKEN": SIM_TOKEN,
             "ARGUS_SUPERVISOR_ALLOW_INSECURE_LOOPBACK": "1",
             "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS": "1",
             "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS": "120",
@@ -122,6 +122,8 @@ class AgentZero:
             # An API token in Agent Zero's own environment must never become the daemon's.
             "ARGUS_SUPERVISOR_API_TOKEN": "agent-zero-env-token-not-the-daemons",
         })
+        if remote_token:
+            self.env["OPENTRAINING_A2A_TOKEN"] = remote_token
         self.env.update(env)
 
     def start(self) -> "AgentZero":
@@ -237,11 +239,15 @@ def agent_zero(tmp_path, start_sim, binary):
     tree = Path(required_env("ARGUS_OPENOPERATOR_TREE"))
 
     def make(scenario: str = "repair", login: bool = True, env: dict[str, str] | None = None,
-             root: Path | None = None, start: bool = True, ready: bool = True) -> AgentZero:
+             root: Path | None = None, start: bool = True, ready: bool = True,
+             remote: str | None = None) -> AgentZero:
+        """`remote`: OpenTraining's A2A URL (its token in the path, as Agent Zero gives it)
+        instead of a simulated remote playing `scenario`."""
         if root is None:
             root = tmp_path / f"a0-{len(made)}"
             install(root, tree)
-        a0 = AgentZero(root, start_sim(scenario), binary, login, env or {})
+        a0 = AgentZero(root, remote or start_sim(scenario), binary, login, env or {},
+                       remote_token=None if remote else SIM_TOKEN)
         made.append(a0)
         if start:
             a0.start()
