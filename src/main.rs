@@ -636,6 +636,15 @@ fn remote_config(
         })?;
     config.token = argus_supervisor_lib::security::Secret::from_env(token_env);
     config.allow_insecure_loopback = allow_insecure_loopback;
+    if let Some(v) = std::env::var("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    {
+        config.naive_time_offset_secs = argus_supervisor_lib::time::parse_offset(&v).ok_or_else(|| {
+            eprintln!("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET: must be an offset from UTC as +HH:MM or -HH:MM");
+            ExitCode::from(2)
+        })?;
+    }
     Ok(config)
 }
 
@@ -694,8 +703,20 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
         out.push_str(&format!("error          {e}\n"));
     }
     if let Some(d) = r.dialect {
-        out.push_str(&format!("dialect        {}\n", s(serde_json::json!(d))));
+        let stated = r
+            .card_protocol_version
+            .as_deref()
+            .map(|v| format!(" (the card says protocolVersion {v})"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "dialect        {}{stated}\n",
+            s(serde_json::json!(d))
+        ));
     }
+    out.push_str(&format!(
+        "timestamps     a time without a zone is read as UTC{} (ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET)\n",
+        r.naive_times_read_as
+    ));
     if let (Some(h), Some(p)) = (&r.card_sha256, r.card_path) {
         out.push_str(&format!("card           {p} sha256:{h}\n"));
     }

@@ -65,12 +65,24 @@ fn agent_zero_is_probed_and_qualified_as_it_is_with_its_token_in_the_url_path() 
     let report: Value = serde_json::from_str(&said).unwrap_or_else(|_| panic!("{said}"));
     assert_eq!(code, 0, "{said}");
     assert_eq!(report["auth"], "url_path", "{report}");
+    // The card's own version is said beside the dialect it is spoken to in.
+    assert_eq!(report["dialect"], "0.3", "{report}");
+    assert_eq!(report["card_protocol_version"], "0.2.5", "{report}");
+    assert_eq!(report["naive_times_read_as"], "+00:00", "{report}");
     let mut probe = binary(&a0);
     probe.args(["probe", "--allow-insecure-loopback", "--home"]);
     probe.arg(&home);
     let (_, text) = run(&a0, probe);
     assert!(
         text.contains("token          a token in the URL's path"),
+        "{text}"
+    );
+    assert!(
+        text.contains("dialect        0.3 (the card says protocolVersion 0.2.5)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("timestamps     a time without a zone is read as UTC+00:00"),
         "{text}"
     );
 
@@ -257,6 +269,11 @@ fn agent_zeros_answer_is_the_evidence_and_a_failure_is_said_as_one_with_nothing_
         metrics.contains("argus_supervisor_notices_unmeasured_total{why=\"before_observed\"} 3"),
         "{metrics}"
     );
+    // Agent Zero writes its local time without a zone: health says it was seen, and how read.
+    let h = d.get("/health").expect("health").1;
+    assert_eq!(h["remote"]["timestamps"]["naive_seen"], true, "{h}");
+    assert_eq!(h["remote"]["timestamps"]["naive_read_as"], "+00:00", "{h}");
+    assert_eq!(h["remote"]["card_protocol_version"], "0.2.5", "{h}");
     // One Argus wake per ended attempt, and only those (no Argus here: counted).
     let status = d.get("/status").expect("status").1;
     assert_eq!(status["counters"]["wakes"], 3, "{status}");
@@ -645,4 +662,55 @@ fn agent_zero_down_restarted_and_rotated_is_told_once_and_health_says_what_the_f
     assert_eq!(said.lines().count(), 4, "{said}");
     let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
     assert!(!log.contains(&a0.token()), "the token reached the log");
+}
+
+#[test]
+fn agent_zeros_local_times_are_read_in_the_zone_the_operator_names() {
+    let dir = tmp("zone");
+    let a0 = AgentZero::start(&dir);
+    // A bad zone is refused before anything starts, naming the variable.
+    let bad = procs::serve_command(&a0.url(), "", API_TOKEN, &dir.join("bad"), free_port())
+        .env_remove("OPENTRAINING_A2A_TOKEN")
+        .env("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET", "east")
+        .arg("--allow-insecure-loopback")
+        .output()
+        .expect("serve");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET"));
+    // Agent Zero here runs in UTC; told it runs an hour east, the supervisor reads its times an
+    // hour earlier: a change it notices is timed an hour late. (Told nothing, it reads them as
+    // UTC, and `health` says so: the answer test.)
+    let home = dir.join("state");
+    let port = free_port();
+    let child = procs::serve_command(&a0.url(), "", API_TOKEN, &home, port)
+        .env_remove("OPENTRAINING_A2A_TOKEN")
+        .env("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET", "+01:00")
+        .arg("--allow-insecure-loopback")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let d = Daemon::adopt(Kill(child), port, &home);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    let task = a0.send("train it [slow 4]");
+    let (s, b) = d.act(
+        "z1",
+        "observe",
+        json!({"objective": "train", "task_id": task}),
+    );
+    assert_eq!(s, 200, "{b}");
+    d.wait_state("z1", "remote_terminal_local_pending");
+    let metrics = procs::raw(
+        "GET",
+        &d.api("/metrics"),
+        &[("authorization", &format!("Bearer {API_TOKEN}"))],
+        None,
+    )
+    .expect("metrics")
+    .1;
+    let (count, sum) = procs::notice_times(&metrics);
+    assert_eq!(count, 1, "{metrics}");
+    assert!((3600.0..3700.0).contains(&sum), "{sum}: {metrics}");
+    let h = d.get("/health").expect("health").1;
+    assert_eq!(h["remote"]["timestamps"]["naive_read_as"], "+01:00", "{h}");
 }

@@ -640,6 +640,60 @@ fn a_remote_that_answers_with_nothing_usable_is_not_called_unreachable() {
     });
     let feed = d.feed("u1");
     assert!(!feed.iter().any(|l| l.contains("unreachable")), "{feed:?}");
+    // Health says the same: the remote answers with errors (not an outage), since when.
+    let h = d.wait_health(|h| h["remote"]["answering"]["status"] == "remote_error");
+    assert_eq!(h["status"], "unready", "{h}");
+    assert!(
+        h["reasons"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r["class"] == "remote_error")),
+        "{h}"
+    );
+}
+
+#[test]
+fn a_5xx_with_a_body_is_a_remote_error_and_probe_never_calls_such_a_remote_compatible() {
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    // Every status read answered 500 with a body: the remote is up, and failing.
+    arm(&url, json!({"kind": "http500", "method": "tasks/get"}));
+    let out = Command::new(BIN)
+        .args([
+            "probe",
+            "--json",
+            "--allow-insecure-loopback",
+            "--url",
+            &url,
+        ])
+        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+        .output()
+        .expect("probe");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("probe json");
+    assert_eq!(report["compatibility"], "unknown", "{report}");
+    assert_eq!(report["error"], "server_fault", "{report}");
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    // Through serve: a remote error in the feed and in health, never "unreachable".
+    let d = serve(&url, &tmp("fault").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    assert_eq!(
+        d.act(
+            "f1",
+            "observe",
+            json!({"objective": "train", "task_id": "task-0001"})
+        )
+        .0,
+        200
+    );
+    let h = d.wait_health(|h| h["remote"]["answering"]["status"] == "remote_error");
+    assert_eq!(
+        h["remote"]["answering"]["last_error"], "server_fault",
+        "{h}"
+    );
+    wait_for("the feed to say what the reads met", || {
+        d.feed("f1")
+            .iter()
+            .any(|l| l.starts_with("OpenTraining answers, but not usably ("))
+    });
+    assert!(!d.feed("f1").iter().any(|l| l.contains("unreachable")));
 }
 
 #[test]

@@ -66,7 +66,7 @@ async fn discovery_reads_the_card_and_enables_mutation() {
     assert_eq!(c.dialect(), Dialect::V03);
     assert_eq!(c.card().sha256.len(), 64);
     assert!(c.mutation().enabled);
-    c.probe_reads().await;
+    assert_eq!(c.probe_reads().await, Ok(()), "the status read answers");
     assert_eq!(c.compatibility(), Compatibility::VerifiedCompatible);
     assert_eq!(c.operations()[&Method::ReadControl], OpStatus::Available);
     // The hash is stable across discoveries and changes with the card.

@@ -68,6 +68,9 @@ pub struct ServeConfig {
     pub card_refresh_secs: u64,
     /// `ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256`: pin the card; any other hash is quarantined.
     pub expected_card_sha256: Option<String>,
+    /// `ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET`: the zone the remote's times without one are in,
+    /// seconds east of UTC.
+    pub remote_time_offset_secs: i32,
     /// `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION`: writes wait for a passing qualification record.
     pub require_qualification: bool,
     pub argus_bin: Option<PathBuf>,
@@ -261,6 +264,14 @@ pub struct ServeArgs {
         value_name = "HEX"
     )]
     pub expected_card_sha256: Option<String>,
+    /// The zone the remote writes times without one in (Agent Zero: its local time), as +HH:MM
+    /// or -HH:MM; `health` says whether the remote writes any. [default: +00:00]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
+        value_name = "+HH:MM"
+    )]
+    pub remote_time_offset: Option<String>,
     /// State root. [default: /a0/usr/argus-supervisor]
     #[arg(long, env = "ARGUS_SUPERVISOR_HOME", value_name = "DIR")]
     pub home: Option<String>,
@@ -504,6 +515,15 @@ impl ServeConfig {
             )?
             .clamp(1, 86_400),
             expected_card_sha256: set(&a.expected_card_sha256),
+            remote_time_offset_secs: match set(&a.remote_time_offset) {
+                None => 0,
+                Some(v) => crate::time::parse_offset(&v).ok_or_else(|| {
+                    bad(
+                        "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
+                        "must be an offset from UTC as +HH:MM or -HH:MM",
+                    )
+                })?,
+            },
             require_qualification: flag(
                 "ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION",
                 &a.require_qualification,
@@ -762,6 +782,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     http.allow_insecure_loopback = cfg.allow_insecure_loopback;
     http.ca_pem = cfg.ca_pem.clone();
     http.ca_only = cfg.ca_only;
+    http.naive_time_offset_secs = cfg.remote_time_offset_secs;
     // Exactly one listener: bind before anything else so a port clash fails fast.
     let listener = bind(&cfg.listen).await?;
     let token = match (&cfg.api_token, &cfg.listen) {

@@ -48,13 +48,45 @@ pub fn parse_rfc3339(t: &str) -> Option<u64> {
         .map(|ms| ms / 1000)
 }
 
+/// Unix milliseconds of an ISO 8601 date-time as A2A servers write `status.timestamp` (see
+/// [`parse_iso`]), a time without a zone read as UTC.
+pub fn parse_iso_ms(t: &str) -> Option<u64> {
+    parse_iso(t).map(|(ms, _)| ms)
+}
+
+/// An offset from UTC as `+HH:MM` or `-HH:MM` (`Z` and `UTC` are `+00:00`), in seconds; `None`
+/// for anything else (beyond ±23:59 included).
+pub fn parse_offset(t: &str) -> Option<i32> {
+    let t = t.trim();
+    if t.eq_ignore_ascii_case("z") || t.eq_ignore_ascii_case("utc") {
+        return Some(0);
+    }
+    let b = t.as_bytes();
+    let [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] = b else {
+        return None;
+    };
+    let digit = |c: &u8| c.is_ascii_digit().then(|| i32::from(c - b'0'));
+    let (h, m) = (digit(h1)? * 10 + digit(h2)?, digit(m1)? * 10 + digit(m2)?);
+    if h > 23 || m > 59 {
+        return None;
+    }
+    Some(if *sign == b'-' { -1 } else { 1 } * (h * 3600 + m * 60))
+}
+
+/// An offset in seconds as `+HH:MM`.
+pub fn offset_name(secs: i32) -> String {
+    let sign = if secs < 0 { '-' } else { '+' };
+    let a = secs.unsigned_abs();
+    format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
+}
+
 /// Unix milliseconds of an ISO 8601 date-time as A2A servers write `status.timestamp`: `Z`
 /// (protobuf JSON, as a2a-sdk writes it), an offset such as `+00:00` (Python's `isoformat()` of
-/// an aware time), or none at all (fasta2a writes Python's naive `datetime.now()`, read here as
-/// UTC: the remote's own zone is not known).
-/// Fractions past milliseconds are dropped. `None` for anything else. Read byte by byte at fixed
-/// places: every poll reads one.
-pub fn parse_iso_ms(t: &str) -> Option<u64> {
+/// an aware time), or none at all (fasta2a writes Python's naive `datetime.now()`, Agent Zero's
+/// local time: read here as UTC, and said so — `true` — so the caller can apply the zone the
+/// operator says the remote runs in). Fractions past milliseconds are dropped. `None` for
+/// anything else. Read byte by byte at fixed places: every poll reads one.
+pub fn parse_iso(t: &str) -> Option<(u64, bool)> {
     let b = t.as_bytes();
     let digits = |at: usize, n: usize| -> Option<i64> {
         b.get(at..at + n)?.iter().try_fold(0i64, |acc, c| {
@@ -84,6 +116,7 @@ pub fn parse_iso_ms(t: &str) -> Option<u64> {
             .fold(0, |acc, c| acc * 10 + i64::from(c - b'0'));
         rest = &fraction[n..];
     }
+    let naive = rest.is_empty();
     let offset_secs = match rest {
         [] | [b'Z'] => 0,
         [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
@@ -105,7 +138,7 @@ pub fn parse_iso_ms(t: &str) -> Option<u64> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_secs;
-    u64::try_from(secs * 1000 + ms).ok()
+    u64::try_from(secs * 1000 + ms).ok().map(|ms| (ms, naive))
 }
 
 #[cfg(test)]
@@ -153,6 +186,35 @@ mod tests {
             4_102_444_799_999,
         ] {
             assert_eq!(super::parse_iso_ms(&super::iso_time(ms)), Some(ms));
+        }
+    }
+
+    #[test]
+    fn a_time_without_a_zone_says_so_and_offsets_read_both_ways() {
+        assert_eq!(
+            super::parse_iso("2026-11-30T07:57:37"),
+            Some((1_796_025_457_000, true))
+        );
+        assert_eq!(
+            super::parse_iso("2026-11-30T07:57:37Z"),
+            Some((1_796_025_457_000, false))
+        );
+        assert_eq!(
+            super::parse_iso("2026-11-30T08:57:37+01:00"),
+            Some((1_796_025_457_000, false))
+        );
+        for (text, secs) in [
+            ("+02:00", 7200),
+            ("-05:30", -19_800),
+            ("Z", 0),
+            ("utc", 0),
+            ("+00:00", 0),
+        ] {
+            assert_eq!(super::parse_offset(text), Some(secs), "{text}");
+            assert_eq!(super::parse_offset(&super::offset_name(secs)), Some(secs));
+        }
+        for bad in ["+24:00", "2:00", "+02", "+02:60", "east", ""] {
+            assert_eq!(super::parse_offset(bad), None, "{bad}");
         }
     }
 

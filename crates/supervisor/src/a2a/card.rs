@@ -35,6 +35,9 @@ pub struct CardInfo {
     pub skills: usize,
     /// `capabilities.streaming` is `true`: the remote says it streams a task's updates.
     pub streaming: bool,
+    /// The protocol version the card itself states (its `protocolVersion`, else its JSON-RPC
+    /// interfaces' versions): said beside the dialect spoken (a 0.2.5 card is spoken to as 0.3).
+    pub protocol_version: Option<String>,
 }
 
 /// Validate a fetched card. It must be an object with a non-empty string `name` and a `skills`
@@ -67,7 +70,32 @@ pub fn validate(
             .pointer("/capabilities/streaming")
             .and_then(Value::as_bool)
             == Some(true),
+        protocol_version: stated_version(card),
     })
+}
+
+/// The version the card states: its top-level `protocolVersion`, else its JSON-RPC interfaces'
+/// (joined), bounded (remote text).
+fn stated_version(card: &Value) -> Option<String> {
+    let top = card.get("protocolVersion").and_then(Value::as_str);
+    let listed: Vec<&str> = card
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|i| {
+            i.get("protocolBinding")
+                .and_then(Value::as_str)
+                .is_some_and(|b| b.eq_ignore_ascii_case("JSONRPC"))
+        })
+        .filter_map(|i| i.get("protocolVersion").and_then(Value::as_str))
+        .collect();
+    let said = match top {
+        Some(v) => v.to_string(),
+        None if !listed.is_empty() => listed.join(", "),
+        None => return None,
+    };
+    Some(crate::security::Untrusted::new(&said, 64).into_string())
 }
 
 /// v1.0 when the card declares a JSON-RPC 1.0 interface and no 0.3 one; otherwise v0.3.

@@ -49,6 +49,9 @@ pub struct HttpConfig {
     /// Which headers carry the token: both (always, in `serve`); one alone only when `qualify`
     /// asks which scheme the remote accepts.
     pub auth_headers: AuthHeaders,
+    /// The zone a remote's times without one are in, seconds east of UTC
+    /// (`ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET`; default UTC): Agent Zero writes local time.
+    pub naive_time_offset_secs: i32,
 }
 
 /// Where the remote's token travels, as configured. Agent Zero gives its A2A URL with the token in
@@ -130,6 +133,7 @@ impl HttpConfig {
             ca_pem: None,
             auth_headers: AuthHeaders::Both,
             ca_only: false,
+            naive_time_offset_secs: 0,
         }
     }
 

@@ -17,6 +17,7 @@ use crate::control::{
 use crate::qualification::{Book, Qualification, QualificationStatus};
 use argus_machines::{Lease, ReadbackAnswer, RemoteCondition, RequestId, TaskId};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
 
@@ -89,72 +90,105 @@ pub struct AnsweringView {
     pub last_error: Option<&'static str>,
 }
 
-/// The tracker behind [`Answering`].
+/// How a remote's times without a zone are read.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimestampsView {
+    /// The zone they are read in (`ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET`; `+00:00`: as UTC).
+    pub naive_read_as: String,
+    /// The remote wrote at least one (Agent Zero does: its local time).
+    pub naive_seen: bool,
+}
+
+/// The tracker behind [`Answering`]: a streak of failures per operation, so a remote that
+/// answers its lease calls and fails every task read is still failing (one operation's success
+/// never hides another's errors; any answer does end an outage or a credentials refusal).
 #[derive(Debug)]
 struct Track {
     now: Answering,
     since: Option<u64>,
-    streak: u32,
-    streak_condition: Option<RemoteCondition>,
-    streak_since: u64,
+    /// Operations whose calls fail now: how, how many in a row, since when.
+    failing: BTreeMap<&'static str, Streak>,
     last_error: Option<&'static str>,
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Streak {
+    condition: RemoteCondition,
+    calls: u32,
+    since: u64,
+}
+
 impl Track {
-    /// One call's outcome at `at`; the change it makes, if any.
+    /// One call's outcome (`op`: which operation) at `at`; the change it makes, if any.
     fn note(
         &mut self,
+        op: &'static str,
         failure: Option<(RemoteCondition, &'static str)>,
         at: u64,
         threshold: u32,
     ) -> Option<AnsweringChange> {
-        let from = self.now;
-        let from_since = self.since.unwrap_or(at);
+        self.since.get_or_insert(at);
         match failure {
             None => {
-                self.streak = 0;
-                self.streak_condition = None;
-                self.last_error = None;
-                self.since.get_or_insert(at);
-                if from == Answering::Yes {
-                    return None;
-                }
-                self.now = Answering::Yes;
-                self.since = Some(at);
-                Some(AnsweringChange {
-                    from,
-                    from_since,
-                    to: Answering::Yes,
-                    since: at,
-                    failed_calls: 0,
-                    class: None,
-                })
+                // An answer proves the remote reachable and our credentials good, whatever the
+                // operation; an operation's own errors end only with its own success.
+                self.failing.remove(op);
+                self.failing
+                    .retain(|_, s| s.condition == RemoteCondition::Unusable);
             }
             Some((condition, class)) => {
                 self.last_error = Some(class);
-                if self.streak_condition == Some(condition) {
-                    self.streak = self.streak.saturating_add(1);
-                } else {
-                    self.streak = 1;
-                    self.streak_condition = Some(condition);
-                    self.streak_since = at;
+                let streak = self.failing.entry(op).or_insert(Streak {
+                    condition,
+                    calls: 0,
+                    since: at,
+                });
+                if streak.condition != condition {
+                    *streak = Streak {
+                        condition,
+                        calls: 0,
+                        since: at,
+                    };
                 }
-                let to = Answering::No(condition);
-                if self.streak < threshold.max(1) || from == to {
-                    return None;
-                }
-                self.now = to;
-                self.since = Some(self.streak_since);
-                Some(AnsweringChange {
-                    from,
-                    from_since,
-                    to,
-                    since: self.streak_since,
-                    failed_calls: self.streak,
-                    class: Some(class),
-                })
+                streak.calls = streak.calls.saturating_add(1);
             }
         }
+        // The remote fails as its worst long-enough streak says (no answer at all first).
+        let rank = |c: RemoteCondition| match c {
+            RemoteCondition::Unreachable => 0,
+            RemoteCondition::AuthRequired => 1,
+            _ => 2,
+        };
+        let worst = self
+            .failing
+            .values()
+            .filter(|s| s.calls >= threshold.max(1))
+            .min_by_key(|s| (rank(s.condition), s.since))
+            .copied();
+        if worst.is_none() && self.failing.is_empty() {
+            self.last_error = None;
+        }
+        let (to, since, calls) = match worst {
+            Some(s) => (Answering::No(s.condition), s.since, s.calls),
+            None if self.failing.is_empty() => (Answering::Yes, at, 0),
+            // Failing, but not yet for long enough: as it was.
+            None => return None,
+        };
+        let from = self.now;
+        if from == to {
+            return None;
+        }
+        let from_since = self.since.unwrap_or(at);
+        self.now = to;
+        self.since = Some(since);
+        Some(AnsweringChange {
+            from,
+            from_since,
+            to,
+            since,
+            failed_calls: calls,
+            class: self.last_error.filter(|_| to != Answering::Yes),
+        })
     }
 }
 
@@ -174,6 +208,10 @@ pub struct RemoteView {
     /// Unix seconds the card in use was fetched.
     pub card_retrieved_at: Option<u64>,
     pub dialect: Option<super::Dialect>,
+    /// The protocol version the card itself states (a 0.2.5 card is spoken to as 0.3).
+    pub card_protocol_version: Option<String>,
+    /// How the remote's times without a zone are read, and whether it wrote any.
+    pub timestamps: TimestampsView,
     pub mutation_enabled: bool,
     pub mutation_reason: String,
     /// Why mutation is disabled after a card change (what changed).
@@ -216,6 +254,7 @@ pub struct LiveRemote {
 impl LiveRemote {
     pub fn new(http: HttpConfig, expected_sha256: Option<String>) -> Self {
         let auth = http.auth_mode();
+        let naive_read_as = crate::time::offset_name(http.naive_time_offset_secs);
         LiveRemote {
             http,
             expected_sha256: expected_sha256.map(|s| s.trim().to_ascii_lowercase()),
@@ -235,6 +274,11 @@ impl LiveRemote {
                 card_sha256: None,
                 card_retrieved_at: None,
                 dialect: None,
+                card_protocol_version: None,
+                timestamps: TimestampsView {
+                    naive_read_as,
+                    naive_seen: false,
+                },
                 mutation_enabled: false,
                 mutation_reason: "not discovered yet".into(),
                 quarantine: None,
@@ -251,9 +295,7 @@ impl LiveRemote {
             answering: Mutex::new(Track {
                 now: Answering::Yes,
                 since: None,
-                streak: 0,
-                streak_condition: None,
-                streak_since: 0,
+                failing: BTreeMap::new(),
                 last_error: None,
             }),
             outage_threshold: 3,
@@ -279,13 +321,14 @@ impl LiveRemote {
         AnsweringView {
             status: t.now,
             since: t.since,
-            failed_calls: t.streak,
+            failed_calls: t.failing.values().map(|s| s.calls).max().unwrap_or(0),
             last_error: t.last_error,
         }
     }
 
-    /// Note one call's outcome; a change of how the remote answers is told once.
-    fn noted<T>(&self, result: Answer<T>) -> Answer<T> {
+    /// Note one call's outcome (`op`: which operation); a change of how the remote answers is
+    /// told once.
+    fn noted<T>(&self, op: &'static str, result: Answer<T>) -> Answer<T> {
         let failure = match &result {
             Ok(_) => None,
             // Refused here before sending: it says nothing of the remote.
@@ -296,7 +339,7 @@ impl LiveRemote {
             .answering
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .note(failure, now_secs(), self.outage_threshold);
+            .note(op, failure, now_secs(), self.outage_threshold);
         if let Some(change) = change {
             match change.to {
                 Answering::Yes => {
@@ -350,6 +393,7 @@ impl LiveRemote {
         v.answering = self.answering();
         v.qualification_required = self.require_qualification;
         if let Some(c) = self.current() {
+            v.timestamps.naive_seen = c.naive_times_seen();
             v.qualification = self.qualification(&c.card().sha256);
             v.operations = c.operations();
             v.can = if v.quarantine.is_some() {
@@ -376,8 +420,10 @@ impl LiveRemote {
     /// Discover (or re-read) the card. The first success makes the remote usable; a later card that
     /// differs is judged, and may quarantine the remote.
     pub async fn refresh(&self) -> Result<(), RemoteError> {
-        let discovered =
-            self.noted(A2aClient::discover_counting(&self.http, self.calls.clone()).await);
+        let discovered = self.noted(
+            "card",
+            A2aClient::discover_counting(&self.http, self.calls.clone()).await,
+        );
         let fresh = match discovered {
             Ok(c) => c,
             Err(e) => {
@@ -429,6 +475,7 @@ impl LiveRemote {
             v.card_sha256 = Some(fresh.card().sha256.clone());
             v.card_retrieved_at = Some(fresh.card().retrieved_at);
             v.dialect = Some(fresh.dialect());
+            v.card_protocol_version = fresh.card().protocol_version.clone();
             v.mutation_enabled = mutation.enabled && v.quarantine.is_none();
             v.mutation_reason = match &v.quarantine {
                 Some(q) => format!("quarantined pending review: {q}"),
@@ -542,46 +589,46 @@ fn judge_change(old: &A2aClient, new: &A2aClient) -> Option<String> {
 impl Transport for LiveRemote {
     async fn claim_control(&self, call: ClaimCall<'_>) -> Answer<Lease> {
         let c = self.writer().await?;
-        self.noted(c.claim_control(call).await)
+        self.noted("claim_control", c.claim_control(call).await)
     }
     async fn read_control(&self, campaign_id: &str) -> Answer<Option<Lease>> {
         let c = self.reader()?;
-        self.noted(c.read_control(campaign_id).await)
+        self.noted("read_control", c.read_control(campaign_id).await)
     }
     async fn renew_control(&self, call: WriteCall<'_>, ttl_seconds: u64) -> Answer<Lease> {
         // Keeping a lease already held is not new work: allowed until quarantine releases it.
         self.not_quarantined()?;
         let c = self.reader()?;
-        self.noted(c.renew_control(call, ttl_seconds).await)
+        self.noted("renew_control", c.renew_control(call, ttl_seconds).await)
     }
     async fn release_control(&self, call: WriteCall<'_>) -> Answer<()> {
         // Giving a lease back is always allowed where the operation exists.
         let c = self.reader()?;
-        self.noted(c.release_control(call).await)
+        self.noted("release_control", c.release_control(call).await)
     }
     async fn submit(&self, call: WriteCall<'_>, request: &SubmitRequest) -> Answer<TaskId> {
         let c = self.writer().await?;
-        self.noted(c.submit(call, request).await)
+        self.noted("submit", c.submit(call, request).await)
     }
     async fn intervene(&self, call: WriteCall<'_>, task: &TaskId, text: &str) -> Answer<()> {
         let c = self.writer().await?;
-        self.noted(c.intervene(call, task, text).await)
+        self.noted("intervene", c.intervene(call, task, text).await)
     }
     async fn cancel(&self, call: WriteCall<'_>, task: &TaskId, reason: &str) -> Answer<()> {
         let c = self.writer().await?;
-        self.noted(c.cancel(call, task, reason).await)
+        self.noted("cancel", c.cancel(call, task, reason).await)
     }
     async fn request_status(&self, campaign_id: &str, id: &RequestId) -> Answer<ReadbackAnswer> {
         let c = self.reader()?;
-        self.noted(c.request_status(campaign_id, id).await)
+        self.noted("request_status", c.request_status(campaign_id, id).await)
     }
     async fn status(&self, task: &TaskId) -> Answer<Reading> {
         let c = self.reader()?;
-        self.noted(c.status(task).await)
+        self.noted("status", c.status(task).await)
     }
     async fn evidence(&self, task: &TaskId) -> Answer<Evidence> {
         let c = self.reader()?;
-        self.noted(c.evidence(task).await)
+        self.noted("evidence", c.evidence(task).await)
     }
     fn streams(&self) -> bool {
         self.current().is_some_and(|c| c.streams())
@@ -617,5 +664,62 @@ impl Transport for LiveRemote {
     }
     async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> Answer<Updates> {
         self.reader()?.subscribe(task, bounds).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn track() -> Track {
+        Track {
+            now: Answering::Yes,
+            since: None,
+            failing: BTreeMap::new(),
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn three_alike_in_a_row_change_how_the_remote_answers_and_one_answer_ends_an_outage() {
+        let mut t = track();
+        let refused = Some((RemoteCondition::Unreachable, "unavailable"));
+        assert_eq!(t.note("status", refused, 10, 3), None);
+        assert_eq!(t.note("read_control", refused, 11, 3), None);
+        assert_eq!(t.note("status", refused, 12, 3), None);
+        let down = t.note("status", refused, 13, 3).expect("a change");
+        assert_eq!(
+            (down.to, down.since, down.failed_calls),
+            (Answering::No(RemoteCondition::Unreachable), 10, 3)
+        );
+        assert_eq!(t.note("status", refused, 14, 3), None, "told once");
+        // Any answer ends it, whatever the operation (the card read here).
+        let up = t.note("card", None, 20, 3).expect("a change");
+        assert_eq!(
+            (up.from, up.from_since, up.to),
+            (
+                Answering::No(RemoteCondition::Unreachable),
+                10,
+                Answering::Yes
+            )
+        );
+    }
+
+    #[test]
+    fn an_operations_errors_are_not_hidden_by_anothers_answers() {
+        let mut t = track();
+        let broken = Some((RemoteCondition::Unusable, "malformed_response"));
+        for at in 0..3 {
+            t.note("read_control", None, at, 3);
+            t.note("status", broken, at, 3);
+        }
+        assert_eq!(t.now, Answering::No(RemoteCondition::Unusable));
+        assert_eq!(
+            t.note("read_control", None, 5, 3),
+            None,
+            "still failing its task reads"
+        );
+        let fixed = t.note("status", None, 6, 3).expect("a change");
+        assert_eq!(fixed.to, Answering::Yes);
     }
 }

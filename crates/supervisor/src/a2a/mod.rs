@@ -105,6 +105,10 @@ pub struct A2aClient {
     /// The question each asking task put in its history (a remote with no status message,
     /// fasta2a's way), by the task's change time: read once per question, not once per poll.
     questions: Mutex<BTreeMap<TaskId, Asked>>,
+    /// The zone the remote's times without one are read in (seconds east of UTC).
+    naive_offset_secs: i32,
+    /// A time without a zone was read from this remote (it is said in `health`).
+    naive_seen: std::sync::atomic::AtomicBool,
 }
 
 /// A task's question as last read: the change time it was read at, and its words (if any).
@@ -147,18 +151,38 @@ impl A2aClient {
         }
         // `proxied`: whether the environment's proxy variables route this endpoint (the proxy's
         // address is never logged: it may carry credentials).
-        tracing::info!(endpoint = %http.endpoint(), proxied = http.is_proxied(), dialect = ?card.dialect, card_sha256 = %card.sha256, "remote discovered");
+        tracing::info!(endpoint = %http.endpoint(), proxied = http.is_proxied(), dialect = ?card.dialect, card_protocol_version = card.protocol_version.as_deref().unwrap_or("none"), card_sha256 = %card.sha256, "remote discovered");
         Ok(A2aClient {
             http,
             card,
             ops: Mutex::new(ops),
             calls,
             questions: Mutex::default(),
+            naive_offset_secs: config.naive_time_offset_secs,
+            naive_seen: Default::default(),
         })
     }
 
     pub fn card(&self) -> &CardInfo {
         &self.card
+    }
+
+    /// Whether this remote wrote a time without a zone (read in the configured one).
+    pub fn naive_times_seen(&self) -> bool {
+        self.naive_seen.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A task as read: a time without a zone moved into the zone the remote runs in.
+    fn zoned(&self, mut view: wire::TaskView) -> wire::TaskView {
+        if view.naive_time {
+            self.naive_seen
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            let shift = i64::from(self.naive_offset_secs) * 1000;
+            view.changed_at = view
+                .changed_at
+                .and_then(|ms| u64::try_from(i64::try_from(ms).ok()? - shift).ok());
+        }
+        view
     }
 
     /// Where this client counts its calls.
@@ -346,14 +370,20 @@ impl A2aClient {
             _ => wire::get_params(task.as_str()),
         };
         let result = self.call(op, method, &params, self.core_version()).await?;
-        wire::parse_task(&result)
+        wire::parse_task(&result).map(|v| self.zoned(v))
     }
 
     /// Read-only checks for the probe: each call can only read. Unknown ids are used on purpose.
-    pub async fn probe_reads(&self) {
-        let _ = self
+    /// The status read's failure, if it failed otherwise than with "no such task" (an answer in
+    /// the contract's terms).
+    pub async fn probe_reads(&self) -> Result<(), RemoteError> {
+        let status = match self
             .get_task(Method::Status, &TaskId::new("argus-probe-no-such-task"))
-            .await;
+            .await
+        {
+            Ok(_) | Err(RemoteError::TaskNotFound) => Ok(()),
+            Err(e) => Err(e),
+        };
         if let Ok(m) = self.extension_method(Method::ReadControl, "read_control") {
             let _ = self
                 .call(
@@ -376,6 +406,7 @@ impl A2aClient {
                 .call(Method::RequestStatus, &m, &params, VersionHeader::None)
                 .await;
         }
+        status
     }
 
     /// Whether the remote answers a read sent with `config`'s credentials (qualify's auth checks):
@@ -667,7 +698,7 @@ impl Transport for A2aClient {
             });
         // The operation answered (available) even when the task in the answer is malformed.
         self.note(Method::Status, &answered);
-        let mut view = answered??;
+        let mut view = self.zoned(answered??);
         if matches!(
             view.state,
             argus_machines::RemoteState::InputRequired | argus_machines::RemoteState::AuthRequired
@@ -731,6 +762,11 @@ pub struct ProbeReport {
     pub auth: AuthMode,
     pub compatibility: Compatibility,
     pub dialect: Option<Dialect>,
+    /// The protocol version the card itself states (a 0.2.5 card is spoken to as 0.3).
+    pub card_protocol_version: Option<String>,
+    /// How a time the remote writes without a zone is read (`+00:00`: as UTC;
+    /// `ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET`).
+    pub naive_times_read_as: String,
     pub card_sha256: Option<String>,
     pub card_path: Option<&'static str>,
     pub operations: BTreeMap<Method, OpStatus>,
@@ -751,20 +787,26 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
         .unwrap_or_else(|_| "(invalid endpoint)".into());
     match A2aClient::discover(config).await {
         Ok(client) => {
-            client.probe_reads().await;
+            // A remote whose own status read failed is not called compatible, whatever its card.
+            let status = client.probe_reads().await;
             let mutation = client.mutation();
             ProbeReport {
                 endpoint,
                 auth: config.auth_mode(),
-                compatibility: client.compatibility(),
+                compatibility: match &status {
+                    Ok(()) => client.compatibility(),
+                    Err(_) => Compatibility::Unknown,
+                },
                 dialect: Some(client.dialect()),
+                card_protocol_version: client.card.protocol_version.clone(),
+                naive_times_read_as: crate::time::offset_name(config.naive_time_offset_secs),
                 card_sha256: Some(client.card.sha256.clone()),
                 card_path: Some(client.card.path),
                 operations: client.operations(),
                 can: client.can(),
                 mutation_enabled: mutation.enabled,
                 mutation_reason: mutation.reason.to_string(),
-                error: None,
+                error: status.err().map(|e| e.class()),
                 qualification: None,
             }
         }
@@ -778,6 +820,8 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
                 _ => Compatibility::Unknown,
             },
             dialect: None,
+            card_protocol_version: None,
+            naive_times_read_as: crate::time::offset_name(config.naive_time_offset_secs),
             card_sha256: None,
             card_path: None,
             operations: BTreeMap::new(),

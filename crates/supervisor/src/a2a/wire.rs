@@ -49,8 +49,11 @@ pub struct TaskView {
     /// The task's final answer (evidence reads only).
     pub answer: Option<RemoteAnswer>,
     /// `status.timestamp`: when the remote says the task entered its state (Unix ms, the remote's
-    /// clock), where it says so in a form [`parse_iso_ms`](crate::time::parse_iso_ms) reads.
+    /// clock), where it says so in a form [`parse_iso`](crate::time::parse_iso) reads.
     pub changed_at: Option<u64>,
+    /// `status.timestamp` carried no zone: `changed_at` read it as UTC (the client applies the
+    /// zone the operator says the remote runs in).
+    pub naive_time: bool,
 }
 
 impl TaskView {
@@ -187,6 +190,7 @@ struct RawMeta<'a> {
 
 impl RawTask<'_> {
     fn view(self, artifacts: Vec<Artifact>) -> Result<TaskView, RemoteError> {
+        let time = self.timestamp.and_then(crate::time::parse_iso);
         let id = self
             .id
             .filter(|s| !s.is_empty() && s.len() <= MAX_SHORT_TEXT)
@@ -215,7 +219,8 @@ impl RawTask<'_> {
             status_message,
             artifacts,
             answer: None,
-            changed_at: self.timestamp.and_then(crate::time::parse_iso_ms),
+            changed_at: time.map(|(ms, _)| ms),
+            naive_time: time.is_some_and(|(_, naive)| naive),
         })
     }
 }

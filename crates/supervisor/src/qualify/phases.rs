@@ -129,12 +129,16 @@ pub(super) async fn run(o: &Options) -> Report {
     run.pass(
         CheckId::DiscoveryCard,
         format!(
-            "{} (A2A {}; {} skill(s); sha256 {}); redirects refused, 1 MiB cap",
+            "{} (A2A {}{}; {} skill(s); sha256 {}); redirects refused, 1 MiB cap",
             card.path,
             match card.dialect {
                 Dialect::V03 => "0.3",
                 Dialect::V1 => "1.0",
             },
+            card.protocol_version
+                .as_deref()
+                .map(|v| format!(", the card saying protocolVersion {v}"))
+                .unwrap_or_default(),
             card.skills,
             card.sha256
         ),
