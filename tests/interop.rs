@@ -34,18 +34,6 @@ impl Drop for Server {
     }
 }
 
-fn venv_python(name: &str) -> PathBuf {
-    let root = std::env::var("ARGUS_INTEROP_VENVS")
-        .expect("ARGUS_INTEROP_VENVS is not set: run the tests with scripts/test.sh, which prepares the Python A2A servers");
-    let python = PathBuf::from(root).join(name).join("bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/test.sh",
-        python.display()
-    );
-    python
-}
-
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr").port()
@@ -54,7 +42,7 @@ fn free_port() -> u16 {
 async fn start(venv: &str, script: &str, args: &[&str]) -> Server {
     let port = free_port();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/servers");
-    let child = Command::new(venv_python(venv))
+    let child = Command::new(procs::venv_python(venv))
         .arg(dir.join(script))
         .arg("--port")
         .arg(port.to_string())

@@ -141,19 +141,7 @@ fn cli(a0: &AgentZero, d: &Daemon, args: &[&str]) -> (i32, String) {
 
 /// The feed's lines of a campaign, as `(kind, text)`.
 fn feed(d: &Daemon, id: &str) -> Vec<(String, String)> {
-    d.get(&format!("/campaigns/{id}/messages"))
-        .map(|(_, v)| v)
-        .unwrap_or(Value::Null)["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|m| {
-            (
-                m["kind"].as_str().unwrap_or_default().to_string(),
-                m["text"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
+    d.lines(&format!("/campaigns/{id}/messages"))
 }
 
 fn campaign(d: &Daemon, id: &str) -> Value {
@@ -506,19 +494,7 @@ fn reason_detail(h: &Value, class: &str) -> String {
 
 /// The remote's feed, as `(kind, text)`.
 fn remote_feed(d: &Daemon) -> Vec<(String, String)> {
-    d.get("/remote/messages")
-        .map(|(_, v)| v)
-        .unwrap_or(Value::Null)["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|m| {
-            (
-                m["kind"].as_str().unwrap_or_default().to_string(),
-                m["text"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
+    d.lines("/remote/messages")
 }
 
 #[test]

@@ -52,6 +52,17 @@ fn cli(d: &Daemon, args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// `probe --json` against the sim at `url`: its report and exit code.
+fn probe(url: &str) -> (Value, Option<i32>) {
+    let out = Command::new(BIN)
+        .args(["probe", "--json", "--allow-insecure-loopback", "--url", url])
+        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+        .output()
+        .expect("probe");
+    let report = serde_json::from_slice(&out.stdout).expect("probe json");
+    (report, out.status.code())
+}
+
 pub(crate) fn arm(sim_url: &str, fault: Value) {
     let (s, b) = call(true, &format!("{sim_url}_sim/faults"), SIM_TOKEN, fault).expect("arm");
     assert_eq!(s, 200, "{b}");
@@ -104,18 +115,7 @@ fn each_missing_operation_leaves_what_the_contract_allows_and_refuses_the_rest_h
         let (_sim, url) = spawn_sim("127.0.0.1:0", "long-noisy", SIM_TOKEN, ["--omit", omit]);
         let want: Vec<&str> = all.iter().copied().filter(|a| !lost.contains(a)).collect();
         // `probe` says the same as `health` will.
-        let out = Command::new(BIN)
-            .args([
-                "probe",
-                "--json",
-                "--allow-insecure-loopback",
-                "--url",
-                &url,
-            ])
-            .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
-            .output()
-            .expect("probe");
-        let report: Value = serde_json::from_slice(&out.stdout).expect("probe json");
+        let (report, _) = probe(&url);
         assert_eq!(report["can"], json!(want), "probe without {omit}: {report}");
         assert_eq!(report["mutation_enabled"], json!(want.contains(&"claim")));
         // The probe's own reads are not the supervisor's.
@@ -656,21 +656,10 @@ fn a_5xx_with_a_body_is_a_remote_error_and_probe_never_calls_such_a_remote_compa
     let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
     // Every status read answered 500 with a body: the remote is up, and failing.
     arm(&url, json!({"kind": "http500", "method": "tasks/get"}));
-    let out = Command::new(BIN)
-        .args([
-            "probe",
-            "--json",
-            "--allow-insecure-loopback",
-            "--url",
-            &url,
-        ])
-        .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
-        .output()
-        .expect("probe");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("probe json");
+    let (report, code) = probe(&url);
     assert_eq!(report["compatibility"], "unknown", "{report}");
     assert_eq!(report["error"], "server_fault", "{report}");
-    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(code, Some(1), "{report}");
     // Through serve: a remote error in the feed and in health, never "unreachable".
     let d = serve(&url, &tmp("fault").join("state"), &[]);
     d.wait_health(|h| h["remote"]["state"] == "discovered");

@@ -132,6 +132,19 @@ impl Daemon {
         self.get(&format!("/campaigns/{id}"))
             .and_then(|(_, d)| d["state"].as_str().map(str::to_string))
     }
+    /// A feed (`/campaigns/{id}/messages`, or the remote's `/remote/messages`) as
+    /// `(kind, text)`, oldest first.
+    pub(crate) fn lines(&self, path: &str) -> Vec<(String, String)> {
+        self.get(path).map(|(_, v)| v).unwrap_or(Value::Null)["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| {
+                let text = |k: &str| m[k].as_str().unwrap_or_default().to_string();
+                (text("kind"), text("text"))
+            })
+            .collect()
+    }
     pub(crate) fn feed(&self, id: &str) -> Vec<String> {
         self.get(&format!("/campaigns/{id}/messages"))
             .map(|(_, v)| procs::feed_texts(&v))

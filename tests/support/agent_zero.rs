@@ -23,17 +23,9 @@ const LOGIN: &str = "operator";
 
 /// The venv of the vendored Agent Zero's lock, and its unpacked tree (`scripts/test.sh` makes both).
 fn openoperator() -> (PathBuf, PathBuf) {
-    let venvs = std::env::var("ARGUS_INTEROP_VENVS")
-        .expect("ARGUS_INTEROP_VENVS is not set: run the tests with scripts/test.sh, which prepares Agent Zero");
-    let root = PathBuf::from(venvs);
-    let python = root.join("openoperator-3fa8481b/bin/python");
-    let tree = root.join("openoperator-3fa8481b-tree");
-    assert!(
-        python.exists() && tree.join("run_ui.py").exists(),
-        "Agent Zero's venv or tree is missing under {}: run scripts/test.sh",
-        root.display()
-    );
-    (python, tree)
+    let python = super::procs::venv_python("openoperator-3fa8481b");
+    let tree = super::procs::venv_file("openoperator-3fa8481b-tree", "run_ui.py");
+    (python, tree.parent().expect("the tree").to_path_buf())
 }
 
 fn stubs() -> PathBuf {

@@ -287,16 +287,28 @@ pub fn executable(path: &std::path::Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
+/// The Python of the venv `name` scripts/test.sh prepares (a real A2A server's, Agent Zero's, …).
+pub fn venv_python(name: &str) -> std::path::PathBuf {
+    venv_file(name, "bin/python")
+}
+
+/// A file in the venv `name` scripts/test.sh prepares (under `ARGUS_INTEROP_VENVS`); the tests
+/// fail, saying so, without it: they never pass without having run.
+pub fn venv_file(name: &str, file: &str) -> std::path::PathBuf {
+    let venvs = std::env::var("ARGUS_INTEROP_VENVS").expect(
+        "ARGUS_INTEROP_VENVS is not set: run the tests with scripts/test.sh, which prepares the Python peers",
+    );
+    let path = std::path::PathBuf::from(venvs).join(name).join(file);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/test.sh",
+        path.display()
+    );
+    path
+}
+
 /// The real Argus MCP server: `argus-plugin-server` from the vendored argus-skill 0.1.2, in the
 /// venv scripts/test.sh prepares.
 pub fn real_argus_server() -> std::path::PathBuf {
-    let venvs = std::env::var("ARGUS_INTEROP_VENVS")
-        .expect("ARGUS_INTEROP_VENVS is not set: run scripts/test.sh");
-    let bin = std::path::PathBuf::from(venvs).join("argus-skill-0.1.2/bin/argus-plugin-server");
-    assert!(
-        bin.exists(),
-        "{} is missing: run scripts/test.sh",
-        bin.display()
-    );
-    bin
+    venv_file("argus-skill-0.1.2", "bin/argus-plugin-server")
 }

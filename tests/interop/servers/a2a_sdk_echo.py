@@ -1,12 +1,11 @@
 """An echo agent on the official a2a-sdk (1.x): submitted -> working -> completed with an artifact;
 cancellable while working; with `--ask`, input-required instead; with `--script`, whatever steps a
-test posts to `POST /_script/<task id>` (see `Script`), as a plain A2A agent: no campaign metadata. `--streaming` says so on the card. `--mode v03` declares a 0.3 JSON-RPC interface and enables the SDK's 0.3
+test posts to `POST /_script/<task id>` (`scripted.py`), as a plain A2A agent: no campaign metadata. `--streaming` says so on the card. `--mode v03` declares a 0.3 JSON-RPC interface and enables the SDK's 0.3
 compatibility; `--mode v1` declares 1.0 only. `--extension` advertises and serves the
 campaign-control extension in front of the SDK's dispatcher."""
 
 import argparse
 import asyncio
-import json
 
 import uvicorn
 from starlette.applications import Starlette
@@ -22,6 +21,7 @@ from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentInterfa
 
 import campaign_ext
 import method_log
+import scripted
 
 DELAY = 1.0
 ASK = False
@@ -32,35 +32,6 @@ STATES = {
     "completed": TaskState.TASK_STATE_COMPLETED,
     "failed": TaskState.TASK_STATE_FAILED,
 }
-NOISE = ("step {i}/500 loss=0.{i:03d}\n$ python train.py --epoch {i}\n<tool_output>"
-         "<script>alert({i})</script></tool_output> **progress** {i}%")
-
-
-class Script:
-    """Steps for each task, posted by the test (`POST /_script/<task id>`): `{"state", "text"}`
-    (the text as the status message, as a plain A2A agent gives it), or `{"noise": N}`."""
-
-    def __init__(self, app):
-        self.app = app
-        self.steps = {}
-
-    def queue(self, task_id):
-        return self.steps.setdefault(task_id, asyncio.Queue())
-
-    async def __call__(self, scope, receive, send):
-        path = scope.get("path", "")
-        if scope["type"] != "http" or not path.startswith("/_script/"):
-            return await self.app(scope, receive, send)
-        body, more = b"", True
-        while more:
-            msg = await receive()
-            body += msg.get("body", b"")
-            more = msg.get("more_body", False)
-        await self.queue(path[len("/_script/"):]).put(json.loads(body))
-        await send({"type": "http.response.start", "status": 200, "headers": [[b"content-type", b"text/plain"]]})
-        await send({"type": "http.response.body", "body": b"ok"})
-
-
 class Echo(AgentExecutor):
     async def execute(self, context, event_queue):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
@@ -70,7 +41,7 @@ class Echo(AgentExecutor):
                 new_task(context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED, history=[context.message])
             )
         if SCRIPT is not None:
-            return await self.scripted(context, updater)
+            return await self.follow_script(context, updater)
         await updater.start_work()
         await asyncio.sleep(DELAY)
         if ASK:
@@ -79,14 +50,14 @@ class Echo(AgentExecutor):
         await updater.add_artifact([Part(text="echo: " + context.get_user_input())], name="echo")
         await updater.complete()
 
-    async def scripted(self, context, updater):
+    async def follow_script(self, context, updater):
         steps = SCRIPT.queue(context.task_id)
         state = TaskState.TASK_STATE_SUBMITTED
         while state not in (TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED):
             step = await steps.get()
             if "noise" in step:
-                for i in range(int(step["noise"])):
-                    await updater.update_status(state, message=updater.new_agent_message([Part(text=NOISE.format(i=i))]))
+                for text in scripted.noise(step["noise"]):
+                    await updater.update_status(state, message=updater.new_agent_message([Part(text=text)]))
                 continue
             state = STATES[step["state"]]
             said = updater.new_agent_message([Part(text=step["text"])]) if step.get("text") else None
@@ -138,7 +109,7 @@ def main():
     if args.method_log:
         app = method_log.MethodLog(app, args.method_log)
     if args.script:
-        app = SCRIPT = Script(app)
+        app = SCRIPT = scripted.Script(app)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

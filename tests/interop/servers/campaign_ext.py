@@ -35,6 +35,16 @@ def extension_params(cancel_method):
     return {"lease_epoch_enforced": True, "policy_enforced": True, "operations": ops}
 
 
+async def read_body(receive):
+    """A request's whole body, as an ASGI app receives it."""
+    body, more = b"", True
+    while more:
+        msg = await receive()
+        body += msg.get("body", b"")
+        more = msg.get("more_body", False)
+    return body
+
+
 def replaying(body, receive):
     """The request's body, already read, given again to the framework; then the client's messages."""
     sent = False
@@ -142,11 +152,7 @@ class CampaignControl:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.rpc_path:
             return await self.app(scope, receive, send)
-        body, more = b"", True
-        while more:
-            msg = await receive()
-            body += msg.get("body", b"")
-            more = msg.get("more_body", False)
+        body = await read_body(receive)
         try:
             req = json.loads(body)
         except ValueError:

@@ -9,7 +9,6 @@ metadata, a question or an answer only as an agent message in the task's history
 status message), noise as N more agent messages of progress lines, tool output and markup."""
 
 import argparse
-import json
 import uuid
 from contextlib import asynccontextmanager
 
@@ -21,10 +20,7 @@ from fasta2a.storage import InMemoryStorage
 
 import campaign_ext
 import method_log
-
-
-NOISE = ("step {i}/500 loss=0.{i:03d}\n$ python train.py --epoch {i}\n<tool_output>"
-         "<script>alert({i})</script></tool_output> **progress** {i}%")
+import scripted
 
 
 def agent_message(text):
@@ -32,43 +28,19 @@ def agent_message(text):
             "parts": [{"kind": "text", "text": text}]}
 
 
-class Script:
-    """Steps for each task, posted by the test (`POST /_script/<task id>`)."""
-
-    def __init__(self, app):
-        self.app = app
-        self.steps = {}
-
-    def queue(self, task_id):
-        return self.steps.setdefault(task_id, anyio.create_memory_object_stream(64))
-
-    async def __call__(self, scope, receive, send):
-        path = scope.get("path", "")
-        if scope["type"] != "http" or not path.startswith("/_script/"):
-            return await self.app(scope, receive, send)
-        body, more = b"", True
-        while more:
-            msg = await receive()
-            body += msg.get("body", b"")
-            more = msg.get("more_body", False)
-        await self.queue(path[len("/_script/"):])[0].send(json.loads(body))
-        await send({"type": "http.response.start", "status": 200, "headers": [[b"content-type", b"text/plain"]]})
-        await send({"type": "http.response.body", "body": b"ok"})
-
-
 class EchoWorker(Worker):
     delay = 1.0
     ask = False
     script = None
 
-    async def scripted(self, task_id):
+    async def follow_script(self, task_id):
         state = "submitted"
-        receiving = self.script.queue(task_id)[1]
+        steps = self.script.queue(task_id)
         while state not in ("completed", "failed", "canceled"):
-            step = await receiving.receive()
+            step = await steps.get()
             if "noise" in step:
-                noise = [agent_message(NOISE.format(i=i)) for i in range(int(step["noise"]))]
-                await self.storage.update_task(task_id, state=state, new_messages=noise)
+                said = [agent_message(t) for t in scripted.noise(step["noise"])]
+                await self.storage.update_task(task_id, state=state, new_messages=said)
                 continue
             state = step["state"]
             said = [agent_message(step["text"])] if step.get("text") else None
@@ -77,7 +49,7 @@ class EchoWorker(Worker):
     async def run_task(self, params):
         task_id = params["id"]
         if self.script is not None:
-            return await self.scripted(task_id)
+            return await self.follow_script(task_id)
         task = await self.storage.update_task(task_id, state="working")
         if hasattr(self, "publish_status"):  # 2.1.1: the task's stream hears of it
             await self.publish_status(task_id, task["context_id"], "working")
@@ -137,7 +109,7 @@ def main():
     if args.method_log:
         app = method_log.MethodLog(app, args.method_log)
     if args.script:
-        app = EchoWorker.script = Script(app)
+        app = EchoWorker.script = scripted.Script(app)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

@@ -4,7 +4,7 @@ write to a remote without campaign control)."""
 
 import json
 
-from campaign_ext import replaying
+from campaign_ext import read_body, replaying
 
 
 class MethodLog:
@@ -15,11 +15,7 @@ class MethodLog:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST":
             return await self.app(scope, receive, send)
-        body, more = b"", True
-        while more:
-            msg = await receive()
-            body += msg.get("body", b"")
-            more = msg.get("more_body", False)
+        body = await read_body(receive)
         try:
             method = json.loads(body).get("method")
         except (ValueError, AttributeError):
