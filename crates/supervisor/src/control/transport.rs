@@ -72,6 +72,13 @@ pub struct RemoteAbility {
     pub writes_refused: Option<RemoteError>,
 }
 
+impl Default for RemoteAbility {
+    /// Everything: what an input that says nothing of the remote is judged with.
+    fn default() -> Self {
+        RemoteAbility::everything()
+    }
+}
+
 impl RemoteAbility {
     pub fn everything() -> RemoteAbility {
         RemoteAbility {

@@ -262,9 +262,6 @@ pub(crate) struct Core {
     refusal: Option<RefusalCode>,
     /// A step of the current input could not be persisted.
     storage_failed: bool,
-    /// What the remote allowed when the operator's last input came: the gate a verb passes
-    /// before the machine is asked, and what `allowed` lists.
-    remote: RemoteAbility,
     env: Arc<Env>,
     /// What the core holds only while it handles an input: a resting campaign holds none of it
     /// (most of a campaign's memory is its resting driver).
@@ -298,6 +295,9 @@ struct Busy {
     reading: Option<Noticed>,
     /// The command was refused before the machine was asked (see [`Core::incapable`]).
     gated: bool,
+    /// What the remote allowed when the operator's input came: the gate a verb passes before the
+    /// machine is asked, and what `allowed` lists (everything, for an input that says nothing).
+    remote: RemoteAbility,
     /// Argus's wake for a finished attempt, held until the attempt's evidence (its answer among
     /// it) is read and kept: Argus decides on what the remote said.
     after_evidence: Vec<Action>,
@@ -321,7 +321,6 @@ impl Core {
             text: None,
             refusal: None,
             storage_failed: false,
-            remote: RemoteAbility::everything(),
             env,
             busy: None,
         };
@@ -405,7 +404,7 @@ impl Core {
                 actor,
                 remote,
             } => {
-                self.remote = remote;
+                self.busy().remote = remote;
                 let validated = self.command(command.clone(), intents, text);
                 Finish::Asked(Box::new(AskedFor {
                     asked: Asked::Command(command),
@@ -420,7 +419,7 @@ impl Core {
                 actor,
                 remote,
             } => {
-                self.remote = remote;
+                self.busy().remote = remote;
                 self.refusal = None;
                 self.storage_failed = false;
                 let validated = self.verdict(verdict, Event::Validated { verdict });
@@ -437,7 +436,7 @@ impl Core {
                 intent,
                 remote,
             } => {
-                self.remote = remote;
+                self.busy().remote = remote;
                 self.answer(text, intent)
             }
             Input::Notice { kind, text } => {
@@ -527,6 +526,14 @@ impl Core {
         self.busy.get_or_insert_with(Box::default)
     }
 
+    /// What the remote allowed when the input came (everything, for one that says nothing).
+    fn remote(&self) -> RemoteAbility {
+        self.busy
+            .as_ref()
+            .map(|b| b.remote.clone())
+            .unwrap_or_default()
+    }
+
     /// What the next `Ready` says.
     fn out(&mut self) -> &mut Ready {
         &mut self.busy().out
@@ -613,7 +620,7 @@ impl Core {
             &self.machine.record(),
             self.env.config.policy(),
             verb,
-            self.remote.allows(),
+            self.remote().allows(),
         );
         if admission != argus_machines::Admission::Incapable {
             return None;
@@ -625,17 +632,18 @@ impl Core {
     /// What the card lacks is said first (it lasts); then why no new work may go now.
     fn lacks(&self, verb: argus_machines::Verb) -> Option<RefusalCode> {
         let needs = verb.needs();
-        if self.remote.allows().covers(needs) {
+        let remote = self.remote();
+        if remote.allows().covers(needs) {
             return None;
         }
-        if !self.remote.can.covers(needs) {
-            return Some(if self.remote.can.claim {
+        if !remote.can.covers(needs) {
+            return Some(if remote.can.claim {
                 RefusalCode::CapabilityUnavailable
             } else {
                 RefusalCode::ObserverOnly
             });
         }
-        self.remote.writes_refused.as_ref().map(RefusalCode::of)
+        remote.writes_refused.as_ref().map(RefusalCode::of)
     }
 
     /// A local verdict: only `RemoteTerminalLocalPending` can make one, and it is recorded only
@@ -996,7 +1004,7 @@ impl Core {
                 argus_machines::allowed_actions(
                     &self.machine.record(),
                     self.env.config.policy(),
-                    self.remote.allows(),
+                    self.remote().allows(),
                 )
             },
         }
