@@ -430,6 +430,12 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         !enabled(&c, "action-submit").await,
         "no submit while the attempt waits for a verdict"
     );
+    // The ended attempt's answer, as the remote gave it (its artifacts here), literally.
+    let answer = text_with(&c, "remote-answer", &["(from its artifacts)"]).await;
+    assert!(
+        answer.contains("eval_loss=") && answer.contains("<img src=x onerror="),
+        "the remote's answer, markup shown literally: {answer}"
+    );
     text_with(&c, "evidence-label", &["Evidence of attempt 1 (task "]).await;
     let evidence = text_with(&c, "evidence", &["evaluation-report"]).await;
     // The injected markup (an artifact's text) is shown literally, as text, and inert.

@@ -126,6 +126,9 @@ def test_remote_markup_reaches_the_hosts_notifications_as_text_and_runs_nothing(
     assert "<img src=z onerror=window.__argusXss=4>Which dataset?" in text(chrome, "#argus-sv-remote")
     # The pending question is the remote's own words, shown as characters.
     assert "<img src=z onerror=window.__argusXss=4>Which dataset?" in text(chrome, "#argus-sv-question")
+    # The failed first attempt's answer (its artifact), as characters too.
+    wait_for("the answer", lambda: "(from its artifacts)" in text(chrome, "#argus-sv-answer"), 30, 0.3)
+    assert "<img src=y onerror=window.__argusXss=3>" in text(chrome, "#argus-sv-answer")
     assert PAYLOAD in text(chrome, "#argus-sv-feed")
     chrome.save_screenshot(str(tmp_path / "plugin-page-question.png"))
     # The profile's tool, whose answers reach Agent Zero's chat: the same text, escaped.
