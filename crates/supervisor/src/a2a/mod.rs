@@ -172,17 +172,14 @@ impl A2aClient {
         self.naive_seen.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A task as read: a time without a zone moved into the zone the remote runs in.
-    fn zoned(&self, mut view: wire::TaskView) -> wire::TaskView {
+    /// A task as read: a time without a zone moved into the zone the remote runs in (and the
+    /// remote's writing such times remembered, for `health`).
+    fn zoned(&self, view: wire::TaskView) -> wire::TaskView {
         if view.naive_time {
             self.naive_seen
                 .store(true, std::sync::atomic::Ordering::Relaxed);
-            let shift = i64::from(self.naive_offset_secs) * 1000;
-            view.changed_at = view
-                .changed_at
-                .and_then(|ms| u64::try_from(i64::try_from(ms).ok()? - shift).ok());
         }
-        view
+        view.zoned(self.naive_offset_secs)
     }
 
     /// Where this client counts its calls.
@@ -739,7 +736,12 @@ impl Transport for A2aClient {
             )
             .await;
         let result = match opened {
-            Ok(http::Opened::Stream(body)) => Ok(stream::updates(body, task.clone(), bounds)),
+            Ok(http::Opened::Stream(body)) => Ok(stream::updates(
+                body,
+                task.clone(),
+                bounds,
+                self.naive_offset_secs,
+            )),
             Ok(http::Opened::Answer(answer)) => Err(answer
                 .result()
                 .err()

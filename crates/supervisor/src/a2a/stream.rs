@@ -21,11 +21,18 @@ use argus_machines::TaskId;
 use serde_json::Value;
 
 /// The updates of `task` from an opened event stream.
-pub(super) fn updates(body: StreamBody, task: TaskId, bounds: StreamBounds) -> Updates {
+/// `naive_offset_secs`: the zone the remote's times without one are in (a reading's change time).
+pub(super) fn updates(
+    body: StreamBody,
+    task: TaskId,
+    bounds: StreamBounds,
+    naive_offset_secs: i32,
+) -> Updates {
     let reader = Reader {
         body,
         task,
         bounds,
+        naive_offset_secs,
         events: Events::default(),
         carried: 0,
         done: false,
@@ -40,6 +47,7 @@ struct Reader {
     body: StreamBody,
     task: TaskId,
     bounds: StreamBounds,
+    naive_offset_secs: i32,
     events: Events,
     /// Bytes read from this stream so far.
     carried: usize,
@@ -56,7 +64,7 @@ impl Reader {
         let end = loop {
             match self.events.next_event(self.bounds.event_bytes) {
                 Err(end) => break end,
-                Ok(Some(data)) => match update_of(&data, &self.task) {
+                Ok(Some(data)) => match update_of(&data, &self.task, self.naive_offset_secs) {
                     Ok(Some(update)) => {
                         // A bell already rung stays rung: the read covers every later reading.
                         if heard != Some(Update::Bell) {
@@ -158,7 +166,11 @@ impl Events {
 
 /// The update an event is for `task`; `None` for what a stream may also carry (a message); the
 /// end for a JSON-RPC error, an event that is not JSON-RPC, or an update of another task.
-fn update_of(data: &[u8], task: &TaskId) -> Result<Option<Update>, StreamEnd> {
+fn update_of(
+    data: &[u8],
+    task: &TaskId,
+    naive_offset_secs: i32,
+) -> Result<Option<Update>, StreamEnd> {
     let event: Value = serde_json::from_slice(data)
         .map_err(|_| StreamEnd::Broken(RemoteError::MalformedResponse))?;
     if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
@@ -169,7 +181,9 @@ fn update_of(data: &[u8], task: &TaskId) -> Result<Option<Update>, StreamEnd> {
         .get("result")
         .ok_or(StreamEnd::Broken(RemoteError::MalformedResponse))?;
     match task_named(result) {
-        Some(id) if id == task.as_str() => Ok(Some(reading(result).unwrap_or(Update::Bell))),
+        Some(id) if id == task.as_str() => Ok(Some(
+            reading(result, naive_offset_secs).unwrap_or(Update::Bell),
+        )),
         Some(_) => Err(StreamEnd::OtherTask),
         None => Ok(None),
     }
@@ -177,7 +191,7 @@ fn update_of(data: &[u8], task: &TaskId) -> Result<Option<Update>, StreamEnd> {
 
 /// The reading an update carries whole: a task, or a status update, with the contract's
 /// metadata and its revision; read as a poll's answer is. `None` otherwise (a bell).
-fn reading(result: &Value) -> Option<Update> {
+fn reading(result: &Value, naive_offset_secs: i32) -> Option<Update> {
     let status_update = |u: &Value| {
         serde_json::json!({
             "id": u.get("taskId"),
@@ -198,7 +212,7 @@ fn reading(result: &Value) -> Option<Update> {
     };
     task.pointer("/metadata/argus_supervisor/revision")?
         .as_u64()?;
-    let view = wire::parse_status(&task).ok()?;
+    let view = wire::parse_status(&task).ok()?.zoned(naive_offset_secs);
     Some(Update::Reading(Box::new(view.into_reading())))
 }
 
@@ -321,7 +335,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                update_of(&rpc(result.clone()), &ours),
+                update_of(&rpc(result.clone()), &ours, 0),
                 Ok(Some(Update::Bell)),
                 "{shape}"
             );
@@ -330,7 +344,7 @@ mod tests {
                 .replace("t-1", "t-2");
             let other: Value = serde_json::from_str(&other).unwrap_or(Value::Null);
             assert_eq!(
-                update_of(&rpc(other), &ours),
+                update_of(&rpc(other), &ours, 0),
                 Err(StreamEnd::OtherTask),
                 "{shape}"
             );
@@ -339,35 +353,38 @@ mod tests {
         assert_eq!(
             update_of(
                 &rpc(serde_json::json!({"kind": "message", "taskId": "t-2"})),
-                &ours
+                &ours,
+                0
             ),
             Ok(None)
         );
         assert_eq!(
             update_of(
                 &rpc(serde_json::json!({"message": {"taskId": "t-2"}})),
-                &ours
+                &ours,
+                0
             ),
             Ok(None)
         );
         assert_eq!(
-            update_of(&rpc(serde_json::json!({"statusUpdate": {}})), &ours),
+            update_of(&rpc(serde_json::json!({"statusUpdate": {}})), &ours, 0),
             Err(StreamEnd::OtherTask)
         );
         // An error event ends the stream with its class; an event that is not JSON-RPC too.
         assert_eq!(
             update_of(
                 br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}"#,
-                &ours
+                &ours,
+                0
             ),
             Err(StreamEnd::Broken(RemoteError::TaskNotFound))
         );
         assert_eq!(
-            update_of(b"<html>", &ours),
+            update_of(b"<html>", &ours, 0),
             Err(StreamEnd::Broken(RemoteError::MalformedResponse))
         );
         assert_eq!(
-            update_of(b"{\"jsonrpc\":\"2.0\"}", &ours),
+            update_of(b"{\"jsonrpc\":\"2.0\"}", &ours, 0),
             Err(StreamEnd::Broken(RemoteError::MalformedResponse))
         );
     }
@@ -403,7 +420,7 @@ mod tests {
                 serde_json::json!({"kind": "task", "id": "t-1", "status": status, "metadata": meta}),
             ),
         ] {
-            let heard = update_of(&rpc(result), &ours);
+            let heard = update_of(&rpc(result), &ours, 0);
             assert_eq!(
                 heard,
                 Ok(polled.clone().ok().map(|o| Update::Reading(Box::new(o)))),
@@ -412,6 +429,6 @@ mod tests {
         }
         // Without a revision it is not the whole reading: a bell.
         let bare = serde_json::json!({"statusUpdate": {"taskId": "t-1", "status": status, "metadata": {"argus_supervisor": {"stage": "x"}}}});
-        assert_eq!(update_of(&rpc(bare), &ours), Ok(Some(Update::Bell)));
+        assert_eq!(update_of(&rpc(bare), &ours, 0), Ok(Some(Update::Bell)));
     }
 }

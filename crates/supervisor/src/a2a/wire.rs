@@ -67,6 +67,18 @@ impl TaskView {
         }
     }
 
+    /// The view with a time written without a zone moved into the zone the remote runs in
+    /// (`offset_secs` east of UTC; the reading took it as UTC).
+    pub fn zoned(mut self, offset_secs: i32) -> TaskView {
+        if self.naive_time && offset_secs != 0 {
+            let shift = i64::from(offset_secs) * 1000;
+            self.changed_at = self
+                .changed_at
+                .and_then(|ms| u64::try_from(i64::try_from(ms).ok()? - shift).ok());
+        }
+        self
+    }
+
     /// The observation, moving what it keeps out of the view.
     pub fn into_observation(self) -> Observation {
         Observation {
