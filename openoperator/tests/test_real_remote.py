@@ -43,13 +43,19 @@ class OpenTraining:
             env[f"A0_SET__model_config__{m}__provider"] = "other"
             env[f"A0_SET__model_config__{m}__name"] = "scripted"
             env[f"A0_SET__model_config__{m}__api_base"] = f"http://127.0.0.1:{model_port}/v1"
+        self.env = env
+        self.start()
+        self.url = f"{self.base}/a2a/t-{self._token()}"
+
+    def start(self) -> None:
+        """Agent Zero's `run_ui.py` (again, after `stop`: the same login, so the same token;
+        the tasks it kept in memory are gone)."""
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "run_ui.py", "--port", str(self.port), "--host", "127.0.0.1", "--dockerized=true"],
-            cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         wait_for("OpenTraining's Agent Zero to serve", self._serving, 90, 0.2)
-        self.url = f"{self.base}/a2a/t-{self._token()}"
 
     def _serving(self) -> bool:
         assert self.proc.poll() is None, self.log_path.read_text(errors="replace")[-4000:]
@@ -93,8 +99,8 @@ class OpenTraining:
     def state(self, task: str) -> str | None:
         return ((self.rpc("tasks/get", {"id": task}).get("result") or {}).get("status") or {}).get("state")
 
-    def stop(self) -> None:
-        for p in (self.proc, self.model):
+    def stop(self, model: bool = True) -> None:
+        for p in (self.proc, self.model) if model else (self.proc,):
             if p.poll() is None:
                 p.kill()
                 p.wait()
@@ -144,7 +150,7 @@ def test_the_operator_works_from_openoperator_while_agent_zero_serves_as_opentra
         # OpenTraining goes down: one notification for the outage, naming the campaign that waits
         # on it (not the finished ones), however many campaigns there are.
         before = len(notified(a0, s))
-        ot.stop()
+        ot.stop(model=False)
         outage = wait_for("the outage notified", lambda: [n for n in notified(a0, s) if "unreachable" in n["message"]], 60, 0.5)
         wait_for("the notifier's next pass", lambda: len(notified(a0, s)) >= before + 1, 20, 0.5)
         assert len(outage) == 1, outage
@@ -152,5 +158,9 @@ def test_the_operator_works_from_openoperator_while_agent_zero_serves_as_opentra
         assert "c-live" in outage[0]["message"] and "c-done" not in outage[0]["message"], outage
         health = a0.post(s, "health")[1]
         assert "remote_unreachable" in [r if isinstance(r, str) else r.get("class") for r in health.get("reasons", [])], health
+        # Back: told once too, as good news.
+        ot.start()
+        back = wait_for("the recovery notified", lambda: [n for n in notified(a0, s) if n["title"] == "OpenTraining answers again"], 60, 0.5)
+        assert len(back) == 1 and back[0]["type"] == "success", back
     finally:
         ot.stop()

@@ -69,6 +69,7 @@ fn agent_zero_is_probed_and_qualified_as_it_is_with_its_token_in_the_url_path() 
     assert_eq!(report["dialect"], "0.3", "{report}");
     assert_eq!(report["card_protocol_version"], "0.2.5", "{report}");
     assert_eq!(report["naive_times_read_as"], "+00:00", "{report}");
+    assert_eq!(report["can"], json!(["observe"]), "{report}");
     let mut probe = binary(&a0);
     probe.args(["probe", "--allow-insecure-loopback", "--home"]);
     probe.arg(&home);

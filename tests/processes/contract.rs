@@ -683,6 +683,18 @@ fn a_5xx_with_a_body_is_a_remote_error_and_probe_never_calls_such_a_remote_compa
             .any(|l| l.starts_with("OpenTraining answers, but not usably ("))
     });
     assert!(!d.feed("f1").iter().any(|l| l.contains("unreachable")));
+    // Told once, for every campaign, in the remote's feed.
+    wait_for("the remote's feed to say it", || {
+        !d.lines("/remote/messages").is_empty()
+    });
+    let told = d.lines("/remote/messages");
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0]
+            .1
+            .starts_with("OpenTraining answers, but with errors or nothing usable, since "),
+        "{told:?}"
+    );
 }
 
 #[test]
