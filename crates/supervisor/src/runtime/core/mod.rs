@@ -614,36 +614,25 @@ impl Core {
 
     /// Why `verb` is refused before the machine is asked, if it is: the remote does not allow
     /// what it needs now (observer only, an operation its card lacks, or no new work at all:
-    /// quarantined, unqualified, not discovered), whatever the state.
+    /// quarantined, unqualified, undiscovered, unreachable), whatever the state. What the card
+    /// lacks is said first (it lasts); then why no new work may go now.
     fn incapable(&self, verb: argus_machines::Verb) -> Option<RefusalCode> {
+        let remote = self.remote();
         let admission = argus_machines::admission(
             &self.machine.record(),
             self.env.config.policy(),
             verb,
-            self.remote().allows(),
+            remote.allows(),
         );
         if admission != argus_machines::Admission::Incapable {
             return None;
         }
-        self.lacks(verb)
-    }
-
-    /// Why the remote cannot carry out `verb` now, if it cannot (whatever the state).
-    /// What the card lacks is said first (it lasts); then why no new work may go now.
-    fn lacks(&self, verb: argus_machines::Verb) -> Option<RefusalCode> {
-        let needs = verb.needs();
-        let remote = self.remote();
-        if remote.allows().covers(needs) {
-            return None;
-        }
-        if !remote.can.covers(needs) {
-            return Some(if remote.can.claim {
-                RefusalCode::CapabilityUnavailable
-            } else {
-                RefusalCode::ObserverOnly
-            });
-        }
-        remote.writes_refused.as_ref().map(RefusalCode::of)
+        Some(match &remote.writes_refused {
+            _ if !remote.can.covers(verb.needs()) && !remote.can.claim => RefusalCode::ObserverOnly,
+            _ if !remote.can.covers(verb.needs()) => RefusalCode::CapabilityUnavailable,
+            Some(e) => RefusalCode::of(e),
+            None => RefusalCode::CapabilityUnavailable,
+        })
     }
 
     /// A local verdict: only `RemoteTerminalLocalPending` can make one, and it is recorded only
@@ -677,7 +666,7 @@ impl Core {
             // The remote's question is answered at the remote, by an intervention: where the
             // remote takes none (observer only), the answer is refused whatever the state, and
             // the question stays.
-            let validated = match self.lacks(argus_machines::Verb::Intervene) {
+            let validated = match self.incapable(argus_machines::Verb::Intervene) {
                 Some(code) => {
                     self.refusal = Some(code);
                     self.storage_failed = false;
