@@ -665,16 +665,11 @@ async fn on_answering(
     auth: crate::a2a::AuthMode,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<crate::a2a::AnsweringChange>,
 ) {
-    use crate::a2a::Answering;
-    let condition = |a: Answering| match a {
-        Answering::Yes => None,
-        Answering::No(c) => Some(c),
-    };
     while let Some(change) = rx.recv().await {
         let (kind, text) = crate::runtime::messages::remote_changed(
-            condition(change.from),
+            change.from.failing(),
             change.from_since,
-            condition(change.to),
+            change.to.failing(),
             change.since,
             auth.refused_advice(),
             &runtime.waiting_on_remote(),

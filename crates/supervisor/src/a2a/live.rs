@@ -45,6 +45,14 @@ pub enum Answering {
 }
 
 impl Answering {
+    /// How it fails, if it does.
+    pub fn failing(self) -> Option<RemoteCondition> {
+        match self {
+            Answering::Yes => None,
+            Answering::No(c) => Some(c),
+        }
+    }
+
     /// As `health` and the logs spell it: `answering`, or the condition's name.
     pub fn name(self) -> &'static str {
         match self {
