@@ -166,7 +166,7 @@ async fn a_retry_decision_starts_exactly_one_new_attempt_and_the_reviewer_closes
     // The reviewer's verdict arrives through argus_status, made after attempt 2 finished.
     let now = argus_supervisor_lib::time::now_secs();
     std::fs::write(r.argus_home.join("status.json"), serde_json::json!({
-        "pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"id": "b-2", "ts": now, "outcome": {"review_status": "done"}}]
+        "pending_questions": [], "continuous": {"enabled": true}, "journal": [{"id": "b-2", "ts": now, "kind": "mission_complete", "title": "Review", "summary": "", "extra": {"item_id": "b-2", "outcome": {"review_status": "done"}}}]
     }).to_string()).expect("status");
     wait(&r.rt, StateName::ClosedAccepted).await;
     assert!(r.wake.wakes.load(Ordering::Relaxed) >= 2);
@@ -308,7 +308,7 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
     let r = rig(true).await;
     std::fs::create_dir_all(&r.argus_home).expect("home");
     std::fs::write(r.argus_home.join("status.json"), serde_json::json!({
-        "pending_questions": ["Which dataset should attempt 2 use?"], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "blocked"}}]
+        "pending_questions": [{"id": "b-1", "ts": 1.0, "finished_ts": 1.0, "status": "paused_operator", "pending_question": "Which dataset should attempt 2 use?", "outcome": {"review_status": "blocked"}}], "continuous": {"enabled": true}
     }).to_string()).expect("status");
     first_attempt_fails(&r).await;
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -10,9 +10,13 @@
 
 /// The environment the Argus child is given in the tests that set `ARGUS_TEST_MODEL_KEY` in
 /// `ARGUS_SUPERVISOR_ARGUS_ENV`: these names and no others (sorted).
-pub const ARGUS_CHILD_ENV: [&str; 5] = [
+pub const ARGUS_CHILD_ENV: [&str; 9] = [
+    "ARGUS_SKILL_AUTO_INIT_WIKI",
+    "ARGUS_SKILL_CROSS_PROJECT_PROPAGATION",
     "ARGUS_SKILL_HOME",
     "ARGUS_SKILL_RUNNER_BACKEND",
+    "ARGUS_SKILL_SELF_MAINTENANCE",
+    "ARGUS_SKILL_WIKI",
     "ARGUS_TEST_MODEL_KEY",
     "HOME",
     "PATH",

@@ -109,9 +109,18 @@ async fn status_reads_needs_you_completion_and_verdicts() {
     std::fs::write(
         h.join("status.json"),
         serde_json::json!({
-            "pending_questions": ["Which dataset should attempt 3 use?", {"text": "Approve spending?"}, {"id": "b-7", "ts": 1.0, "pending_question": "Publish the model?"}],
+            "pending_questions": ["Which dataset should attempt 3 use?", {"text": "Approve spending?"}, {"id": "b-7", "ts": 1.0, "finished_ts": 30.5, "status": "paused_operator", "pending_question": "Publish the model?", "operator_decision": {"question": "Publish the model?", "options": [{"id": "yes", "label": "Publish"}, {"id": "no", "label": "Keep private"}]}, "outcome": {"review_status": "blocked"}}],
             "continuous": {"enabled": false, "objective": "x", "done_reason": "reviewer accepted the final evaluation", "done_at": "2026-11-29"},
-            "backlog_pending": [{"outcome": {"review_status": "continue"}}, {"outcome": {"review_status": "done"}}, {"outcome": {}}],
+            // Real Argus lists only pending items here, with no outcome; one that says otherwise
+            // is not a verdict.
+            "backlog_pending": [{"id": "b-9", "status": "pending", "ts": 40.0, "outcome": {"review_status": "done"}}],
+            // As real Argus returns it: its last 3 entries; a settled mission's verdict in
+            // `extra.outcome`, a value it does not write read as `not_assessed`.
+            "journal": [
+                {"id": "b-1", "ts": 10.0, "kind": "mission_complete", "title": "t", "summary": "s", "extra": {"item_id": "b-1", "outcome": {"review_status": "continue"}}},
+                {"id": "b-2", "ts": 20.0, "kind": "mission_failed", "title": "t", "summary": "s", "extra": {"item_id": "b-2", "outcome": {"review_status": "replan_requested"}}},
+                {"id": "b-7", "ts": 30.0, "kind": "mission_replan_requested", "title": "t", "summary": "s", "extra": {"item_id": "b-7", "outcome": {"review_status": "blocked"}}}
+            ],
             "daemon": {"alive": true},
             "active_role": "reviewer"
         })
@@ -124,19 +133,46 @@ async fn status_reads_needs_you_completion_and_verdicts() {
         .await
         .expect("project");
     let s = argus.status(&id).await.expect("status");
+    let texts: Vec<&str> = s
+        .pending_questions
+        .iter()
+        .map(|q| q.text.as_str())
+        .collect();
     assert_eq!(
-        s.pending_questions,
-        vec![
+        texts,
+        [
             "Which dataset should attempt 3 use?",
             "Approve spending?",
             "Publish the model?"
         ]
     );
     assert_eq!(
+        s.pending_questions[2].needs_you(),
+        "Needs you (from Argus): Publish the model? Options: Publish; Keep private."
+    );
+    assert_eq!(
         s.done_reason.as_deref(),
         Some("reviewer accepted the final evaluation")
     );
-    assert_eq!(s.verdicts, vec![ReviewStatus::Continue, ReviewStatus::Done]);
+    // One verdict per settled mission (the parked question's item is the journal's b-7), in the
+    // order they settled; nothing from `backlog_pending`.
+    let verdicts: Vec<(ReviewStatus, Option<u64>)> =
+        s.verdicts.iter().map(|v| (v.status, v.at_ms)).collect();
+    assert_eq!(
+        verdicts,
+        [
+            (ReviewStatus::Continue, Some(10_000)),
+            (ReviewStatus::NotAssessed, Some(20_000)),
+            (ReviewStatus::Blocked, Some(30_000)),
+        ]
+    );
+    assert!(s.work_pending && s.daemon.alive);
+    let newer: Vec<ReviewStatus> = s
+        .verdicts_after(Some(10_000))
+        .iter()
+        .map(|v| v.status)
+        .collect();
+    assert_eq!(newer, [ReviewStatus::NotAssessed, ReviewStatus::Blocked]);
     match argus.message("no-such-project", "x").await {
         Err(ArgusError::Tool(why)) => assert_eq!(why, "unknown Argus project: no-such-project"),
         other => panic!("{other:?}"),
@@ -303,18 +339,22 @@ async fn the_fake_answers_in_the_real_servers_shapes() {
     fake.close().await;
 }
 
-/// A reviewer's `done` counts only for an attempt that had finished when its item was made; one
+/// A Reviewer's `done` counts only for an attempt that had finished when its mission settled; one
 /// without a time accepts nothing.
 #[test]
 fn a_done_verdict_is_bound_to_the_time_it_was_given() {
-    use argus_supervisor_lib::bridges::argus::ArgusStatus;
+    use argus_supervisor_lib::bridges::argus::{ArgusStatus, ReviewerVerdict};
+    let verdict = |status, at_ms| ReviewerVerdict {
+        status,
+        at_ms,
+        item: None,
+    };
     let status = ArgusStatus {
         verdicts: vec![
-            ReviewStatus::Done,
-            ReviewStatus::Continue,
-            ReviewStatus::Done,
+            verdict(ReviewStatus::Done, Some(100_000)),
+            verdict(ReviewStatus::Continue, Some(200_000)),
+            verdict(ReviewStatus::Done, None),
         ],
-        verdict_times: vec![Some(100), Some(200), None],
         ..ArgusStatus::default()
     };
     assert!(status.done_since(100));

@@ -938,6 +938,12 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         }
     }
     tracing::info!("shutting down: finishing current steps and persisting");
+    // Argus's daemons are detached processes: stopped before the supervisor ends, never left.
+    if let Some(w) = &argus_counters {
+        if !w.stop_link(Duration::from_secs(20)).await {
+            tracing::warn!("Argus's daemons were not all stopped in time");
+        }
+    }
     runtime.shutdown().await;
     Ok(())
 }

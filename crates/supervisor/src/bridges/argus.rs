@@ -66,98 +66,213 @@ impl ArgusError {
     }
 }
 
-/// The state Argus's daemon reports for itself (`daemon.health.state`): only `stalled` matters
-/// here; any other (or a new one) is not a stall.
+/// The state Argus's daemon reports for itself (`daemon.health.state`): `stalled` (no progress
+/// past its limit) and `idle` (alive, nothing at work) matter here; any other (`active`,
+/// `stopped`, a new one) is neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum DaemonHealth {
     Stalled,
+    Idle,
     #[serde(other)]
     Other,
 }
 
-/// A reviewer verdict from Argus's backlog (`outcome.review_status`).
+fn daemon_health(status: &Value) -> Option<DaemonHealth> {
+    DaemonHealth::deserialize(status.pointer("/daemon/health/state")?).ok()
+}
+
+/// A Reviewer verdict, as real Argus writes it (`outcome.review_status`;
+/// `argus_skill/life/mission_outcome.py`, `_REVIEW_STATUSES`): anything else it normalises to
+/// `not_assessed`, and so does this build (a record kept by an older build that says
+/// `replan_requested`, which Argus never writes, reads as `not_assessed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewStatus {
     Done,
     Continue,
     Blocked,
-    ReplanRequested,
+    ResearchIncomplete,
+    PausedNoBreakthrough,
+    ExhaustedCurrentMethods,
+    #[serde(other)]
+    NotAssessed,
+}
+
+/// What a verdict means for the campaign (spec §14, §13's "FINISH → candidate completion only;
+/// the Reviewer must confirm").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerdictMeans {
+    /// A candidate completion: the policy confirms it only for an attempt the remote completed
+    /// and that had finished before the verdict; otherwise the operator decides.
+    Candidate,
+    /// The work is not finished: no completion is claimed.
+    NotFinished,
+    /// Argus has no way forward on its own: a person decides (Needs you).
+    NeedsYou,
+    /// Blocked: a person is asked only through Argus's own question, when it has one.
+    Blocked,
 }
 
 impl ReviewStatus {
-    /// The name Argus uses (`done`, `continue`, `blocked`, `replan_requested`).
+    /// The name Argus uses.
     pub fn as_str(self) -> &'static str {
         match self {
             ReviewStatus::Done => "done",
             ReviewStatus::Continue => "continue",
             ReviewStatus::Blocked => "blocked",
-            ReviewStatus::ReplanRequested => "replan_requested",
+            ReviewStatus::ResearchIncomplete => "research_incomplete",
+            ReviewStatus::PausedNoBreakthrough => "paused_no_breakthrough",
+            ReviewStatus::ExhaustedCurrentMethods => "exhausted_current_methods",
+            ReviewStatus::NotAssessed => "not_assessed",
         }
     }
+
+    pub fn means(self) -> VerdictMeans {
+        match self {
+            ReviewStatus::Done => VerdictMeans::Candidate,
+            ReviewStatus::Continue
+            | ReviewStatus::ResearchIncomplete
+            | ReviewStatus::NotAssessed => VerdictMeans::NotFinished,
+            ReviewStatus::PausedNoBreakthrough | ReviewStatus::ExhaustedCurrentMethods => {
+                VerdictMeans::NeedsYou
+            }
+            ReviewStatus::Blocked => VerdictMeans::Blocked,
+        }
+    }
+}
+
+/// One settled Argus mission's Reviewer verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewerVerdict {
+    pub status: ReviewStatus,
+    /// When the mission settled (unix milliseconds), where Argus says: a verdict is about what
+    /// had happened by then, and each is told once (newer than the last told).
+    pub at_ms: Option<u64>,
+    /// The settled item (mission) it is about: the journal and the parked question may both
+    /// carry the same one.
+    #[serde(skip)]
+    pub item: Option<String>,
+}
+
+/// A question Argus asks a person (untrusted text), with the options it offers.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ArgusQuestion {
+    pub text: String,
+    pub options: Vec<String>,
+}
+
+impl ArgusQuestion {
+    /// The Needs you line: Argus's words and its options, labelled as Argus's.
+    pub fn needs_you(&self) -> String {
+        let mut line = format!("Needs you (from Argus): {}", self.text);
+        if !self.options.is_empty() {
+            line.push_str(&format!(" Options: {}.", self.options.join("; ")));
+        }
+        line
+    }
+}
+
+/// The project's daemon, as `argus_status` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ArgusDaemon {
+    pub alive: bool,
+    pub pid: Option<u32>,
+    /// Alive, with no role at work (`daemon.health.state == "idle"`).
+    pub idle: bool,
 }
 
 /// What `argus_status` means for the supervisor.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ArgusStatus {
-    /// Needs you: questions Argus asks a person (untrusted text).
-    pub pending_questions: Vec<String>,
+    /// Needs you: questions Argus asks a person (untrusted text), with their options.
+    pub pending_questions: Vec<ArgusQuestion>,
     /// `continuous.enabled == false` with a `done_reason`: a mission-completion candidate.
     pub done_reason: Option<String>,
-    /// Reviewer verdicts found in the backlog, in order.
-    pub verdicts: Vec<ReviewStatus>,
-    /// When each verdict's backlog item was made (`ts`, unix seconds), where it says: a verdict
-    /// counts only for an attempt that had finished by then.
-    pub verdict_times: Vec<Option<u64>>,
+    /// Reviewer verdicts of settled missions, oldest first: from the journal
+    /// (`mission_complete`, `mission_failed`, … with `extra.outcome.review_status`; real Argus
+    /// returns its last 3 entries) and from the items parked on a person's answer
+    /// (`pending_questions[].outcome.review_status`). Never from `backlog_pending`: real Argus
+    /// lists only pending items there, and an item has an outcome only once it has settled.
+    pub verdicts: Vec<ReviewerVerdict>,
     /// The project's daemon says it has made no progress for longer than its stall limit
     /// (`daemon.health.state == "stalled"`): decisions are not being made.
     pub stalled: bool,
+    pub daemon: ArgusDaemon,
+    /// Work not yet settled: items waiting (`backlog_pending`) or a role at work (`active_role`).
+    pub work_pending: bool,
     /// The newest entries of the project's journal (mission summaries, notes), oldest first:
     /// untrusted text kept for the campaign view, never sent anywhere.
     pub journal: Vec<JournalNote>,
+}
+
+/// Unix seconds (a float, as Argus writes them) in whole milliseconds (the cast saturates: a
+/// negative or absurd time is 0 or the maximum, never a panic).
+fn millis(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_f64).map(|t| (t * 1000.0) as u64)
 }
 
 impl ArgusStatus {
     /// Read `argus_status`'s `status` object: what is not there, or not in the expected shape,
     /// is simply absent (bounded, sanitised text; no I/O here).
     pub fn read(status: &Value) -> ArgusStatus {
-        let (verdicts, verdict_times) = Self::verdicts(status);
         ArgusStatus {
             pending_questions: Self::pending_questions(status),
             done_reason: Self::done_reason(status),
-            verdicts,
-            verdict_times,
+            verdicts: Self::verdicts(status),
             stalled: Self::stalled(status),
+            daemon: Self::daemon(status),
+            work_pending: status
+                .get("backlog_pending")
+                .and_then(Value::as_array)
+                .is_some_and(|b| !b.is_empty())
+                || status.get("active_role").is_some_and(|r| !r.is_null()),
             journal: Self::journal(status),
         }
     }
 
-    fn pending_questions(status: &Value) -> Vec<String> {
-        let pending_questions = status
+    fn pending_questions(status: &Value) -> Vec<ArgusQuestion> {
+        let options = |q: &Value| -> Vec<String> {
+            q.pointer("/operator_decision/options")
+                .and_then(Value::as_array)
+                .map(|os| {
+                    os.iter()
+                        .filter_map(|o| o.get("label").or(Some(o)).and_then(|l| l.as_str()))
+                        .map(|l| Untrusted::new(l, 160).as_str().to_string())
+                        .filter(|l| !l.trim().is_empty())
+                        .take(8)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        status
             .get("pending_questions")
             .and_then(Value::as_array)
             .map(|qs| {
                 qs.iter()
                     // The real runtime lists backlog items whose `pending_question` is the text.
                     .filter_map(|q| {
-                        bounded(q)
+                        let text = bounded(q)
                             .or_else(|| q.get("pending_question").and_then(bounded))
-                            .or_else(|| q.get("text").and_then(bounded))
+                            .or_else(|| q.pointer("/operator_decision/question").and_then(bounded))
+                            .or_else(|| q.get("text").and_then(bounded))?;
+                        Some(ArgusQuestion {
+                            text,
+                            options: options(q),
+                        })
                     })
-                    .filter(|q| !q.trim().is_empty())
+                    .filter(|q| !q.text.trim().is_empty())
                     .take(16)
                     .collect()
             })
-            .unwrap_or_default();
-        pending_questions
+            .unwrap_or_default()
     }
 
     fn done_reason(status: &Value) -> Option<String> {
         let continuous = status.get("continuous");
         // The real runtime reports `enabled: false` with an empty `done_reason` for a project
         // that never ran continuously: only a stated reason is a completion.
-        let done_reason = match continuous
+        match continuous
             .and_then(|c| c.get("enabled"))
             .and_then(Value::as_bool)
         {
@@ -166,41 +281,68 @@ impl ArgusStatus {
                 .and_then(bounded)
                 .filter(|r| !r.trim().is_empty()),
             _ => None,
-        };
-        done_reason
+        }
     }
 
-    fn verdicts(status: &Value) -> (Vec<ReviewStatus>, Vec<Option<u64>>) {
-        let (verdicts, verdict_times) = status
-            .get("backlog_pending")
+    fn verdicts(status: &Value) -> Vec<ReviewerVerdict> {
+        let settled = status
+            .get("journal")
             .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| {
-                        // Parsed into the type once (an unknown status is no verdict).
-                        let verdict =
-                            ReviewStatus::deserialize(i.pointer("/outcome/review_status")?).ok()?;
-                        // Whole seconds (the cast saturates: a negative or absurd time is 0 or
-                        // the maximum, never a panic).
-                        let ts = i.get("ts").and_then(Value::as_f64).map(|t| t as u64);
-                        Some((verdict, ts))
-                    })
-                    .unzip()
-            })
-            .unwrap_or_default();
-        (verdicts, verdict_times)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                let outcome = e.pointer("/extra/outcome/review_status")?;
+                Some(ReviewerVerdict {
+                    status: ReviewStatus::deserialize(outcome).ok()?,
+                    at_ms: millis(e.get("ts")),
+                    item: e
+                        .pointer("/extra/item_id")
+                        .or_else(|| e.get("id"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                })
+            });
+        let parked = status
+            .get("pending_questions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|q| {
+                let outcome = q.pointer("/outcome/review_status")?;
+                Some(ReviewerVerdict {
+                    status: ReviewStatus::deserialize(outcome).ok()?,
+                    at_ms: millis(q.get("finished_ts").or_else(|| q.get("ts"))),
+                    item: q.get("id").and_then(Value::as_str).map(str::to_string),
+                })
+            });
+        let mut all: Vec<ReviewerVerdict> = vec![];
+        // One verdict per settled item, the first read (the journal's) kept.
+        for v in settled.chain(parked) {
+            if v.item.is_none() || !all.iter().any(|k| k.item == v.item) {
+                all.push(v);
+            }
+        }
+        all.sort_by_key(|v| v.at_ms);
+        all
+    }
+
+    fn daemon(status: &Value) -> ArgusDaemon {
+        ArgusDaemon {
+            alive: status.pointer("/daemon/alive").and_then(Value::as_bool) == Some(true),
+            pid: status
+                .pointer("/daemon/pid")
+                .and_then(Value::as_u64)
+                .and_then(|p| u32::try_from(p).ok()),
+            idle: daemon_health(status) == Some(DaemonHealth::Idle),
+        }
     }
 
     fn stalled(status: &Value) -> bool {
-        let stalled = status
-            .pointer("/daemon/health/state")
-            .is_some_and(|s| matches!(DaemonHealth::deserialize(s), Ok(DaemonHealth::Stalled)))
+        daemon_health(status) == Some(DaemonHealth::Stalled)
             || status
                 .pointer("/daemon/health/stalled")
                 .and_then(Value::as_bool)
-                == Some(true);
-        stalled
+                == Some(true)
     }
 
     fn journal(status: &Value) -> Vec<JournalNote> {
@@ -210,7 +352,7 @@ impl ArgusStatus {
                 .map(|s| Untrusted::new(s, max).as_str().to_string())
                 .unwrap_or_default()
         };
-        let journal = status
+        status
             .get("journal")
             .and_then(Value::as_array)
             .map(|entries| {
@@ -226,8 +368,28 @@ impl ArgusStatus {
                     })
                     .collect()
             })
-            .unwrap_or_default();
-        journal
+            .unwrap_or_default()
+    }
+
+    /// The verdicts settled after `told_ms` (all of them when none was told yet), oldest first;
+    /// one of unknown time is never new.
+    pub fn verdicts_after(&self, told_ms: Option<u64>) -> Vec<ReviewerVerdict> {
+        self.verdicts
+            .iter()
+            .filter(|v| v.at_ms.is_some_and(|at| told_ms.is_none_or(|t| at > t)))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether the Reviewer judged `done` after an attempt that finished at `finished_at` (unix
+    /// seconds): only a verdict settled at or after it counts — a `done` about an earlier attempt
+    /// never accepts a later one, and one of unknown time accepts nothing.
+    pub fn done_since(&self, finished_at: u64) -> bool {
+        self.verdicts.iter().any(|v| {
+            v.status == ReviewStatus::Done
+                && v.at_ms
+                    .is_some_and(|t| t >= finished_at.saturating_mul(1000))
+        })
     }
 }
 
@@ -245,17 +407,17 @@ pub struct JournalNote {
 /// At most this many journal entries are kept per campaign.
 pub const JOURNAL_KEPT: usize = 3;
 
-impl ArgusStatus {
-    /// Whether the reviewer judged `done` an attempt that finished at `finished_at` (unix
-    /// seconds): only a verdict whose item was made at or after it counts — a `done` about an
-    /// earlier attempt never accepts a later one, and one of unknown time accepts nothing.
-    pub fn done_since(&self, finished_at: u64) -> bool {
-        self.verdicts
-            .iter()
-            .zip(&self.verdict_times)
-            .any(|(v, t)| *v == ReviewStatus::Done && t.is_some_and(|t| t >= finished_at))
-    }
-}
+/// What the supervisor turns off in the runtime it starts: the daemon's self-maintenance turn
+/// (about 2 s after a first mission, then every 30 min), the post-mission cross-project learning
+/// review and the project wiki. Each is a model turn (or files in the campaign's work directory)
+/// that no decision-worthy event asked for; the supervisor's rule is that unchanged state costs no
+/// Argus turn (argus-skill 0.1.2's knobs, `vendor/argus-skill/DISPATCH.md`).
+pub const QUIET_ARGUS: [(&str, &str); 4] = [
+    ("ARGUS_SKILL_SELF_MAINTENANCE", "0"),
+    ("ARGUS_SKILL_CROSS_PROJECT_PROPAGATION", "off"),
+    ("ARGUS_SKILL_WIKI", "off"),
+    ("ARGUS_SKILL_AUTO_INIT_WIKI", "off"),
+];
 
 /// A connected Argus.
 pub struct ArgusClient {
@@ -282,9 +444,12 @@ impl ArgusClient {
             .filter_map(|n| std::env::var_os(n).map(|v| (n.clone(), v)))
             .collect();
         let command = tokio::process::Command::new(&cfg.bin).configure(move |cmd| {
-            // The listed names first: none of them can override what is set after.
+            // Argus's own turns that no campaign asked for are off (an operator may list a name
+            // to turn one on again); then the listed names, none of which can override what is
+            // set after.
             cmd.args(&args)
                 .env_clear()
+                .envs(QUIET_ARGUS)
                 .envs(passed.iter().map(|(n, v)| (n, v)))
                 .env("PATH", std::env::var("PATH").unwrap_or_default())
                 .env("HOME", &user_home)
@@ -394,6 +559,13 @@ impl ArgusClient {
             .await?;
         let kind = answer.get("kind").and_then(Value::as_str).unwrap_or("");
         let resolved = answer.get("resolved").and_then(Value::as_bool) == Some(true);
+        // The same text within Argus's window (90 s): it already has this work; nothing new starts.
+        if answer.get("duplicate").and_then(Value::as_bool) == Some(true) {
+            tracing::info!(
+                project_id,
+                "Argus already had this message; nothing new was started"
+            );
+        }
         match (kind, resolved) {
             ("task", _) | ("pending_question", true) => Ok(()),
             _ => Err(ArgusError::NotDispatched),

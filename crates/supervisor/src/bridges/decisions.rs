@@ -58,6 +58,12 @@ pub enum Ruling {
     NeedsYou {
         why: String,
     },
+    /// Nothing to execute: the decision is about an attempt that has already started (Argus ran
+    /// the same wake twice — its daemon restarted mid-decision, or a wake was sent again after a
+    /// crash). Recorded and said, never executed: one decision, one write.
+    Stale {
+        why: String,
+    },
 }
 
 /// Words that always escalate: the mission may never do these through a decision.
@@ -98,6 +104,14 @@ pub fn rule(d: &Decision, authority: MissionBudget) -> Ruling {
     let bounded = |t: &str| Untrusted::new(t, 4096).as_str().to_string();
     match d.kind {
         DecisionKind::Submit | DecisionKind::Retry => {
+            if let Some(n) = d.attempt.filter(|n| *n <= authority.attempts_so_far) {
+                return Ruling::Stale {
+                    why: format!(
+                        "Argus's decision {} asks for attempt {n}, which has already started; not executed again.",
+                        d.decision_id
+                    ),
+                };
+            }
             if authority.attempts_so_far >= authority.max_attempts {
                 return Ruling::NeedsYou {
                     why: format!(
@@ -204,6 +218,7 @@ pub fn take_new(
             Ruling::Cancel => "cancel",
             Ruling::Finish => "finish",
             Ruling::NeedsYou { .. } => "needs_you",
+            Ruling::Stale { .. } => "stale",
         };
         store.append_line(
             ledger,

@@ -489,7 +489,7 @@ impl Ledger {
         if let (Some(w), true) = (&why, starts_attempt) {
             writes.push(self.feed_line(
                 MessageKind::Decision,
-                format!("Reviewer evidence: {w}."),
+                format!("Reviewer evidence: {}.", w.trim_end_matches('.')),
                 now,
             ));
         }
@@ -500,8 +500,13 @@ impl Ledger {
             (Acted::Command(Command::Submit { .. }), true) => {
                 "Argus started an attempt.".to_string()
             }
-            (Acted::Verdict(Verdict::Accepted), true) => {
+            // Without a reason of its own, the acceptance is the Reviewer's `done` (the link's
+            // policy); with one, it is a decision Argus relayed.
+            (Acted::Verdict(Verdict::Accepted), true) if why.is_none() => {
                 "Argus's reviewer confirmed the attempt; it was accepted.".to_string()
+            }
+            (Acted::Verdict(Verdict::Accepted), true) => {
+                "Argus decided the mission is complete; the attempt was accepted.".to_string()
             }
             (_, true) => format!("Argus decided to {action}; done."),
             (_, false) => format!(

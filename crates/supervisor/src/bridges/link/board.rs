@@ -18,9 +18,12 @@ pub struct ArgusRecord {
     /// Argus questions already surfaced as Needs you.
     #[serde(default)]
     pub asked: Vec<String>,
-    /// The Argus reviewer's latest verdict (`done`, `continue`, `blocked`, `replan_requested`).
+    /// The Argus Reviewer's newest verdict told (`done`, `continue`, `blocked`, …).
     #[serde(default)]
     pub reviewer_verdict: Option<ReviewStatus>,
+    /// When the mission of that verdict settled (unix ms): each newer verdict is told once.
+    #[serde(default)]
+    pub reviewer_verdict_at: Option<u64>,
     /// Argus's latest status for this campaign, summarised (`active`, `done`, ...).
     #[serde(default)]
     pub status: Option<String>,
@@ -39,6 +42,24 @@ pub struct ArgusRecord {
     /// and sent nowhere.
     #[serde(default)]
     pub journal: Vec<crate::bridges::argus::JournalNote>,
+    /// The campaign was told its Argus daemon stopped with a decision unfinished (told once; its
+    /// return once).
+    #[serde(default)]
+    pub daemon_lost_told: bool,
+    /// Wakes composed but not yet taken by Argus, oldest first (bounded): kept here so a restart
+    /// delivers them rather than losing them. A wake Argus took just before a crash is sent again
+    /// with the same text, which Argus answers as a duplicate within its window; a decision from a
+    /// second run of it is stale and never executed (`decisions::rule`).
+    #[serde(default)]
+    pub undelivered: Vec<String>,
+    /// The last wake Argus took: sent again when its daemon stopped before settling it (a
+    /// message is what starts Argus's daemon; within Argus's window it is a duplicate that starts
+    /// no new work).
+    #[serde(default)]
+    pub last_delivered: Option<String>,
+    /// Wakes composed for this campaign: each wake's number, in its text.
+    #[serde(default)]
+    pub wakes: u64,
 }
 
 impl ArgusRecord {
@@ -49,11 +70,16 @@ impl ArgusRecord {
             project_id: None,
             asked: vec![],
             reviewer_verdict: None,
+            reviewer_verdict_at: None,
             status: None,
             pending_answer: None,
             stalled_since: None,
             wakes_refused_told: false,
             journal: vec![],
+            daemon_lost_told: false,
+            undelivered: vec![],
+            last_delivered: None,
+            wakes: 0,
         }
     }
 }
@@ -132,6 +158,11 @@ impl ArgusBoard {
     /// The campaigns whose Argus daemon says it is stalled.
     pub fn stalled(&self) -> Vec<String> {
         self.campaigns(|r| r.stalled_since.is_some())
+    }
+
+    /// The campaigns with wakes Argus has not taken yet.
+    pub fn waiting(&self) -> Vec<String> {
+        self.campaigns(|r| !r.undelivered.is_empty())
     }
 
     /// The campaigns bound to an Argus project.

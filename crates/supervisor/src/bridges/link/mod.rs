@@ -20,17 +20,16 @@ mod prompt;
 mod wake;
 
 pub use board::{ArgusBoard, ArgusRecord};
-pub use prompt::{event_text, projection};
+pub use prompt::{event_text, projection, wake_text};
 pub use wake::{
     set_degraded, set_status, status, ArgusWake, BridgeStatus, LinkRequest, WakeCause, WakeRequest,
 };
 
-use super::argus::{mission_text, ArgusClient, ArgusConfig, ArgusError};
+use super::argus::{ArgusClient, ArgusConfig, ArgusError};
 use super::decisions::{take_new, MissionBudget, Ruling};
 use super::foreman::{hint, Foreman};
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use argus_machines::{Significant, StateName, Verdict};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -60,8 +59,6 @@ pub struct Link {
     down_noticed: bool,
     retry_after: Option<tokio::time::Instant>,
     backoff: Duration,
-    /// Wakes Argus did not take, per campaign, oldest first (bounded): sent again with backoff.
-    undelivered: BTreeMap<String, Vec<String>>,
     /// The class of the failing deliveries while they fail.
     degraded: Option<&'static str>,
     redeliver_after: Option<tokio::time::Instant>,
@@ -81,7 +78,6 @@ impl Link {
             down_noticed: false,
             retry_after: None,
             backoff: Duration::from_millis(500),
-            undelivered: BTreeMap::new(),
             degraded: None,
             redeliver_after: None,
             redeliver_backoff: Duration::from_secs(1),
@@ -112,6 +108,11 @@ impl Link {
                 w = rx.recv() => match w {
                     Some(LinkRequest::Wake(w)) => self.on_wake(w).await,
                     Some(LinkRequest::Consult { campaign_id, event }) => self.consult(&campaign_id, event).await,
+                    Some(LinkRequest::Stop(done)) => {
+                        self.stop_daemons().await;
+                        let _ = done.send(());
+                        break;
+                    }
                     None => break,
                 },
                 _ = tick.tick() => {
@@ -240,23 +241,28 @@ impl Link {
         self.retry_after = None;
     }
 
-    /// Send the campaign's wakes to its project, oldest first, until one is not taken. A wake not
-    /// taken as work is kept (bounded) and sent again with backoff; Argus is then `degraded` in
-    /// `health`, and the campaign is told once that decisions fall to the operator.
-    async fn deliver(&mut self, id: &str, project: &str, texts: Vec<String>) {
-        let queue = self.undelivered.entry(id.to_string()).or_default();
-        queue.extend(texts);
-        let excess = queue.len().saturating_sub(UNDELIVERED);
-        queue.drain(..excess);
-        while let Some(text) = self.undelivered.get(id).and_then(|q| q.first().cloned()) {
+    /// Send the campaign's wakes waiting in its record to its project, oldest first, until one is
+    /// not taken; each leaves the record only once taken. A wake not taken as work stays (bounded)
+    /// and is sent again with backoff; Argus is then `degraded` in `health`, and the campaign is
+    /// told once that decisions fall to the operator.
+    async fn deliver(&mut self, id: &str, project: &str) {
+        while let Some(text) = self
+            .wake
+            .board
+            .get(id)
+            .and_then(|r| r.undelivered.first().cloned())
+        {
             let Some(c) = self.client(id).await else {
                 return;
             };
             match c.message(project, &text).await {
                 Ok(()) => {
-                    if let Some(q) = self.undelivered.get_mut(id) {
-                        q.remove(0);
-                    }
+                    self.record(id, |r| {
+                        if r.undelivered.first() == Some(&text) {
+                            r.undelivered.remove(0);
+                        }
+                        r.last_delivered = Some(text.clone());
+                    });
                     self.delivered(id).await;
                 }
                 Err(e @ (ArgusError::Unavailable | ArgusError::Timeout)) => {
@@ -265,7 +271,6 @@ impl Link {
                 Err(e) => return self.not_taken(id, &e).await,
             }
         }
-        self.undelivered.remove(id);
     }
 
     /// Argus answered but did not take the wake.
@@ -317,10 +322,9 @@ impl Link {
         {
             return;
         }
-        let waiting: Vec<String> = self.undelivered.keys().cloned().collect();
-        for id in waiting {
+        for id in self.wake.board.waiting() {
             if let Some(project) = self.wake.board.get(&id).and_then(|r| r.project_id) {
-                self.deliver(&id, &project, vec![]).await;
+                self.deliver(&id, &project).await;
             }
         }
     }
@@ -335,8 +339,19 @@ impl Link {
         };
         let workdir = self.cfg.workroot.join(&w.campaign_id);
         let _ = std::fs::create_dir_all(workdir.join("decisions"));
-        let mission = mission_text(&w.campaign_id, &doc.objective, self.cfg.max_attempts);
-        let text = event_text(&doc, &w);
+        // Kept before it is sent: a crash from here on delivers it after the restart.
+        let number = self.wake.board.get(&w.campaign_id).map_or(0, |r| r.wakes) + 1;
+        let text = wake_text(&doc, &w, number, self.cfg.max_attempts);
+        let kept = self.wake.board.update(&w.campaign_id, |r| {
+            r.wakes = number;
+            r.undelivered.push(text);
+            let excess = r.undelivered.len().saturating_sub(UNDELIVERED);
+            r.undelivered.drain(..excess);
+        });
+        if let Err(e) = kept {
+            tracing::error!(campaign_id = %w.campaign_id, error = %e, "cannot keep the wake for Argus");
+            return;
+        }
         let bound = self
             .wake
             .board
@@ -352,7 +367,7 @@ impl Link {
                     .ensure_project(&workdir.to_string_lossy(), &w.campaign_id)
                     .await
                 {
-                    Ok((p, created)) => {
+                    Ok((p, _)) => {
                         // Kept only once persisted: an unrecorded project would be created again.
                         let kept = self.wake.board.update(&w.campaign_id, |r| {
                             r.project_id = Some(p.clone());
@@ -360,11 +375,6 @@ impl Link {
                         if let Err(e) = kept {
                             tracing::error!(campaign_id = %w.campaign_id, error = %e, "cannot persist the campaign's Argus project");
                             return;
-                        }
-                        // The mission goes first, once, to a project just created (a project
-                        // found again by the list already has it).
-                        if created {
-                            self.deliver(&w.campaign_id, &p, vec![mission]).await;
                         }
                         Some(p)
                     }
@@ -376,8 +386,32 @@ impl Link {
             }
         };
         let Some(project) = project else { return };
-        self.deliver(&w.campaign_id, &project, vec![text]).await;
+        self.deliver(&w.campaign_id, &project).await;
         self.boundary(&w.campaign_id).await;
+    }
+
+    /// Stop every campaign's Argus daemon that is alive (a drain, then a forced stop for one still
+    /// running after [`DRAIN`]): the supervisor is stopping, and no Argus process it caused may
+    /// outlive it. Each that was not stopped is logged by its process id.
+    async fn stop_daemons(&mut self) {
+        let Some(c) = self.client.as_ref() else {
+            return;
+        };
+        for id in self.wake.board.bound() {
+            let Some(project) = self.wake.board.get(&id).and_then(|r| r.project_id) else {
+                continue;
+            };
+            let Ok(status) = c.status(&project).await else {
+                continue;
+            };
+            if !status.daemon.alive {
+                continue;
+            }
+            stop_daemon(c, &id, &project, status.daemon.pid).await;
+        }
+        if let Some(c) = self.client.take() {
+            c.close().await;
+        }
     }
 
     /// A decision boundary: read Argus's status and decisions, and act on what is authorised.
@@ -389,7 +423,12 @@ impl Link {
             return;
         };
         let status = match c.status(&project).await {
-            Ok(s) => s,
+            // Argus says its daemon is alive until its heartbeat goes stale; a daemon killed
+            // a moment ago is seen here by its process id (it runs on this host).
+            Ok(mut s) => {
+                s.daemon.alive &= s.daemon.pid.is_none_or(process_exists);
+                s
+            }
             Err(e) => {
                 self.lost(id, &e).await;
                 return;
@@ -403,9 +442,23 @@ impl Link {
             return;
         }
         let record = self.wake.board.get(id);
+        let waiting = record.as_ref().is_some_and(|r| !r.undelivered.is_empty());
         let plan = plan::boundary(record.as_ref(), &doc, &status, crate::time::now_secs());
+        let stop = plan.stop_daemon && !waiting;
+        let lost = plan.remember.daemon_lost == Some(true);
         self.perform(id, plan).await;
+        if lost && !waiting {
+            // Its daemon stopped mid-decision: the last wake again starts it, and it settles
+            // the unfinished work (a decision it makes twice is stale, never executed twice).
+            self.record(id, |r| r.undelivered.extend(r.last_delivered.clone()));
+            self.deliver(id, &project).await;
+        }
         self.take_decisions(id, &doc).await;
+        if stop {
+            if let Some(c) = self.client.as_ref() {
+                stop_daemon(c, id, &project, status.daemon.pid).await;
+            }
+        }
     }
 
     /// Perform a boundary's plan: tell, then remember (a crash in between tells twice rather
@@ -490,6 +543,19 @@ impl Link {
     async fn execute(&self, id: &str, ruling: Ruling, by: Actor) {
         let rt = &self.runtime;
         match ruling {
+            Ruling::Submit { retry: true, .. }
+                if self.doc(id).await.map(|d| d.machine.state.state_name())
+                    != Some(StateName::RemoteTerminalLocalPending) =>
+            {
+                // A retry follows a finished attempt waiting for its verdict; anything else
+                // (the operator settled it, or another attempt runs) is not Argus's to start.
+                let line = "Argus asked for the next attempt, but no finished attempt waits for it now; not executed.";
+                let _ = rt.decision(id, line.to_string()).await;
+            }
+            Ruling::Stale { why } => {
+                tracing::info!(campaign_id = id, "{why}");
+                let _ = rt.decision(id, why).await;
+            }
             Ruling::Submit { text, retry } => {
                 let state = self.doc(id).await.map(|d| d.machine.state.state_name());
                 // The same operation an operator uses: settle, claim and submit as one step.
@@ -530,6 +596,18 @@ impl Link {
                 let command = OperatorCommand::cancel(reason);
                 let _ = rt.command_as(id, command, by).await;
             }
+            Ruling::Finish
+                if self
+                    .doc(id)
+                    .await
+                    .is_some_and(|d| d.machine.state.state_name().is_closed()) =>
+            {
+                // Already ended (the Reviewer's `done` accepted it first): nothing to do.
+                tracing::info!(
+                    campaign_id = id,
+                    "Argus's finish decision came after the campaign ended"
+                );
+            }
             Ruling::Finish => {
                 let _ = rt.validate_as(id, Verdict::Accepted, by).await;
             }
@@ -538,4 +616,40 @@ impl Link {
             }
         }
     }
+}
+
+/// How long a drained Argus daemon is given to exit before it is stopped by force.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Stop one project's daemon: a drain (Argus finishes its step and exits), then, if the process
+/// `pid` is still there after [`DRAIN`], a forced stop. The next wake starts it again.
+async fn stop_daemon(c: &ArgusClient, id: &str, project: &str, pid: Option<u32>) {
+    if let Err(e) = c.stop(project, false).await {
+        tracing::warn!(campaign_id = id, error = %e, "Argus did not take the stop");
+        return;
+    }
+    let gone = || !pid.is_some_and(process_exists);
+    let deadline = tokio::time::Instant::now() + DRAIN;
+    while !gone() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if gone() {
+        tracing::info!(
+            campaign_id = id,
+            pid,
+            "Argus's daemon for the campaign stopped"
+        );
+        return;
+    }
+    let _ = c.stop(project, true).await;
+    tracing::warn!(
+        campaign_id = id,
+        pid,
+        "Argus's daemon did not drain in time; stopped by force"
+    );
+}
+
+/// Whether a process with this id exists on this host.
+fn process_exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }

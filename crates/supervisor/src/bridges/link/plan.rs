@@ -5,7 +5,7 @@
 //! rather than never), then confirms.
 
 use super::board::ArgusRecord;
-use crate::bridges::argus::{ArgusStatus, JournalNote, ReviewStatus};
+use crate::bridges::argus::{ArgusStatus, JournalNote, ReviewStatus, VerdictMeans};
 use crate::bridges::foreman::Hint;
 use crate::runtime::CampaignDoc;
 use argus_machines::StateName;
@@ -26,25 +26,31 @@ pub(crate) enum Tell {
 pub(crate) struct Remember {
     /// Questions now surfaced (each asked once, across restarts).
     pub asked: Vec<String>,
-    /// A reviewer verdict now told.
-    pub reviewer_verdict: Option<ReviewStatus>,
+    /// The newest Reviewer verdict now told, and when its mission settled (unix ms).
+    pub reviewer_verdict: Option<(ReviewStatus, u64)>,
     /// Argus's status, summarised for the campaign view.
     pub status: String,
     pub journal: Vec<JournalNote>,
     /// A stall began (`Some(Some(since))`) or ended (`Some(None)`).
     pub stalled_since: Option<Option<u64>>,
+    /// The daemon stopped with work unsettled (`Some(true)`), or is back (`Some(false)`).
+    pub daemon_lost: Option<bool>,
 }
 
 impl Remember {
     pub(crate) fn apply(self, r: &mut ArgusRecord) {
         r.asked.extend(self.asked);
-        if let Some(v) = self.reviewer_verdict {
+        if let Some((v, at)) = self.reviewer_verdict {
             r.reviewer_verdict = Some(v);
+            r.reviewer_verdict_at = Some(at);
         }
         r.status = Some(self.status);
         r.journal = self.journal;
         if let Some(since) = self.stalled_since {
             r.stalled_since = since;
+        }
+        if let Some(lost) = self.daemon_lost {
+            r.daemon_lost_told = lost;
         }
     }
 }
@@ -55,8 +61,12 @@ pub(crate) struct Plan {
     pub tell: Vec<Tell>,
     pub remember: Remember,
     /// Confirm the attempt waiting for its verdict: Argus says the mission is done, or its
-    /// reviewer's `done` came after that attempt finished.
+    /// Reviewer's `done` settled after that attempt, which the remote completed, had finished.
     pub accept: bool,
+    /// Stop the project's daemon (a drain): it is alive with nothing to do — no work waiting, no
+    /// question parked on a person — so no Argus process outlives the work it was started for
+    /// (the next wake starts it again).
+    pub stop_daemon: bool,
 }
 
 /// The plan for a boundary at `now`.
@@ -69,27 +79,56 @@ pub(crate) fn boundary(
     let mut tell = vec![];
     let mut asked = vec![];
     for q in &status.pending_questions {
-        let text = format!("Needs you (from Argus): {q}");
+        let text = q.needs_you();
         let known = record.is_some_and(|r| r.asked.contains(&text)) || asked.contains(&text);
         if doc.pending_question.as_deref() != Some(text.as_str()) && !known {
             tell.push(Tell::NeedsYou(text.clone()));
             asked.push(text);
         }
     }
-    let latest = status.verdicts.last().copied();
-    let told = record.and_then(|r| r.reviewer_verdict);
-    let reviewer_verdict = latest.filter(|v| told != Some(*v));
-    if let Some(v) = reviewer_verdict {
-        tell.push(Tell::Decision(format!("Reviewer verdict: {}.", v.as_str())));
+    let told_at = record.and_then(|r| r.reviewer_verdict_at);
+    let new = status.verdicts_after(told_at);
+    for v in &new {
+        tell.push(Tell::Decision(format!(
+            "Reviewer verdict: {}.",
+            v.status.as_str()
+        )));
+        match v.status.means() {
+            VerdictMeans::NeedsYou => tell.push(Tell::NeedsYou(format!(
+                "Needs you (from Argus): its Reviewer says {} — Argus has no further way forward on its own. Decide: next attempt, accept, reject or abandon.",
+                v.status.as_str()
+            ))),
+            VerdictMeans::Candidate | VerdictMeans::NotFinished | VerdictMeans::Blocked => {}
+        }
     }
+    let reviewer_verdict = new.last().and_then(|v| v.at_ms.map(|at| (v.status, at)));
     let stalled_since = stall(record.and_then(|r| r.stalled_since), status.stalled, now);
     match stalled_since {
         Some(Some(_)) => tell.push(Tell::Notice("Argus's daemon for this campaign reports no progress (stalled): decisions fall to the operator until it moves again. The remote keeps running.".into())),
         Some(None) => tell.push(Tell::Decision("Argus's daemon for this campaign makes progress again.".into())),
         None => {}
     }
+    let lost_told = record.is_some_and(|r| r.daemon_lost_told);
+    let lost_now = !status.daemon.alive && status.work_pending;
+    let daemon_lost = match (lost_now, lost_told) {
+        (true, false) => {
+            tell.push(Tell::Notice("Argus's daemon for this campaign stopped with a decision unfinished: its last wake is sent again, which starts it; nothing it decided is relayed twice. The remote keeps running.".into()));
+            Some(true)
+        }
+        (false, true) if status.daemon.alive => {
+            tell.push(Tell::Decision(
+                "Argus's daemon for this campaign runs again.".into(),
+            ));
+            Some(false)
+        }
+        _ => None,
+    };
     let accept = doc.machine.state == StateName::RemoteTerminalLocalPending
         && (status.done_reason.is_some() || judged_done(doc, status));
+    let stop_daemon = status.daemon.alive
+        && status.daemon.idle
+        && !status.work_pending
+        && status.pending_questions.is_empty();
     Plan {
         tell,
         remember: Remember {
@@ -98,8 +137,10 @@ pub(crate) fn boundary(
             status: summary(status),
             journal: status.journal.clone(),
             stalled_since,
+            daemon_lost,
         },
         accept,
+        stop_daemon,
     }
 }
 
@@ -137,7 +178,8 @@ fn summary(status: &ArgusStatus) -> String {
     match (&status.done_reason, status.verdicts.last()) {
         _ if status.stalled => "stalled".to_string(),
         (Some(_), _) => "done".to_string(),
-        (None, Some(v)) => format!("reviewer verdict: {}", v.as_str()),
+        _ if status.work_pending => "deciding".into(),
+        (None, Some(v)) => format!("reviewer verdict: {}", v.status.as_str()),
         (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
         (None, None) => "active".into(),
     }
@@ -152,10 +194,16 @@ fn stall(since: Option<u64>, stalled: bool, now: u64) -> Option<Option<u64>> {
     }
 }
 
-/// Whether the reviewer's `done` is about the attempt waiting for its verdict: given after that
-/// attempt finished (as its document records), never one about an earlier attempt.
+/// Whether the Reviewer's `done` confirms the attempt waiting for its verdict: one the remote
+/// completed (a `done` after a failed attempt is about Argus's own work — relaying the repair —
+/// never a completion), given after that attempt finished (as its document records), never one
+/// about an earlier attempt.
 fn judged_done(doc: &CampaignDoc, status: &ArgusStatus) -> bool {
-    let Some(task) = doc.machine.state.task() else {
+    let argus_machines::StateRecord::RemoteTerminalLocalPending {
+        task,
+        outcome: argus_machines::RemoteOutcome::Completed,
+    } = &doc.machine.state
+    else {
         return false;
     };
     doc.attempt_history
@@ -188,7 +236,11 @@ mod tests {
     #[test]
     fn a_question_is_told_once_then_remembered_and_not_asked_again() {
         let mut s = status();
-        s.pending_questions = vec!["Which dataset?".into(), "Which dataset?".into()];
+        let q = crate::bridges::argus::ArgusQuestion {
+            text: "Which dataset?".into(),
+            options: vec![],
+        };
+        s.pending_questions = vec![q.clone(), q];
         let plan = boundary(None, &doc(), &s, 1_000);
         let text = "Needs you (from Argus): Which dataset?".to_string();
         assert_eq!(plan.tell, [Tell::NeedsYou(text.clone())]);
@@ -252,8 +304,11 @@ mod tests {
             verdict: None,
         });
         let done_at = |ts: u64| ArgusStatus {
-            verdicts: vec![ReviewStatus::Done],
-            verdict_times: vec![Some(ts)],
+            verdicts: vec![crate::bridges::argus::ReviewerVerdict {
+                status: ReviewStatus::Done,
+                at_ms: Some(ts * 1000),
+                item: None,
+            }],
             ..status()
         };
         assert!(boundary(None, &d, &done_at(600), 700).accept);
@@ -265,5 +320,74 @@ mod tests {
         // not taken as about it.
         d.attempt_history[0].finished_at = None;
         assert!(!boundary(None, &d, &done_at(600), 700).accept);
+    }
+
+    #[test]
+    fn a_done_after_a_failed_attempt_claims_no_completion() {
+        let mut d = doc();
+        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
+            task: TaskId::new("t1"),
+            outcome: argus_machines::RemoteOutcome::Failed,
+        };
+        d.attempt_history.push(AttemptRecord {
+            task_id: TaskId::new("t1"),
+            run_id: None,
+            attempt_id: None,
+            source_sha: None,
+            first_seen_at: 100,
+            outcome: Some(argus_machines::RemoteOutcome::Failed),
+            finished_at: Some(500),
+            verdict: None,
+        });
+        let s = ArgusStatus {
+            verdicts: vec![crate::bridges::argus::ReviewerVerdict {
+                status: ReviewStatus::Done,
+                at_ms: Some(600_000),
+                item: None,
+            }],
+            ..status()
+        };
+        let plan = boundary(None, &d, &s, 700);
+        assert!(!plan.accept, "Argus's done is about relaying the repair");
+        assert_eq!(
+            plan.tell,
+            [Tell::Decision("Reviewer verdict: done.".into())]
+        );
+    }
+
+    #[test]
+    fn each_verdict_is_told_once_and_only_those_with_no_way_forward_ask_a_person() {
+        use crate::bridges::argus::ReviewerVerdict;
+        for (v, asks) in [
+            (ReviewStatus::Continue, false),
+            (ReviewStatus::ResearchIncomplete, false),
+            (ReviewStatus::NotAssessed, false),
+            (ReviewStatus::Blocked, false),
+            (ReviewStatus::ExhaustedCurrentMethods, true),
+            (ReviewStatus::PausedNoBreakthrough, true),
+        ] {
+            let s = ArgusStatus {
+                verdicts: vec![ReviewerVerdict {
+                    status: v,
+                    at_ms: Some(1_000),
+                    item: None,
+                }],
+                ..status()
+            };
+            let plan = boundary(None, &doc(), &s, 2);
+            let asked = plan
+                .tell
+                .iter()
+                .filter(|t| matches!(t, Tell::NeedsYou(_)))
+                .count();
+            assert_eq!(asked, usize::from(asks), "{v:?}: {:?}", plan.tell);
+            let mut record = ArgusRecord::new(id());
+            plan.remember.apply(&mut record);
+            assert_eq!(record.reviewer_verdict, Some(v));
+            assert!(
+                boundary(Some(&record), &doc(), &s, 3).tell.is_empty(),
+                "{v:?} told twice"
+            );
+        }
     }
 }

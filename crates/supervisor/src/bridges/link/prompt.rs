@@ -48,6 +48,20 @@ pub fn event_text(doc: &CampaignDoc, w: &WakeRequest) -> String {
     )
 }
 
+/// What Argus is sent for a wake: one self-contained mission — the mission contract (§14.1:
+/// objective, authority, execution, escalation, output policy), then the event and its evidence —
+/// because real Argus runs each message as its own mission and its Engineer sees only what its
+/// Planner hands on. The wake's number makes each wake's text its own (Argus answers identical text
+/// within 90 s as a duplicate, which is what a wake sent again after a crash should get).
+pub fn wake_text(doc: &CampaignDoc, w: &WakeRequest, number: u64, max_attempts: u32) -> String {
+    format!(
+        "{}\nEVENT (wake {number} for campaign {}):\n{}",
+        crate::bridges::argus::mission_text(&doc.campaign_id, &doc.objective, max_attempts),
+        doc.campaign_id,
+        event_text(doc, w)
+    )
+}
+
 /// Foreman's observation, projected from the campaign's reduced state as its document publishes
 /// it (no transcripts, no secrets, no file read). Failures are counted over the attempts the
 /// document lists (the newest `MAX_ATTEMPT_RECORDS`).

@@ -25,7 +25,7 @@ pub struct WakeRequest {
 }
 
 /// What the link task is asked to do.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum LinkRequest {
     Wake(WakeRequest),
     /// A significant event that is not itself a decision boundary: Foreman may ask for a wake.
@@ -33,6 +33,8 @@ pub enum LinkRequest {
         campaign_id: String,
         event: Significant,
     },
+    /// The supervisor is stopping: stop every Argus daemon, then answer.
+    Stop(tokio::sync::oneshot::Sender<()>),
 }
 
 /// The `WakeSink` the runtime calls: counts, and hands work to the link task.
@@ -128,6 +130,16 @@ impl ArgusWake {
     pub fn not_acting(&self) -> Option<BridgeStatus> {
         let now = status(&self.argus_status);
         (now != BridgeStatus::Running).then_some(now)
+    }
+
+    /// Ask the link to stop every Argus daemon it caused and end, waiting at most `within`. False
+    /// when it did not answer in time (each daemon left is logged by the link).
+    pub async fn stop_link(&self, within: std::time::Duration) -> bool {
+        let (done, answered) = tokio::sync::oneshot::channel();
+        if self.tx.send(LinkRequest::Stop(done)).is_err() {
+            return true;
+        }
+        matches!(tokio::time::timeout(within, answered).await, Ok(Ok(())))
     }
 
     /// The link's handles around `board` (see [`ArgusBoard::open`] and [`ArgusBoard::in_memory`]).
