@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_zero;
+mod argus_decides;
 mod contract;
 mod operable;
 mod plain_a2a;

@@ -95,6 +95,44 @@ pub(crate) fn call(post: bool, url: &str, token: &str, body: Value) -> Option<(u
 }
 
 impl Daemon {
+    /// Stop `serve` as an operator does (SIGTERM) and wait for it to exit: its exit status.
+    pub(crate) fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self._p.0.id().to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(status)) = self._p.0.try_wait() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `campaigns ARGS` against this daemon, as an operator types it: whether it succeeded, and
+    /// what it printed.
+    pub(crate) fn cli(&self, args: &[&str]) -> (bool, String) {
+        let out = std::process::Command::new(procs::BIN)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+            .arg("campaigns")
+            .args(["--url", &format!("http://127.0.0.1:{}", self.port)])
+            .args(args)
+            .output()
+            .expect("cli");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
     /// A `serve` child the test started itself, on `port`, with its state root at `home`.
     pub(crate) fn adopt(p: Kill, port: u16, home: &Path) -> Daemon {
         Daemon {
@@ -182,7 +220,7 @@ pub(crate) fn audit(sim_url: &str) -> Value {
 }
 
 /// Each request id in at most one message/send, no write refused as stale; the tasks per campaign.
-fn clean_sends(sim_url: &str, id: &str) -> u64 {
+pub(crate) fn clean_sends(sim_url: &str, id: &str) -> u64 {
     let a = audit(sim_url);
     let mut seen = std::collections::BTreeMap::<String, u32>::new();
     for e in a["entries"].as_array().into_iter().flatten() {
@@ -239,7 +277,7 @@ fn reviewer_done(argus_home: &Path) {
         .unwrap_or(0.0);
     std::fs::write(
         argus_home.join("status.json"),
-        json!({"pending_questions": [], "continuous": {"enabled": true}, "backlog_pending": [{"id": format!("b-{now}"), "ts": now, "outcome": {"review_status": "done"}}]}).to_string(),
+        json!({"pending_questions": [], "continuous": {"enabled": true}, "journal": [{"id": format!("b-{now}"), "ts": now, "kind": "mission_complete", "title": "Review", "summary": "", "extra": {"item_id": format!("b-{now}"), "outcome": {"review_status": "done"}}}]}).to_string(),
     )
     .expect("status");
 }
@@ -735,7 +773,7 @@ fn an_answer_for_argus_is_kept_by_its_link_across_a_kill_and_reaches_argus_once(
     std::fs::create_dir_all(&argus_home).expect("home");
     std::fs::write(
         argus_home.join("status.json"),
-        json!({"pending_questions": ["Which dataset should attempt 2 use?"], "continuous": {"enabled": true}, "backlog_pending": [{"outcome": {"review_status": "blocked"}}]}).to_string(),
+        json!({"pending_questions": [{"id": "b-1", "ts": 1.0, "finished_ts": 1.0, "status": "paused_operator", "pending_question": "Which dataset should attempt 2 use?", "outcome": {"review_status": "blocked"}}], "continuous": {"enabled": true}}).to_string(),
     )
     .expect("status");
     let (_sim, url) = sim("repair", "127.0.0.1:0");
