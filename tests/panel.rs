@@ -1,6 +1,7 @@
 //! The browser panel, driven as an operator would in a real headless Chromium (Debian's `chromium`
 //! and `chromium-driver`, which `scripts/test.sh` installs), against `serve` on the simulated
-//! remote with its `injection` fault armed: a wrong token, the campaign list, a campaign's page,
+//! remote with its `injection` fault armed (and the fake Argus, its Reviewer's verdict scripted):
+//! a wrong token, the campaign list, a campaign's page,
 //! claim, submit, the state highlight moving over the diagram, the feed growing, an
 //! `input-required` question answered, the finished attempt accepted, the health page. The
 //! injected markup must show as text and never run. Screenshots of each page are saved under the
@@ -154,10 +155,32 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         .await
         .expect("arm injection");
     let home = std::env::temp_dir().join(format!("argus-panel-{}", uuid::Uuid::new_v4()));
+    // Argus is the fake that speaks the real server's shapes, its status scripted: a Reviewer's
+    // `continue` in its journal (as real Argus writes a settled mission), which claims nothing.
+    let argus_home = home.join("argus-home");
+    std::fs::create_dir_all(&argus_home).expect("argus home");
+    std::fs::write(
+        argus_home.join("status.json"),
+        json!({"journal": [{"id": "b-1", "ts": 1.0, "kind": "mission_complete", "title": "Review", "summary": "<b>not markup</b>", "extra": {"item_id": "b-1", "outcome": {"review_status": "continue"}}}]}).to_string(),
+    )
+    .expect("argus status");
+    let argus = home.join("argus-plugin-server");
+    procs::executable(
+        &argus,
+        &format!(
+            "exec {}/mcp-1.30.0/bin/python {}/tests/interop/servers/fake_argus.py \"$@\"",
+            std::env::var("ARGUS_INTEROP_VENVS")
+                .expect("ARGUS_INTEROP_VENVS is not set: run scripts/test.sh"),
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    );
     let port = free_port();
     let _serve = Kill(
         procs::serve_command(&sim_url, SIM_TOKEN, API_TOKEN, &home, port)
             .arg("--allow-insecure-loopback")
+            .env("ARGUS_SUPERVISOR_ARGUS_BIN", &argus)
+            .env("ARGUS_SUPERVISOR_ARGUS_HOME", &argus_home)
+            .env("ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS", "1")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -405,6 +428,17 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     // allowed.
     text_with(&c, "question", &["Two candidate datasets"]).await;
     until_enabled(&c, "answer-send").await;
+    // The remote's question was a decision boundary: Argus was woken, and its Reviewer's verdict
+    // is on the page.
+    text_with(
+        &c,
+        "campaign-argus",
+        &[
+            "Argus: reviewer verdict: continue",
+            "Reviewer verdict: continue",
+        ],
+    )
+    .await;
     // What the remote asks, with the injected markup, shown literally as untrusted text.
     let said = text_with(&c, "remote-message", &["Two candidate datasets"]).await;
     assert!(

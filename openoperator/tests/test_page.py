@@ -4,6 +4,7 @@ opens it (from the plugin list, in a modal, again and again)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,40 @@ def test_the_plugins_page_opens_closes_and_opens_again_from_the_plugin_list(a0, 
     token = (Path(a0.state) / "api-token").read_text().strip()
     assert token not in chrome.page_source
 
+
+
+def test_the_real_argus_decides_and_the_page_shows_its_reviewers_verdict(agent_zero, chrome, tmp_path):
+    """The plugin's daemon with the real Argus runtime (argus-plugin-server from the vendored
+    argus-skill 0.1.2); only the model CLI behind it is a double, the scripted stand-in
+    (`tests/interop/servers/claude_standin.py`, named `claude` first on PATH). Argus decides the
+    repair; the page shows its Reviewer's verdict."""
+    repo = Path(__file__).resolve().parents[2]
+    venvs = Path(os.environ["ARGUS_INTEROP_VENVS"])
+    standin = tmp_path / "standin"
+    (standin / "bin").mkdir(parents=True)
+    claude = standin / "bin" / "claude"
+    claude.write_text(f"#!/bin/sh\nSTANDIN_DIR={standin} exec python3 "
+                      f"{repo / 'tests/interop/servers/claude_standin.py'} \"$@\"\n")
+    claude.chmod(0o755)
+    a0 = agent_zero(scenario="repair", env={
+        "ARGUS_SUPERVISOR_ARGUS_BIN": str(venvs / "argus-skill-0.1.2/bin/argus-plugin-server"),
+        "ARGUS_SUPERVISOR_ARGUS_HOME": str(tmp_path / "argus-home"),
+        "ARGUS_SUPERVISOR_BACKEND": "claude",
+        "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS": "1",
+        "PATH": f"{standin / 'bin'}:{os.environ['PATH']}",
+    })
+    s = a0.session()
+    assert a0.act(s, "r1", "observe", objective="make the evaluation pass")[0] == 200
+    assert a0.act(s, "r1", "claim")[0] == 200
+    assert a0.act(s, "r1", "submit", message="attempt 1")[0] == 200
+    wait_for("Argus to decide the repair and the campaign to close",
+             lambda: a0.daemon_call("GET", "/campaigns/r1")[1].get("state") == "closed.accepted", 180, 0.5)
+    assert a0.daemon_call("GET", "/campaigns/r1")[1]["reviewer_verdict"] == "done"
+    log_in(chrome, a0)
+    chrome.execute_script("openModal('components/plugins/list/plugin-list.html')")
+    card = "//div[contains(@class,'plugin-card')][.//div[contains(@class,'plugin-title')][normalize-space()='Argus Supervisor']]//button[@title='Open']"
+    click(chrome, card, By.XPATH)
+    wait_for("the campaign list", lambda: "r1" in text(chrome, "#argus-sv tr[data-campaign='r1']"), 30, 0.3)
+    click(chrome, "#argus-sv tr[data-campaign='r1'] a")
+    wait_for("the verdict on the page", lambda: "verdict done" in text(chrome, "#argus-sv-state"), 30, 0.3)
+    chrome.save_screenshot(str(tmp_path / "plugin-page-verdict.png"))

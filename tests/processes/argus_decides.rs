@@ -146,6 +146,14 @@ impl Rig {
     }
 }
 
+/// A test that failed part-way leaves no Argus daemon behind either (a passing one has already
+/// checked there is none).
+impl Drop for Rig {
+    fn drop(&mut self) {
+        self.kill_daemons();
+    }
+}
+
 /// The processes running `argus_skill.daemon.spawn_helper` with `ARGUS_SKILL_HOME=home`.
 fn argus_daemons(home: &Path) -> Vec<u32> {
     let want = format!("ARGUS_SKILL_HOME={}", home.display());

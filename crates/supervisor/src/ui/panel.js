@@ -384,6 +384,7 @@ async function campaignPage(view, id) {
   const title = el("h2", {}, "Campaign ", el("span", { id: "campaign-id" }, id));
   const state = el("p", { id: "campaign-state" });
   const lease = el("p", { id: "campaign-lease" });
+  const argus = el("p", { id: "campaign-argus" });
   const overviewBox = el("div", { class: "diagram overview", id: "overview" });
   const detailBox = el("div", { class: "diagram detail", id: "diagram" });
   const timeline = el("ol", { id: "timeline" });
@@ -403,6 +404,7 @@ async function campaignPage(view, id) {
     title,
     state,
     lease,
+    argus,
     el(
       "div",
       { class: "grid" },
@@ -446,6 +448,10 @@ async function campaignPage(view, id) {
       notice("");
       state.textContent = "State: " + c.state + " · remote: " + (c.remote_state || "unknown") + (c.remote_stage ? " (" + c.remote_stage + ")" : "") + " · attempts: " + c.attempts;
       lease.textContent = "Lease: " + leaseText(c.lease);
+      // Argus's side: its status for this campaign and its Reviewer's newest verdict.
+      argus.textContent = c.argus_project_id
+        ? "Argus: " + (c.argus_status || "unknown") + " · Reviewer verdict: " + (c.reviewer_verdict || "none yet")
+        : "Argus: not attached (decisions are the operator's)";
       const path = c.path || [];
       if (overview) highlight(overview, c.diagram_superstate, []);
       // The detail view holding the current state; switched (and scrolled to) when it changes.
