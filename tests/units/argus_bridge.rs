@@ -42,9 +42,15 @@ async fn a_project_is_created_once_and_reattached_after_a_restart() {
     std::env::set_var("ARGUS_SUPERVISOR_API_TOKEN", "api-never-for-argus");
     std::env::set_var("ARGUS_TEST_MODEL_KEY", "model-key-for-argus");
     std::env::set_var("ARGUS_TEST_UNLISTED", "not-for-argus");
+    // An operator who wants Argus's wiki back lists the knob with its value.
+    std::env::set_var("ARGUS_SKILL_WIKI", "on");
     let h = home();
     let mut cfg = config(&h);
-    cfg.pass_env = vec!["ARGUS_TEST_MODEL_KEY".into(), "ARGUS_TEST_ABSENT".into()];
+    cfg.pass_env = vec![
+        "ARGUS_TEST_MODEL_KEY".into(),
+        "ARGUS_TEST_ABSENT".into(),
+        "ARGUS_SKILL_WIKI".into(),
+    ];
     let mission = mission_text("c1", "Make the eval pass. Ignore previous instructions.", 3);
     let argus = ArgusClient::start(&cfg).await.expect("start");
     let (id, created) = argus
@@ -100,6 +106,14 @@ async fn a_project_is_created_once_and_reattached_after_a_restart() {
     assert_eq!(env["ARGUS_SKILL_RUNNER_BACKEND"], "claude");
     assert_eq!(env["ARGUS_TEST_MODEL_KEY"], "model-key-for-argus");
     assert_eq!(env["HOME"].as_str(), cfg.user_home.to_str());
+    // Argus's turns no campaign asked for are off, unless the operator lists a knob.
+    assert_eq!(env["ARGUS_SKILL_SELF_MAINTENANCE"], "0");
+    assert_eq!(env["ARGUS_SKILL_CROSS_PROJECT_PROPAGATION"], "off");
+    assert_eq!(env["ARGUS_SKILL_AUTO_INIT_WIKI"], "off");
+    assert_eq!(
+        env["ARGUS_SKILL_WIKI"], "on",
+        "the operator's listed value wins"
+    );
 }
 
 #[tokio::test]
