@@ -1,8 +1,10 @@
 # argus-supervisor: multi-stage build on the pinned toolchain, slim Debian runtime, non-root.
 #
-# Build-time hooks install the isolated Argus and Foreman runtimes into their own virtualenvs
-# (/opt/venv-argus, /opt/venv-foreman), never into another runtime's environment:
-#   docker build --build-arg ARGUS_PIP_SPEC='argus==X.Y' --build-arg FOREMAN_PIP_SPEC='foreman-supervisor==X.Y' .
+# Argus and Foreman run in virtualenvs of their own (/opt/venv-argus, /opt/venv-foreman), never in
+# another runtime's environment. Foreman is always installed, pinned (vendor/foreman: the wheel and
+# its lock; the lock's pins also install on this image's Python 3.11), with the supervisor's gate;
+# Argus only when asked for:
+#   docker build --build-arg ARGUS_PIP_SPEC='<a pip requirement for argus-skill>' .
 # No secret is baked in: tokens come from the environment at run time.
 
 FROM rust:1.95.0-slim-bookworm AS build
@@ -12,23 +14,29 @@ RUN cargo build --release --locked && strip target/release/argus-supervisor
 
 FROM debian:bookworm-slim
 ARG ARGUS_PIP_SPEC=""
-ARG FOREMAN_PIP_SPEC=""
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl python3 python3-venv \
  && rm -rf /var/lib/apt/lists/*
-# Isolated runtimes, only when asked for; each in its own venv.
-RUN if [ -n "$ARGUS_PIP_SPEC" ]; then python3 -m venv /opt/venv-argus && /opt/venv-argus/bin/pip install --no-cache-dir "$ARGUS_PIP_SPEC"; fi \
- && if [ -n "$FOREMAN_PIP_SPEC" ]; then python3 -m venv /opt/venv-foreman && /opt/venv-foreman/bin/pip install --no-cache-dir "$FOREMAN_PIP_SPEC"; fi
+RUN if [ -n "$ARGUS_PIP_SPEC" ]; then python3 -m venv /opt/venv-argus && /opt/venv-argus/bin/pip install --no-cache-dir "$ARGUS_PIP_SPEC"; fi
+COPY vendor/foreman/foreman_core-0.5.1-py3-none-any.whl vendor/foreman/requirements-py312.lock /tmp/foreman/
+COPY adapters/foreman_gate.py /opt/venv-foreman-gate/foreman_gate.py
+RUN python3 -m venv /opt/venv-foreman \
+ && /opt/venv-foreman/bin/pip install --no-cache-dir -r /tmp/foreman/requirements-py312.lock \
+ && /opt/venv-foreman/bin/pip install --no-cache-dir --no-deps /tmp/foreman/foreman_core-0.5.1-py3-none-any.whl \
+ && printf '#!/bin/sh\nexec /opt/venv-foreman/bin/python /opt/venv-foreman-gate/foreman_gate.py "$@"\n' > /opt/venv-foreman/bin/argus-foreman-gate \
+ && chmod 755 /opt/venv-foreman/bin/argus-foreman-gate \
+ && rm -rf /tmp/foreman
 RUN useradd --uid 1000 --create-home --shell /usr/sbin/nologin argus \
  && mkdir -p /a0/usr/argus-supervisor \
  && chown -R 1000:1000 /a0/usr/argus-supervisor
 COPY --from=build /src/target/release/argus-supervisor /usr/local/bin/argus-supervisor
 USER 1000:1000
-# Argus and Foreman are named only when they were installed (a path to nothing would be an Argus
-# "unavailable" forever): run with -e ARGUS_SUPERVISOR_ARGUS_BIN=/opt/venv-argus/bin/argus-plugin-server
-# (and ARGUS_SUPERVISOR_FOREMAN_ENABLED=1, ARGUS_SUPERVISOR_FOREMAN_BIN=/opt/venv-foreman/bin/foreman)
-# on an image built with ARGUS_PIP_SPEC (FOREMAN_PIP_SPEC).
+# Argus is named only when it was installed (a path to nothing would be an Argus "unavailable"
+# forever): run with -e ARGUS_SUPERVISOR_ARGUS_BIN=/opt/venv-argus/bin/argus-plugin-server on an image
+# built with ARGUS_PIP_SPEC. Foreman is consulted with -e ARGUS_SUPERVISOR_FOREMAN_ENABLED=1 and its
+# decision model named through ARGUS_SUPERVISOR_FOREMAN_ENV.
 ENV ARGUS_SUPERVISOR_HOME=/a0/usr/argus-supervisor \
+    ARGUS_SUPERVISOR_FOREMAN_BIN=/opt/venv-foreman/bin/argus-foreman-gate \
     ARGUS_SUPERVISOR_LISTEN=0.0.0.0:8787 \
     ARGUS_SUPERVISOR_ARGUS_HOME=/a0/usr/argus-supervisor/argus-home
 VOLUME ["/a0/usr/argus-supervisor"]

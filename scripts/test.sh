@@ -88,6 +88,19 @@ if [ ! -x "$OO_VENV/bin/python" ] || [ "$OO_REQS" != "$(cat "$OO_VENV/.requireme
   "$OO_VENV/bin/pip" install --quiet --disable-pip-version-check -r openoperator/requirements-test.txt
   printf '%s' "$OO_REQS" > "$OO_VENV/.requirements"
 fi
+# The real Foreman (foreman-core 0.5.1, vendor/foreman/) in a venv of its own, from its Python 3.12
+# lock and the pinned wheel: what `adapters/foreman_gate.py` runs on (tests/processes/foreman_gate.rs).
+FOREMAN_VENV="$ARGUS_INTEROP_VENVS/foreman-0.5.1"
+FOREMAN_REQS="$(cat vendor/foreman/requirements-py312.lock; sha256sum vendor/foreman/foreman_core-0.5.1-py3-none-any.whl)"
+if [ ! -x "$FOREMAN_VENV/bin/python" ] || [ "$FOREMAN_REQS" != "$(cat "$FOREMAN_VENV/.requirements" 2>/dev/null)" ]; then
+  echo "== preparing the Foreman venv (foreman-core 0.5.1)"
+  rm -rf "$FOREMAN_VENV"
+  "$OO_PY" -m venv "$FOREMAN_VENV"
+  "$FOREMAN_VENV/bin/pip" install --quiet --disable-pip-version-check -r vendor/foreman/requirements-py312.lock
+  "$FOREMAN_VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps vendor/foreman/foreman_core-0.5.1-py3-none-any.whl
+  printf '%s' "$FOREMAN_REQS" > "$FOREMAN_VENV/.requirements"
+fi
+export ARGUS_FOREMAN_VENV="$FOREMAN_VENV"
 OO_TAR=vendor/openoperator/openoperator-3fa8481b.tar.gz
 echo "5cc01880e1d08547fac6acff17a02df028f59c06accd89193b56dd392d946a2a  $OO_TAR" | sha256sum --check --quiet
 OO_TREE="$ARGUS_INTEROP_VENVS/openoperator-3fa8481b-tree"

@@ -30,11 +30,20 @@ def test_the_openoperator_image_adds_no_port_runs_as_1000_and_keeps_opt_venv_a0_
     assert "/opt/venv-a0" not in body, "nothing touches Agent Zero's own venv"
     # Argus from the vendored wheel, into its own venv; the wheel is in the repository.
     copies = [r.split() for op, r in final if op == "COPY"]
-    wheel = next(src for src, *_ in copies if src.endswith(".whl"))
-    assert (REPO / wheel).is_file(), wheel
+    wheels = [src for c in copies for src in c[:-1] if src.endswith(".whl")]
+    for wheel in wheels:
+        assert (REPO / wheel).is_file(), wheel
+    assert "vendor/argus-skill/argus_skill-0.1.2-py3-none-any.whl" in wheels
     assert "python3 -m venv /opt/venv-argus" in body and "/opt/venv-argus/bin/pip install" in body
-    # Foreman pinned in its own venv, or said to be missing.
-    assert "/opt/venv-foreman" in body and "Foreman: not installed" in body
+    # Foreman pinned (the vendored wheel and its lock, both in the repository) in its own venv,
+    # with the gate the supervisor runs on it.
+    assert "vendor/foreman/foreman_core-0.5.1-py3-none-any.whl" in wheels
+    assert (REPO / "vendor/foreman/requirements-py312.lock").is_file()
+    assert "python3 -m venv /opt/venv-foreman" in body
+    assert "-r /tmp/foreman/requirements-py312.lock" in body and "--no-deps /tmp/foreman/" in body
+    assert ["adapters/foreman_gate.py", "/opt/venv-foreman-gate/foreman_gate.py"] in copies
+    env = " ".join(r for op, r in final if op == "ENV")
+    assert "ARGUS_SUPERVISOR_FOREMAN_BIN=/opt/venv-foreman/bin/argus-foreman-gate" in env
     # State only under /a0/usr; the plugin where Agent Zero finds user plugins; no secret baked in.
     env = " ".join(r for op, r in final if op == "ENV")
     assert "ARGUS_SUPERVISOR_HOME=/a0/usr/argus-supervisor" in env

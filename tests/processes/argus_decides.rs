@@ -13,17 +13,17 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// One Argus test at a time: each runs a real runtime and its daemons.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A test's rig: the stand-in's directory (its log, prompts and control file), Argus's home.
-struct Rig {
-    dir: PathBuf,
+pub(crate) struct Rig {
+    pub(crate) dir: PathBuf,
     standin: PathBuf,
     argus_home: PathBuf,
 }
 
 impl Rig {
-    fn new(tag: &str) -> Rig {
+    pub(crate) fn new(tag: &str) -> Rig {
         let dir = tmp(tag);
         let standin = dir.join("standin");
         std::fs::create_dir_all(standin.join("bin")).expect("dir");
@@ -44,7 +44,7 @@ impl Rig {
         }
     }
 
-    fn env(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
         vec![
             (
                 "ARGUS_SUPERVISOR_ARGUS_BIN",
@@ -84,7 +84,7 @@ impl Rig {
     }
 
     /// The model turns Argus took (its readiness probes at each daemon boot are not turns).
-    fn turns(&self) -> Vec<String> {
+    pub(crate) fn turns(&self) -> Vec<String> {
         self.calls()
             .iter()
             .filter_map(|c| c["role"].as_str().map(str::to_string))
@@ -138,7 +138,7 @@ impl Rig {
     }
 
     /// Stop `serve` with SIGTERM and check that no Argus daemon it caused outlives it.
-    fn stop(&self, d: Daemon) {
+    pub(crate) fn stop(&self, d: Daemon) {
         let status = d.terminate();
         assert!(status.success(), "serve exited {status}");
         let left = self.daemons();
@@ -176,7 +176,7 @@ fn count(feed: &[String], prefix: &str) -> usize {
 }
 
 /// Wait for a campaign's state, allowing for Argus's rounds on a loaded two-core machine.
-fn settle(d: &Daemon, id: &str, want: &str) {
+pub(crate) fn settle(d: &Daemon, id: &str, want: &str) {
     crate::support::procs::wait_for(&format!("{id} to be {want}"), 240, || {
         d.state(id).as_deref() == Some(want)
     });

@@ -84,6 +84,8 @@ async fn rig_with(
             max_attempts: 3,
             poll: Duration::from_millis(200),
             foreman,
+            foreman_min_interval: Duration::ZERO,
+            foreman_told_after: 3,
         },
         wake.clone(),
     );
@@ -235,6 +237,7 @@ fn foreman_saying(action: &str) -> argus_supervisor_lib::bridges::foreman::Forem
     argus_supervisor_lib::bridges::foreman::Foreman {
         bin,
         timeout: Duration::from_secs(5),
+        pass_env: vec![],
     }
 }
 

@@ -32,6 +32,8 @@ fn observation() -> ForemanObservation {
         attempts: 1,
         failures: 1,
         event: serde_json::json!({"type": "ATTEMPT_COMPLETED"}),
+        remote_stage: Some("preprocessing".into()),
+        remote_answer: Some("Preprocessing failed.".into()),
     }
 }
 
@@ -39,12 +41,13 @@ fn foreman(bin: PathBuf) -> Foreman {
     Foreman {
         bin,
         timeout: Duration::from_millis(800),
+        pass_env: vec![],
     }
 }
 
 #[rstest]
 #[case::continue_("CONTINUE", Hint::NoWake)]
-#[case::start_worker("START_WORKER", Hint::AskArgus)]
+#[case::start_worker("START_WORKER", Hint::NoWake)]
 #[case::start_verifier("START_VERIFIER", Hint::WakeReviewer)]
 #[case::steer("STEER_WORKER", Hint::WakePlanner)]
 #[case::stop("STOP_WORKER", Hint::AskArgus)]
@@ -123,6 +126,7 @@ async fn failures_of_foreman_are_errors_never_actions() {
     let missing = Foreman {
         bin: PathBuf::from("/nonexistent/foreman"),
         timeout: Duration::from_secs(1),
+        pass_env: vec![],
     };
     assert_eq!(
         missing.assess(&observation()).await.err(),

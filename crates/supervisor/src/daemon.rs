@@ -83,6 +83,11 @@ pub struct ServeConfig {
     pub max_attempts: u32,
     pub foreman_enabled: bool,
     pub foreman_bin: Option<PathBuf>,
+    /// `ARGUS_SUPERVISOR_FOREMAN_ENV`: names of variables passed on to Foreman; never ours.
+    pub foreman_env: Vec<String>,
+    /// `ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD`: failed assessments in a row before the operator
+    /// is told (default 3).
+    pub foreman_failures_told: u32,
     pub home: PathBuf,
     pub listen: Listen,
     pub api_token: Option<Secret>,
@@ -241,6 +246,14 @@ pub struct ServeArgs {
     /// Foreman's executable.
     #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_BIN", value_name = "PATH")]
     pub foreman_bin: Option<String>,
+    /// Names of variables passed to Foreman (its decision model's provider, model and
+    /// credentials: FOREMAN_*, OPENAI_*, TYPESAFE_*), comma- or space-separated; our tokens are
+    /// refused.
+    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_ENV", value_name = "NAMES")]
+    pub foreman_env: Option<String>,
+    /// Failed Foreman assessments in a row before the campaign's feed says so (1-100). [default: 3]
+    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD", value_name = "N")]
+    pub foreman_failures_told: Option<String>,
     /// How often the agent card is re-read (1-86400; also before every write). [default: 600]
     #[arg(
         long,
@@ -489,7 +502,7 @@ impl ServeConfig {
             argus_bin: set(&a.argus_bin).map(PathBuf::from),
             argus_home: set(&a.argus_home).map(PathBuf::from),
             backend: set(&a.backend),
-            argus_env: argus_env_names(set(&a.argus_env))
+            argus_env: env_names(set(&a.argus_env), "Argus")
                 .map_err(|e| bad("ARGUS_SUPERVISOR_ARGUS_ENV", e))?,
             max_attempts: u32::try_from(number(
                 "ARGUS_SUPERVISOR_MAX_ATTEMPTS",
@@ -530,6 +543,21 @@ impl ServeConfig {
                 true,
             )?,
             foreman_bin: set(&a.foreman_bin).map(PathBuf::from),
+            foreman_env: env_names(set(&a.foreman_env), "Foreman")
+                .map_err(|e| bad("ARGUS_SUPERVISOR_FOREMAN_ENV", e))?,
+            foreman_failures_told: match number(
+                "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD",
+                &a.foreman_failures_told,
+                3,
+            )? {
+                n @ 1..=100 => n as u32,
+                _ => {
+                    return Err(bad(
+                        "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD",
+                        "expected 1-100",
+                    ))
+                }
+            },
             home,
             listen,
             api_token,
@@ -730,12 +758,29 @@ async fn bridges(
             tracing::error!(error = %e, "Argus is unavailable at start; it is retried with backoff and no change starts meanwhile");
         }
     }
+    let mut foreman_min_interval = Duration::ZERO;
     let foreman = match (cfg.foreman_enabled, &cfg.foreman_bin) {
         (true, Some(bin)) => {
             let f = Foreman {
                 bin: bin.clone(),
                 timeout: Duration::from_secs(30),
+                pass_env: cfg.foreman_env.clone(),
             };
+            // The runtime's own word on what is installed (the gate's `--version`); a Foreman
+            // program that is not the gate says nothing.
+            let runtime = f.runtime().await;
+            foreman_min_interval = runtime
+                .as_ref()
+                .and_then(|v| v.min_interval_seconds)
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map_or(Duration::ZERO, |s| Duration::from_secs_f64(s.min(3600.0)));
+            if let Some(v) = runtime {
+                tracing::info!(version = %v.foreman_core, sha256 = v.sha256.as_deref().unwrap_or("unrecorded"), "Foreman runtime");
+                *wake
+                    .foreman_runtime
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Some(v);
+            }
             let ok = f
                 .assess(&crate::bridges::foreman::ForemanObservation::dry_run())
                 .await
@@ -760,6 +805,8 @@ async fn bridges(
         max_attempts: cfg.max_attempts,
         poll: Duration::from_secs(cfg.argus_poll_secs),
         foreman,
+        foreman_min_interval,
+        foreman_told_after: cfg.foreman_failures_told,
     };
     Some((wake, link, rx))
 }
@@ -897,6 +944,8 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
                 // Campaigns whose Argus daemon says it is stalled: Argus answers, decides nothing.
                 "argus_stalled": stalled,
                 "foreman": bridge(argus.as_ref().map(|w| &w.foreman_status), foreman_configured),
+                // What the Foreman runtime itself says is installed (never the configuration).
+                "foreman_runtime": argus.as_ref().and_then(|w| w.foreman_runtime.lock().unwrap_or_else(|p| p.into_inner()).clone()),
             })
         })),
     };
@@ -1011,10 +1060,10 @@ fn socket_token(path: &std::path::Path) -> std::io::Result<Secret> {
     Ok(Secret::new(token))
 }
 
-/// The variable names `ARGUS_SUPERVISOR_ARGUS_ENV` lists (comma- or space-separated), checked: a
-/// name of ours that carries a secret (the OpenTraining or API token) is refused, so no setting can
-/// hand it to Argus.
-fn argus_env_names(list: Option<String>) -> Result<Vec<String>, String> {
+/// The variable names `ARGUS_SUPERVISOR_ARGUS_ENV` or `ARGUS_SUPERVISOR_FOREMAN_ENV` lists (comma-
+/// or space-separated), checked: a name of ours that carries a secret (the OpenTraining or API
+/// token) is refused, so no setting can hand it to the `child` (Argus, Foreman).
+fn env_names(list: Option<String>, child: &str) -> Result<Vec<String>, String> {
     let mut names = vec![];
     for name in list
         .unwrap_or_default()
@@ -1025,7 +1074,7 @@ fn argus_env_names(list: Option<String>) -> Result<Vec<String>, String> {
             return Err(format!("{name:?} is not a variable name"));
         }
         if SECRET_SETTINGS.iter().any(|(_, secret)| *secret == name) {
-            return Err(format!("{name} is never given to Argus"));
+            return Err(format!("{name} is never given to {child}"));
         }
         names.push(name.to_string());
     }

@@ -27,7 +27,7 @@ pub use wake::{
 
 use super::argus::{ArgusClient, ArgusConfig, ArgusError};
 use super::decisions::{take_new, MissionBudget, Ruling};
-use super::foreman::{hint, Foreman};
+use super::foreman::{hint, Foreman, ForemanError};
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use argus_machines::{Significant, StateName, Verdict};
 use std::path::PathBuf;
@@ -47,6 +47,18 @@ pub struct LinkConfig {
     pub poll: Duration,
     /// Foreman, when `ARGUS_SUPERVISOR_FOREMAN_ENABLED=1`.
     pub foreman: Option<Foreman>,
+    /// Foreman's own minimum interval between routine assessments of a campaign (its runtime's
+    /// word; zero when it said none). An attempt's end (evidence ready) is never held back.
+    pub foreman_min_interval: Duration,
+    /// Failed assessments in a row before the operator is told (`ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD`).
+    pub foreman_told_after: u32,
+}
+
+/// Foreman's failures in a row, and the campaign told of them (its end is said there).
+#[derive(Debug, Default)]
+struct ForemanTrouble {
+    in_row: u32,
+    told: Option<String>,
 }
 
 /// The link task's state.
@@ -63,6 +75,9 @@ pub struct Link {
     degraded: Option<&'static str>,
     redeliver_after: Option<tokio::time::Instant>,
     redeliver_backoff: Duration,
+    foreman_trouble: ForemanTrouble,
+    /// When each campaign was last assessed on a routine event.
+    foreman_last: std::collections::HashMap<String, tokio::time::Instant>,
 }
 
 /// At most this many undelivered wakes are kept per campaign (the newest).
@@ -81,6 +96,8 @@ impl Link {
             degraded: None,
             redeliver_after: None,
             redeliver_backoff: Duration::from_secs(1),
+            foreman_trouble: ForemanTrouble::default(),
+            foreman_last: Default::default(),
         }
     }
 
@@ -158,19 +175,53 @@ impl Link {
         let Some(doc) = self.doc(id).await else {
             return;
         };
+        // Foreman's own minimum interval holds routine events back; an attempt's end never.
+        if matches!(event, Significant::StateChanged { .. }) {
+            let now = tokio::time::Instant::now();
+            if self
+                .foreman_last
+                .get(id)
+                .is_some_and(|t| now.duration_since(*t) < self.cfg.foreman_min_interval)
+            {
+                return;
+            }
+            self.foreman_last.insert(id.to_string(), now);
+        }
         self.wake.foreman_calls.fetch_add(1, Ordering::Relaxed);
         let verdict = self.wake.board.get(id).and_then(|r| r.reviewer_verdict);
         let observation = projection(&doc, verdict, &event);
         let directive = match foreman.assess(&observation).await {
             Ok(d) => {
                 set_status(&self.wake.foreman_status, true);
+                self.foreman_trouble.in_row = 0;
+                if let Some(told) = self.foreman_trouble.told.take() {
+                    let line = "Foreman assesses again; its advice is back.";
+                    let _ = self.runtime.decision(&told, line.to_string()).await;
+                }
                 d
             }
             Err(e) => {
                 // Foreman is advisory: Argus continues without it.
-                tracing::warn!(campaign_id = id, error = %e, "Foreman unavailable; continuing without it");
+                tracing::warn!(campaign_id = id, class = e.class(), error = %e, "Foreman unavailable; continuing without it");
                 self.wake.foreman_failures.fetch_add(1, Ordering::Relaxed);
-                set_status(&self.wake.foreman_status, false);
+                match e {
+                    // Foreman runs and answers, but its decision model cannot assess.
+                    ForemanError::Model(why) => {
+                        wake::set_degraded_now(&self.wake.foreman_status, why.as_str())
+                    }
+                    _ => set_status(&self.wake.foreman_status, false),
+                }
+                let trouble = &mut self.foreman_trouble;
+                trouble.in_row += 1;
+                if trouble.in_row >= self.cfg.foreman_told_after && trouble.told.is_none() {
+                    trouble.told = Some(id.to_string());
+                    let text = format!(
+                        "Foreman cannot assess ({}, {} times in a row): Argus decides without its advice until it can. The remote keeps running; `health` shows Foreman's condition.",
+                        e.class(),
+                        trouble.in_row
+                    );
+                    let _ = self.runtime.notice(id, false, text).await;
+                }
                 return;
             }
         };

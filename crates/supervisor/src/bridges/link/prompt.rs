@@ -85,6 +85,12 @@ pub fn projection(
         .remote
         .as_ref()
         .is_some_and(|r| matches!(r.state.view(), argus_machines::AttemptView::Terminal(_)));
+    // Evidence of the attempt the remote works on now, never an earlier one's.
+    let current = doc.remote.as_ref().map(|r| &r.task);
+    let evidence = doc
+        .latest_evidence
+        .as_ref()
+        .filter(|e| Some(&e.task) == current);
     ForemanObservation {
         original_job: doc.objective.clone(),
         // The remote's own run and attempt (never the A2A task id).
@@ -93,8 +99,7 @@ pub fn projection(
         factory_status: state.clone(),
         iteration: doc.machine.memory.attempts,
         worker_exit_status: terminal.then_some(state),
-        test_results: doc
-            .latest_evidence
+        test_results: evidence
             .iter()
             .flat_map(|e| e.artifacts.iter())
             .filter_map(|a| a.untrusted_excerpt.clone())
@@ -108,6 +113,10 @@ pub fn projection(
         attempts: doc.machine.memory.attempts,
         failures,
         event: serde_json::to_value(event).unwrap_or_default(),
+        remote_stage: doc.remote.as_ref().and_then(|r| r.stage.clone()),
+        remote_answer: evidence
+            .and_then(|e| e.answer.as_ref())
+            .map(|a| a.untrusted_text.clone()),
     }
     .bounded()
 }

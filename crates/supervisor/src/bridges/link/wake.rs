@@ -54,6 +54,9 @@ pub struct ArgusWake {
     pub argus_status: std::sync::Mutex<BridgeStatus>,
     /// The same for Foreman (`not configured` when off).
     pub foreman_status: std::sync::Mutex<BridgeStatus>,
+    /// What the Foreman runtime says is installed (its version and wheel digest), when it is the
+    /// gate; read once at start.
+    pub foreman_runtime: std::sync::Mutex<Option<crate::bridges::foreman::ForemanRuntime>>,
     /// Each campaign's Argus state, which the link owns (read by the API's campaign view).
     pub board: Arc<ArgusBoard>,
 }
@@ -112,6 +115,17 @@ pub fn set_degraded(slot: &std::sync::Mutex<BridgeStatus>, class: &'static str) 
     }
 }
 
+/// Answers, but cannot do its work, for `class` now: the outage's start is kept, its class is the
+/// latest (Foreman's decision model may time out, then answer garbage, in one outage).
+pub fn set_degraded_now(slot: &std::sync::Mutex<BridgeStatus>, class: &'static str) {
+    let mut s = status_slot(slot);
+    let since = match *s {
+        BridgeStatus::Degraded { since, .. } => since,
+        _ => crate::time::now_secs(),
+    };
+    *s = BridgeStatus::Degraded { class, since };
+}
+
 /// Running, or unavailable (kept from the first failure of the outage).
 pub fn set_status(slot: &std::sync::Mutex<BridgeStatus>, ok: bool) {
     let mut s = status_slot(slot);
@@ -154,6 +168,7 @@ impl ArgusWake {
             argus_failures: Default::default(),
             argus_status: std::sync::Mutex::new(BridgeStatus::Starting),
             foreman_status: std::sync::Mutex::new(BridgeStatus::NotConfigured),
+            foreman_runtime: std::sync::Mutex::new(None),
             board: Arc::new(board),
         };
         (Arc::new(wake), rx)

@@ -301,6 +301,11 @@ struct Busy {
     /// Argus's wake for a finished attempt, held until the attempt's evidence (its answer among
     /// it) is read and kept: Argus decides on what the remote said.
     after_evidence: Vec<Action>,
+    /// The step being taken reads the finished attempt's evidence: what is told of its
+    /// EVIDENCE_READY waits with Argus's wake (Foreman is asked about the evidence, not before it).
+    fetching: bool,
+    /// EVIDENCE_READY's telling, held until the evidence is read (recorded at once, in order).
+    held: Vec<Significant>,
 }
 
 impl Core {
@@ -476,11 +481,9 @@ impl Core {
                 self.perform(action, now);
             } else if let Some(finish) = b.finish.take() {
                 self.end(finish, now);
-            } else if !b.after_evidence.is_empty() {
+            } else if !b.after_evidence.is_empty() || !b.held.is_empty() {
                 // An evidence read that never came (its call was not made): the wake still goes.
-                for wake in std::mem::take(&mut b.after_evidence) {
-                    self.effect(wake, now);
-                }
+                self.evidence_read(now);
             } else {
                 // Settled: what is left to say is said, and the campaign rests holding nothing.
                 let rest = self.busy.take().map(|b| b.out);
@@ -576,9 +579,7 @@ impl Core {
                     self.enqueue(follow);
                 }
                 if evidence {
-                    for wake in std::mem::take(&mut self.busy().after_evidence) {
-                        self.effect(wake, now);
-                    }
+                    self.evidence_read(now);
                 }
             }
         }
@@ -784,6 +785,7 @@ impl Core {
         let fetching = remote
             .iter()
             .any(|a| matches!(a, Action::FetchEvidence { .. }));
+        self.busy().fetching = fetching;
         for action in local {
             if fetching && matches!(action, Action::WakeArgus { .. }) {
                 self.busy().after_evidence.push(action);
@@ -791,6 +793,7 @@ impl Core {
                 self.effect(action, now);
             }
         }
+        self.busy().fetching = false;
         // A step is taken only once the calls before it are made, so the step's calls are the
         // only ones; kept last-first (each is taken from the end), in the step's allocation.
         let mut remote = remote;
@@ -860,6 +863,17 @@ impl Core {
         }
     }
 
+    /// The finished attempt's evidence is read and kept (or its read never came): what waited on
+    /// it goes now — EVIDENCE_READY's telling, then Argus's wake.
+    fn evidence_read(&mut self, now: u64) {
+        for sig in std::mem::take(&mut self.busy().held) {
+            self.out().wakes.push(Wake::Significant(sig));
+        }
+        for wake in std::mem::take(&mut self.busy().after_evidence) {
+            self.effect(wake, now);
+        }
+    }
+
     /// Record a significant event once, and tell the wake sink.
     fn surface(&mut self, sig: Significant, now: u64) {
         let Some(writes) = self.ledger.surface(&self.machine, &sig, now) else {
@@ -876,7 +890,11 @@ impl Core {
             .entry(sig.class())
             .or_default() += 1;
         tracing::info!(campaign_id = %self.id(), class = sig.class(), "significant event");
-        self.out().wakes.push(Wake::Significant(sig));
+        if self.busy().fetching && matches!(sig, Significant::EvidenceReady { .. }) {
+            self.busy().held.push(sig);
+        } else {
+            self.out().wakes.push(Wake::Significant(sig));
+        }
         if let Some(noticed) = self.busy().reading.take() {
             self.out().noticed = Some(noticed);
         }
