@@ -67,7 +67,7 @@ impl Rig {
     }
 
     /// Steer the stand-in's next answers (read on every call).
-    fn control(&self, c: Value) {
+    pub(crate) fn control(&self, c: Value) {
         let path = self.standin.join("control.json");
         let tmp = self.standin.join("control.json.tmp");
         std::fs::write(&tmp, c.to_string()).expect("control");
@@ -102,7 +102,7 @@ impl Rig {
     }
 
     /// The prompts of one role, as Argus gave them to the model.
-    fn prompts(&self, role: &str) -> Vec<String> {
+    pub(crate) fn prompts(&self, role: &str) -> Vec<String> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(self.standin.join("prompts"))
             .into_iter()
             .flatten()
@@ -215,7 +215,12 @@ fn the_real_argus_decides_a_repair_and_its_reviewers_verdict_is_what_the_operato
     assert_eq!(kinds, ["retry", "finish"], "{decisions:?}");
     // Argus was woken once per decision boundary (attempt 1's failure, attempt 2's completion),
     // each a full mission of five model turns: no turn for the mission text alone, for the
-    // routine heartbeats and stages in between, for self-maintenance or a learning review.
+    // routine heartbeats and stages in between, for self-maintenance or a learning review. (The
+    // attempt is accepted by the second mission — its Engineer's finish or its Reviewer's done —
+    // never by Argus's daemon being drained.)
+    wait_for("Argus's second mission to settle", || {
+        rig.turns().len() >= 10
+    });
     let turns = rig.turns();
     assert_eq!(
         turns,

@@ -165,7 +165,10 @@ fn the_real_foreman_advises_at_significant_events_only_with_bounded_evidence_and
     );
     // Foreman caused no write: one task per attempt, the second Argus's relayed retry.
     assert_eq!(clean_sends(&sim_url, "f1"), 2);
-
+    // CONTINUE while the task ran and START_WORKER at each attempt's end woke nobody: Argus took
+    // exactly its two boundary wakes, five model turns each (the stand-in's own count).
+    wait_for("Argus's second mission", || rig.turns().len() >= 10);
+    assert_eq!(rig.turns().len(), 10, "{:?}", rig.turns());
     // The decision model fails: Foreman is degraded in health, the remote task runs on and
     // Argus decides without Foreman's hint; it clears by itself when the model answers again.
     steer(&model, json!({"mode": "500"}));
@@ -293,4 +296,54 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     rig.stop(d);
     let logged = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(!logged.contains(MODEL_KEY));
+}
+
+#[test]
+fn foremans_escalate_wakes_argus_and_reaches_a_person_when_argus_cannot_act() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let rig = Rig::new("foreman-escalate");
+    let (url, model, _model) = decision_double(&rig.dir);
+    let (_sim, sim_url) = sim("happy", "127.0.0.1:0");
+    let mut env = rig.env();
+    env.extend(foreman_env(&rig.dir, &url, "0"));
+    let d = serve_as(&sim_url, SIM_TOKEN, &rig.dir.join("state"), &env, None);
+    d.wait_health(|h| h["argus"] == "running" && h["foreman"] == "running");
+    // Foreman's decision model says a person is needed: Foreman's policy picks ESCALATE.
+    steer(
+        &model,
+        json!({"probabilities": {"core.human-escalation__needs_human": 0.9}}),
+    );
+    d.observe_and_claim("e1", "make the evaluation pass");
+    assert_eq!(
+        d.act("e1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    settle(&d, "e1", "closed.accepted");
+    // Argus acting: Foreman's ESCALATE wakes it, with the hint in what it is told.
+    wait_for("Argus to be woken by Foreman", || {
+        rig.prompts("engineer")
+            .iter()
+            .any(|p| p.contains("Foreman(Escalate)"))
+    });
+    assert_eq!(clean_sends(&sim_url, "e1"), 1, "Foreman never writes");
+    // Argus cannot act (its model CLI refuses its readiness probe: Argus takes no wake): the
+    // same ESCALATE reaches a person, with Foreman's reason.
+    rig.control(json!({"fail_auth": true}));
+    d.observe_and_claim("e2", "make the evaluation pass");
+    assert_eq!(
+        d.act("e2", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_health(|h| {
+        h["argus"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("degraded"))
+    });
+    wait_for("Foreman's escalation to reach a person", || {
+        d.feed("e2").iter().any(|l| {
+            l.starts_with("Needs you: Foreman escalates")
+                && l.contains("semantic assessment requires human input")
+        })
+    });
+    rig.stop(d);
 }

@@ -186,9 +186,10 @@ pub struct ArgusDaemon {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ArgusStatus {
     /// Needs you: questions Argus asks a person (untrusted text), with their options.
+    /// (`continuous.done_reason` is not read: real Argus writes "operator drain-stop" there when
+    /// its daemon is drained, which says nothing about the campaign; only the Reviewer's verdict
+    /// does.)
     pub pending_questions: Vec<ArgusQuestion>,
-    /// `continuous.enabled == false` with a `done_reason`: a mission-completion candidate.
-    pub done_reason: Option<String>,
     /// Reviewer verdicts of settled missions, oldest first: from the journal
     /// (`mission_complete`, `mission_failed`, … with `extra.outcome.review_status`; real Argus
     /// returns its last 3 entries) and from the items parked on a person's answer
@@ -218,7 +219,6 @@ impl ArgusStatus {
     pub fn read(status: &Value) -> ArgusStatus {
         ArgusStatus {
             pending_questions: Self::pending_questions(status),
-            done_reason: Self::done_reason(status),
             verdicts: Self::verdicts(status),
             stalled: Self::stalled(status),
             daemon: Self::daemon(status),
@@ -266,22 +266,6 @@ impl ArgusStatus {
                     .collect()
             })
             .unwrap_or_default()
-    }
-
-    fn done_reason(status: &Value) -> Option<String> {
-        let continuous = status.get("continuous");
-        // The real runtime reports `enabled: false` with an empty `done_reason` for a project
-        // that never ran continuously: only a stated reason is a completion.
-        match continuous
-            .and_then(|c| c.get("enabled"))
-            .and_then(Value::as_bool)
-        {
-            Some(false) => continuous
-                .and_then(|c| c.get("done_reason"))
-                .and_then(bounded)
-                .filter(|r| !r.trim().is_empty()),
-            _ => None,
-        }
     }
 
     fn verdicts(status: &Value) -> Vec<ReviewerVerdict> {

@@ -4,7 +4,7 @@
 //! On a wake (a significant event the machine marked decision-worthy) it makes sure the campaign has
 //! an Argus project (created once with the mission text, re-attached after a restart), sends the
 //! event with bounded, fenced evidence, and reads `argus_status`: pending questions become Needs you,
-//! a reviewer `done` (or a finished continuous run) confirms a completed attempt. Decision files are
+//! a Reviewer `done` after an attempt the remote completed confirms it. Decision files are
 //! read on every wake and on a slow tick, validated, consumed once, and only then executed — through
 //! `Runtime::command`, i.e. the machine and a `Controller`. When Argus is unavailable the remote keeps
 //! running, the heartbeat stays read-only, no decision is read (so no new mutation starts), one

@@ -60,8 +60,8 @@ impl Remember {
 pub(crate) struct Plan {
     pub tell: Vec<Tell>,
     pub remember: Remember,
-    /// Confirm the attempt waiting for its verdict: Argus says the mission is done, or its
-    /// Reviewer's `done` settled after that attempt, which the remote completed, had finished.
+    /// Confirm the attempt waiting for its verdict: its Reviewer's `done` settled after that
+    /// attempt, which the remote completed, had finished.
     pub accept: bool,
     /// Stop the project's daemon (a drain): it is alive with nothing to do — no work waiting, no
     /// question parked on a person — so no Argus process outlives the work it was started for
@@ -123,8 +123,8 @@ pub(crate) fn boundary(
         }
         _ => None,
     };
-    let accept = doc.machine.state == StateName::RemoteTerminalLocalPending
-        && (status.done_reason.is_some() || judged_done(doc, status));
+    let accept =
+        doc.machine.state == StateName::RemoteTerminalLocalPending && judged_done(doc, status);
     let stop_daemon = status.daemon.alive
         && status.daemon.idle
         && !status.work_pending
@@ -175,13 +175,12 @@ pub(crate) fn advised(hint: Hint, argus_can_act: bool, reason: &str) -> Advised 
 
 /// Argus's status in a word or two, for the campaign view.
 fn summary(status: &ArgusStatus) -> String {
-    match (&status.done_reason, status.verdicts.last()) {
+    match status.verdicts.last() {
         _ if status.stalled => "stalled".to_string(),
-        (Some(_), _) => "done".to_string(),
         _ if status.work_pending => "deciding".into(),
-        (None, Some(v)) => format!("reviewer verdict: {}", v.status.as_str()),
-        (None, None) if !status.pending_questions.is_empty() => "waiting for an answer".into(),
-        (None, None) => "active".into(),
+        Some(v) => format!("reviewer verdict: {}", v.status.as_str()),
+        None if !status.pending_questions.is_empty() => "waiting for an answer".into(),
+        None => "active".into(),
     }
 }
 
@@ -320,6 +319,22 @@ mod tests {
         // not taken as about it.
         d.attempt_history[0].finished_at = None;
         assert!(!boundary(None, &d, &done_at(600), 700).accept);
+    }
+
+    #[test]
+    fn argus_drained_is_no_completion() {
+        let mut d = doc();
+        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
+            task: TaskId::new("t2"),
+            outcome: argus_machines::RemoteOutcome::Completed,
+        };
+        // What real Argus reports once its daemon has been drained (`argus_stop`).
+        let s = ArgusStatus::read(&serde_json::json!({
+            "continuous": {"enabled": false, "objective": "", "done_reason": "operator drain-stop"}
+        }));
+        let plan = boundary(None, &d, &s, 700);
+        assert!(!plan.accept, "a drained daemon accepted the attempt");
+        assert_eq!(plan.remember.status, "active");
     }
 
     #[test]
