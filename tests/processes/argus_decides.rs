@@ -502,3 +502,47 @@ fn serve_killed_mid_decision_neither_loses_the_decision_nor_applies_it_twice() {
     assert_eq!(clean_sends(&url, "s1"), 2, "one task per attempt");
     rig.stop(d);
 }
+
+#[test]
+fn a_wake_argus_did_not_take_is_kept_across_a_restart_and_decided_once() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let rig = Rig::new("argus-wake-kept");
+    let (_sim, url) = sim("repair", "127.0.0.1:0");
+    let home = rig.dir.join("state");
+    // Argus's model CLI fails its readiness probe: Argus's daemon cannot start, the wake is not
+    // taken and stays in the campaign's Argus record.
+    rig.control(json!({"fail_auth": true}));
+    let d = serve(&url, &home, &rig.env());
+    d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
+    d.observe_and_claim("w1", "make the evaluation pass");
+    assert_eq!(
+        d.act("w1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    d.wait_health(|h| {
+        h["argus"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("degraded"))
+    });
+    let record = || {
+        std::fs::read_to_string(home.join("argus/w1.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(record()["undelivered"].as_array().map(Vec::len), Some(1));
+    // SIGKILL, then Argus can start again: the restarted supervisor delivers the kept wake.
+    drop(d);
+    rig.control(json!({}));
+    let d = serve(&url, &home, &rig.env());
+    settle(&d, "w1", "closed.accepted");
+    let kinds: Vec<String> = rig
+        .decisions()
+        .iter()
+        .filter_map(|d| d["kind"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(kinds, ["retry", "finish"], "the kept wake decided once");
+    assert_eq!(clean_sends(&url, "w1"), 2);
+    assert_eq!(record()["undelivered"].as_array().map(Vec::len), Some(0));
+    rig.stop(d);
+}

@@ -261,6 +261,7 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     assert_eq!(total, 1, "{:?} {:?}", d.feed("h0"), d.feed("h1"));
     // The model answers again: the next assessment clears it, said once where it was told.
     steer(&model, json!({}));
+    let before = requests(&model).len();
     d.observe_and_claim("h2", "make the evaluation pass");
     assert_eq!(
         d.act("h2", "submit", json!({"message": "attempt 1"})).0,
@@ -268,6 +269,17 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     );
     d.wait_health(|h| h["foreman"] == "running");
     settle(&d, "h2", "closed.accepted");
+    // Foreman's minimum interval held routine events back (the stage changes 0.3 s and 1 s
+    // apart), never an attempt's end: fewer assessments than events, at least one per attempt.
+    wait_for("Foreman to assess both attempts' ends", || {
+        requests(&model).len() - before >= 2
+    });
+    let made = requests(&model).len() - before;
+    let events = consulted_events(&d, "h2");
+    assert!(
+        made >= 2 && made < events,
+        "{made} assessments for {events} events"
+    );
     let back: usize = ["h0", "h1", "h2"]
         .iter()
         .map(|id| told(&d, id, "Foreman assesses again"))
