@@ -544,5 +544,23 @@ fn a_wake_argus_did_not_take_is_kept_across_a_restart_and_decided_once() {
     assert_eq!(kinds, ["retry", "finish"], "the kept wake decided once");
     assert_eq!(clean_sends(&url, "w1"), 2);
     assert_eq!(record()["undelivered"].as_array().map(Vec::len), Some(0));
+    // One condition, told once: Argus not taking the wake (its daemon never started is not also
+    // a daemon lost), and its end once.
+    let feed = d.feed("w1");
+    assert_eq!(
+        count(&feed, "Argus is not taking this campaign's wakes"),
+        1,
+        "{feed:?}"
+    );
+    assert_eq!(
+        count(&feed, "Argus takes this campaign's wakes again"),
+        1,
+        "{feed:?}"
+    );
+    assert_eq!(
+        count(&feed, "Argus's daemon for this campaign stopped"),
+        0,
+        "{feed:?}"
+    );
     rig.stop(d);
 }

@@ -109,7 +109,10 @@ pub(crate) fn boundary(
         None => {}
     }
     let lost_told = record.is_some_and(|r| r.daemon_lost_told);
-    let lost_now = !status.daemon.alive && status.work_pending;
+    // Lost: Argus took a wake and its daemon is gone with the work unsettled. A daemon that never
+    // started (Argus refused the wake) is that refusal, already told: not a second outage.
+    let took_a_wake = record.is_some_and(|r| r.last_delivered.is_some() && !r.wakes_refused_told);
+    let lost_now = !status.daemon.alive && status.work_pending && took_a_wake;
     let daemon_lost = match (lost_now, lost_told) {
         (true, false) => {
             tell.push(Tell::Notice("Argus's daemon for this campaign stopped with a decision unfinished: its last wake is sent again, which starts it; nothing it decided is relayed twice. The remote keeps running.".into()));
@@ -319,6 +322,28 @@ mod tests {
         // not taken as about it.
         d.attempt_history[0].finished_at = None;
         assert!(!boundary(None, &d, &done_at(600), 700).accept);
+    }
+
+    #[test]
+    fn a_daemon_that_never_started_is_not_told_as_lost() {
+        let s = ArgusStatus::read(&serde_json::json!({
+            "daemon": {"alive": false, "health": {"state": "stopped"}},
+            "backlog_pending": [{"id": "b-1", "status": "pending"}]
+        }));
+        // Argus refused the wake (its daemon could not start): told as that refusal only.
+        let mut refused = ArgusRecord::new(id());
+        refused.wakes_refused_told = true;
+        assert!(boundary(Some(&refused), &doc(), &s, 1).tell.is_empty());
+        assert!(boundary(None, &doc(), &s, 1).tell.is_empty());
+        // A daemon that took a wake and is gone with it unsettled is lost, told once.
+        let mut took = ArgusRecord::new(id());
+        took.last_delivered = Some("wake 1".into());
+        let plan = boundary(Some(&took), &doc(), &s, 1);
+        assert!(
+            matches!(plan.tell.as_slice(), [Tell::Notice(_)]),
+            "{:?}",
+            plan.tell
+        );
     }
 
     #[test]
