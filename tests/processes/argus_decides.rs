@@ -194,11 +194,7 @@ fn the_real_argus_decides_a_repair_and_its_reviewers_verdict_is_what_the_operato
     let started = std::time::Instant::now();
     let d = serve(&url, &rig.dir.join("state"), &rig.env());
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
-    d.observe_and_claim("c1", "make the evaluation pass");
-    assert_eq!(
-        d.act("c1", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("c1");
     settle(&d, "c1", "closed.accepted");
     println!(
         "one full round (attempt 1 fails, Argus decides the repair, attempt 2 completes, the \
@@ -333,11 +329,7 @@ fn argus_blocked_on_a_question_reaches_the_operator_and_no_daemon_outlives_serve
     }));
     let d = serve(&url, &home, &rig.env());
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
-    d.observe_and_claim("q1", "make the evaluation pass");
-    assert_eq!(
-        d.act("q1", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("q1");
     let question = "Needs you (from Argus): May I spend more GPU budget on attempt 2? Options: yes, up to 2x; no.";
     wait_for("Argus's question to reach the operator", || {
         view(&d, "q1")["pending_question"]["text"] == question
@@ -395,8 +387,7 @@ fn a_verdict_that_is_not_done_claims_no_completion() {
     for (i, (answered, verdict, asks)) in cases.iter().enumerate() {
         let id = format!("v{i}");
         rig.control(json!({"decision": "none", "reviewer": {"status": answered, "reason": "scripted verdict"}}));
-        d.observe_and_claim(&id, "make the evaluation pass");
-        assert_eq!(d.act(&id, "submit", json!({"message": "attempt 1"})).0, 200);
+        d.start_attempt(&id);
         wait_for(&format!("the Reviewer's {verdict}"), || {
             view(&d, &id)["reviewer_verdict"] == *verdict
         });
@@ -431,11 +422,7 @@ fn argus_killed_mid_decision_is_said_once_and_nothing_is_relayed_twice() {
     rig.control(json!({"engineer_sleep": 8}));
     let d = serve(&url, &rig.dir.join("state"), &rig.env());
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
-    d.observe_and_claim("k1", "make the evaluation pass");
-    assert_eq!(
-        d.act("k1", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("k1");
     wait_for("Argus's Engineer to be deciding", || {
         rig.turns().iter().any(|t| t == "engineer")
     });
@@ -479,11 +466,7 @@ fn serve_killed_mid_decision_neither_loses_the_decision_nor_applies_it_twice() {
     rig.control(json!({"engineer_sleep": 4}));
     let d = serve(&url, &home, &rig.env());
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
-    d.observe_and_claim("s1", "make the evaluation pass");
-    assert_eq!(
-        d.act("s1", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("s1");
     wait_for("Argus's Engineer to be deciding", || {
         rig.turns().iter().any(|t| t == "engineer")
     });
@@ -514,11 +497,7 @@ fn a_wake_argus_did_not_take_is_kept_across_a_restart_and_decided_once() {
     rig.control(json!({"fail_auth": true}));
     let d = serve(&url, &home, &rig.env());
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
-    d.observe_and_claim("w1", "make the evaluation pass");
-    assert_eq!(
-        d.act("w1", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("w1");
     d.wait_health(|h| {
         h["argus"]
             .as_str()

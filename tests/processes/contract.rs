@@ -35,23 +35,6 @@ pub(crate) fn entries(sim_url: &str) -> usize {
     audit(sim_url)["entries"].as_array().map_or(0, Vec::len)
 }
 
-/// `campaigns ARGS` against the daemon: whether it succeeded, and what it printed.
-fn cli(d: &Daemon, args: &[&str]) -> (bool, String) {
-    let out = Command::new(BIN)
-        .arg("campaigns")
-        .args(["--url", &format!("http://127.0.0.1:{}", d.port)])
-        .args(args)
-        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
-        .output()
-        .expect("cli");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
 /// `probe --json` against the sim at `url`: its report and exit code.
 fn probe(url: &str) -> (Value, Option<i32>) {
     let out = Command::new(BIN)
@@ -244,7 +227,7 @@ fn every_refusal_names_its_owner_and_stays_out_of_the_feed() {
     println!("claim with the remote down: {}", answer.1);
     refused_here(&answer, "remote_unavailable");
     assert_eq!(answer.0, 503);
-    let (ok, out) = cli(&d, &["claim", "c1"]);
+    let (ok, out) = d.cli(&["claim", "c1"]);
     println!("$ campaigns claim c1\n{out}");
     assert!(!ok, "{out}");
     assert!(
@@ -270,7 +253,7 @@ fn every_refusal_names_its_owner_and_stays_out_of_the_feed() {
     let answer = d.act("c2", "submit", json!({"message": "go"}));
     refused_here(&answer, "forbidden_in_state");
     assert_eq!(answer.1["next"], "claim first", "{}", answer.1);
-    let (ok, out) = cli(&d, &["submit", "c2", "--message", "go"]);
+    let (ok, out) = d.cli(&["submit", "c2", "--message", "go"]);
     assert!(!ok && out.contains("Next: claim first"), "{out}");
     arm(
         &url,
@@ -322,9 +305,9 @@ fn a_refused_answer_keeps_the_question_and_the_remotes_limit_is_enforced_before_
     assert!(!sent.iter().any(|m| m == "campaign/intervene"), "{sent:?}");
     // The question is still pending, and still the remote's; the CLI's `show` says so.
     assert_eq!(question(&d)["source"], "remote", "{}", question(&d));
-    let (ok, out) = cli(&d, &["show", "q1"]);
+    let (ok, out) = d.cli(&["show", "q1"]);
     assert!(ok && out.contains("Two candidate datasets"), "{out}");
-    let (ok, out) = cli(&d, &["answer", "q1", "--message", &"y".repeat(20_000)]);
+    let (ok, out) = d.cli(&["answer", "q1", "--message", &"y".repeat(20_000)]);
     assert!(!ok && out.contains("refused here (too_large)"), "{out}");
     // A proper answer goes to the remote once, and then the question is answered.
     let (s, b) = d.act("q1", "answer", json!({"message": "use dataset B"}));
@@ -511,7 +494,7 @@ fn a_live_task_is_read_between_heartbeats_within_the_remotes_budget() {
 #[test]
 fn cancel_carries_the_operators_reason_to_the_remote() {
     let (_sim, url, d) = running("k1", &[]);
-    let (ok, out) = cli(&d, &["cancel", "k1", "--reason", "wrong dataset"]);
+    let (ok, out) = d.cli(&["cancel", "k1", "--reason", "wrong dataset"]);
     assert!(ok, "{out}");
     let cancel = first_sent(&url, "tasks/cancel");
     assert_eq!(cancel["text"], "wrong dataset", "{cancel}");
@@ -808,7 +791,7 @@ fn an_outage_before_a_write_is_said_as_an_outage_and_the_same_write_goes_once_it
             && !message.contains("quarantine"),
         "{message}"
     );
-    let (ok, out) = cli(&d, &["submit", "o1", "--message", "go"]);
+    let (ok, out) = d.cli(&["submit", "o1", "--message", "go"]);
     assert!(
         !ok && out.contains("submit: refused here (remote_unavailable)"),
         "{out}"

@@ -127,11 +127,7 @@ fn the_real_foreman_advises_at_significant_events_only_with_bounded_evidence_and
     );
     let dry_runs = requests(&model).len();
     assert_eq!(dry_runs, 1, "the dry run");
-    d.observe_and_claim("f1", "make the evaluation pass");
-    assert_eq!(
-        d.act("f1", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("f1");
     settle(&d, "f1", "closed.accepted");
     // Asked once per event of the classes it advises on, never on a routine tick (the sim's
     // attempts carry 22 routine heartbeats).
@@ -172,11 +168,7 @@ fn the_real_foreman_advises_at_significant_events_only_with_bounded_evidence_and
     // The decision model fails: Foreman is degraded in health, the remote task runs on and
     // Argus decides without Foreman's hint; it clears by itself when the model answers again.
     steer(&model, json!({"mode": "500"}));
-    d.observe_and_claim("f2", "make the evaluation pass");
-    assert_eq!(
-        d.act("f2", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("f2");
     d.wait_health(|h| {
         h["foreman"]
             .as_str()
@@ -189,11 +181,7 @@ fn the_real_foreman_advises_at_significant_events_only_with_bounded_evidence_and
         "the work went on without Foreman"
     );
     steer(&model, json!({}));
-    d.observe_and_claim("f3", "make the evaluation pass");
-    assert_eq!(
-        d.act("f3", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("f3");
     d.wait_health(|h| h["foreman"] == "running");
     settle(&d, "f3", "closed.accepted");
     rig.stop(d);
@@ -242,8 +230,7 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     {
         let id = format!("h{i}");
         steer(&model, json!({"mode": mode}));
-        d.observe_and_claim(&id, "make the evaluation pass");
-        assert_eq!(d.act(&id, "submit", json!({"message": "attempt 1"})).0, 200);
+        d.start_attempt(&id);
         d.wait_health(|h| {
             h["foreman"]
                 .as_str()
@@ -262,11 +249,7 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     // The model answers again: the next assessment clears it, said once where it was told.
     steer(&model, json!({}));
     let before = requests(&model).len();
-    d.observe_and_claim("h2", "make the evaluation pass");
-    assert_eq!(
-        d.act("h2", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("h2");
     d.wait_health(|h| h["foreman"] == "running");
     settle(&d, "h2", "closed.accepted");
     // Foreman's minimum interval held routine events back (the stage changes 0.3 s and 1 s
@@ -298,11 +281,7 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
                 .is_some_and(|s| s.starts_with("unavailable since"))
     });
     assert!(d.get("/health").expect("health").1["foreman_runtime"].is_null());
-    d.observe_and_claim("h3", "make the evaluation pass");
-    assert_eq!(
-        d.act("h3", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("h3");
     settle(&d, "h3", "closed.accepted");
     assert_eq!(clean_sends(&sim_url, "h3"), 2);
     rig.stop(d);
@@ -325,11 +304,7 @@ fn foremans_escalate_wakes_argus_and_reaches_a_person_when_argus_cannot_act() {
         &model,
         json!({"probabilities": {"core.human-escalation__needs_human": 0.9}}),
     );
-    d.observe_and_claim("e1", "make the evaluation pass");
-    assert_eq!(
-        d.act("e1", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("e1");
     settle(&d, "e1", "closed.accepted");
     // Argus acting: Foreman's ESCALATE wakes it, with the hint in what it is told.
     wait_for("Argus to be woken by Foreman", || {
@@ -341,11 +316,7 @@ fn foremans_escalate_wakes_argus_and_reaches_a_person_when_argus_cannot_act() {
     // Argus cannot act (its model CLI refuses its readiness probe: Argus takes no wake): the
     // same ESCALATE reaches a person, with Foreman's reason.
     rig.control(json!({"fail_auth": true}));
-    d.observe_and_claim("e2", "make the evaluation pass");
-    assert_eq!(
-        d.act("e2", "submit", json!({"message": "attempt 1"})).0,
-        200
-    );
+    d.start_attempt("e2");
     d.wait_health(|h| {
         h["argus"]
             .as_str()

@@ -160,6 +160,13 @@ impl Daemon {
         .expect("answer")
     }
     /// Observe `id` with `objective`, then claim it: both must be done (200).
+    /// A campaign observed, claimed and its first attempt submitted, each answered 200.
+    pub(crate) fn start_attempt(&self, id: &str) {
+        self.observe_and_claim(id, "make the evaluation pass");
+        let (s, b) = self.act(id, "submit", json!({"message": "attempt 1"}));
+        assert_eq!(s, 200, "{b}");
+    }
+
     pub(crate) fn observe_and_claim(&self, id: &str, objective: &str) {
         let (s, b) = self.act(id, "observe", json!({ "objective": objective }));
         assert_eq!(s, 200, "observe: {b}");
