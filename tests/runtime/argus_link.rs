@@ -234,11 +234,7 @@ fn foreman_saying(action: &str) -> argus_supervisor_lib::bridges::foreman::Forem
     let bin = dir.join("foreman");
     std::fs::write(&bin, format!("#!/bin/sh\ncat > /dev/null\necho '{{\"action\": \"{action}\", \"reason\": \"r\", \"confidence\": 0.9}}'\n")).expect("write");
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    argus_supervisor_lib::bridges::foreman::Foreman {
-        bin,
-        timeout: Duration::from_secs(5),
-        pass_env: vec![],
-    }
+    argus_supervisor_lib::bridges::foreman::Foreman::new(bin, Duration::from_secs(5), vec![])
 }
 
 async fn running_with(foreman: &str) -> Rig {

@@ -349,10 +349,9 @@ async fn the_fake_answers_in_the_real_servers_shapes() {
     fake.close().await;
 }
 
-/// A Reviewer's `done` counts only for an attempt that had finished when its mission settled; one
-/// without a time accepts nothing.
+/// The newest verdict is the one of the mission settled last; one without a time is the oldest.
 #[test]
-fn a_done_verdict_is_bound_to_the_time_it_was_given() {
+fn the_newest_verdict_is_the_last_settled_missions() {
     use argus_supervisor_lib::bridges::argus::{ArgusStatus, ReviewerVerdict};
     let verdict = |status, at_ms| ReviewerVerdict {
         status,
@@ -367,10 +366,9 @@ fn a_done_verdict_is_bound_to_the_time_it_was_given() {
         ],
         ..ArgusStatus::default()
     };
-    assert!(status.done_since(100));
-    assert!(status.done_since(50));
-    assert!(
-        !status.done_since(101),
-        "a done about an earlier attempt, and one of no time"
+    let newest = status.newest_verdict().expect("a verdict");
+    assert_eq!(
+        (newest.status, newest.at_ms),
+        (ReviewStatus::Continue, Some(200_000))
     );
 }

@@ -34,20 +34,19 @@ fn observation() -> ForemanObservation {
         event: serde_json::json!({"type": "ATTEMPT_COMPLETED"}),
         remote_stage: Some("preprocessing".into()),
         remote_answer: Some("Preprocessing failed.".into()),
+        steerable: false,
+        previous_directive: None,
+        steers: 0,
     }
 }
 
 fn foreman(bin: PathBuf) -> Foreman {
-    Foreman {
-        bin,
-        timeout: Duration::from_millis(800),
-        pass_env: vec![],
-    }
+    Foreman::new(bin, Duration::from_millis(800), vec![])
 }
 
 #[rstest]
 #[case::continue_("CONTINUE", Hint::NoWake)]
-#[case::start_worker("START_WORKER", Hint::NoWake)]
+#[case::start_worker("START_WORKER", Hint::WakePlanner)]
 #[case::start_verifier("START_VERIFIER", Hint::WakeReviewer)]
 #[case::steer("STEER_WORKER", Hint::WakePlanner)]
 #[case::stop("STOP_WORKER", Hint::AskArgus)]
@@ -123,11 +122,11 @@ async fn failures_of_foreman_are_errors_never_actions() {
             "{body} bounded in time"
         );
     }
-    let missing = Foreman {
-        bin: PathBuf::from("/nonexistent/foreman"),
-        timeout: Duration::from_secs(1),
-        pass_env: vec![],
-    };
+    let missing = Foreman::new(
+        PathBuf::from("/nonexistent/foreman"),
+        Duration::from_secs(1),
+        vec![],
+    );
     assert_eq!(
         missing.assess(&observation()).await.err(),
         Some(ForemanError::Missing)
@@ -138,4 +137,55 @@ async fn failures_of_foreman_are_errors_never_actions() {
         confidence: 0.0,
     };
     assert!(!hint(&d).wakes_argus());
+}
+
+/// The gate kept alive (`--serve`): one process for many assessments; started again after it died
+/// or hung, and each failure is an error, never a directive.
+#[tokio::test]
+async fn a_kept_gate_process_serves_many_assessments_and_is_started_again_when_it_dies_or_hangs() {
+    let (bin, dir) = script(
+        "echo $$ >> \"$(dirname \"$0\")/starts\"\n\
+         [ \"$1\" = --serve ] || exit 2\n\
+         echo '{\"foreman_core\": \"0.5.1\", \"sha256\": null}'\n\
+         n=0\n\
+         while read -r line; do\n\
+           n=$((n+1))\n\
+           [ -f \"$(dirname \"$0\")/die\" ] && [ $n -eq 3 ] && exit 1\n\
+           [ -f \"$(dirname \"$0\")/hang\" ] && [ $n -eq 1 ] && sleep 30\n\
+           echo '{\"action\": \"CONTINUE\", \"reason\": \"r\", \"confidence\": null}'\n\
+         done",
+    );
+    let starts = || {
+        std::fs::read_to_string(dir.join("starts"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let f = foreman(bin).keep_alive();
+    std::fs::write(dir.join("die"), "").expect("die");
+    for _ in 0..2 {
+        assert_eq!(
+            f.assess(&observation()).await.map(|d| d.action),
+            Ok(ForemanAction::Continue)
+        );
+    }
+    assert_eq!(starts(), 1, "one process for both");
+    // Its third line makes it exit: an error, and the next assessment starts it again.
+    assert_eq!(
+        f.assess(&observation()).await.err(),
+        Some(ForemanError::Ended)
+    );
+    std::fs::remove_file(dir.join("die")).expect("die");
+    std::fs::write(dir.join("hang"), "").expect("hang");
+    // Hangs on its first line: a timeout; the process is killed and a new one started.
+    assert_eq!(
+        f.assess(&observation()).await.err(),
+        Some(ForemanError::Timeout)
+    );
+    std::fs::remove_file(dir.join("hang")).expect("hang");
+    assert_eq!(
+        f.assess(&observation()).await.map(|d| d.action),
+        Ok(ForemanAction::Continue)
+    );
+    assert_eq!(starts(), 3);
 }

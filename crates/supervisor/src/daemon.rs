@@ -761,14 +761,26 @@ async fn bridges(
     let mut foreman_min_interval = Duration::ZERO;
     let foreman = match (cfg.foreman_enabled, &cfg.foreman_bin) {
         (true, Some(bin)) => {
-            let f = Foreman {
-                bin: bin.clone(),
-                timeout: Duration::from_secs(30),
-                pass_env: cfg.foreman_env.clone(),
-            };
+            let mut f = Foreman::new(
+                bin.clone(),
+                Duration::from_secs(30),
+                cfg.foreman_env.clone(),
+            );
             // The runtime's own word on what is installed (the gate's `--version`); a Foreman
             // program that is not the gate says nothing.
             let runtime = f.runtime().await;
+            if let Some(v) = &runtime {
+                // The gate: one process kept for every assessment, given Foreman's own bound on a
+                // decision (plus its half-second cut and a margin) before it is judged hung.
+                let bound = v
+                    .decision_timeout_seconds
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .map_or(Duration::from_secs(30), |s| {
+                        Duration::from_secs_f64(s.min(600.0) + 5.0)
+                    });
+                f = f.keep_alive();
+                f.timeout = bound;
+            }
             foreman_min_interval = runtime
                 .as_ref()
                 .and_then(|v| v.min_interval_seconds)

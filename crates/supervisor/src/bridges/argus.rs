@@ -365,15 +365,9 @@ impl ArgusStatus {
             .collect()
     }
 
-    /// Whether the Reviewer judged `done` after an attempt that finished at `finished_at` (unix
-    /// seconds): only a verdict settled at or after it counts — a `done` about an earlier attempt
-    /// never accepts a later one, and one of unknown time accepts nothing.
-    pub fn done_since(&self, finished_at: u64) -> bool {
-        self.verdicts.iter().any(|v| {
-            v.status == ReviewStatus::Done
-                && v.at_ms
-                    .is_some_and(|t| t >= finished_at.saturating_mul(1000))
-        })
+    /// The newest settled mission's verdict (by when it settled; one of unknown time is oldest).
+    pub fn newest_verdict(&self) -> Option<&ReviewerVerdict> {
+        self.verdicts.iter().max_by_key(|v| v.at_ms.unwrap_or(0))
     }
 }
 

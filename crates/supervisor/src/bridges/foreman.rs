@@ -2,7 +2,10 @@
 //!
 //! It projects bounded evidence onto Foreman's observation fields, runs the configured executable
 //! (JSON on stdin, one directive as JSON on stdout, with a timeout and an output cap), and maps the
-//! directive to a [`Hint`] (at most a reason to wake Argus). It owns nothing that can reach the remote: this
+//! directive to a [`Hint`] (at most a reason to wake Argus). When the executable is our gate
+//! (`adapters/foreman_gate.py`, which says so by answering `--version`), one gate process is kept
+//! for many assessments (`--serve`, one line each way) and started again when it dies or hangs: a
+//! fresh process costs ~0.9 s of CPU in imports, a warm assessment a few milliseconds. It owns nothing that can reach the remote: this
 //! module imports neither the A2A client nor the authority tokens, its only output is a `Hint`, and
 //! a `Hint` converts to no operator command (a compile-fail case proves it). Foreman missing,
 //! failing, hanging or printing garbage yields an error, and Argus continues without it.
@@ -10,8 +13,9 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 /// Bound on what Foreman may print.
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
@@ -40,6 +44,12 @@ pub struct ForemanObservation {
     pub remote_stage: Option<String>,
     /// The ended attempt's answer as the remote gave it (remote text, bounded).
     pub remote_answer: Option<String>,
+    /// Whether the remote takes an intervention on the running task (Foreman's `supports_steering`).
+    pub steerable: bool,
+    /// Foreman's previous directive on this campaign (its policy retries after a stop).
+    pub previous_directive: Option<ForemanAction>,
+    /// The steers Foreman asked for on the current attempt (its own limit per worker).
+    pub steers: u32,
 }
 
 impl ForemanObservation {
@@ -60,6 +70,9 @@ impl ForemanObservation {
             event: serde_json::Value::Null,
             remote_stage: None,
             remote_answer: None,
+            steerable: false,
+            previous_directive: None,
+            steers: 0,
         }
     }
 
@@ -147,10 +160,10 @@ pub fn hint(d: &Directive) -> Hint {
         ForemanAction::StartVerifier => Hint::WakeReviewer,
         ForemanAction::SteerWorker => Hint::WakePlanner,
         ForemanAction::StopWorker | ForemanAction::RetryWorker => Hint::AskArgus,
-        // Not in spec §13. Foreman answers it whenever the task has ended and work remains: the
-        // attempt's end is itself a decision boundary, at which Argus is already woken to plan
-        // the next step, so a second wake would ask it twice for the same decision.
-        ForemanAction::StartWorker => Hint::NoWake,
+        // Not in spec §13. Foreman answers it whenever the task has ended and work remains: a
+        // request for planning the next attempt. At an attempt's end it rides with the end's own
+        // Argus wake (never a second one); only where no wake came does it wake Argus itself.
+        ForemanAction::StartWorker => Hint::WakePlanner,
         ForemanAction::Finish => Hint::CompletionCandidate,
         ForemanAction::Escalate => Hint::Escalate,
     }
@@ -168,6 +181,9 @@ pub enum ForemanError {
     Garbage,
     #[error("Foreman printed more than the output cap")]
     TooLarge,
+    /// The kept gate process ended (it crashed or was killed): it is started again next time.
+    #[error("Foreman's process ended")]
+    Ended,
     /// The gate ran, and Foreman could not assess: why, as the gate classes it (never Foreman's
     /// own error text, which carries the provider's answer body and URL).
     #[error("Foreman could not assess ({})", .0.as_str())]
@@ -183,6 +199,7 @@ impl ForemanError {
             ForemanError::Failed => "failed",
             ForemanError::Garbage => "garbage",
             ForemanError::TooLarge => "too_large",
+            ForemanError::Ended => "process_ended",
             ForemanError::Model(why) => why.as_str(),
         }
     }
@@ -198,6 +215,8 @@ pub enum ModelFailure {
     ModelAnswerUnusable,
     EvidenceOverBudget,
     ObservationUnreadable,
+    /// A `FOREMAN_*` setting Foreman rejects.
+    ConfigurationInvalid,
     #[serde(other)]
     Other,
 }
@@ -211,6 +230,7 @@ impl ModelFailure {
             ModelFailure::ModelAnswerUnusable => "model_answer_unusable",
             ModelFailure::EvidenceOverBudget => "evidence_over_budget",
             ModelFailure::ObservationUnreadable => "observation_unreadable",
+            ModelFailure::ConfigurationInvalid => "configuration_invalid",
             ModelFailure::Other => "other",
         }
     }
@@ -236,6 +256,17 @@ pub struct ForemanRuntime {
     /// not enforce: the link does.
     #[serde(default)]
     pub min_interval_seconds: Option<f64>,
+    /// Foreman's own bound on one decision-model request (`FOREMAN_DECISION_TIMEOUT_SECONDS`); the
+    /// gate is given it and a margin before it is judged hung.
+    #[serde(default)]
+    pub decision_timeout_seconds: Option<f64>,
+}
+
+/// The gate process kept for many assessments: its stdin, and its stdout read line by line.
+struct Resident {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
 }
 
 /// The configured Foreman executable.
@@ -246,9 +277,37 @@ pub struct Foreman {
     /// Variables of ours passed on by name (`ARGUS_SUPERVISOR_FOREMAN_ENV`): the decision model's
     /// provider and credentials.
     pub pass_env: Vec<String>,
+    /// The kept gate process, when the executable is the gate ([`Foreman::keep_alive`]); shared
+    /// by the clones, one assessment at a time.
+    resident: Option<Arc<tokio::sync::Mutex<Option<Resident>>>>,
+}
+
+impl std::fmt::Debug for Resident {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resident")
+            .field("pid", &self.child.id())
+            .finish()
+    }
 }
 
 impl Foreman {
+    /// A Foreman executable run once per assessment (any program keeping the one-shot contract).
+    pub fn new(bin: PathBuf, timeout: Duration, pass_env: Vec<String>) -> Self {
+        Foreman {
+            bin,
+            timeout,
+            pass_env,
+            resident: None,
+        }
+    }
+
+    /// Keep one process for many assessments (`--serve`): only for the gate, which says what it is
+    /// ([`Foreman::runtime`]).
+    pub fn keep_alive(mut self) -> Self {
+        self.resident = Some(Arc::new(tokio::sync::Mutex::new(None)));
+        self
+    }
+
     /// What the runtime says is installed (`--version`), when it is the gate.
     pub async fn runtime(&self) -> Option<ForemanRuntime> {
         let (status, out) = self.run(&["--version"], Vec::new()).await.ok()?;
@@ -264,6 +323,13 @@ impl Foreman {
     ) -> Result<Directive, ForemanError> {
         let input = serde_json::to_vec(&observation.clone().bounded())
             .map_err(|_| ForemanError::Garbage)?;
+        if let Some(slot) = &self.resident {
+            let line = self.ask_resident(slot, input).await?;
+            return match serde_json::from_slice::<Failure>(&line) {
+                Ok(f) => Err(ForemanError::Model(f.error)),
+                Err(_) => checked(&line),
+            };
+        }
         let (status, out) = self.run(&[], input).await?;
         if !status.success() {
             return Err(match serde_json::from_slice::<Failure>(&out) {
@@ -271,25 +337,62 @@ impl Foreman {
                 Err(_) => ForemanError::Failed,
             });
         }
-        let d: Directive = serde_json::from_slice(&out).map_err(|_| ForemanError::Garbage)?;
-        if !(0.0..=1.0).contains(&d.confidence) {
-            return Err(ForemanError::Garbage);
-        }
-        Ok(Directive {
-            reason: crate::security::Untrusted::new(&d.reason, MAX_FIELD_BYTES)
-                .as_str()
-                .to_string(),
-            ..d
+        checked(&out)
+    }
+
+    /// One line to the kept gate process and its one line back, within the timeout; the process is
+    /// started first when there is none, and dropped (killed) after any failure, so the next
+    /// assessment starts a fresh one.
+    async fn ask_resident(
+        &self,
+        slot: &tokio::sync::Mutex<Option<Resident>>,
+        mut input: Vec<u8>,
+    ) -> Result<Vec<u8>, ForemanError> {
+        let mut held = slot.lock().await;
+        // One that ended since (crashed, killed) is started again before it is asked.
+        let alive = held
+            .as_mut()
+            .is_some_and(|r| matches!(r.child.try_wait(), Ok(None)));
+        let mut r = match held.take() {
+            Some(r) if alive => r,
+            _ => self.start_resident().await?,
+        };
+        input.push(b'\n');
+        let exchange = async {
+            r.stdin
+                .write_all(&input)
+                .await
+                .map_err(|_| ForemanError::Ended)?;
+            r.stdin.flush().await.map_err(|_| ForemanError::Ended)?;
+            read_line(&mut r.stdout).await
+        };
+        let line = tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| ForemanError::Timeout)??;
+        *held = Some(r);
+        Ok(line)
+    }
+
+    /// Start the gate with `--serve` and read its first line (what it is) within the timeout.
+    async fn start_resident(&self) -> Result<Resident, ForemanError> {
+        let mut child = self.spawn(&["--serve"])?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ForemanError::Failed);
+        };
+        let mut stdout = tokio::io::BufReader::new(stdout);
+        let hello = tokio::time::timeout(self.timeout, read_line(&mut stdout))
+            .await
+            .map_err(|_| ForemanError::Timeout)??;
+        serde_json::from_slice::<ForemanRuntime>(&hello).map_err(|_| ForemanError::Garbage)?;
+        tracing::info!(pid = child.id(), "Foreman's gate process started");
+        Ok(Resident {
+            child,
+            stdin,
+            stdout,
         })
     }
 
-    /// Run the program with `args`, `input` on its stdin: its exit status and what it printed
-    /// (bounded), within the timeout.
-    async fn run(
-        &self,
-        args: &[&str],
-        input: Vec<u8>,
-    ) -> Result<(std::process::ExitStatus, Vec<u8>), ForemanError> {
+    fn spawn(&self, args: &[&str]) -> Result<tokio::process::Child, ForemanError> {
         if !self.bin.is_file() {
             return Err(ForemanError::Missing);
         }
@@ -298,7 +401,7 @@ impl Foreman {
             .iter()
             .filter_map(|n| std::env::var_os(n).map(|v| (n.clone(), v)))
             .collect();
-        let mut child = tokio::process::Command::new(&self.bin)
+        tokio::process::Command::new(&self.bin)
             .args(args)
             .env_clear()
             .envs(passed)
@@ -308,7 +411,17 @@ impl Foreman {
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|_| ForemanError::Missing)?;
+            .map_err(|_| ForemanError::Missing)
+    }
+
+    /// Run the program with `args`, `input` on its stdin: its exit status and what it printed
+    /// (bounded), within the timeout.
+    async fn run(
+        &self,
+        args: &[&str],
+        input: Vec<u8>,
+    ) -> Result<(std::process::ExitStatus, Vec<u8>), ForemanError> {
+        let mut child = self.spawn(args)?;
         let run = async {
             if let Some(mut stdin) = child.stdin.take() {
                 let _ = stdin.write_all(&input).await;
@@ -330,4 +443,41 @@ impl Foreman {
             .await
             .map_err(|_| ForemanError::Timeout)?
     }
+}
+
+/// One line of the gate's, without its newline: bounded by the output cap; the process's end is
+/// [`ForemanError::Ended`].
+async fn read_line(
+    out: &mut tokio::io::BufReader<tokio::process::ChildStdout>,
+) -> Result<Vec<u8>, ForemanError> {
+    let mut line = Vec::new();
+    let mut limited = (&mut *out).take(MAX_OUTPUT_BYTES as u64 + 1);
+    let n = limited
+        .read_until(b'\n', &mut line)
+        .await
+        .map_err(|_| ForemanError::Ended)?;
+    if n == 0 {
+        return Err(ForemanError::Ended);
+    }
+    if line.len() > MAX_OUTPUT_BYTES {
+        return Err(ForemanError::TooLarge);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    Ok(line)
+}
+
+/// A directive as Foreman printed it, checked and its reason bounded.
+fn checked(out: &[u8]) -> Result<Directive, ForemanError> {
+    let d: Directive = serde_json::from_slice(out).map_err(|_| ForemanError::Garbage)?;
+    if !(0.0..=1.0).contains(&d.confidence) {
+        return Err(ForemanError::Garbage);
+    }
+    Ok(Directive {
+        reason: crate::security::Untrusted::new(&d.reason, MAX_FIELD_BYTES)
+            .as_str()
+            .to_string(),
+        ..d
+    })
 }

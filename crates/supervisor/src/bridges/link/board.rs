@@ -57,6 +57,10 @@ pub struct ArgusRecord {
     /// no new work).
     #[serde(default)]
     pub last_delivered: Option<String>,
+    /// When Argus took its last wake (unix milliseconds): a Reviewer's `done` confirms an
+    /// attempt's end only from a mission Argus took after that end.
+    #[serde(default)]
+    pub delivered_at_ms: Option<u64>,
     /// Wakes composed for this campaign: each wake's number, in its text.
     #[serde(default)]
     pub wakes: u64,
@@ -79,6 +83,7 @@ impl ArgusRecord {
             daemon_lost_told: false,
             undelivered: vec![],
             last_delivered: None,
+            delivered_at_ms: None,
             wakes: 0,
         }
     }

@@ -22,12 +22,14 @@ mod wake;
 pub use board::{ArgusBoard, ArgusRecord};
 pub use prompt::{event_text, projection, wake_text};
 pub use wake::{
-    set_degraded, set_status, status, ArgusWake, BridgeStatus, LinkRequest, WakeCause, WakeRequest,
+    set_degraded, set_status, status, Advice, ArgusWake, BridgeStatus, LinkRequest, WakeCause,
+    WakeRequest,
 };
 
 use super::argus::{ArgusClient, ArgusConfig, ArgusError};
 use super::decisions::{take_new, MissionBudget, Ruling};
-use super::foreman::{hint, Foreman, ForemanError};
+use super::foreman::{Directive, Foreman, ForemanAction, ForemanError};
+
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use argus_machines::{Significant, StateName, Verdict};
 use std::path::PathBuf;
@@ -61,6 +63,26 @@ struct ForemanTrouble {
     told: Option<String>,
 }
 
+/// What Foreman said of a campaign before, which its policy reads again: its previous directive
+/// and the steers it asked for on the current attempt (kept in memory: after a restart Foreman
+/// starts from none, as after a new attempt).
+#[derive(Debug, Default)]
+struct ForemanMemory {
+    attempt: u32,
+    previous: Option<ForemanAction>,
+    steers: u32,
+}
+
+/// Foreman's advice at an attempt's end, waiting for that end's Argus wake (sent right after it,
+/// in the same step) to carry it; sent on its own if no wake came within [`ADVICE_WAITS`].
+struct AdviceWaiting {
+    advice: Advice,
+    event: Significant,
+    since: tokio::time::Instant,
+}
+
+const ADVICE_WAITS: Duration = Duration::from_secs(1);
+
 /// The link task's state.
 pub struct Link {
     runtime: Arc<Runtime>,
@@ -78,6 +100,8 @@ pub struct Link {
     foreman_trouble: ForemanTrouble,
     /// When each campaign was last assessed on a routine event.
     foreman_last: std::collections::HashMap<String, tokio::time::Instant>,
+    foreman_memory: std::collections::HashMap<String, ForemanMemory>,
+    advice_waiting: std::collections::HashMap<String, AdviceWaiting>,
 }
 
 /// At most this many undelivered wakes are kept per campaign (the newest).
@@ -98,6 +122,8 @@ impl Link {
             redeliver_backoff: Duration::from_secs(1),
             foreman_trouble: ForemanTrouble::default(),
             foreman_last: Default::default(),
+            foreman_memory: Default::default(),
+            advice_waiting: Default::default(),
         }
     }
 
@@ -133,6 +159,7 @@ impl Link {
                     None => break,
                 },
                 _ = tick.tick() => {
+                    self.advice_alone().await;
                     self.redeliver().await;
                     for id in self.wake.board.bound() {
                         self.boundary(&id).await;
@@ -167,14 +194,12 @@ impl Link {
         self.client.as_ref()
     }
 
-    /// Ask Foreman about a non-boundary event; wake Argus only if its hint asks for it.
+    /// Ask Foreman about a non-boundary event; wake Argus only if its hint asks for it. Advice on
+    /// an attempt's end waits for that end's own wake, which carries it.
     async fn consult(&mut self, id: &str, event: Significant) {
-        let Some(foreman) = self.cfg.foreman.clone() else {
+        if self.cfg.foreman.is_none() {
             return;
-        };
-        let Some(doc) = self.doc(id).await else {
-            return;
-        };
+        }
         // Foreman's own minimum interval holds routine events back; an attempt's end never.
         if matches!(event, Significant::StateChanged { .. }) {
             let now = tokio::time::Instant::now();
@@ -187,10 +212,96 @@ impl Link {
             }
             self.foreman_last.insert(id.to_string(), now);
         }
+        let Some(doc) = self.doc(id).await else {
+            return;
+        };
+        // Foreman is shown the campaign as it is now: a running state's event read after the
+        // attempt ended is superseded by the end, which is assessed on its own evidence.
+        let ended =
+            |v: argus_machines::AttemptView| matches!(v, argus_machines::AttemptView::Terminal(_));
+        if matches!(event, Significant::StateChanged { .. })
+            && doc.remote.as_ref().is_some_and(|r| ended(r.state.view()))
+        {
+            return;
+        }
+        let Some(directive) = self.assess(id, &doc, &event).await else {
+            return;
+        };
+        let advice = Advice::from(&directive);
+        let argus_can_act = self.wake.not_acting().is_none();
+        match plan::advised(advice.hint, argus_can_act, &directive.reason) {
+            plan::Advised::Nothing => {}
+            plan::Advised::NeedsYou(text) => {
+                let _ = self.runtime.notice(id, true, text).await;
+            }
+            plan::Advised::Wake(_) if matches!(event, Significant::EvidenceReady { .. }) => {
+                let since = tokio::time::Instant::now();
+                let waiting = AdviceWaiting {
+                    advice,
+                    event,
+                    since,
+                };
+                self.advice_waiting.insert(id.to_string(), waiting);
+            }
+            plan::Advised::Wake(h) => {
+                self.wake.foreman_wakes.fetch_add(1, Ordering::Relaxed);
+                self.on_wake(WakeRequest {
+                    campaign_id: id.to_string(),
+                    cause: WakeCause::Foreman(h),
+                    latest: Some(event),
+                    advice: Some(advice),
+                })
+                .await;
+            }
+        }
+    }
+
+    /// Advice on an attempt's end that no wake took (the campaign was at no decision boundary):
+    /// it wakes Argus on its own.
+    async fn advice_alone(&mut self) {
+        let now = tokio::time::Instant::now();
+        let due: Vec<String> = self
+            .advice_waiting
+            .iter()
+            .filter(|(_, a)| now.duration_since(a.since) >= ADVICE_WAITS)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            if let Some(a) = self.advice_waiting.remove(&id) {
+                self.wake.foreman_wakes.fetch_add(1, Ordering::Relaxed);
+                self.on_wake(WakeRequest {
+                    campaign_id: id,
+                    cause: WakeCause::Foreman(a.advice.hint),
+                    latest: Some(a.event),
+                    advice: Some(a.advice),
+                })
+                .await;
+            }
+        }
+    }
+
+    /// One assessment by Foreman of the campaign as its document publishes it, with what Foreman
+    /// said of it before; a failure is counted, put in `health`, and told once past the threshold.
+    async fn assess(
+        &mut self,
+        id: &str,
+        doc: &CampaignDoc,
+        event: &Significant,
+    ) -> Option<Directive> {
+        let foreman = self.cfg.foreman.clone()?;
         self.wake.foreman_calls.fetch_add(1, Ordering::Relaxed);
         let verdict = self.wake.board.get(id).and_then(|r| r.reviewer_verdict);
-        let observation = projection(&doc, verdict, &event);
-        let directive = match foreman.assess(&observation).await {
+        let mut observation = projection(doc, verdict, event);
+        let attempt = doc.machine.memory.attempts;
+        let memory = self.foreman_memory.entry(id.to_string()).or_default();
+        if memory.attempt != attempt {
+            memory.attempt = attempt;
+            memory.steers = 0;
+        }
+        observation.steerable = self.runtime.remote_ability().allows().intervene;
+        observation.previous_directive = memory.previous;
+        observation.steers = memory.steers;
+        match foreman.assess(&observation).await {
             Ok(d) => {
                 set_status(&self.wake.foreman_status, true);
                 self.foreman_trouble.in_row = 0;
@@ -198,7 +309,12 @@ impl Link {
                     let line = "Foreman assesses again; its advice is back.";
                     let _ = self.runtime.decision(&told, line.to_string()).await;
                 }
-                d
+                let memory = self.foreman_memory.entry(id.to_string()).or_default();
+                memory.previous = Some(d.action);
+                if d.action == ForemanAction::SteerWorker {
+                    memory.steers += 1;
+                }
+                Some(d)
             }
             Err(e) => {
                 // Foreman is advisory: Argus continues without it.
@@ -222,23 +338,7 @@ impl Link {
                     );
                     let _ = self.runtime.notice(id, false, text).await;
                 }
-                return;
-            }
-        };
-        let argus_can_act = self.wake.not_acting().is_none();
-        match plan::advised(hint(&directive), argus_can_act, &directive.reason) {
-            plan::Advised::Nothing => {}
-            plan::Advised::NeedsYou(text) => {
-                let _ = self.runtime.notice(id, true, text).await;
-            }
-            plan::Advised::Wake(h) => {
-                self.wake.foreman_wakes.fetch_add(1, Ordering::Relaxed);
-                self.on_wake(WakeRequest {
-                    campaign_id: id.to_string(),
-                    cause: WakeCause::Foreman(h),
-                    latest: Some(event),
-                })
-                .await;
+                None
             }
         }
     }
@@ -313,6 +413,7 @@ impl Link {
                             r.undelivered.remove(0);
                         }
                         r.last_delivered = Some(text.clone());
+                        r.delivered_at_ms = Some(crate::time::now_ms());
                     });
                     self.delivered(id).await;
                 }
@@ -384,10 +485,14 @@ impl Link {
         self.runtime.document(id).await
     }
 
-    async fn on_wake(&mut self, w: WakeRequest) {
+    async fn on_wake(&mut self, mut w: WakeRequest) {
         let Some(doc) = self.doc(&w.campaign_id).await else {
             return;
         };
+        // Foreman's advice on the attempt's end rides with this end's wake.
+        if matches!(w.cause, WakeCause::Boundary(_)) && w.advice.is_none() {
+            w.advice = self.advice_waiting.remove(&w.campaign_id).map(|a| a.advice);
+        }
         let workdir = self.cfg.workroot.join(&w.campaign_id);
         let _ = std::fs::create_dir_all(workdir.join("decisions"));
         // Kept before it is sent: a crash from here on delivers it after the restart.

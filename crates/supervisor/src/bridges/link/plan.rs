@@ -126,8 +126,8 @@ pub(crate) fn boundary(
         }
         _ => None,
     };
-    let accept =
-        doc.machine.state == StateName::RemoteTerminalLocalPending && judged_done(doc, status);
+    let accept = doc.machine.state == StateName::RemoteTerminalLocalPending
+        && judged_done(doc, status, record.and_then(|r| r.delivered_at_ms));
     let stop_daemon = status.daemon.alive
         && status.daemon.idle
         && !status.work_pending
@@ -199,8 +199,11 @@ fn stall(since: Option<u64>, stalled: bool, now: u64) -> Option<Option<u64>> {
 /// Whether the Reviewer's `done` confirms the attempt waiting for its verdict: one the remote
 /// completed (a `done` after a failed attempt is about Argus's own work — relaying the repair —
 /// never a completion), given after that attempt finished (as its document records), never one
-/// about an earlier attempt.
-fn judged_done(doc: &CampaignDoc, status: &ArgusStatus) -> bool {
+/// about an earlier attempt. Where Argus took wakes while the attempt ran (Foreman's advice), a
+/// `done` is about the mission it settles: so the last wake Argus took (`delivered_at_ms`) must
+/// be one taken after the attempt ended, every mission it took must have settled, and the newest
+/// verdict — Argus settles its missions in order, so that wake's — must be `done`.
+fn judged_done(doc: &CampaignDoc, status: &ArgusStatus, delivered_at_ms: Option<u64>) -> bool {
     let argus_machines::StateRecord::RemoteTerminalLocalPending {
         task,
         outcome: argus_machines::RemoteOutcome::Completed,
@@ -208,12 +211,25 @@ fn judged_done(doc: &CampaignDoc, status: &ArgusStatus) -> bool {
     else {
         return false;
     };
-    doc.attempt_history
+    let Some(finished_ms) = doc
+        .attempt_history
         .iter()
         .rev()
         .find(|a| a.task_id == *task)
         .and_then(|a| a.finished_at)
-        .is_some_and(|at| status.done_since(at))
+        .map(|at| at.saturating_mul(1000))
+    else {
+        return false;
+    };
+    let since = match delivered_at_ms {
+        Some(taken) if taken < finished_ms => return false,
+        Some(taken) => taken,
+        None => finished_ms,
+    };
+    !status.work_pending
+        && status
+            .newest_verdict()
+            .is_some_and(|v| v.status == ReviewStatus::Done && v.at_ms.is_some_and(|t| t >= since))
 }
 
 #[cfg(test)]
@@ -322,6 +338,58 @@ mod tests {
         // not taken as about it.
         d.attempt_history[0].finished_at = None;
         assert!(!boundary(None, &d, &done_at(600), 700).accept);
+    }
+
+    /// Argus took wakes while the attempt ran (Foreman's advice): a `done` settling one of those
+    /// missions is not the attempt's verdict — only the newest verdict of a mission taken after the
+    /// attempt ended, with nothing left unsettled, is.
+    #[test]
+    fn a_done_about_a_mission_taken_before_the_attempt_ended_claims_no_completion() {
+        let mut d = doc();
+        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
+            task: TaskId::new("t2"),
+            outcome: argus_machines::RemoteOutcome::Completed,
+        };
+        d.attempt_history.push(AttemptRecord {
+            task_id: TaskId::new("t2"),
+            run_id: None,
+            attempt_id: None,
+            source_sha: None,
+            first_seen_at: 100,
+            outcome: Some(argus_machines::RemoteOutcome::Completed),
+            finished_at: Some(500),
+            verdict: None,
+        });
+        let verdict = |status, secs: u64| crate::bridges::argus::ReviewerVerdict {
+            status,
+            at_ms: Some(secs * 1000),
+            item: None,
+        };
+        let with = |verdicts, work_pending| ArgusStatus {
+            verdicts,
+            work_pending,
+            ..status()
+        };
+        let taken_at = |secs: u64| {
+            let mut r = ArgusRecord::new(id());
+            r.delivered_at_ms = Some(secs * 1000);
+            r
+        };
+        let done = vec![verdict(ReviewStatus::Done, 600)];
+        // The last wake Argus took was before the attempt ended: its done is about that mission.
+        assert!(!boundary(Some(&taken_at(450)), &d, &with(done.clone(), false), 700).accept);
+        // Taken after the end but still unsettled: the done is an older mission's.
+        assert!(!boundary(Some(&taken_at(550)), &d, &with(done.clone(), true), 700).accept);
+        // Settled before that wake was taken: an older mission's.
+        assert!(!boundary(Some(&taken_at(650)), &d, &with(done.clone(), false), 700).accept);
+        // The end's mission settled `continue` after an older mission's `done`: no completion.
+        let both = vec![
+            verdict(ReviewStatus::Done, 560),
+            verdict(ReviewStatus::Continue, 600),
+        ];
+        assert!(!boundary(Some(&taken_at(550)), &d, &with(both, false), 700).accept);
+        // The end's own mission, settled `done`, nothing pending: the attempt is accepted.
+        assert!(boundary(Some(&taken_at(550)), &d, &with(done, false), 700).accept);
     }
 
     #[test]

@@ -37,8 +37,13 @@ pub fn event_text(doc: &CampaignDoc, w: &WakeRequest) -> String {
         })
         .take(4)
         .collect();
+    let advice = w
+        .advice
+        .as_ref()
+        .map(|a| format!("{}\n", a.text()))
+        .unwrap_or_default();
     format!(
-        "Decision-worthy event for campaign {} ({:?}). State: {}. Attempts so far: {}.\nEvent and remote metadata:\n{}\nEvidence:\n{}\n",
+        "Decision-worthy event for campaign {} ({:?}). State: {}. Attempts so far: {}.\n{advice}Event and remote metadata:\n{}\nEvidence:\n{}\n",
         doc.campaign_id,
         w.cause,
         doc.machine.state.persisted(),
@@ -117,6 +122,10 @@ pub fn projection(
         remote_answer: evidence
             .and_then(|e| e.answer.as_ref())
             .map(|a| a.untrusted_text.clone()),
+        // What the remote takes and what Foreman said before: the link's to fill.
+        steerable: false,
+        previous_directive: None,
+        steers: 0,
     }
     .bounded()
 }
@@ -148,6 +157,7 @@ mod tests {
                 argus_machines::WakeReason::AttemptCompleted,
             ),
             latest: None,
+            advice: None,
         };
         let text = event_text(&doc, &w);
         let evidence = text.split("Evidence:\n").nth(1).expect("evidence");

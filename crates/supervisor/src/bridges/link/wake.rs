@@ -2,7 +2,7 @@
 //! its counters, and each bridge's health as `health` says it.
 
 use super::board::ArgusBoard;
-use crate::bridges::foreman::Hint;
+use crate::bridges::foreman::{hint, Directive, ForemanAction, Hint};
 use crate::runtime::reduce::{AnswerTo, WakeSink};
 use argus_machines::{Significant, WakeReason};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +22,51 @@ pub struct WakeRequest {
     pub campaign_id: String,
     pub cause: WakeCause,
     pub latest: Option<Significant>,
+    /// Foreman's advice about the same event, told to Argus with it (one mission, not two).
+    pub advice: Option<Advice>,
+}
+
+/// Foreman's directive as Argus is told it: advisory, never an instruction to the remote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Advice {
+    pub hint: Hint,
+    pub action: ForemanAction,
+    /// Foreman's own reason (bounded and sanitised by the bridge).
+    pub reason: String,
+    pub confidence: f64,
+}
+
+impl From<&Directive> for Advice {
+    fn from(d: &Directive) -> Self {
+        Advice {
+            hint: hint(d),
+            action: d.action,
+            reason: d.reason.clone(),
+            confidence: d.confidence,
+        }
+    }
+}
+
+impl Advice {
+    /// The advice in Argus's words: what Foreman said, and what it asks of Argus (§13).
+    pub fn text(&self) -> String {
+        let name = serde_json::to_value(self.action)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let ask = match self.hint {
+            Hint::NoWake => "It asks nothing of you.",
+            Hint::WakeReviewer => "It asks for independent verification: have your Reviewer check the evidence below before any decision.",
+            Hint::WakePlanner => "It asks for planning: decide whether the work needs steering or a next attempt, and plan it.",
+            Hint::AskArgus => "It suggests stopping or retrying the attempt: that is your decision; nothing was sent to the remote on its word.",
+            Hint::CompletionCandidate => "It sees a candidate completion: only your Reviewer's `done` verdict completes the campaign.",
+            Hint::Escalate => "It says a person may be needed: ask the operator if you cannot decide.",
+        };
+        format!(
+            "Foreman's advice (advisory; it decides nothing and sends nothing): {name}, \"{}\" (confidence {:.2}). {ask}",
+            self.reason, self.confidence
+        )
+    }
 }
 
 /// What the link task is asked to do.
@@ -182,6 +227,7 @@ impl WakeSink for ArgusWake {
             campaign_id: campaign_id.to_string(),
             cause: WakeCause::Boundary(reason),
             latest: latest.cloned(),
+            advice: None,
         }));
     }
 
@@ -193,11 +239,18 @@ impl WakeSink for ArgusWake {
     }
 
     fn significant(&self, campaign_id: &str, event: &Significant) {
-        // Decision boundaries already wake Argus; Foreman is consulted on the rest.
-        if matches!(
-            event,
-            Significant::StateChanged { .. } | Significant::EvidenceReady { .. }
-        ) {
+        // Decision boundaries already wake Argus; Foreman is consulted on the rest. An attempt's
+        // end is assessed once, on its evidence (whose advice rides with the end's own wake),
+        // never on the state change that ended it.
+        let consulted = match event {
+            Significant::StateChanged { remote_state, .. } => !matches!(
+                remote_state.view(),
+                argus_machines::AttemptView::Terminal(_)
+            ),
+            Significant::EvidenceReady { .. } => true,
+            _ => false,
+        };
+        if consulted {
             let _ = self.tx.send(LinkRequest::Consult {
                 campaign_id: campaign_id.to_string(),
                 event: event.clone(),
