@@ -671,6 +671,15 @@ fn run_probe(
     report.qualification = report.card_sha256.as_deref().map(|sha| {
         argus_supervisor_lib::qualification::Book::new(home, &config.endpoint).status(sha)
     });
+    // Foreman as serve would run it, asked what it is: the pin is the runtime's word.
+    report.foreman = match argus_supervisor_lib::daemon::foreman_from_env() {
+        Ok(Some(f)) => Some(runtime.block_on(f.pin())),
+        Ok(None) => Some(argus_supervisor_lib::bridges::foreman::ForemanPin::Off),
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     if as_json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
@@ -738,6 +747,9 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
     }
     if let Some(q) = &r.qualification {
         out.push_str(&format!("qualification  {}\n", q.detail));
+    }
+    if let Some(f) = &r.foreman {
+        out.push_str(&format!("foreman        {}\n", f.describe()));
     }
     out.push_str(&format!(
         "can            {}\n",

@@ -7,7 +7,7 @@
 
 use super::argus_decides::{settle, Rig, ONE_AT_A_TIME};
 use super::serve_loop::{clean_sends, serve_as, sim, wait_for, API_TOKEN, SIM_TOKEN};
-use crate::support::procs::{executable, Kill};
+use crate::support::procs::{executable, Kill, BIN};
 use serde_json::{json, Value};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -85,14 +85,32 @@ fn gate_env(dir: &Path, venv: &str, url: &str, min_interval: &str) -> Vec<(&'sta
     ]
 }
 
-/// Each start of the gate: its process id and its arguments.
-fn gate_starts(dir: &Path) -> Vec<(u32, String)> {
+/// `probe --json` with serve's Foreman settings: what it says of Foreman, and its text.
+fn probe_foreman(sim_url: &str, env: &[(&'static str, String)]) -> (Value, String) {
+    let run = |json: bool| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["probe", "--allow-insecure-loopback", "--url", sim_url])
+            .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().expect("probe");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let report: Value = serde_json::from_str(&run(true)).expect("probe json");
+    (report["foreman"].clone(), run(false))
+}
+
+/// Each start of the gate kept for assessments (`--serve`; `--version` runs are serve's and
+/// probe's questions of what it is): its process id.
+fn gate_starts(dir: &Path) -> Vec<u32> {
     std::fs::read_to_string(dir.join("gate-starts"))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| {
             let (pid, args) = l.split_once(' ').unwrap_or((l, ""));
-            Some((pid.parse().ok()?, args.to_string()))
+            (args == "--serve").then(|| pid.parse().ok()).flatten()
         })
         .collect()
 }
@@ -156,6 +174,18 @@ fn the_real_foreman_advises_at_significant_events_only_with_bounded_evidence_and
     );
     let dry_runs = requests(&model).len();
     assert_eq!(dry_runs, 1, "the dry run");
+    // `probe` names the same pin, asked of the runtime as serve would run it.
+    let (pin, text) = probe_foreman(&sim_url, &foreman_env(&rig.dir, &url, "0"));
+    assert_eq!(pin["status"], "installed", "{pin}");
+    assert_eq!(pin["runtime"]["foreman_core"], "0.5.1", "{pin}");
+    assert_eq!(pin["runtime"]["sha256"], WHEEL_SHA256, "{pin}");
+    assert!(
+        text.contains(&format!(
+            "foreman        foreman-core 0.5.1 (wheel sha256:{WHEEL_SHA256})"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(MODEL_KEY));
     d.start_attempt("f1");
     settle(&d, "f1", "closed.accepted");
     // Asked about significant events of the classes it advises on, each at most once, never on a
@@ -209,14 +239,9 @@ fn the_real_foreman_advises_at_significant_events_only_with_bounded_evidence_and
         .filter(|p| p.contains("Foreman's advice (advisory; it decides nothing and sends nothing): START_WORKER, \"meaningful implementation work remains\""))
         .count();
     assert!(advised >= 2, "each end's advice reached Argus's engineer");
-    // One gate process served every assessment (besides its `--version`): a fresh process
-    // costs ~0.9 s of CPU, a warm assessment milliseconds.
-    let starts = gate_starts(&rig.dir);
-    assert_eq!(
-        starts.iter().map(|(_, a)| a.as_str()).collect::<Vec<_>>(),
-        ["--version", "--serve"],
-        "{starts:?}"
-    );
+    // One gate process served every assessment: a fresh process costs ~0.9 s of CPU, a warm
+    // assessment milliseconds.
+    assert_eq!(gate_starts(&rig.dir).len(), 1, "one kept gate process");
     // The decision model fails: Foreman is degraded in health, the remote task runs on and
     // Argus decides without Foreman's hint; it clears by itself when the model answers again.
     steer(&model, json!({"mode": "500"}));
@@ -234,12 +259,12 @@ fn the_real_foreman_advises_at_significant_events_only_with_bounded_evidence_and
     );
     steer(&model, json!({}));
     // The gate process is killed: the next assessment starts it again, and Foreman is back.
-    let (pid, _) = gate_starts(&rig.dir).last().cloned().expect("the gate");
+    let pid = gate_starts(&rig.dir).last().copied().expect("the gate");
     let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
     d.start_attempt("f3");
     d.wait_health(|h| h["foreman"] == "running");
     settle(&d, "f3", "closed.accepted");
-    assert_eq!(gate_starts(&rig.dir).len(), 3, "started once again");
+    assert_eq!(gate_starts(&rig.dir).len(), 2, "started once again");
     assert_eq!(clean_sends(&sim_url, "f3"), 2);
     rig.stop(d);
     // The decision model's key never reached the supervisor's log, and Foreman's error text (the
@@ -276,11 +301,14 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     let h = d.wait_health(|h| h["argus"] == "running" && h["foreman"] == "running");
     assert_eq!(h["foreman_runtime"]["min_interval_seconds"], 5.0, "{h}");
     let told_prefix = "Foreman cannot assess (";
-    // The decision model hangs (past Foreman's 3 s timeout), then answers garbage: each time the
-    // remote task runs to its end and Argus decides without Foreman; the class is in health.
+    // The decision model hangs (past Foreman's 3 s timeout), answers garbage, refuses the key,
+    // refuses to answer: each time the remote task runs to its end and Argus decides without
+    // Foreman; the class is in health.
     for (i, (mode, class)) in [
         ("hang", "model_timeout"),
         ("garbage", "model_answer_unusable"),
+        ("401", "model_refused_credentials"),
+        ("refuse", "model_answer_unusable"),
     ]
     .iter()
     .enumerate()
@@ -298,7 +326,7 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     }
     // Told once for the whole outage (in the campaign where it passed the threshold), not once
     // per campaign or per failure.
-    let total: usize = ["h0", "h1"]
+    let total: usize = ["h0", "h1", "h2", "h3"]
         .iter()
         .map(|id| told(&d, id, told_prefix))
         .sum();
@@ -306,21 +334,21 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
     // The model answers again: the next assessment clears it, said once where it was told.
     steer(&model, json!({}));
     let before = requests(&model).len();
-    d.start_attempt("h2");
+    d.start_attempt("back");
     d.wait_health(|h| h["foreman"] == "running");
-    settle(&d, "h2", "closed.accepted");
+    settle(&d, "back", "closed.accepted");
     // Foreman's minimum interval held routine events back (the stage changes 0.3 s and 1 s
     // apart), never an attempt's end: fewer assessments than events, at least one per attempt.
     wait_for("Foreman to assess both attempts' ends", || {
         requests(&model).len() - before >= 2
     });
     let made = requests(&model).len() - before;
-    let events = consulted_events(&d, "h2").len();
+    let events = consulted_events(&d, "back").len();
     assert!(
         made >= 2 && made < events,
         "{made} assessments for {events} events"
     );
-    let back: usize = ["h0", "h1", "h2"]
+    let back: usize = ["h0", "h1", "h2", "h3", "back"]
         .iter()
         .map(|id| told(&d, id, "Foreman assesses again"))
         .sum();
@@ -338,9 +366,12 @@ fn foreman_failing_in_every_way_leaves_the_work_running_is_said_once_and_clears_
                 .is_some_and(|s| s.starts_with("unavailable since"))
     });
     assert!(d.get("/health").expect("health").1["foreman_runtime"].is_null());
-    d.start_attempt("h3");
-    settle(&d, "h3", "closed.accepted");
-    assert_eq!(clean_sends(&sim_url, "h3"), 2);
+    let gone = gate_env(&rig.dir, "/nonexistent/venv-foreman", &url, "5");
+    assert_eq!(probe_foreman(&sim_url, &gone).0["status"], "unanswered");
+    assert_eq!(probe_foreman(&sim_url, &[]).0["status"], "off");
+    d.start_attempt("gone");
+    settle(&d, "gone", "closed.accepted");
+    assert_eq!(clean_sends(&sim_url, "gone"), 2);
     rig.stop(d);
     let logged = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(!logged.contains(MODEL_KEY));

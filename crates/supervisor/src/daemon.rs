@@ -1075,6 +1075,24 @@ fn socket_token(path: &std::path::Path) -> std::io::Result<Secret> {
 /// The variable names `ARGUS_SUPERVISOR_ARGUS_ENV` or `ARGUS_SUPERVISOR_FOREMAN_ENV` lists (comma-
 /// or space-separated), checked: a name of ours that carries a secret (the OpenTraining or API
 /// token) is refused, so no setting can hand it to the `child` (Argus, Foreman).
+/// Foreman as `serve` would configure it from this environment (`probe` asks it what it is);
+/// `None` when it is off.
+pub fn foreman_from_env() -> Result<Option<Foreman>, ConfigError> {
+    let var = |n: &str| std::env::var(n).ok();
+    let enabled_name = "ARGUS_SUPERVISOR_FOREMAN_ENABLED";
+    if !flag(enabled_name, &var(enabled_name), false)? {
+        return Ok(None);
+    }
+    let names_name = "ARGUS_SUPERVISOR_FOREMAN_ENV";
+    let names = env_names(set(&var(names_name)), "Foreman").map_err(|e| bad(names_name, &e))?;
+    let bin = set(&var("ARGUS_SUPERVISOR_FOREMAN_BIN")).map(PathBuf::from);
+    Ok(Some(Foreman::new(
+        bin.unwrap_or_default(),
+        Duration::from_secs(30),
+        names,
+    )))
+}
+
 fn env_names(list: Option<String>, child: &str) -> Result<Vec<String>, String> {
     let mut names = vec![];
     for name in list

@@ -9,7 +9,7 @@ probabilities.
 
 DIR/control.json, read on every request, steers it:
     {"probabilities": {"core.human-escalation__needs_human": 0.9, ...}, "default": 0.05,
-     "mode": "ok" | "500" | "hang" | "garbage"}
+     "mode": "ok" | "500" | "401" | "hang" | "garbage" | "refuse"}
 DIR/requests.jsonl gets one line per request: its size, its Authorization header's presence, and
 the request body as Foreman sent it (what the tests judge the evidence by).
 """
@@ -48,6 +48,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if mode == "500":
             return self.answer(500, {"error": {"message": "scripted failure at the provider"}})
+        if mode == "401":
+            return self.answer(401, {"error": {"message": "scripted: the key is refused"}})
         if mode == "garbage":
             return self.answer(200, "not a decision", content="text/html")
         try:
@@ -58,6 +60,10 @@ class Handler(BaseHTTPRequestHandler):
         default = ctl.get("default", 0.05)
         answers = [{"type": "predicate", "name": q["name"],
                     "probability": table.get(q["name"], default)} for q in questions]
+        if mode == "refuse" and answers:
+            # The provider's refusal shape: the named predicate answered with a refusal.
+            answers[0] = {"type": "refusal", "name": answers[0]["name"],
+                          "refusal": "scripted: I cannot assess this"}
         self.answer(200, {"model": "decision-double", "answers": answers,
                           "usage": {"input_tokens": len(raw) // 4, "output_tokens": len(answers)}})
 

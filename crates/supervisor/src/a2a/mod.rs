@@ -780,6 +780,8 @@ pub struct ProbeReport {
     /// What `qualify` kept for this remote and card (filled in by the caller, which knows the
     /// state root).
     pub qualification: Option<crate::qualification::Qualification>,
+    /// Foreman as its runtime says it is installed (filled by the caller, from serve's settings).
+    pub foreman: Option<crate::bridges::foreman::ForemanPin>,
 }
 
 /// Discover, run the read-only checks, and report.
@@ -810,6 +812,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
                 mutation_reason: mutation.reason.to_string(),
                 error: status.err().map(|e| e.class()),
                 qualification: None,
+                foreman: None,
             }
         }
         Err(e) => ProbeReport {
@@ -832,6 +835,7 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
             mutation_reason: "discovery failed".into(),
             error: Some(e.class()),
             qualification: None,
+            foreman: None,
         },
     }
 }

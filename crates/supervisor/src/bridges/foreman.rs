@@ -262,6 +262,37 @@ pub struct ForemanRuntime {
     pub decision_timeout_seconds: Option<f64>,
 }
 
+/// What `probe` and the §25 report say of Foreman: off, or what its runtime itself says is
+/// installed (never what configuration claims).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ForemanPin {
+    /// Not enabled (`ARGUS_SUPERVISOR_FOREMAN_ENABLED`).
+    Off,
+    /// Enabled, and its program does not say what it is: not the gate, or it cannot start.
+    Unanswered,
+    /// The runtime's own word (the gate's `--version`).
+    Installed { runtime: ForemanRuntime },
+}
+
+impl ForemanPin {
+    /// The pin in one line, for `probe`'s text.
+    pub fn describe(&self) -> String {
+        match self {
+            ForemanPin::Off => "off (ARGUS_SUPERVISOR_FOREMAN_ENABLED is not 1)".into(),
+            ForemanPin::Unanswered => "enabled, but its runtime does not say what it is (not the gate, or it cannot start): check ARGUS_SUPERVISOR_FOREMAN_BIN".into(),
+            ForemanPin::Installed { runtime } => format!(
+                "foreman-core {} (wheel sha256:{}), minimum interval {}, as its runtime says",
+                runtime.foreman_core,
+                runtime.sha256.as_deref().unwrap_or("unrecorded"),
+                runtime
+                    .min_interval_seconds
+                    .map_or("unstated".into(), |s| format!("{s} s")),
+            ),
+        }
+    }
+}
+
 /// The gate process kept for many assessments: its stdin, and its stdout read line by line.
 struct Resident {
     child: tokio::process::Child,
@@ -306,6 +337,14 @@ impl Foreman {
     pub fn keep_alive(mut self) -> Self {
         self.resident = Some(Arc::new(tokio::sync::Mutex::new(None)));
         self
+    }
+
+    /// What the runtime says of itself, as `probe` reports it.
+    pub async fn pin(&self) -> ForemanPin {
+        match self.runtime().await {
+            Some(runtime) => ForemanPin::Installed { runtime },
+            None => ForemanPin::Unanswered,
+        }
     }
 
     /// What the runtime says is installed (`--version`), when it is the gate.
