@@ -18,13 +18,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl python3 python3-venv \
  && rm -rf /var/lib/apt/lists/*
 RUN if [ -n "$ARGUS_PIP_SPEC" ]; then python3 -m venv /opt/venv-argus && /opt/venv-argus/bin/pip install --no-cache-dir "$ARGUS_PIP_SPEC"; fi
-COPY vendor/foreman/foreman_core-0.5.1-py3-none-any.whl vendor/foreman/requirements-py312.lock /tmp/foreman/
+COPY vendor/foreman/foreman_core-0.5.1-py3-none-any.whl vendor/foreman/requirements-py312.lock scripts/install-foreman.sh /tmp/foreman/
 COPY adapters/foreman_gate.py /opt/venv-foreman-gate/foreman_gate.py
-RUN python3 -m venv /opt/venv-foreman \
- && /opt/venv-foreman/bin/pip install --no-cache-dir -r /tmp/foreman/requirements-py312.lock \
- && /opt/venv-foreman/bin/pip install --no-cache-dir --no-deps /tmp/foreman/foreman_core-0.5.1-py3-none-any.whl \
- && printf '#!/bin/sh\nexec /opt/venv-foreman/bin/python /opt/venv-foreman-gate/foreman_gate.py "$@"\n' > /opt/venv-foreman/bin/argus-foreman-gate \
- && chmod 755 /opt/venv-foreman/bin/argus-foreman-gate \
+RUN sh /tmp/foreman/install-foreman.sh /opt/venv-foreman python3 /tmp/foreman /opt/venv-foreman-gate/foreman_gate.py \
  && rm -rf /tmp/foreman
 RUN useradd --uid 1000 --create-home --shell /usr/sbin/nologin argus \
  && mkdir -p /a0/usr/argus-supervisor \

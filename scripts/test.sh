@@ -91,13 +91,12 @@ fi
 # The real Foreman (foreman-core 0.5.1, vendor/foreman/) in a venv of its own, from its Python 3.12
 # lock and the pinned wheel: what `adapters/foreman_gate.py` runs on (tests/processes/foreman_gate.rs).
 FOREMAN_VENV="$ARGUS_INTEROP_VENVS/foreman-0.5.1"
-FOREMAN_REQS="$(cat vendor/foreman/requirements-py312.lock; sha256sum vendor/foreman/foreman_core-0.5.1-py3-none-any.whl)"
+FOREMAN_REQS="$(cat vendor/foreman/requirements-py312.lock scripts/install-foreman.sh; sha256sum vendor/foreman/foreman_core-0.5.1-py3-none-any.whl)"
 if [ ! -x "$FOREMAN_VENV/bin/python" ] || [ "$FOREMAN_REQS" != "$(cat "$FOREMAN_VENV/.requirements" 2>/dev/null)" ]; then
   echo "== preparing the Foreman venv (foreman-core 0.5.1)"
   rm -rf "$FOREMAN_VENV"
-  "$OO_PY" -m venv "$FOREMAN_VENV"
-  "$FOREMAN_VENV/bin/pip" install --quiet --disable-pip-version-check -r vendor/foreman/requirements-py312.lock
-  "$FOREMAN_VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps vendor/foreman/foreman_core-0.5.1-py3-none-any.whl
+  # The images' own install (scripts/install-foreman.sh); the tests make their own gate wrapper.
+  sh scripts/install-foreman.sh "$FOREMAN_VENV" "$OO_PY" vendor/foreman
   printf '%s' "$FOREMAN_REQS" > "$FOREMAN_VENV/.requirements"
 fi
 export ARGUS_FOREMAN_VENV="$FOREMAN_VENV"

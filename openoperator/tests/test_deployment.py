@@ -39,8 +39,11 @@ def test_the_openoperator_image_adds_no_port_runs_as_1000_and_keeps_opt_venv_a0_
     # with the gate the supervisor runs on it.
     assert "vendor/foreman/foreman_core-0.5.1-py3-none-any.whl" in wheels
     assert (REPO / "vendor/foreman/requirements-py312.lock").is_file()
-    assert "python3 -m venv /opt/venv-foreman" in body
-    assert "-r /tmp/foreman/requirements-py312.lock" in body and "--no-deps /tmp/foreman/" in body
+    # ... installed by the same script scripts/test.sh runs for the tests (its wheel digest checked).
+    assert "scripts/install-foreman.sh" in [src for c in copies for src in c[:-1]]
+    assert ("sh /tmp/foreman/install-foreman.sh /opt/venv-foreman python3 /tmp/foreman "
+            "/opt/venv-foreman-gate/foreman_gate.py") in body
+    assert "install-foreman.sh" in (REPO / "scripts/test.sh").read_text()
     assert ["adapters/foreman_gate.py", "/opt/venv-foreman-gate/foreman_gate.py"] in copies
     env = " ".join(r for op, r in final if op == "ENV")
     assert "ARGUS_SUPERVISOR_FOREMAN_BIN=/opt/venv-foreman/bin/argus-foreman-gate" in env
