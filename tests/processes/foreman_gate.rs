@@ -574,3 +574,49 @@ fn each_directive_of_the_real_foreman_reaches_argus_as_section_13_says_and_never
     assert_eq!(cancels(&sim_url), 0);
     rig.stop(d);
 }
+
+/// The gate itself, kept as serve keeps it: a line it cannot read and a Foreman setting Foreman
+/// rejects are each answered with their class (never Foreman's text), and it goes on answering.
+#[test]
+fn the_gate_answers_each_line_with_a_directive_or_a_class_and_keeps_serving() {
+    use std::io::Write;
+    let venv = std::env::var("ARGUS_FOREMAN_VENV")
+        .expect("ARGUS_FOREMAN_VENV is not set: run scripts/test.sh (it makes Foreman's venv)");
+    let mut gate = Command::new(format!("{venv}/bin/python"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/foreman_gate.py"))
+        .arg("--serve")
+        .env_clear()
+        .env("FOREMAN_DECISION_PROVIDER", "not-a-provider")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the gate");
+    let mut stdin = gate.stdin.take().expect("stdin");
+    let mut out = std::io::BufReader::new(gate.stdout.take().expect("stdout"));
+    let mut line = || {
+        let mut l = String::new();
+        out.read_line(&mut l).expect("a line");
+        serde_json::from_str::<Value>(&l).unwrap_or_else(|_| panic!("{l}"))
+    };
+    assert_eq!(
+        line()["foreman_core"],
+        "0.5.1",
+        "its first line says what it is"
+    );
+    for (sent, class) in [
+        ("not json", "observation_unreadable"),
+        ("{\"original_job\": \"train\"}", "configuration_invalid"),
+        ("[1, 2]", "observation_unreadable"),
+        ("{\"original_job\": \"train\"}", "configuration_invalid"),
+    ] {
+        writeln!(stdin, "{sent}").expect("write");
+        let said = line();
+        assert_eq!(said, json!({ "error": class }), "{sent}");
+    }
+    drop(stdin);
+    assert!(
+        gate.wait().expect("exit").success(),
+        "it ends when its input does"
+    );
+}
