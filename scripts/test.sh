@@ -5,16 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Graphviz renders diagrams/campaign.svg (tests/units/diagrams.rs); python3-venv builds the peers' venvs;
-# curl runs the Dockerfile's HEALTHCHECK as Docker would (tests/processes/operable.rs).
+# curl runs the Dockerfile's HEALTHCHECK as Docker would; fish and zsh run the completion scripts
+# through their own completion (tests/processes/operable.rs).
 # Installed here (Debian, as root) so this one command works on a fresh machine.
-if ! command -v dot >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+if ! command -v dot >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1 || ! command -v fish >/dev/null 2>&1 \
+  || ! command -v zsh >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq
     command -v dot >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz
     command -v curl >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl
+    command -v fish >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fish
+    command -v zsh >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh
     python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
   else
-    echo "scripts/test.sh needs Graphviz (dot), curl and python3-venv: install them (Debian: apt-get install graphviz curl python3-venv)" >&2
+    echo "scripts/test.sh needs Graphviz (dot), curl, fish, zsh and python3-venv: install them (Debian: apt-get install graphviz curl fish zsh python3-venv)" >&2
     exit 1
   fi
 fi

@@ -417,9 +417,7 @@ impl Campaign {
                     State::ambiguous_write(None, intent.clone(), lease.clone(), false),
                 ),
                 WriteOutcome::Refused => {
-                    context.surface(Significant::Blocked {
-                        reason: BlockReason::WriteRefused(Operation::Submit),
-                    });
+                    // A refusal changes nothing and records nothing: its answer says it.
                     Transition(State::ready(lease.clone()))
                 }
                 WriteOutcome::Fenced => self.lose(context, None, lease, None, LossReason::Fenced),
@@ -506,9 +504,7 @@ impl Campaign {
                 // The cancel reply is advisory; completion is confirmed by polling.
                 WriteOutcome::Acked { .. } => Handled,
                 WriteOutcome::Refused => {
-                    context.surface(Significant::Blocked {
-                        reason: BlockReason::WriteRefused(Operation::Cancel),
-                    });
+                    // A refusal changes nothing and records nothing: its answer says it.
                     Transition(State::running(lease.clone(), task.clone()))
                 }
                 WriteOutcome::TimedOut => Transition(State::ambiguous_write(
@@ -555,9 +551,7 @@ impl Campaign {
                     Transition(State::running(lease.clone(), task.clone()))
                 }
                 WriteOutcome::Refused => {
-                    context.surface(Significant::Blocked {
-                        reason: BlockReason::WriteRefused(Operation::Intervene),
-                    });
+                    // A refusal changes nothing and records nothing: its answer says it.
                     Transition(State::running(lease.clone(), task.clone()))
                 }
                 WriteOutcome::TimedOut => Transition(State::ambiguous_write(
@@ -878,8 +872,16 @@ impl Campaign {
             Event::Observed(o) => {
                 let _ = self.late_reading(context, None, true, o);
             }
+            // Only a task that finished is watched for late evidence; one left running by an
+            // abandon is the remote's alone now: never read again, so nothing about it is
+            // quarantined, warned of or counted.
             Event::Tick { now } => {
-                let task = self.memory.last_seen.as_ref().map(|s| s.task.clone());
+                let task = self
+                    .memory
+                    .last_seen
+                    .as_ref()
+                    .map(|s| s.task.clone())
+                    .filter(|t| self.memory.finished.contains(t));
                 self.late_watch(context, task.as_ref(), *now);
             }
             _ => {}
@@ -1434,7 +1436,7 @@ impl Campaign {
                 lost(self, context, lease, LossReason::TakenOver)
             }
             Event::ControlRead { lease: None, .. } => {
-                lost(self, context, lease, LossReason::TakenOver)
+                lost(self, context, lease, LossReason::Forgotten)
             }
             Event::Tick { now } => {
                 if !lease.usable_at(*now, self.policy.expiry_margin) {

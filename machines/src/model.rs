@@ -432,6 +432,9 @@ pub enum LossReason {
     Expired,
     /// The remote reports a different holder or epoch.
     TakenOver,
+    /// The remote reports no lease at all: it forgot ours (as after its restart), and nobody
+    /// else holds it — not a takeover.
+    Forgotten,
     /// After a restart (or an ambiguous write), `read_control` did not confirm our lease.
     NotConfirmed,
 }
@@ -676,7 +679,8 @@ pub enum BlockReason {
     /// A write's outcome is unknown and `request_status` cannot resolve it.
     /// For a submit this is `remote_creation_unknown`.
     AmbiguityUnresolved(Operation),
-    /// The remote refused a write (policy or invalid); nothing was applied.
+    /// The remote refused a write (policy or invalid); nothing was applied. No longer recorded (a
+    /// refusal records nothing; its answer says it): kept so that older event logs still read.
     WriteRefused(Operation),
     /// Readback proved an ambiguous write was not applied: nothing runs, someone must decide.
     WriteNotApplied(Operation),

@@ -35,7 +35,7 @@ fn readback(id: &str, answer: ReadbackAnswer) -> Event {
 #[case::submit_acked_binds_task("submitting", written("submit-1", WriteOutcome::Acked { task: Some(task(2)) }), StateName::Running, &["Poll"])]
 #[case::submit_without_task_is_ambiguous("submitting", written("submit-1", WriteOutcome::Acked { task: None }), StateName::AmbiguousWrite, &["Readback"])]
 #[case::submit_timeout_is_ambiguous("submitting", written("submit-1", WriteOutcome::TimedOut), StateName::AmbiguousWrite, &["Readback"])]
-#[case::submit_refused_back_to_ready("submitting", written("submit-1", WriteOutcome::Refused), StateName::Ready, &["Surface(BLOCKED)"])]
+#[case::submit_refused_back_to_ready("submitting", written("submit-1", WriteOutcome::Refused), StateName::Ready, &[])]
 #[case::submit_fenced_loses_control("submitting", written("submit-1", WriteOutcome::Fenced), StateName::ControlLost, &["Surface(CONTROL_CHANGED)", "WakeArgus"])]
 #[case::answer_for_other_request_ignored("submitting", written("other", WriteOutcome::Acked { task: Some(task(2)) }), StateName::Submitting, &[])]
 #[case::readback_applied_confirms("ambiguous", readback("submit-1", ReadbackAnswer::Applied { task: Some(task(2)) }), StateName::Confirming, &["ReadControl"])]
@@ -316,6 +316,24 @@ fn a_finished_task_is_read_for_the_late_window_then_left_alone() {
     assert_eq!(labels(&s.actions), ["Poll"], "closed, still in the window");
     let s = m.step(&Event::Tick { now: NOW + 600 });
     assert!(s.actions.is_empty());
+}
+
+/// Abandoning a campaign whose task still runs leaves that task to the remote: it is never read
+/// again (no poll, so nothing quarantined or warned of), while a finished task is still watched
+/// for late evidence (above).
+#[test]
+fn an_abandoned_running_task_is_never_read_again() {
+    let mut m = at("running");
+    let s = m.step(&op(Command::Abandon));
+    assert_eq!(s.to, StateName::ClosedAbandoned);
+    for now in [NOW, NOW + 1, NOW + 300, NOW + 599] {
+        let s = m.step(&Event::Tick { now });
+        assert!(
+            !s.actions.iter().any(|a| matches!(a, Action::Poll { .. })),
+            "{:?}",
+            s.actions
+        );
+    }
 }
 
 // ----- Issue 13: every exit from every state is an operator action -------------------------------

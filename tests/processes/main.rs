@@ -6,6 +6,7 @@ mod support;
 mod agent_zero;
 mod argus_decides;
 mod contract;
+mod first_hour;
 mod foreman_gate;
 mod operable;
 mod plain_a2a;

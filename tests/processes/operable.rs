@@ -391,16 +391,92 @@ fn configuration_is_declared_once_and_the_readme_lists_what_serve_help_lists() {
         .output()
         .expect("version");
     assert!(String::from_utf8_lossy(&version.stdout).contains("(commit "));
-    for shell in ["bash", "zsh", "fish"] {
-        let out = Command::new(BIN)
-            .args(["completions", shell])
-            .output()
-            .expect("completions");
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("campaigns"),
-            "{shell}"
-        );
+}
+
+/// The completion script for `shell`, written where the shell can source it.
+fn completion_script(shell: &str) -> std::path::PathBuf {
+    let out = Command::new(BIN)
+        .args(["completions", shell])
+        .output()
+        .expect("completions");
+    assert!(out.status.success(), "{shell}");
+    let path = tmp(&format!("completions-{shell}")).join("argus-supervisor.completion");
+    std::fs::write(&path, &out.stdout).expect("script");
+    path
+}
+
+/// What a shell offers for a command line being typed: its own completion machinery, driven.
+fn offered(shell: &str, script: &std::path::Path, line: &[&str]) -> Vec<String> {
+    let program = match shell {
+        // bash's completion function, called as `complete -F` calls it (COMP_WORDS/COMP_CWORD,
+        // then the command, the word being completed and the one before it).
+        "bash" => format!(
+            "source '{}'; COMP_WORDS=({}); COMP_CWORD={}; _argus__supervisor argus-supervisor '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            line.iter().map(|w| format!("'{w}'")).collect::<Vec<_>>().join(" "),
+            line.len() - 1,
+            line[line.len() - 1],
+            line[line.len() - 2],
+        ),
+        // fish's own `complete -C` (candidates are "word\tdescription").
+        "fish" => format!(
+            "source '{}'; complete -C '{}'",
+            script.display(),
+            line.join(" ")
+        ),
+        other => panic!("no driver for {other}"),
+    };
+    let out = Command::new(shell)
+        .args(["-c", &program])
+        .output()
+        .expect("the shell");
+    assert!(
+        out.status.success(),
+        "{shell}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Completion completes past the first word: a subcommand, a verb and a flag, in bash and fish
+/// (their own completion run on the script `completions` prints), and zsh loads its script under
+/// its completion system. clap_complete's bash script completes nothing past the first word of a
+/// hyphenated binary name (clap-rs/clap#6421): `completions` respells it, and this pins it.
+#[test]
+fn shell_completion_completes_subcommands_verbs_and_flags() {
+    for shell in ["bash", "fish"] {
+        let script = completion_script(shell);
+        let cases: [(&[&str], &str); 4] = [
+            (&["argus-supervisor", "camp"], "campaigns"),
+            (&["argus-supervisor", "campaigns", "sh"], "show"),
+            (&["argus-supervisor", "serve", "--he"], "--help"),
+            (&["argus-supervisor", "campaigns", "show", "--js"], "--json"),
+        ];
+        for (line, want) in cases {
+            let got = offered(shell, &script, line);
+            assert!(got.iter().any(|w| w == want), "{shell} {line:?}: {got:?}");
+        }
     }
+    let zsh = completion_script("zsh");
+    let out = Command::new("zsh")
+        .args([
+            "-fc",
+            &format!(
+                "autoload -Uz compinit && compinit -u -D && source '{}' && whence -w _argus-supervisor",
+                zsh.display()
+            ),
+        ])
+        .output()
+        .expect("zsh");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("_argus-supervisor: function"),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -175,9 +175,31 @@ impl Api {
         )
     }
 
-    /// One request (`POST` with a JSON body, or `GET`); its status and its body. A `stream`'s
-    /// body is followed as long as it lasts (only its answer's start is timed).
+    /// The API refused us: said in terms of the variable that holds the token, unset or refused.
+    fn unauthorized(&self) -> (Exit, String) {
+        let why = match &self.token {
+            None => "ARGUS_SUPERVISOR_API_TOKEN is not set in this shell: set it to the token `serve` was started with",
+            Some(_) => "the supervisor refused the token in ARGUS_SUPERVISOR_API_TOKEN: it is not the one `serve` was started with",
+        };
+        (Exit::Unauthorized, format!("error (unauthorized): {why}"))
+    }
+
+    /// One request (`POST` with a JSON body, or `GET`); its status and its body (a refused token
+    /// is an error said here). A `stream`'s body is followed as long as it lasts (only its
+    /// answer's start is timed).
     async fn send(
+        &self,
+        path: &str,
+        body: Option<Value>,
+        stream: bool,
+    ) -> Result<(u16, Body), (Exit, String)> {
+        match self.exchange(path, body, stream).await? {
+            (401, _) => Err(self.unauthorized()),
+            answer => Ok(answer),
+        }
+    }
+
+    async fn exchange(
         &self,
         path: &str,
         body: Option<Value>,

@@ -107,7 +107,7 @@ fn unauthorized() -> Response {
     error(
         StatusCode::UNAUTHORIZED,
         "unauthorized",
-        "a valid bearer token or X-API-KEY is required",
+        "a valid token is required: the value of serve's ARGUS_SUPERVISOR_API_TOKEN, as a bearer token (Authorization) or X-API-KEY",
     )
 }
 
@@ -137,6 +137,11 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/health/live", get(health::live))
         .merge(protected);
     Router::new()
+        // The daemon's root points to the panel (which asks for the token itself).
+        .route(
+            "/",
+            get(|| async { axum::response::Redirect::temporary(&format!("{PREFIX}/ui/")) }),
+        )
         .nest(PREFIX, api.merge(crate::ui::router()))
         // An unknown route says so only to a caller with the token: without it, 401 like any
         // protected route, so the API's routes cannot be mapped from outside.

@@ -121,7 +121,7 @@ impl Reply {
         };
         let forbidden = refusal == RefusalCode::ForbiddenInState;
         let next = if forbidden {
-            next_in_state(verb, &reply.allowed)
+            next_in_state(verb, reply.state, &reply.allowed)
         } else {
             refusal.next_step().to_string()
         };
@@ -177,17 +177,67 @@ fn refused_body(
     })
 }
 
-/// What to do instead of `verb`, from the verbs the state allows now.
-fn next_in_state(verb: Verb, allowed: &[Verb]) -> String {
+/// What to do instead of `verb`, from the verbs the state allows now: only verbs it allows, or
+/// "none" (a property over every reachable state holds it to that).
+fn next_in_state(verb: Verb, state: argus_machines::StateName, allowed: &[Verb]) -> String {
     let has = |a: Verb| allowed.contains(&a);
     if verb.writes() && has(Verb::Claim) {
         "claim first".into()
     } else if has(Verb::NextAttempt) && has(Verb::Reject) && !has(Verb::Accept) {
         "the attempt failed: use next-attempt or reject".into()
+    } else if state.is_closed() {
+        "none: the campaign is closed and nothing more can be done with it (a new campaign id starts anew)".into()
     } else if allowed.is_empty() {
-        "nothing until the campaign moves on; watch it".into()
+        "none now: a call to OpenTraining is on its way, and its reply moves the campaign on (`campaigns show` says where)".into()
     } else {
         let names: Vec<&str> = allowed.iter().map(|v| v.name()).collect();
         format!("allowed now: {}", names.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use argus_machines::RemoteCan;
+
+    /// The verbs a hint names (as whole words).
+    fn named(hint: &str) -> Vec<Verb> {
+        let words: Vec<&str> = hint
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .collect();
+        Verb::ALL
+            .into_iter()
+            .filter(|v| words.contains(&v.name()))
+            .collect()
+    }
+
+    /// Every hint can be followed: in every configuration the machine reaches (its explorer's
+    /// breadth-first search, against a remote that offers everything and one that only lets us
+    /// observe), for every verb the state forbids, the hint names only verbs allowed there, or
+    /// says that none is.
+    #[test]
+    fn every_forbidden_verbs_hint_names_only_allowed_verbs_or_says_none() {
+        let policy = argus_machines::explore::policy();
+        let mut checked = 0;
+        for can in [RemoteCan::EVERYTHING, RemoteCan::OBSERVE_ONLY] {
+            argus_machines::explore::explore_gated(can, |m, _| {
+                let allowed = argus_machines::allowed_actions(&m.record(), policy, can);
+                let state = m.state_name();
+                for verb in Verb::ALL.into_iter().filter(|v| !allowed.contains(v)) {
+                    let next = next_in_state(verb, state, &allowed);
+                    let names = named(&next);
+                    assert!(
+                        names.iter().all(|v| allowed.contains(v)),
+                        "{state:?} {verb:?}: {next:?} names {names:?}, allowed {allowed:?}"
+                    );
+                    assert!(
+                        !names.is_empty() || next.starts_with("none"),
+                        "{state:?} {verb:?}: {next:?}"
+                    );
+                    checked += 1;
+                }
+            });
+        }
+        assert!(checked > 100, "{checked}");
     }
 }

@@ -54,6 +54,8 @@ pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
 pub struct FeedFold {
     stage: Option<String>,
     attempts: u32,
+    /// The last attempt's task was seen running and has not ended.
+    running: bool,
     /// How many messages the events folded so far produced.
     pub produced: u32,
 }
@@ -61,25 +63,11 @@ pub struct FeedFold {
 impl FeedFold {
     /// The message one more event of the log adds to the feed, if any.
     pub fn next(&mut self, l: &EventLine) -> Option<HumanMessage> {
+        let running = self.track_running(&l.event);
         let stage = &mut self.stage;
         let attempts = &mut self.attempts;
         let msg = match &l.event {
-            Significant::StateChanged { stage: new, .. } => {
-                let changed = new.is_some() && *new != *stage;
-                let previous = stage
-                    .replace(new.clone().unwrap_or_default())
-                    .filter(|s| !s.is_empty());
-                match (changed, previous) {
-                    (true, Some(prev)) => Some((
-                        MessageKind::StageTransition,
-                        format!(
-                            "Stage changed from {prev} to {}.",
-                            new.as_deref().unwrap_or("?")
-                        ),
-                    )),
-                    _ => None,
-                }
-            }
+            Significant::StateChanged { stage: new, .. } => stage_changed(stage, new),
             Significant::AttemptCompleted {
                 outcome, stage: at, ..
             } => {
@@ -117,7 +105,7 @@ impl FeedFold {
                 ),
             )),
             Significant::MissionCompleted { end } => {
-                Some((MessageKind::MissionComplete, mission_end(*end)))
+                Some((MessageKind::MissionComplete, mission_end(*end, running)))
             }
             Significant::RemoteUnavailable {
                 failures,
@@ -142,6 +130,44 @@ impl FeedFold {
     }
 }
 
+impl FeedFold {
+    /// Whether the last attempt's task runs (seen running, not ended), after this event.
+    fn track_running(&mut self, event: &Significant) -> bool {
+        match event {
+            Significant::StateChanged { remote_state, .. } => {
+                self.running = !matches!(
+                    remote_state.view(),
+                    argus_machines::AttemptView::Terminal(_)
+                );
+            }
+            Significant::AttemptCompleted { .. } => self.running = false,
+            _ => {}
+        }
+        self.running
+    }
+}
+
+/// A stage transition, told when the stage changes from one the feed saw before.
+fn stage_changed(
+    stage: &mut Option<String>,
+    new: &Option<String>,
+) -> Option<(MessageKind, String)> {
+    let changed = new.is_some() && *new != *stage;
+    let previous = stage
+        .replace(new.clone().unwrap_or_default())
+        .filter(|s| !s.is_empty());
+    match (changed, previous) {
+        (true, Some(prev)) => Some((
+            MessageKind::StageTransition,
+            format!(
+                "Stage changed from {prev} to {}.",
+                new.as_deref().unwrap_or("?")
+            ),
+        )),
+        _ => None,
+    }
+}
+
 /// What a person is told when an attempt ends (`during`: " during <stage>", or nothing): what
 /// happened, and nothing that has not (its evidence is read after this is said, and shown with
 /// the campaign, where the remote gave any).
@@ -156,13 +182,14 @@ fn attempt_ended(attempts: u32, outcome: RemoteOutcome, during: &str) -> String 
     }
 }
 
-/// What a person is told when the mission ends.
-fn mission_end(end: MissionEnd) -> String {
+/// What a person is told when the mission ends; `running`: its last task was still running.
+fn mission_end(end: MissionEnd, running: bool) -> String {
     match end {
         MissionEnd::Accepted => {
             "Mission complete: the final attempt was validated and accepted.".into()
         }
         MissionEnd::Rejected => "Mission ended: the result was rejected.".into(),
+        MissionEnd::Abandoned if running => "Mission abandoned by the operator. Its remote task runs on at OpenTraining: nothing was sent to it (cancel stops a task; abandon only stops supervising), and it is no longer read.".into(),
         MissionEnd::Abandoned => "Mission abandoned by the operator.".into(),
     }
 }
@@ -346,6 +373,7 @@ fn loss(r: LossReason) -> &'static str {
         LossReason::Fenced => "the remote fenced a write",
         LossReason::Expired => "the lease expired",
         LossReason::TakenOver => "another controller took over",
+        LossReason::Forgotten => "OpenTraining no longer knows our lease, as after its restart; no other controller holds it",
         LossReason::NotConfirmed => "the remote did not confirm the lease after a restart",
     }
 }

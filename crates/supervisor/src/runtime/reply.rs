@@ -125,7 +125,7 @@ const TABLE: [Entry; CODES] = [
         "remote_unavailable",
         RefusedBy::Supervisor,
         "OpenTraining could not be reached",
-        "retry once `health` shows the remote reachable",
+        "retry; an outage (three failed calls in a row) is shown by `health` → remote.answering and told in `campaigns remote`, which says when it answers again",
     ),
     (
         RefusalCode::TooLarge,

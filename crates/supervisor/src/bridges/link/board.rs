@@ -57,8 +57,8 @@ pub struct ArgusRecord {
     /// no new work).
     #[serde(default)]
     pub last_delivered: Option<String>,
-    /// When Argus took its last wake (unix milliseconds): a Reviewer's `done` confirms an
-    /// attempt's end only from a mission Argus took after that end.
+    /// When the last wake Argus took was sent (unix milliseconds): a Reviewer's `done` confirms
+    /// an attempt's end only from a mission Argus took after that end.
     #[serde(default)]
     pub delivered_at_ms: Option<u64>,
     /// Wakes composed for this campaign: each wake's number, in its text.

@@ -406,6 +406,9 @@ impl Link {
             let Some(c) = self.client(id).await else {
                 return;
             };
+            // When it was sent, not when Argus answered: a quick Argus may settle the mission
+            // before its answer to the message arrives.
+            let sent_at = crate::time::now_ms();
             match c.message(project, &text).await {
                 Ok(()) => {
                     self.record(id, |r| {
@@ -413,7 +416,7 @@ impl Link {
                             r.undelivered.remove(0);
                         }
                         r.last_delivered = Some(text.clone());
-                        r.delivered_at_ms = Some(crate::time::now_ms());
+                        r.delivered_at_ms = Some(sent_at);
                     });
                     self.delivered(id).await;
                 }
@@ -712,37 +715,12 @@ impl Link {
                 tracing::info!(campaign_id = id, "{why}");
                 let _ = rt.decision(id, why).await;
             }
-            Ruling::Submit { text, retry } => {
-                let state = self.doc(id).await.map(|d| d.machine.state.state_name());
-                // The same operation an operator uses: settle, claim and submit as one step.
-                let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
-                    rt.command_as(id, OperatorCommand::next_attempt(Some(text)), by)
-                        .await
-                        .is_ok_and(|r| r.outcome() == crate::runtime::reply::Outcome::Done)
-                } else {
-                    let claimed = rt
-                        .command_as(id, OperatorCommand::claim(), by.clone())
-                        .await;
-                    claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready)
-                        && rt
-                            .command_as(id, OperatorCommand::submit(Some(text)), by)
-                            .await
-                            .is_ok()
-                };
-                if !started {
-                    let _ = rt
-                        .notice(
-                            id,
-                            true,
-                            "Argus asked for an attempt but control could not be obtained.".into(),
-                        )
-                        .await;
-                }
-            }
+            Ruling::Submit { text, retry } => self.start_attempt(id, text, retry, by).await,
             Ruling::Intervene { text } => {
-                let _ = rt
+                let reply = rt
                     .command_as(id, OperatorCommand::intervene(text), by)
                     .await;
+                self.refusal_said(id, "intervene", &reply).await;
             }
             Ruling::Cancel => {
                 let reason = match &by {
@@ -750,7 +728,8 @@ impl Link {
                     _ => "Argus decided to cancel".into(),
                 };
                 let command = OperatorCommand::cancel(reason);
-                let _ = rt.command_as(id, command, by).await;
+                let reply = rt.command_as(id, command, by).await;
+                self.refusal_said(id, "cancel", &reply).await;
             }
             Ruling::Finish
                 if self
@@ -771,6 +750,65 @@ impl Link {
                 let _ = rt.notice(id, true, why).await;
             }
         }
+    }
+}
+
+impl Link {
+    /// Argus's attempt (a retry after a finished one, or a first submit), through the same
+    /// operation an operator uses; said when it could not start.
+    async fn start_attempt(&self, id: &str, text: String, retry: bool, by: Actor) {
+        let rt = &self.runtime;
+        let state = self.doc(id).await.map(|d| d.machine.state.state_name());
+        // The same operation an operator uses: settle, claim and submit as one step.
+        let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
+            rt.command_as(id, OperatorCommand::next_attempt(Some(text)), by)
+                .await
+                .is_ok_and(|r| r.outcome() == crate::runtime::reply::Outcome::Done)
+        } else {
+            let claimed = rt
+                .command_as(id, OperatorCommand::claim(), by.clone())
+                .await;
+            if !claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready) {
+                false
+            } else {
+                let reply = rt
+                    .command_as(id, OperatorCommand::submit(Some(text)), by)
+                    .await;
+                // Control was obtained: a refused submit is said as that refusal.
+                self.refusal_said(id, "start an attempt", &reply).await;
+                reply.is_ok()
+            }
+        };
+        if !started {
+            let _ = rt
+                .notice(
+                    id,
+                    true,
+                    "Argus asked for an attempt but control could not be obtained.".into(),
+                )
+                .await;
+        }
+    }
+
+    /// A relayed decision refused (here or by OpenTraining) is said in the campaign's feed,
+    /// naming who refused: a refusal records nothing in the campaign, so its answer is all there
+    /// is, and Argus's decision would otherwise vanish unseen.
+    async fn refusal_said(
+        &self,
+        id: &str,
+        what: &str,
+        reply: &Result<crate::runtime::reply::CommandReply, crate::runtime::RuntimeError>,
+    ) {
+        let Some(code) = reply.as_ref().ok().and_then(|r| r.refusal_code()) else {
+            return;
+        };
+        let line = format!("Argus decided to {what}: {}.", code.says());
+        tracing::warn!(
+            campaign_id = id,
+            code = code.name(),
+            "a relayed Argus decision was refused"
+        );
+        let _ = self.runtime.decision(id, line).await;
     }
 }
 

@@ -221,7 +221,9 @@ fn judged_done(doc: &CampaignDoc, status: &ArgusStatus, delivered_at_ms: Option<
     else {
         return false;
     };
-    let since = match delivered_at_ms {
+    // Argus's journal says when a mission settled to the second: the wake's time is compared at
+    // that precision.
+    let since = match delivered_at_ms.map(|t| t - t % 1000) {
         Some(taken) if taken < finished_ms => return false,
         Some(taken) => taken,
         None => finished_ms,
