@@ -332,9 +332,21 @@ pub async fn run(
             .copied()
             .unwrap_or(0)
     );
+    // The mission's calls: the qualification's, made before it, are its own.
+    let mission_calls: BTreeMap<&str, u64> = audit
+        .counters
+        .requests_per_method
+        .iter()
+        .map(|(m, n)| {
+            let earlier = before.requests_per_method.get(m).copied().unwrap_or(0);
+            (m.as_str(), n.saturating_sub(earlier))
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let qualification_calls: u64 = before.requests_per_method.values().sum();
     println!(
-        "  remote calls:        {}",
-        fmt_map(&audit.counters.requests_per_method)
+        "  remote calls:        {} (the mission's; the qualification made {qualification_calls} before it)",
+        fmt_map(&mission_calls)
     );
     // What the supervisor sent, not what the remote accepted: writes it should have known were
     // stale (below its last grant, after its release, past the expiry it was given).
@@ -351,8 +363,9 @@ pub async fn run(
         events.len(),
         fmt_map(&by_class)
     );
+    // Each would wake Argus; none is attached, so the demo's operator decided.
     println!(
-        "  wakes:               {}",
+        "  decision points:     {} (no Argus attached: the operator decided each)",
         wake.wakes.load(Ordering::Relaxed)
     );
     println!(

@@ -179,7 +179,7 @@ def test_the_profiles_tool_answers_through_the_daemon_and_never_blocks_agent_zer
     assert "controlling.ready" in shown and "lease: epoch" in shown
     assert "claim" in say(action="explain", campaign_id="t1")
     assert say(action="answer", campaign_id="t1", message="x").startswith(
-        "answer → 409 (refused by supervisor): refused here (nothing_pending)")
+        "answer → 409 (refused by supervisor): answer: refused here (nothing_pending)")
     assert say(action="claim", campaign_id="t1").startswith("claim → 409 (refused by supervisor)")
     assert "campaign_id is required" in say(action="claim")
     # A daemon that accepts and never answers: the call ends at its bound, and the event loop

@@ -786,7 +786,7 @@ fn an_outage_before_a_write_is_said_as_an_outage_and_the_same_write_goes_once_it
     let message = answer.1["message"].as_str().unwrap_or("");
     assert!(
         message.contains("OpenTraining could not be reached")
-            && message.contains("Next: retry once `health` shows the remote reachable")
+            && message.contains("Next: retry; an outage (three failed calls in a row) is shown by `health` → remote.answering")
             && !message.contains("card")
             && !message.contains("quarantine"),
         "{message}"
@@ -800,6 +800,16 @@ fn an_outage_before_a_write_is_said_as_an_outage_and_the_same_write_goes_once_it
         sent(&url, "message/send", from),
         0,
         "nothing was sent during the outage"
+    );
+    // A refusal records nothing: no event of the campaign's since it was claimed says BLOCKED.
+    let events = d.get("/campaigns/o1/events").expect("events").1;
+    assert!(
+        !events["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["event"]["type"] == "BLOCKED"),
+        "{events}"
     );
     // Nothing was quarantined: the card is fine, and the same submit goes once the remote is back.
     let h = d.get("/health").expect("health").1;

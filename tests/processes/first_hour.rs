@@ -158,5 +158,47 @@ fn the_root_leads_to_the_panel_token_errors_name_the_variable_and_a_closed_campa
             .is_some_and(|n| n.starts_with("none: the campaign is closed")),
         "{b}"
     );
+    // Pause says what it did to the lease; resume says how it comes back.
+    d.observe_and_claim("c2", "train");
+    d.wait_state("c2", "controlling.ready");
+    let (s, b) = d.act("c2", "pause", json!({}));
+    assert_eq!(s, 200, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("a held lease is released")),
+        "{b}"
+    );
+    let (s, b) = d.act("c2", "resume", json!({}));
+    assert_eq!(s, 200, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("observing; `claim` takes control again")),
+        "{b}"
+    );
+    // The API's own refusals have the one shape: the verb, who refused, the code, the next step;
+    // and each code is in the guide's tables (tests/units/refusals.rs).
+    let (s, b) = d.act("c2", "answer", json!({"message": "yes"}));
+    assert_eq!(s, 409, "{b}");
+    assert!(
+        b["message"].as_str().is_some_and(|m| m
+            .starts_with("answer: refused here (nothing_pending): ")
+            && m.contains(". Next: ")),
+        "{b}"
+    );
+    let (s, b) = d.act("c2", "observe", json!({"objective": "another"}));
+    assert_eq!(s, 409, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("observe: refused here (exists): ")),
+        "{b}"
+    );
+    let (ok, out) = d.cli(&["show", "nope"]);
+    assert!(
+        !ok && out.contains("refused here (no_such_campaign)") && out.contains("Next: "),
+        "{out}"
+    );
     d.terminate();
 }

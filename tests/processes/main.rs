@@ -12,6 +12,7 @@ mod operable;
 mod plain_a2a;
 mod processes;
 mod qualification;
+mod readme_walk;
 mod real_argus;
 mod serve_loop;
 mod streaming;

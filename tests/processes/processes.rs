@@ -733,6 +733,7 @@ fn the_demo_plays_the_repair_scenario_to_acceptance() {
         "Attempt 2 completed",
         "Mission complete",
         "attempts:            2",
+        "(the mission's; the qualification made ",
         "stale-epoch writes:  0",
         "resent submits:      0",
     ];
@@ -746,6 +747,21 @@ fn the_demo_plays_the_repair_scenario_to_acceptance() {
     assert!(
         !text.to_lowercase().contains("heartbeat"),
         "no routine chatter: {text}"
+    );
+    // No Argus is attached: nothing is counted as its wake.
+    assert!(
+        !text.contains("wakes:") && text.contains("no Argus attached: the operator decided each"),
+        "{text}"
+    );
+    // The mission's calls exclude the qualification's: a submit per attempt, and not the cancel
+    // the qualification made of its own harmless task.
+    let calls = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("remote calls:"))
+        .unwrap_or_default();
+    assert!(
+        calls.contains("message/send=2,") && !calls.contains("tasks/cancel"),
+        "{calls}"
     );
     assert!(home.join("campaigns/training-master-demo.json").exists());
     // The demo's writes went under the policy serve applies by default: its record is there.

@@ -89,7 +89,10 @@ pub fn when(v: &Value, now: u64) -> String {
         3600..=86_399 => format!("{}h {}m", d / 3600, (d % 3600) / 60),
         _ => format!("{}d {}h", d / 86_400, (d % 86_400) / 3600),
     };
-    let rel = if at >= now {
+    // Within the second (now is read to the second, an event at its own instant): "just now".
+    let rel = if at.abs_diff(now) < 1 {
+        "just now".to_string()
+    } else if at > now {
         format!("in {}", span(at - now))
     } else {
         format!("{} ago", span(now - at))
@@ -342,8 +345,12 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-/// `error (<code>): <message>`, from the API's error answer.
+/// The API's error answer in one line: its own (`refused here (<code>): …. Next: …`), else
+/// `error (<code>): <message>`.
 fn error_line(v: &Value, otherwise: &str) -> String {
+    if let Some(line) = v.get("message").and_then(Value::as_str) {
+        return clean(line);
+    }
     let msg = v
         .pointer("/error/message")
         .map(s)
@@ -599,6 +606,14 @@ async fn watch(api: &Api, id: &str, as_json: bool) -> (String, Exit) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_time_is_said_relative_to_now_and_the_present_second_is_just_now() {
+        let now = 1_000_000;
+        assert!(when(&json!(now), now).starts_with("just now ("));
+        assert!(when(&json!(now - 3), now).starts_with("3s ago ("));
+        assert!(when(&json!(now + 90), now).starts_with("in 1m 30s ("));
+    }
 
     #[test]
     fn remote_text_reaches_the_terminal_without_control_characters() {

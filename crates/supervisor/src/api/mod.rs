@@ -9,7 +9,7 @@ pub mod health;
 pub(crate) mod reply;
 pub(crate) mod verbs;
 
-pub use reply::Reply;
+pub use reply::{ApiError, Reply};
 
 use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
@@ -90,8 +90,8 @@ impl IntoResponse for Reply {
     }
 }
 
-fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    Reply::error(status, code, message).into_response()
+fn error(code: ApiError, detail: impl Into<String>) -> Response {
+    Reply::error(code, detail).into_response()
 }
 
 impl ApiState {
@@ -105,8 +105,7 @@ impl ApiState {
 
 fn unauthorized() -> Response {
     error(
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
+        ApiError::Unauthorized,
         "a valid token is required: the value of serve's ARGUS_SUPERVISOR_API_TOKEN, as a bearer token (Authorization) or X-API-KEY",
     )
 }
@@ -154,7 +153,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
 
 async fn not_found(State(state): State<Arc<ApiState>>, headers: axum::http::HeaderMap) -> Response {
     if state.authorised(&headers) {
-        error(StatusCode::NOT_FOUND, "not_found", "no such route")
+        error(ApiError::NotFound, "no such route")
     } else {
         unauthorized()
     }
@@ -179,16 +178,14 @@ async fn json_errors(resp: Response) -> Response {
     if is_json || !(status.is_client_error() || status.is_server_error()) {
         return resp;
     }
-    let (code, message) = match status {
-        StatusCode::METHOD_NOT_ALLOWED => {
-            ("method_not_allowed", "this route does not take that method")
-        }
-        StatusCode::PAYLOAD_TOO_LARGE => ("body_too_large", "the body is larger than 64 KiB"),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported_media_type", "send application/json"),
-        StatusCode::NOT_FOUND => ("not_found", "no such route"),
-        _ => ("invalid_request", "the request could not be handled"),
+    let code = match status {
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType,
+        StatusCode::NOT_FOUND => ApiError::NotFound,
+        _ => ApiError::InvalidRequest,
     };
-    error(status, code, message)
+    error(code, code.means())
 }
 
 /// The human-facing feed, followed live (server-sent events): every line so far, then each new
@@ -380,11 +377,7 @@ async fn metrics(State(s): State<Arc<ApiState>>) -> Response {
             text,
         )
             .into_response(),
-        Err(_) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "metrics_failed",
-            "the metrics could not be rendered",
-        ),
+        Err(_) => error(ApiError::MetricsFailed, "the metrics could not be rendered"),
     }
 }
 

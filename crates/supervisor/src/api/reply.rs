@@ -24,23 +24,57 @@ impl Reply {
         }
     }
 
-    /// An answer the API itself decided (a bad body, no such campaign, the disk): refused here,
-    /// by this supervisor — it names itself, so no client can take it for OpenTraining's.
-    pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Reply {
-        let message = message.into();
+    /// An answer the API itself decided (a bad body, no such campaign, the token): refused here,
+    /// by this supervisor — it names itself, so no client can take it for OpenTraining's — with
+    /// what it means, the detail, and the next step, in the one shape every refusal has.
+    pub fn error(code: ApiError, detail: impl Into<String>) -> Reply {
+        Reply::said(None, code.status(), code.name(), detail.into(), code.next())
+    }
+
+    /// [`Reply::error`] for one verb's request: its line starts with the verb, like every action's.
+    pub fn verb_error(verb: Verb, code: ApiError, detail: impl Into<String>) -> Reply {
+        Reply::said(
+            Some(verb),
+            code.status(),
+            code.name(),
+            detail.into(),
+            code.next(),
+        )
+    }
+
+    /// A refusal decided here that is one of the actions' own codes (a text too large, the disk),
+    /// for a request the runtime never saw.
+    pub fn refused_here(verb: Option<Verb>, code: RefusalCode, detail: impl Into<String>) -> Reply {
+        let status = match code {
+            RefusalCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            RefusalCode::StorageFailed => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::CONFLICT,
+        };
+        Reply::said(verb, status, code.name(), detail.into(), code.next_step())
+    }
+
+    fn said(
+        verb: Option<Verb>,
+        status: StatusCode,
+        code: &str,
+        message: String,
+        next: &str,
+    ) -> Reply {
+        let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
         Reply {
             status,
             body: json!({
-                "message": format!("refused here ({code}): {message}"),
+                "message": format!("{prefix}refused here ({code}): {message}. Next: {next}"),
                 "error": {"code": code, "message": message},
                 "code": code,
                 "refused_by": RefusedBy::Supervisor,
+                "next": next,
             }),
         }
     }
 
     pub(crate) fn invalid(what: &str) -> Reply {
-        Reply::error(StatusCode::BAD_REQUEST, "invalid_body", what)
+        Reply::error(ApiError::InvalidBody, what)
     }
 
     /// A runtime error as the API says it.
@@ -48,29 +82,24 @@ impl Reply {
         match e {
             // Not `unknown_campaign`: that is OpenTraining's refusal (it does not know the
             // campaign); this is ours (no campaign of that id here).
-            RuntimeError::UnknownCampaign => Reply::error(
-                StatusCode::NOT_FOUND,
-                "no_such_campaign",
-                "no such campaign",
-            ),
+            RuntimeError::UnknownCampaign => {
+                Reply::error(ApiError::NoSuchCampaign, "no campaign of that id here")
+            }
             RuntimeError::Exists | RuntimeError::Same => {
-                Reply::error(StatusCode::CONFLICT, "exists", "campaign already exists")
+                Reply::error(ApiError::Exists, "a campaign of that id exists")
             }
             RuntimeError::Store(crate::store::StoreError::InvalidCampaignId) => Reply::error(
-                StatusCode::BAD_REQUEST,
-                "invalid_campaign_id",
+                ApiError::InvalidCampaignId,
                 crate::store::StoreError::InvalidCampaignId.to_string(),
             ),
-            RuntimeError::Store(_) => Reply::error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "storage",
-                "storage failure",
+            RuntimeError::Store(_) => Reply::refused_here(
+                None,
+                RefusalCode::StorageFailed,
+                "the state root cannot be written",
             ),
-            RuntimeError::Stopped => Reply::error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "stopped",
-                "the campaign's driver has stopped",
-            ),
+            RuntimeError::Stopped => {
+                Reply::error(ApiError::Stopped, "the campaign's driver has stopped")
+            }
         }
     }
 
@@ -192,6 +221,146 @@ fn next_in_state(verb: Verb, state: argus_machines::StateName, allowed: &[Verb])
     } else {
         let names: Vec<&str> = allowed.iter().map(|v| v.name()).collect();
         format!("allowed now: {}", names.join(", "))
+    }
+}
+
+/// Every error the API decides itself that is not an action's refusal ([`RefusalCode`]: those a
+/// campaign's state, this supervisor's policy or OpenTraining decide): a bad request, no such
+/// campaign, the token. Each has one status, one meaning and one next step; the guide's table
+/// (docs/guide.md) is this list (a test compares them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiError {
+    Unauthorized,
+    NoSuchCampaign,
+    Exists,
+    NothingPending,
+    InvalidBody,
+    InvalidCampaignId,
+    Stopped,
+    NotFound,
+    MethodNotAllowed,
+    BodyTooLarge,
+    UnsupportedMediaType,
+    InvalidRequest,
+    MetricsFailed,
+}
+
+impl ApiError {
+    pub const ALL: [ApiError; 13] = [
+        ApiError::Unauthorized,
+        ApiError::NoSuchCampaign,
+        ApiError::Exists,
+        ApiError::NothingPending,
+        ApiError::InvalidBody,
+        ApiError::InvalidCampaignId,
+        ApiError::Stopped,
+        ApiError::NotFound,
+        ApiError::MethodNotAllowed,
+        ApiError::BodyTooLarge,
+        ApiError::UnsupportedMediaType,
+        ApiError::InvalidRequest,
+        ApiError::MetricsFailed,
+    ];
+
+    /// Its code, its HTTP status, what it means, what to do next.
+    fn entry(self) -> (&'static str, StatusCode, &'static str, &'static str) {
+        use ApiError as E;
+        match self {
+            E::Unauthorized => (
+                "unauthorized",
+                StatusCode::UNAUTHORIZED,
+                "the request lacks the API's token, or carries another",
+                "send serve's ARGUS_SUPERVISOR_API_TOKEN (the CLI reads it from that variable)",
+            ),
+            E::NoSuchCampaign => (
+                "no_such_campaign",
+                StatusCode::NOT_FOUND,
+                "no campaign of that id is supervised here",
+                "`campaigns list`; `observe` starts one",
+            ),
+            E::Exists => (
+                "exists",
+                StatusCode::CONFLICT,
+                "a campaign of that id exists (with another objective)",
+                "use another id, or act on the existing one",
+            ),
+            E::NothingPending => (
+                "nothing_pending",
+                StatusCode::CONFLICT,
+                "the campaign has no pending question to answer",
+                "`intervene` sends a message to the running task",
+            ),
+            E::InvalidBody => (
+                "invalid_body",
+                StatusCode::BAD_REQUEST,
+                "the request's body is not what the route takes",
+                "see the route in docs/operations.md",
+            ),
+            E::InvalidCampaignId => (
+                "invalid_campaign_id",
+                StatusCode::BAD_REQUEST,
+                "the campaign id is not a valid one",
+                "1–128 characters of letters, digits, `.`, `_`, `-`",
+            ),
+            E::Stopped => (
+                "stopped",
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the campaign's driver has stopped (the daemon is stopping)",
+                "retry after the daemon restarts",
+            ),
+            E::NotFound => (
+                "not_found",
+                StatusCode::NOT_FOUND,
+                "no such route",
+                "see the routes in docs/operations.md",
+            ),
+            E::MethodNotAllowed => (
+                "method_not_allowed",
+                StatusCode::METHOD_NOT_ALLOWED,
+                "this route does not take that method",
+                "reads are GET, actions POST",
+            ),
+            E::BodyTooLarge => (
+                "body_too_large",
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the body is larger than 64 KiB",
+                "shorten it",
+            ),
+            E::UnsupportedMediaType => (
+                "unsupported_media_type",
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "the body is not JSON",
+                "send application/json",
+            ),
+            E::InvalidRequest => (
+                "invalid_request",
+                StatusCode::BAD_REQUEST,
+                "the request could not be handled",
+                "see the supervisor's log",
+            ),
+            E::MetricsFailed => (
+                "metrics_failed",
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the metrics could not be rendered",
+                "see the supervisor's log",
+            ),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.entry().0
+    }
+
+    pub fn status(self) -> StatusCode {
+        self.entry().1
+    }
+
+    pub fn means(self) -> &'static str {
+        self.entry().2
+    }
+
+    pub fn next(self) -> &'static str {
+        self.entry().3
     }
 }
 

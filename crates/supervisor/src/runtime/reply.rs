@@ -28,7 +28,7 @@ pub enum RefusedBy {
 }
 
 /// Every refusal an action can answer. Each code has one owner, one meaning and one next step
-/// ([`RefusalCode::says`]); the README's refusal table is this list (a test compares them).
+/// ([`RefusalCode::says`]); the guide's refusal table (docs/guide.md) is this list (a test compares them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RefusalCode {
     ForbiddenInState,
@@ -131,7 +131,7 @@ const TABLE: [Entry; CODES] = [
         RefusalCode::TooLarge,
         "too_large",
         RefusedBy::Supervisor,
-        "the text is larger than OpenTraining accepts (an intervention: 16 KiB)",
+        "a text is larger than accepted (an objective or a reason: its limit, named; an intervention: 16 KiB, OpenTraining's)",
         "shorten it",
     ),
     (

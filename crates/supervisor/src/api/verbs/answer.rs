@@ -3,10 +3,11 @@
 
 use argus_machines::Verb;
 use super::{Act, Body, Reply, waited};
+use crate::api::ApiError;
+use crate::runtime::reply::RefusalCode;
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::{AnswerReply, Outcome};
 use crate::runtime::Runtime;
-use http::StatusCode;
 use serde_json::{json, Value};
 
 /// Answer the campaign's pending question: the remote's by intervention (needs the lease); any
@@ -62,14 +63,14 @@ impl Act for Answer {
                     AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
                 },
             })),
-            AnswerReply::NotKept => Reply::error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "storage_failed",
+            AnswerReply::NotKept => Reply::refused_here(
+                Some(Self::VERB),
+                RefusalCode::StorageFailed,
                 "the answer could not be kept (the state root cannot be written); the question stays pending",
             ),
-            AnswerReply::NothingPending => Reply::error(
-                StatusCode::CONFLICT,
-                "nothing_pending",
+            AnswerReply::NothingPending => Reply::verb_error(
+                Self::VERB,
+                ApiError::NothingPending,
                 "the campaign has no pending question",
             ),
         })

@@ -1,11 +1,13 @@
-//! `intervene`: answer the remote's input-required question, under the lease.
+//! `intervene`: send a message to the running task, under the lease — mid-run, or as the answer
+//! to the remote's input-required question (`answer` is for a pending question only).
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
 use super::{Act, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
-/// Answer the remote's input-required question with an intervention (needs the lease).
+/// Send a message to the running task (needs the lease): mid-run, or as the answer to the
+/// remote's input-required question (`answer` answers a pending question only).
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Intervene {
     pub id: String,

@@ -93,9 +93,9 @@ verbs! {
 }
 
 pub(crate) use crate::api::reply::Reply;
+use crate::runtime::reply::RefusalCode;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::Verb;
-use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -164,9 +164,9 @@ impl Body {
         .find_map(|(field, value, max)| {
             let len = value.as_ref()?.len();
             (len > max).then(|| {
-                let mut reply = Reply::error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "too_large",
+                let mut reply = Reply::refused_here(
+                    None,
+                    RefusalCode::TooLarge,
                     format!("field `{field}` is {len} bytes; the limit is {max} bytes (nothing was kept or sent)"),
                 );
                 reply.body["error"]["field"] = json!(field);
@@ -198,6 +198,17 @@ async fn waited<T>(
 /// An operator command through the campaign's machine, and its real outcome.
 async fn command(rt: &Runtime, verb: Verb, id: &str, command: OperatorCommand) -> Reply {
     waited(rt, id, rt.command(id, command), |r| Reply::of(verb, &r)).await
+}
+
+/// A done answer (200) with what else the verb did, said after it (a refusal, or an outcome still
+/// unknown, is left as it is).
+fn noted(mut reply: Reply, note: &str) -> Reply {
+    if reply.status == http::StatusCode::OK {
+        if let Some(m) = reply.body["message"].as_str() {
+            reply.body["message"] = Value::String(format!("{m}; {note}"));
+        }
+    }
+    reply
 }
 
 /// An action route: `verb` on campaign `id` with the route's raw body. The operator's reason, if

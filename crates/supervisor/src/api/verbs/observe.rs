@@ -2,9 +2,9 @@
 //! objective (and task) match.
 
 use super::{Act, Body, Reply, command};
+use crate::api::ApiError;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
-use http::StatusCode;
 use serde_json::{json, Value};
 
 /// Create (or attach) a campaign, optionally bound to an existing remote task. Idempotent when
@@ -56,9 +56,9 @@ impl Act for Observe {
                 }
             }
             Err(RuntimeError::Exists) => {
-                return Reply::error(
-                    StatusCode::CONFLICT,
-                    "exists",
+                return Reply::verb_error(
+                    Self::VERB,
+                    ApiError::Exists,
                     "the campaign exists with another objective",
                 )
             }

@@ -1,11 +1,14 @@
-//! `pause`: pause supervision (read-only; the remote keeps running).
+//! `pause`: pause supervision. A held lease is released (so another controller may take the
+//! campaign meanwhile), the campaign is neither read nor written while paused, and the remote
+//! keeps running; `resume` comes back as an observer, and `claim` takes control again.
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Body, Reply, command, noted};
 use crate::runtime::{OperatorCommand, Runtime};
 
-/// Pause supervision (read-only; the remote keeps running).
+/// Pause supervision: a held lease is released, nothing is read or written until `resume` (which
+/// comes back as an observer: `claim` to control again); the remote keeps running.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Pause {
     pub id: String,
@@ -27,6 +30,7 @@ impl Act for Pause {
     }
 
     async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::VERB, &self.id, OperatorCommand::pause()).await
+        let reply = command(rt, Self::VERB, &self.id, OperatorCommand::pause()).await;
+        noted(reply, "a held lease is released and nothing is read or written until `resume`, which comes back as an observer")
     }
 }

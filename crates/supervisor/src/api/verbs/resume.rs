@@ -1,11 +1,12 @@
-//! `resume`: resume supervision.
+//! `resume`: resume supervision of a paused campaign, as an observer (the lease was released at
+//! `pause`; `claim` takes control again).
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Body, Reply, command, noted};
 use crate::runtime::{OperatorCommand, Runtime};
 
-/// Resume supervision.
+/// Resume supervision of a paused campaign, as an observer (`claim` to control it again).
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct Resume {
     pub id: String,
@@ -27,6 +28,7 @@ impl Act for Resume {
     }
 
     async fn apply(self, rt: &Runtime) -> Reply {
-        command(rt, Self::VERB, &self.id, OperatorCommand::resume()).await
+        let reply = command(rt, Self::VERB, &self.id, OperatorCommand::resume()).await;
+        noted(reply, "observing; `claim` takes control again")
     }
 }
