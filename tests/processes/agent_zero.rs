@@ -265,7 +265,11 @@ fn agent_zeros_answer_is_the_evidence_and_a_failure_is_said_as_one_with_nothing_
     assert_eq!(h["remote"]["card_protocol_version"], "0.2.5", "{h}");
     // One Argus wake per ended attempt, and only those (no Argus here: counted).
     let status = d.get("/status").expect("status").1;
-    assert_eq!(status["counters"]["wakes"], 3, "{status}");
+    assert_eq!(status["counters"]["decision_points"], 3, "{status}");
+    assert_eq!(
+        status["counters"]["wakes"], 0,
+        "no Argus attached, none sent: {status}"
+    );
     assert_eq!(a0.tasks_started(), 3, "the supervisor started nothing");
 }
 

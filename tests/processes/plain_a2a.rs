@@ -348,7 +348,11 @@ fn a_plain_servers_lifecycle_is_told_exactly_each_change_once_in_the_remotes_own
         feed_kinds(&d, "p1")
     );
     let status = d.get("/status").expect("status").1;
-    assert_eq!(status["counters"]["wakes"], 3, "{status}");
+    assert_eq!(status["counters"]["decision_points"], 3, "{status}");
+    assert_eq!(
+        status["counters"]["wakes"], 0,
+        "no Argus attached, none sent: {status}"
+    );
     // The campaign's own feed kept the outages for its history, none of them an alarm.
     let alarms: Vec<(String, String)> = feed_kinds(&d, "p1")
         .into_iter()

@@ -31,7 +31,8 @@ pub struct Scrape {
     pub disk_writes: u64,
     pub durable_writes: u64,
     pub significant_by_class: BTreeMap<&'static str, u64>,
-    pub wakes: u64,
+    /// Decision boundaries reached (each wakes Argus when one is attached).
+    pub decision_points: u64,
     pub campaigns_by_state: BTreeMap<String, u64>,
     pub renewals: u64,
     pub lease_losses: u64,
@@ -68,6 +69,8 @@ pub struct StreamFigures {
 /// The Argus link's counters.
 #[derive(Debug, Clone, Default)]
 pub struct ArgusFigures {
+    /// Wakes at decision boundaries, sent to Argus.
+    pub wakes: u64,
     pub foreman_wakes: u64,
     pub argus_failures: BTreeMap<&'static str, u64>,
     pub foreman_calls: u64,
@@ -188,18 +191,28 @@ impl Collector for Scrape {
                 .iter()
                 .map(|(c, n)| (vec![("class", c.to_string())], *n)),
         )?;
-        let mut wakes = vec![(vec![("to", "argus".to_string())], self.wakes)];
-        if let Some(a) = &self.argus {
-            wakes.push((
-                vec![("to", "argus_from_foreman".to_string())],
-                a.foreman_wakes,
-            ));
-        }
+        counter(
+            &mut e,
+            "argus_supervisor_decision_points",
+            "Decision boundaries reached: each wakes Argus when one is attached, else is the operator's.",
+            [(vec![], self.decision_points)],
+        )?;
+        // Only wakes Argus was sent: without an Argus, none.
+        let (wakes, foreman_wakes) = self
+            .argus
+            .as_ref()
+            .map_or((0, 0), |a| (a.wakes, a.foreman_wakes));
         counter(
             &mut e,
             "argus_supervisor_wakes",
-            "Wakes at decision boundaries (and those Foreman asked for).",
-            wakes,
+            "Wakes sent to Argus: at decision boundaries, and those Foreman asked for.",
+            [
+                (vec![("to", "argus".to_string())], wakes),
+                (
+                    vec![("to", "argus_from_foreman".to_string())],
+                    foreman_wakes,
+                ),
+            ],
         )?;
         gauge(
             &mut e,

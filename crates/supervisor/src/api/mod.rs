@@ -317,7 +317,7 @@ fn scrape(s: &ApiState) -> crate::metrics::Scrape {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone(),
-        wakes: load(&st.wakes),
+        decision_points: load(&st.decision_points),
         campaigns_by_state: s.runtime.by_state(),
         renewals: load(&st.renewals),
         lease_losses: load(&st.lease_losses),
@@ -353,6 +353,7 @@ fn scrape(s: &ApiState) -> crate::metrics::Scrape {
             .argus_counters
             .as_ref()
             .map(|a| crate::metrics::ArgusFigures {
+                wakes: load(&a.wakes),
                 foreman_wakes: load(&a.foreman_wakes),
                 argus_failures: a
                     .argus_failures
@@ -395,7 +396,9 @@ async fn status(State(s): State<Arc<ApiState>>) -> Response {
             "unchanged": stats.noop_steps.load(Ordering::Relaxed),
             "disk_writes": stats.disk_writes.load(Ordering::Relaxed),
             "significant_events": stats.significant.load(Ordering::Relaxed),
-            "wakes": stats.wakes.load(Ordering::Relaxed),
+            "decision_points": stats.decision_points.load(Ordering::Relaxed),
+            // Wakes Argus was sent: none without an Argus attached.
+            "wakes": s.argus_counters.as_ref().map_or(0, |a| a.wakes.load(Ordering::Relaxed)),
             "remote_calls": stats.remote_calls.load(Ordering::Relaxed),
             "storage_failures": stats.storage_failures.load(Ordering::Relaxed),
             "quarantined": stats.quarantined.load(Ordering::Relaxed),

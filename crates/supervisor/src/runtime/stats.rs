@@ -18,7 +18,9 @@ pub struct Stats {
     /// [`Durability::Durable`]: crate::store::Durability::Durable
     pub durable_writes: AtomicU64,
     pub significant: AtomicU64,
-    pub wakes: AtomicU64,
+    /// Decision boundaries reached: each wakes Argus when one is attached (its own count is
+    /// `ArgusWake::wakes`), and is the operator's to decide when none is.
+    pub decision_points: AtomicU64,
     pub remote_calls: AtomicU64,
     /// Steps that renewed the held lease and moved nothing else (`CampaignRecord::is_renewal_of`),
     /// counted where they are persisted (such a step writes only its lease record), so a reader of

@@ -849,7 +849,10 @@ impl Core {
                 self.surface(sig, now);
             }
             Action::WakeArgus { reason } => {
-                self.env.stats.wakes.fetch_add(1, Ordering::Relaxed);
+                self.env
+                    .stats
+                    .decision_points
+                    .fetch_add(1, Ordering::Relaxed);
                 let latest = self.ledger.doc().latest_significant_event.clone();
                 self.out().wakes.push(Wake::Argus { reason, latest });
             }
