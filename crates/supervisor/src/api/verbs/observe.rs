@@ -47,11 +47,13 @@ impl Act for Observe {
                 let doc = rt.document(id).await;
                 let bound = doc.as_ref().and_then(|d| d.machine.state.task().cloned());
                 if task.is_none() || task == bound {
+                    let state = doc.map(|d| d.machine.state.persisted());
                     return Reply::ok(json!({
                         "outcome": "done",
                         "accepted": true,
-                        "state": doc.map(|d| d.machine.state.persisted()),
+                        "state": state,
                         "unchanged": true,
+                        "message": format!("observe: done (already observed, unchanged); state {}", state.unwrap_or_default()),
                     }));
                 }
             }
@@ -65,10 +67,13 @@ impl Act for Observe {
             Err(e) => return Reply::runtime(e),
         }
         if task.is_none() {
-            let state = rt.state(id).await;
-            return Reply::ok(
-                json!({"outcome": "done", "accepted": true, "state": state.map(|st| st.persisted())}),
-            );
+            let state = rt.state(id).await.map(|st| st.persisted());
+            return Reply::ok(json!({
+                "outcome": "done",
+                "accepted": true,
+                "state": state,
+                "message": format!("observe: done; state {}", state.unwrap_or_default()),
+            }));
         }
         command(rt, Self::VERB, id, OperatorCommand::observe(task)).await
     }
