@@ -300,10 +300,21 @@ impl ArgusStatus {
                 })
             });
         let mut all: Vec<ReviewerVerdict> = vec![];
-        // One verdict per settled item, the first read (the journal's) kept.
+        // One verdict per settled item (the journal's kept), at the earliest time either source
+        // gives it: the parked question and the journal entry of one item carry different times,
+        // and may first be read apart — the same verdict must not look newer the second time.
         for v in settled.chain(parked) {
-            if v.item.is_none() || !all.iter().any(|k| k.item == v.item) {
-                all.push(v);
+            let same = all
+                .iter_mut()
+                .find(|k| v.item.is_some() && k.item == v.item);
+            match same {
+                Some(k) => {
+                    k.at_ms = match (k.at_ms, v.at_ms) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    }
+                }
+                None => all.push(v),
             }
         }
         all.sort_by_key(|v| v.at_ms);

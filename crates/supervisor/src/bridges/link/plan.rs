@@ -272,6 +272,33 @@ mod tests {
         assert!(again.tell.is_empty(), "{:?}", again.tell);
     }
 
+    /// One settled item's verdict, read first from the question Argus parked and later also from
+    /// its journal (each with its own time), is told once.
+    #[test]
+    fn a_verdict_read_from_two_sources_at_two_times_is_told_once() {
+        let parked = serde_json::json!({"id": "b-7", "finished_ts": 30.5, "status": "paused_operator",
+            "pending_question": "Publish?", "outcome": {"review_status": "blocked"}});
+        let first = ArgusStatus::read(&serde_json::json!({"pending_questions": [parked.clone()]}));
+        let both = ArgusStatus::read(&serde_json::json!({
+            "pending_questions": [parked],
+            "journal": [{"id": "b-7", "ts": 31.0, "kind": "mission_replan_requested",
+                "extra": {"item_id": "b-7", "outcome": {"review_status": "blocked"}}}]
+        }));
+        for (a, b) in [(&first, &both), (&both, &first)] {
+            let mut record = ArgusRecord::new(id());
+            let plan = boundary(Some(&record), &doc(), a, 40);
+            let told = |p: &Plan| {
+                p.tell
+                    .iter()
+                    .filter(|t| **t == Tell::Decision("Reviewer verdict: blocked.".into()))
+                    .count()
+            };
+            assert_eq!(told(&plan), 1);
+            plan.remember.apply(&mut record);
+            assert_eq!(told(&boundary(Some(&record), &doc(), b, 41)), 0);
+        }
+    }
+
     #[test]
     fn a_stall_is_told_when_it_begins_and_when_it_ends_and_not_in_between() {
         let mut s = status();
