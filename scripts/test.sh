@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Graphviz renders diagrams/campaign.svg (tests/units/diagrams.rs); python3-venv builds the peers' venvs;
-# curl runs the Dockerfile's HEALTHCHECK as Docker would; fish and zsh run the completion scripts
-# through their own completion (tests/processes/operable.rs).
+# curl runs the Dockerfile's HEALTHCHECK as Docker would; fish and zsh (with bash) run the completion
+# scripts through their own completion (tests/processes/operable.rs).
 # Installed here (Debian, as root) so this one command works on a fresh machine.
 if ! command -v dot >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1 || ! command -v fish >/dev/null 2>&1 \
   || ! command -v zsh >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then

@@ -195,6 +195,30 @@ fn the_root_leads_to_the_panel_token_errors_name_the_variable_and_a_closed_campa
             .is_some_and(|m| m.starts_with("observe: refused here (exists): ")),
         "{b}"
     );
+    // The help says the same: what pause does to the lease, and that intervene is a mid-run
+    // message (answer is for a pending question).
+    let help = |verb: &str| {
+        let out = std::process::Command::new(crate::support::procs::BIN)
+            .args(["campaigns", verb, "--help"])
+            .output()
+            .expect("help");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(
+        help("pause").contains("a held lease is released"),
+        "{}",
+        help("pause")
+    );
+    assert!(
+        help("resume").contains("as an observer"),
+        "{}",
+        help("resume")
+    );
+    assert!(
+        help("intervene").contains("mid-run"),
+        "{}",
+        help("intervene")
+    );
     let (ok, out) = d.cli(&["show", "nope"]);
     assert!(
         !ok && out.contains("refused here (no_such_campaign)") && out.contains("Next: "),
