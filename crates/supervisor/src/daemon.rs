@@ -371,6 +371,7 @@ impl ServeConfig {
     /// Validate the declared settings. Nothing starts when this fails.
     pub fn from_args(a: &ServeArgs) -> Result<ServeConfig, ConfigError> {
         let enabled = flag("ARGUS_SUPERVISOR_ENABLED", &a.enabled, true)?;
+        let foreman = ForemanSettings::read(&a.foreman_enabled, &a.foreman_bin, &a.foreman_env)?;
         let remote_url =
             set(&a.remote_url).ok_or_else(|| bad("OPENTRAINING_A2A_URL", "is required"))?;
         let allow_insecure_loopback = a.allow_insecure_loopback;
@@ -510,11 +511,7 @@ impl ServeConfig {
                 3,
             )?)
             .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
-            foreman_enabled: flag(
-                "ARGUS_SUPERVISOR_FOREMAN_ENABLED",
-                &a.foreman_enabled,
-                false,
-            )?,
+            foreman_enabled: foreman.enabled,
             argus_poll_secs: number(
                 "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
                 &a.argus_poll_seconds,
@@ -542,9 +539,8 @@ impl ServeConfig {
                 &a.require_qualification,
                 true,
             )?,
-            foreman_bin: set(&a.foreman_bin).map(PathBuf::from),
-            foreman_env: env_names(set(&a.foreman_env), "Foreman")
-                .map_err(|e| bad("ARGUS_SUPERVISOR_FOREMAN_ENV", e))?,
+            foreman_bin: foreman.bin,
+            foreman_env: foreman.pass_env,
             foreman_failures_told: match number(
                 "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD",
                 &a.foreman_failures_told,
@@ -763,30 +759,17 @@ async fn bridges(
         (true, Some(bin)) => {
             let mut f = Foreman::new(
                 bin.clone(),
-                Duration::from_secs(30),
+                crate::bridges::foreman::DEFAULT_TIMEOUT,
                 cfg.foreman_env.clone(),
             );
             // The runtime's own word on what is installed (the gate's `--version`); a Foreman
             // program that is not the gate says nothing.
             let runtime = f.runtime().await;
-            if let Some(v) = &runtime {
-                // The gate: one process kept for every assessment, given Foreman's own bound on a
-                // decision (plus its half-second cut and a margin) before it is judged hung.
-                let bound = v
-                    .decision_timeout_seconds
-                    .filter(|s| s.is_finite() && *s > 0.0)
-                    .map_or(Duration::from_secs(30), |s| {
-                        Duration::from_secs_f64(s.min(600.0) + 5.0)
-                    });
-                f = f.keep_alive();
-                f.timeout = bound;
-            }
-            foreman_min_interval = runtime
-                .as_ref()
-                .and_then(|v| v.min_interval_seconds)
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map_or(Duration::ZERO, |s| Duration::from_secs_f64(s.min(3600.0)));
             if let Some(v) = runtime {
+                // The gate: one process kept for every assessment.
+                f = f.keep_alive();
+                f.timeout = v.hung_after();
+                foreman_min_interval = v.min_interval();
                 tracing::info!(version = %v.foreman_core, sha256 = v.sha256.as_deref().unwrap_or("unrecorded"), "Foreman runtime");
                 *wake
                     .foreman_runtime
@@ -1075,22 +1058,44 @@ fn socket_token(path: &std::path::Path) -> std::io::Result<Secret> {
 /// The variable names `ARGUS_SUPERVISOR_ARGUS_ENV` or `ARGUS_SUPERVISOR_FOREMAN_ENV` lists (comma-
 /// or space-separated), checked: a name of ours that carries a secret (the OpenTraining or API
 /// token) is refused, so no setting can hand it to the `child` (Argus, Foreman).
+/// Foreman's settings, read once for `serve` and for `probe` alike.
+struct ForemanSettings {
+    enabled: bool,
+    bin: Option<PathBuf>,
+    pass_env: Vec<String>,
+}
+
+impl ForemanSettings {
+    fn read(
+        enabled: &Option<String>,
+        bin: &Option<String>,
+        names: &Option<String>,
+    ) -> Result<ForemanSettings, ConfigError> {
+        Ok(ForemanSettings {
+            enabled: flag("ARGUS_SUPERVISOR_FOREMAN_ENABLED", enabled, false)?,
+            bin: set(bin).map(PathBuf::from),
+            pass_env: env_names(set(names), "Foreman")
+                .map_err(|e| bad("ARGUS_SUPERVISOR_FOREMAN_ENV", e))?,
+        })
+    }
+}
+
 /// Foreman as `serve` would configure it from this environment (`probe` asks it what it is);
 /// `None` when it is off.
 pub fn foreman_from_env() -> Result<Option<Foreman>, ConfigError> {
     let var = |n: &str| std::env::var(n).ok();
-    let enabled_name = "ARGUS_SUPERVISOR_FOREMAN_ENABLED";
-    if !flag(enabled_name, &var(enabled_name), false)? {
-        return Ok(None);
-    }
-    let names_name = "ARGUS_SUPERVISOR_FOREMAN_ENV";
-    let names = env_names(set(&var(names_name)), "Foreman").map_err(|e| bad(names_name, &e))?;
-    let bin = set(&var("ARGUS_SUPERVISOR_FOREMAN_BIN")).map(PathBuf::from);
-    Ok(Some(Foreman::new(
-        bin.unwrap_or_default(),
-        Duration::from_secs(30),
-        names,
-    )))
+    let s = ForemanSettings::read(
+        &var("ARGUS_SUPERVISOR_FOREMAN_ENABLED"),
+        &var("ARGUS_SUPERVISOR_FOREMAN_BIN"),
+        &var("ARGUS_SUPERVISOR_FOREMAN_ENV"),
+    )?;
+    Ok(s.enabled.then(|| {
+        Foreman::new(
+            s.bin.unwrap_or_default(),
+            crate::bridges::foreman::DEFAULT_TIMEOUT,
+            s.pass_env,
+        )
+    }))
 }
 
 fn env_names(list: Option<String>, child: &str) -> Result<Vec<String>, String> {

@@ -19,6 +19,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 /// Bound on what Foreman may print.
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// How long Foreman is given to answer when its runtime does not state its own decision timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound on each projected text field.
 pub const MAX_FIELD_BYTES: usize = 4 * 1024;
 
@@ -260,6 +262,25 @@ pub struct ForemanRuntime {
     /// gate is given it and a margin before it is judged hung.
     #[serde(default)]
     pub decision_timeout_seconds: Option<f64>,
+}
+
+impl ForemanRuntime {
+    /// How long the kept gate is given for one assessment before it is judged hung: Foreman's own
+    /// bound on a decision, its half-second cut and a margin ([`DEFAULT_TIMEOUT`] when unstated).
+    pub fn hung_after(&self) -> Duration {
+        self.decision_timeout_seconds
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(DEFAULT_TIMEOUT, |s| {
+                Duration::from_secs_f64(s.min(600.0) + 5.0)
+            })
+    }
+
+    /// Foreman's own minimum interval between routine assessments (zero when unstated).
+    pub fn min_interval(&self) -> Duration {
+        self.min_interval_seconds
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map_or(Duration::ZERO, |s| Duration::from_secs_f64(s.min(3600.0)))
+    }
 }
 
 /// What `probe` and the §25 report say of Foreman: off, or what its runtime itself says is
