@@ -763,7 +763,8 @@ fn clear_faults(sim_url: &str) {
     assert_eq!(s, 200);
 }
 
-fn sent(sim_url: &str, method: &str, from: usize) -> usize {
+/// The calls of `method` the remote's audit holds from entry `from` on.
+pub(crate) fn sent(sim_url: &str, method: &str, from: usize) -> usize {
     methods_since(sim_url, from)
         .iter()
         .filter(|m| *m == method)

@@ -245,6 +245,26 @@ mod tests {
         CampaignDoc::new(&m, "train", 100)
     }
 
+    /// A campaign whose attempt (task `task`) ended with `outcome` at 500 s, waiting for a verdict.
+    fn ended(task: &str, outcome: argus_machines::RemoteOutcome) -> CampaignDoc {
+        let mut d = doc();
+        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
+            task: TaskId::new(task),
+            outcome,
+        };
+        d.attempt_history.push(AttemptRecord {
+            task_id: TaskId::new(task),
+            run_id: None,
+            attempt_id: None,
+            source_sha: None,
+            first_seen_at: 100,
+            outcome: Some(outcome),
+            finished_at: Some(500),
+            verdict: None,
+        });
+        d
+    }
+
     fn id() -> crate::store::CampaignId {
         crate::store::validate_campaign_id("c1").expect("a valid id")
     }
@@ -335,21 +355,7 @@ mod tests {
 
     #[test]
     fn a_reviewers_done_confirms_only_the_attempt_it_came_after() {
-        let mut d = doc();
-        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
-            task: TaskId::new("t2"),
-            outcome: argus_machines::RemoteOutcome::Completed,
-        };
-        d.attempt_history.push(AttemptRecord {
-            task_id: TaskId::new("t2"),
-            run_id: None,
-            attempt_id: None,
-            source_sha: None,
-            first_seen_at: 100,
-            outcome: Some(argus_machines::RemoteOutcome::Completed),
-            finished_at: Some(500),
-            verdict: None,
-        });
+        let mut d = ended("t2", argus_machines::RemoteOutcome::Completed);
         let done_at = |ts: u64| ArgusStatus {
             verdicts: vec![crate::bridges::argus::ReviewerVerdict {
                 status: ReviewStatus::Done,
@@ -374,21 +380,7 @@ mod tests {
     /// attempt ended, with nothing left unsettled, is.
     #[test]
     fn a_done_about_a_mission_taken_before_the_attempt_ended_claims_no_completion() {
-        let mut d = doc();
-        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
-            task: TaskId::new("t2"),
-            outcome: argus_machines::RemoteOutcome::Completed,
-        };
-        d.attempt_history.push(AttemptRecord {
-            task_id: TaskId::new("t2"),
-            run_id: None,
-            attempt_id: None,
-            source_sha: None,
-            first_seen_at: 100,
-            outcome: Some(argus_machines::RemoteOutcome::Completed),
-            finished_at: Some(500),
-            verdict: None,
-        });
+        let d = ended("t2", argus_machines::RemoteOutcome::Completed);
         let verdict = |status, secs: u64| crate::bridges::argus::ReviewerVerdict {
             status,
             at_ms: Some(secs * 1000),
@@ -461,21 +453,7 @@ mod tests {
 
     #[test]
     fn a_done_after_a_failed_attempt_claims_no_completion() {
-        let mut d = doc();
-        d.machine.state = argus_machines::StateRecord::RemoteTerminalLocalPending {
-            task: TaskId::new("t1"),
-            outcome: argus_machines::RemoteOutcome::Failed,
-        };
-        d.attempt_history.push(AttemptRecord {
-            task_id: TaskId::new("t1"),
-            run_id: None,
-            attempt_id: None,
-            source_sha: None,
-            first_seen_at: 100,
-            outcome: Some(argus_machines::RemoteOutcome::Failed),
-            finished_at: Some(500),
-            verdict: None,
-        });
+        let d = ended("t1", argus_machines::RemoteOutcome::Failed);
         let s = ArgusStatus {
             verdicts: vec![crate::bridges::argus::ReviewerVerdict {
                 status: ReviewStatus::Done,
