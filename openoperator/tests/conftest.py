@@ -97,6 +97,7 @@ class AgentZero:
     def __init__(self, root: Path, sim: str, binary: str, login: bool, env: dict[str, str],
                  remote_token: str | None = SIM_TOKEN):
         self.root = root
+        self.remote_url = sim
         self.state = root / "usr" / "argus-supervisor"
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -179,6 +180,16 @@ class AgentZero:
     def daemon_call(self, method: str, path: str, body: dict | None = None):
         """The daemon's API directly over its socket (what the daemon itself knows)."""
         return run_in_host(self, "daemon_call", method, path, body)
+
+    def audit(self) -> dict:
+        """The simulated remote's own record of every call it received (what the supervisor sent)."""
+        r = requests.get(self.remote_url.rstrip("/") + "/_sim/audit",
+                         headers={"Authorization": f"Bearer {SIM_TOKEN}"}, timeout=10)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def sent(self, method: str) -> list[dict]:
+        return [e for e in self.audit()["entries"] if e["method"] == method]
 
     def host_env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         """Agent Zero's environment for a process run in its root, as an operator runs one there

@@ -33,6 +33,8 @@ def loader() -> dict:
         prompt = asyncio.run(tools_prompt.build_prompt(agent))
         tool = agent.get_tool(name="argus_supervisor", method=None, args={}, message="", loop_data=None)
         out[profile] = {"tools_prompt": prompt, "tool_class": type(tool).__name__}
+        if profile == "argus-supervisor":
+            out["verbs"] = list(sys.modules[type(tool).__module__].VERBS)
     return out
 
 
@@ -46,6 +48,26 @@ def tool(args: dict) -> str:
     agent = agent_for("argus-supervisor")
     t = agent.get_tool(name="argus_supervisor", method=None, args=args, message="", loop_data=None)
     return asyncio.run(t.execute(**args)).message
+
+
+def chat(calls: list) -> list:
+    """Each tool call as the model would write it in Agent Zero's chat, through Agent Zero's own
+    tool path (`Agent.process_tools`: the JSON parsed from the message, the tool looked up for the
+    profile, its hooks and the tool_execute extensions run, the result added to the history); the
+    tool result as the history holds it, one per call. One agent, as one chat."""
+    agent = agent_for("argus-supervisor")
+
+    async def run():
+        out = []
+        for args in calls:
+            msg = json.dumps({"thoughts": ["the operator asked"], "headline": "argus",
+                              "tool_name": "argus_supervisor", "tool_args": args})
+            await agent.process_tools(msg)
+            last = agent.history.current.messages[-1].content
+            out.append(last["tool_result"] if isinstance(last, dict) else str(last))
+        return out
+
+    return asyncio.run(run())
 
 
 def tool_beside_a_ticker(args: dict) -> dict:

@@ -26,6 +26,9 @@ def test_the_real_loader_lists_the_plugin_and_only_the_profile_gets_the_tool(a0)
     # and agent0 cannot call it (Agent Zero's lookup answers with its Unknown tool).
     assert "### argus_supervisor" in got["argus-supervisor"]["tools_prompt"]
     assert got["argus-supervisor"]["tool_class"] == "ArgusSupervisor"
+    # The tool's prompt lists exactly the verbs the tool offers: each once, none it lacks.
+    listed = re.findall(r"^- `([a-z-]+)`:", got["argus-supervisor"]["tools_prompt"], re.M)
+    assert sorted(listed) == sorted(got["verbs"]) and len(listed) == len(set(listed)), (listed, got["verbs"])
     assert "argus_supervisor" not in got["agent0"]["tools_prompt"]
     assert got["agent0"]["tool_class"] == "Unknown"
     # The manifest with Agent Zero's field names; the plugin imports as the plugin guide says.
