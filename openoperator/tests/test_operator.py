@@ -134,3 +134,93 @@ def test_every_duty_of_the_profile_through_agent_zeros_tool_path(agent_zero, dut
     said = run_in_host(a0, "chat", [{"action": "status"}], env={"ARGUS_SUPERVISOR_HOME": str(empty)})
     assert said[0].startswith("argus-supervisor is not answering:") and said[0].count("not answering") == 1, said
     assert "Nothing was sent" in said[0]
+
+
+def test_every_duty_from_the_plugins_page_in_the_real_modal(agent_zero, duties, chrome, tmp_path):
+    import os
+    import signal
+
+    from selenium.webdriver.common.by import By
+    from test_page import click, log_in, text
+
+    a0 = agent_zero(scenario=duties)
+    log_in(chrome, a0)
+    chrome.execute_script("openModal('/plugins/argus_supervisor/webui/main.html')")
+    wait_for("readiness", lambda: text(chrome, "#argus-sv-health") == "Ready", 30, 0.3)
+
+    def fill(css: str, value: str) -> None:
+        field = chrome.find_element(By.CSS_SELECTOR, css)
+        field.clear()
+        field.send_keys(value)
+
+    def outcome(prefix: str) -> str:
+        try:
+            return wait_for(f"the outcome {prefix}", lambda: (lambda t: t if t.startswith(prefix) else None)(
+                text(chrome, "#argus-sv-outcome")), 40, 0.3)
+        except AssertionError:
+            chrome.save_screenshot(str(tmp_path / "no-outcome.png"))
+            raise AssertionError(f"{prefix!r} never shown; the page says: {text(chrome, '#argus-sv')}") from None
+
+    # A refusal from the page: an id the daemon cannot take, refused by the supervisor, said so.
+    fill("#argus-sv-observe-id", "bad/id")
+    fill("#argus-sv-observe-objective", "train")
+    click(chrome, "#argus-sv-observe-send")
+    said = outcome("observe → 4")
+    assert "(refused by supervisor)" in said, said
+    assert "refused" in chrome.find_element(By.ID, "argus-sv-outcome").get_attribute("class")
+    # Start supervising from the form.
+    fill("#argus-sv-observe-id", "p1")
+    click(chrome, "#argus-sv-observe-send")
+    outcome("observe → 200")
+    wait_for("p1 in the list", lambda: "p1" in text(chrome, "#argus-sv tr[data-campaign='p1']"), 30, 0.3)
+    click(chrome, "#argus-sv-action-claim")
+    outcome("claim → 200")
+    # submit asks first; "keep" sends nothing; confirmed, it sends the text once.
+    fill("#argus-sv-text", "attempt 1")
+    click(chrome, "#argus-sv-action-submit")
+    wait_for("the confirmation", lambda: "Really submit p1?" in text(chrome, "#argus-sv-confirm"))
+    click(chrome, "#argus-sv-confirm-abort")
+    assert a0.sent("message/send") == []
+    click(chrome, "#argus-sv-action-submit")
+    click(chrome, "#argus-sv-confirm-send")
+    outcome("submit → 200")
+    assert [e["text"] for e in a0.sent("message/send") if e["accepted"]] == ["attempt 1"]
+    # The failure's evidence and events, each in an untrusted box or list.
+    wait_for("the evidence", lambda: "failure-evidence" in text(chrome, "#argus-sv-artifacts"), 60, 0.5)
+    assert "no messages column" in text(chrome, "#argus-sv-artifacts")
+    wait_for("the events", lambda: "[ATTEMPT_COMPLETED]" in text(chrome, "#argus-sv-events"), 30, 0.3)
+    # next-attempt, confirmed.
+    fill("#argus-sv-text", "attempt 2")
+    click(chrome, "#argus-sv-action-next-attempt")
+    wait_for("the confirmation", lambda: "a new remote task" in text(chrome, "#argus-sv-confirm"))
+    click(chrome, "#argus-sv-confirm-send")
+    outcome("next-attempt → 200")
+    # Needs you: its question, who asks, how to answer, the options; answered from the page.
+    wait_for("Needs you", lambda: "Which dataset: A or B?" in text(chrome, "#argus-sv-needs"), 60, 0.5)
+    assert "How to answer:" in text(chrome, "#argus-sv-needs") and "Options now:" in text(chrome, "#argus-sv-needs")
+    fill("#argus-sv-text", "use B")
+    click(chrome, "#argus-sv-action-answer")
+    outcome("answer → 200")
+    assert any(e["text"] == "use B" and e["accepted"] for e in a0.sent("campaign/intervene"))
+    # accept, confirmed: the campaign closes, and "Why" lists the operator's decision.
+    wait_for("attempt 2 to complete", lambda: view(a0, "p1")["state"] == "remote_terminal_local_pending", 60, 0.5)
+    click(chrome, "#argus-sv-action-accept")
+    wait_for("the confirmation", lambda: "Really accept p1?" in text(chrome, "#argus-sv-confirm"))
+    click(chrome, "#argus-sv-confirm-send")
+    outcome("accept → 200")
+    assert view(a0, "p1")["state"] == "closed.accepted"
+    wait_for("the decision in Why", lambda: "[MISSION_COMPLETE]" in text(chrome, "#argus-sv-why"), 30, 0.3)
+    assert "[OPERATOR_ACTION]" in text(chrome, "#argus-sv-why")
+    assert a0.audit()["counters"]["tasks_per_campaign"] == {"p1": 2}
+    chrome.save_screenshot(str(tmp_path / "plugin-page-duties.png"))
+
+    # The daemon hangs (stopped): the page says so once, plainly, and recovers with it.
+    (pid,) = a0.daemon_pids()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for("the page to say the daemon is down",
+                 lambda: "not answering" in text(chrome, "#argus-sv-health"), 60, 0.5)
+        assert text(chrome, "#argus-sv").count("not answering") == 1, text(chrome, "#argus-sv")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for("readiness again", lambda: text(chrome, "#argus-sv-health") == "Ready", 60, 0.5)

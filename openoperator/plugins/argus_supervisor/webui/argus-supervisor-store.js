@@ -4,8 +4,15 @@ import { createStore } from "/js/AlpineStore.js";
 import { fetchApi } from "/js/api.js";
 
 const API = "/api/plugins/argus_supervisor/";
+// Shown in red: cannot be undone.
 const DESTRUCTIVE = new Set(["cancel", "abandon", "reject"]);
+// Asked before they are sent: what starts remote work, ends an attempt or cannot be undone.
+const CONFIRMED = new Set(["submit", "accept", "reject", "next-attempt", "cancel", "abandon"]);
 const WITH_TEXT = new Set(["submit", "intervene", "answer", "next-attempt"]);
+// Feed kinds that say who decided what and why (the page's "Why" list).
+const WHY_KINDS = new Set(["DECISION", "OPERATOR_ACTION", "NEEDS_YOU", "ATTEMPT_COMPLETED", "ATTEMPT_FAILED",
+  "ATTEMPT_CANCELED", "MISSION_COMPLETE", "CRITICAL_FAILURE"]);
+const EVENTS_SHOWN = 15;
 const REFRESH_MS = 3000;
 
 async function call(handler, body) {
@@ -26,6 +33,11 @@ const model = {
   selected: null,
   campaign: null,
   feed: [],
+  events: [],
+  // The "start or attach supervision" form.
+  observeId: "",
+  objective: "",
+  taskId: "",
   text: "",
   reason: "",
   confirming: null,
@@ -51,6 +63,42 @@ const model = {
   live(gen) { return gen === undefined || gen === this.generation; },
 
   destructive(a) { return DESTRUCTIVE.has(a); },
+
+  confirmText() {
+    const a = this.confirming;
+    const what = {
+      submit: "send the first attempt to OpenTraining (a new remote task)",
+      accept: "accept the attempt's result and close the campaign",
+      reject: "reject the attempt's result and close the campaign",
+      "next-attempt": "start the next attempt at OpenTraining (a new remote task)",
+      cancel: "cancel the running attempt's task at OpenTraining",
+      abandon: "stop supervising this campaign for good",
+    }[a] || a;
+    return "Really " + a + " " + this.selected + "? This will " + what + "." +
+      (DESTRUCTIVE.has(a) ? " This cannot be undone." : "");
+  },
+
+  artifacts() {
+    const ev = this.campaign && this.campaign.latest_evidence;
+    return ((ev && ev.artifacts) || []).map((a) => String(a.name || "unnamed") + " (" + a.bytes + " bytes): " +
+      String(a.untrusted_excerpt || ""));
+  },
+
+  needs() {
+    const q = this.campaign && this.campaign.pending_question;
+    if (!q) return "Nothing needs you.";
+    return String(q.source) + " asks: " + String(q.text) + "\nHow to answer: " + String(q.how) +
+      "\nOptions now: " + (this.campaign.allowed_actions || []).join(", ");
+  },
+
+  eventLine(e) {
+    const ev = e.event || {};
+    const fields = Object.entries(ev).filter(([k, v]) => k !== "type" && (typeof v === "string" || typeof v === "number"))
+      .map(([k, v]) => k + " " + v).join(", ");
+    return new Date(e.at * 1000).toISOString() + " [" + ev.type + "] " + fields + (e.detail ? " — " + e.detail : "");
+  },
+
+  why() { return this.feed.filter((m) => WHY_KINDS.has(m.kind)); },
 
   stateLine() {
     const c = this.campaign;
@@ -81,8 +129,11 @@ const model = {
     if (!this.live(gen)) return;
     const { status, body: h } = await call("health");
     if (!this.live(gen)) return;
+    const unreachable = h && h.error && h.error.code === "daemon_unreachable";
     this.health = status === 200 ? "Ready"
+      : unreachable ? "Not ready: " + h.error.message + ". Nothing can be sent until it answers again."
       : "Not ready: " + ((((h && h.reasons) || []).map((r) => r.class || r).join(", ")) || (h && h.error && h.error.message) || status);
+    if (unreachable) return; // said once, above; the list and the campaign keep their last reading
     const { body } = await call("campaigns");
     if (!this.live(gen)) return;
     this.campaigns = (body && body.campaigns) || [];
@@ -96,6 +147,8 @@ const model = {
     this.campaign = c;
     const { body: f } = await call("campaigns", { campaign_id: this.selected, part: "messages" });
     this.feed = (f && f.messages) || [];
+    const { body: e } = await call("campaigns", { campaign_id: this.selected, part: "events" });
+    this.events = ((e && e.events) || []).slice(-EVENTS_SHOWN);
   },
 
   select(id) {
@@ -104,8 +157,16 @@ const model = {
     this.show();
   },
 
+  async observe() {
+    const id = this.observeId.trim();
+    const body = { objective: this.objective.trim() };
+    if (this.taskId.trim()) body.task_id = this.taskId.trim();
+    this.selected = id;
+    await this.act("observe", body);
+  },
+
   press(a) {
-    if (DESTRUCTIVE.has(a)) {
+    if (CONFIRMED.has(a)) {
       this.reason = "";
       this.confirming = a;
     } else {
