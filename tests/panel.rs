@@ -213,15 +213,6 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
         !html.contains(API_TOKEN) && !html.contains("<script>"),
         "no inline script, no data"
     );
-    // A campaign to look at.
-    let made = http
-        .post(format!("{base}/campaigns/p1/observe"))
-        .bearer_auth(API_TOKEN)
-        .json(&json!({"objective": "Make the evaluation pass"}))
-        .send()
-        .await
-        .expect("observe");
-    assert!(made.status().is_success(), "{}", made.status());
 
     let driver_port = free_port();
     let _driver = Kill(
@@ -278,6 +269,19 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
 
     type_into(&c, "#token", API_TOKEN).await;
     click(&c, "#login-submit").await;
+    // A campaign to look at, started from the panel's own form; a refused one is said as refused.
+    type_into(&c, "#observe-id", "bad/id").await;
+    type_into(&c, "#observe-objective", "Make the evaluation pass").await;
+    click(&c, "#observe-send").await;
+    text_with(&c, "observe-outcome", &["observe → 4"]).await;
+    assert_eq!(
+        js(&c, "return document.getElementById('observe-outcome').className;").await,
+        "refused"
+    );
+    js(&c, "document.getElementById('observe-id').value = ''; return true;").await;
+    type_into(&c, "#observe-id", "p1").await;
+    click(&c, "#observe-send").await;
+    text_with(&c, "observe-outcome", &["observe → 200"]).await;
     until(
         &c,
         "the campaign list",

@@ -129,8 +129,23 @@ async function campaignsPage(view) {
     el("option", { value: "state" }, "Sort by state"),
     el("option", { value: "recent" }, "Sort by latest event")
   );
+  // Start or attach supervision: observe, as the CLI's `campaigns observe` (its real outcome below).
+  const newId = el("input", { id: "observe-id", placeholder: "campaign id", required: "" });
+  const objective = el("input", { id: "observe-objective", placeholder: "objective", required: "" });
+  const task = el("input", { id: "observe-task", placeholder: "remote task id (optional: attach)" });
+  const observed = el("p", { id: "observe-outcome", role: "status" });
+  const start = el("form", { id: "observe-form" }, el("strong", {}, "Start or attach supervision "), newId, " ", objective, " ", task, " ",
+    el("button", { type: "submit", id: "observe-send" }, "Observe"));
+  start.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const body = { objective: objective.value.trim() };
+    if (task.value.trim()) body.task_id = task.value.trim();
+    send(newId.value.trim(), "observe", body, observed);
+  });
   view.replaceChildren(
     el("h2", {}, "Campaigns"),
+    start,
+    observed,
     el("p", { class: "controls" }, filter, " ", sort),
     el(
       "table",
