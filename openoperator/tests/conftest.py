@@ -83,12 +83,20 @@ def start_sim(binary):
         p.wait()
 
 
-def install(root: Path, tree: Path) -> None:
-    """The snapshot, and the plugin where Agent Zero finds user plugins (as the Dockerfile copies
-    it: the plugin directory, carrying the profile in agents/argus-supervisor)."""
+UPGRADE = OPENOPERATOR / "plugins" / "_argus_supervisor_upgrade"
+
+
+def install(root: Path, tree: Path) -> Path:
+    """The snapshot, and the plugin as openoperator/Dockerfile installs it: the image's copy outside
+    the Agent Zero root (as /opt/argus-supervisor/plugin), and the upgrade plugin in Agent Zero's
+    own plugins, which installs that copy into usr/plugins when Agent Zero starts. The image copy's
+    path, for ARGUS_SUPERVISOR_PLUGIN_IMAGE_COPY."""
     shutil.copytree(tree, root, symlinks=True)
-    shutil.copytree(PLUGIN, root / "usr" / "plugins" / "argus_supervisor",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(UPGRADE, root / "plugins" / UPGRADE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    image = root.parent / f"{root.name}-image-plugin"
+    if not image.exists():
+        shutil.copytree(PLUGIN, image, ignore=shutil.ignore_patterns("__pycache__"))
+    return image
 
 
 class AgentZero:
@@ -257,7 +265,9 @@ def agent_zero(tmp_path, start_sim, binary):
         if root is None:
             root = tmp_path / f"a0-{len(made)}"
             install(root, tree)
-        a0 = AgentZero(root, remote or start_sim(scenario), binary, login, env or {},
+        image = root.parent / f"{root.name}-image-plugin"
+        a0 = AgentZero(root, remote or start_sim(scenario), binary, login,
+                       {"ARGUS_SUPERVISOR_PLUGIN_IMAGE_COPY": str(image), **(env or {})},
                        remote_token=None if remote else SIM_TOKEN)
         made.append(a0)
         if start:

@@ -34,7 +34,7 @@ def loader() -> dict:
         tool = agent.get_tool(name="argus_supervisor", method=None, args={}, message="", loop_data=None)
         out[profile] = {"tools_prompt": prompt, "tool_class": type(tool).__name__}
         if profile == "argus-supervisor":
-            out["verbs"] = list(sys.modules[type(tool).__module__].VERBS)
+            out["verbs"] = list(type(tool).execute.__globals__["VERBS"])
     return out
 
 

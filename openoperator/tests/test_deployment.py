@@ -51,7 +51,12 @@ def test_the_openoperator_image_adds_no_port_runs_as_1000_and_keeps_opt_venv_a0_
     env = " ".join(r for op, r in final if op == "ENV")
     assert "ARGUS_SUPERVISOR_HOME=/a0/usr/argus-supervisor" in env
     assert "TOKEN" not in env and "OPENTRAINING" not in env
-    assert ["openoperator/plugins/argus_supervisor", "/a0/usr/plugins/argus_supervisor"] in copies
+    # The plugin outside /a0/usr (a volume there cannot hide it), installed at start by the upgrade
+    # plugin in Agent Zero's own plugins (test_upgrade.py runs that on a volume with an old copy).
+    assert ["openoperator/plugins/argus_supervisor", "/opt/argus-supervisor/plugin"] in copies
+    assert ["openoperator/plugins/_argus_supervisor_upgrade", "/a0/plugins/_argus_supervisor_upgrade"] in copies
+    assert not [c for c in copies if c[-1].startswith("/a0/usr")], copies
+    assert "ARGUS_SUPERVISOR_PLUGIN_IMAGE_COPY=/opt/argus-supervisor/plugin" in env
     # The plugin directory is what is installed: it carries the profile, and no tests.
     plugin = REPO / "openoperator/plugins/argus_supervisor"
     assert (plugin / "agents/argus-supervisor/agent.yaml").is_file()

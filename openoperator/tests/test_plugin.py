@@ -27,7 +27,8 @@ def test_the_real_loader_lists_the_plugin_and_only_the_profile_gets_the_tool(a0)
     assert "### argus_supervisor" in got["argus-supervisor"]["tools_prompt"]
     assert got["argus-supervisor"]["tool_class"] == "ArgusSupervisor"
     # The tool's prompt lists exactly the verbs the tool offers: each once, none it lacks.
-    listed = re.findall(r"^- `([a-z-]+)`:", got["argus-supervisor"]["tools_prompt"], re.M)
+    section = got["argus-supervisor"]["tools_prompt"].split("### argus_supervisor", 1)[1].split("\n### ", 1)[0]
+    listed = re.findall(r"^- `([a-z-]+)`:", section, re.M)
     assert sorted(listed) == sorted(got["verbs"]) and len(listed) == len(set(listed)), (listed, got["verbs"])
     assert "argus_supervisor" not in got["agent0"]["tools_prompt"]
     assert got["agent0"]["tool_class"] == "Unknown"

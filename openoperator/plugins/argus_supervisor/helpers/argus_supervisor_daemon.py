@@ -88,8 +88,12 @@ def for_host(text: Any, limit: int = MESSAGE_MAX) -> str:
 
 
 def _defaults() -> dict[str, Any]:
+    return _defaults_from(PLUGIN_DIR / "default_config.yaml")
+
+
+def _defaults_from(path: Path) -> dict[str, Any]:
+    """A flat YAML file's `key: value` lines."""
     values: dict[str, Any] = {}
-    path = PLUGIN_DIR / "default_config.yaml"
     for line in path.read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
         if ":" in line:
@@ -240,6 +244,26 @@ def operator_refusal(request: Any):
     if not session.get("csrf_token") or sent != session.get("csrf_token"):
         return refusal(403, "host_csrf_skipped", "CSRF token missing or invalid")
     return None
+
+
+def plugin_identity() -> dict[str, Any]:
+    """The plugin that runs: its version and digest from its own files, and its install record
+    (written by the _argus_supervisor_upgrade plugin, which installs the image's copy)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    record = None
+    for p in sorted(PLUGIN_DIR.rglob("*")):
+        rel = p.relative_to(PLUGIN_DIR).as_posix()
+        if not p.is_file() or "__pycache__" in rel.split("/") or rel in ("config.json", ".toggle-0", ".toggle-1", ".installed.json"):
+            continue
+        h.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+    try:
+        record = json.loads((PLUGIN_DIR / ".installed.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    return {"version": _defaults_from(PLUGIN_DIR / "plugin.yaml").get("version"), "digest": h.hexdigest(),
+            "dir": str(PLUGIN_DIR), "install": record}
 
 
 def _die_with_parent() -> None:
