@@ -82,6 +82,12 @@ if [ -z "$OO_PY" ]; then
   echo "  3.12 version (pyenv install 3.12); none was found" >&2
   exit 1
 fi
+# openoperator/tests/test_runtime.py starts OpenOperator as UID 1000, as the image runs it, so this
+# interpreter's directories must let other users in (search only, as /usr/local in the image).
+if [ "$(id -u)" = 0 ]; then
+  d="$(dirname "$(readlink -f "$OO_PY")")"
+  while [ "$d" != / ]; do chmod o+x "$d"; d="$(dirname "$d")"; done
+fi
 OO_VENV="$ARGUS_INTEROP_VENVS/openoperator-3fa8481b"
 # The venv is remade when the test requirements or the host's lock (which they include) change.
 OO_REQS="$(cat openoperator/requirements-test.txt vendor/openoperator/requirements-py312.lock)"

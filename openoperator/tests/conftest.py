@@ -111,6 +111,8 @@ class AgentZero:
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = root.parent / f"agent-zero-{self.port}.log"
         self.proc: subprocess.Popen | None = None
+        # The user Agent Zero runs as (None: this test's own), as a container's USER.
+        self.user: int | None = None
         if login:
             (root / "usr" / ".env").write_text(
                 f"AUTH_LOGIN={LOGIN['username']}\nAUTH_PASSWORD={LOGIN['password']}\n")
@@ -137,10 +139,11 @@ class AgentZero:
 
     def start(self) -> "AgentZero":
         log = open(self.log_path, "ab")
+        as_user = {} if self.user is None else {"user": self.user, "group": self.user, "extra_groups": []}
         self.proc = subprocess.Popen(
             [sys.executable, "run_ui.py", "--port", str(self.port), "--host", "127.0.0.1"],
             cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, **as_user,
         )
         log.close()
         wait_for("Agent Zero to serve", self._serving, 90, 0.2)

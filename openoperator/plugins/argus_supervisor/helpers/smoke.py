@@ -7,8 +7,9 @@ Checks (each PASS or FAIL with its evidence; never a secret's value):
   runtime's own venv (`ARGUS_SUPERVISOR_ARGUS_BIN`'s).
 - `heartbeat`: the daemon answers, and its heartbeat ticked within three periods (or it has no
   campaign to tick yet).
-- `capability_probe`: the daemon discovered OpenTraining's card; what it offers, whether the card
-  enables writes, the remote's qualification, and whether writes would go now.
+- `capability_probe`: OpenTraining's card answers now (fetched here, from `OPENTRAINING_A2A_URL`'s
+  well-known paths) and the daemon discovered it; what it offers, whether the card enables writes,
+  the remote's qualification, and whether writes would go now.
 - `secret_masking`: no known secret (OpenTraining's token, the daemon's API token, and every other
   `*_TOKEN`/`*_KEY`/`*_SECRET`/`*_PASSWORD` of this process) appears in the daemon's answers or in
   `daemon.log`.
@@ -89,6 +90,33 @@ def _argus_version() -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
+def _card_now() -> str | None:
+    """None when OpenTraining's agent card answers now (JSON, HTTP 200); else why not (a class,
+    never the URL: Agent Zero's A2A server carries its token in the path)."""
+    import urllib.error
+    import urllib.request
+
+    base = os.environ.get("OPENTRAINING_A2A_URL", "")
+    if not base:
+        return "OPENTRAINING_A2A_URL is not set"
+    headers = {"Accept": "application/json"}
+    if os.environ.get("OPENTRAINING_A2A_TOKEN"):
+        headers["Authorization"] = "Bearer " + os.environ["OPENTRAINING_A2A_TOKEN"]
+    why = "no answer"
+    for path in (".well-known/agent-card.json", ".well-known/agent.json"):
+        url = base.rstrip("/") + "/" + path
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as r:
+                if isinstance(json.loads(r.read(1 << 20)), dict):
+                    return None
+                why = "not a card"
+        except urllib.error.HTTPError as e:
+            why = f"HTTP {e.code}"
+        except (OSError, ValueError) as e:
+            why = e.__class__.__name__
+    return why
+
+
 def _daemon_pid(cfg: dict[str, Any]) -> int | None:
     running = daemon._running.get("daemon")
     if running is not None and running.proc is not None and running.proc.poll() is None:
@@ -153,7 +181,9 @@ def run(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
         required = bool(remote.get("qualification_required"))
         card_writes = bool(remote.get("mutation_enabled"))
         writes_now = card_writes and (not required or qualification.get("status") == "passed")
-        checks.append(_check("capability_probe", discovered,
+        missing = _card_now()
+        checks.append(_check("capability_probe", discovered and missing is None,
+                             f"the card answers now: {'yes' if missing is None else 'no (' + missing + ')'}; "
                              f"card sha256 {remote.get('card_sha256') or 'none'}; can: {', '.join(can) or 'nothing'}; "
                              f"the card enables writes: {card_writes}; "
                              f"qualification: {qualification.get('detail') or 'none'}"
