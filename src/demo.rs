@@ -158,6 +158,8 @@ pub async fn run(
         step_timeout: Duration::from_secs(10),
         home: home.clone(),
         tool: crate::tool(),
+        build: crate::build(),
+        deployment: None,
     })
     .await;
     let passed = qualification

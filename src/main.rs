@@ -185,6 +185,10 @@ enum Command {
         /// Also write the Markdown report to this file.
         #[arg(long, value_name = "PATH")]
         report: Option<PathBuf>,
+        /// The running deployment's API (`http://HOST:PORT` or `unix:PATH`), whose `health` fills
+        /// the report's deployment part (its build, Argus and Foreman as installed, state root).
+        #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
+        deployment: Option<String>,
     },
     /// Run the simulated OpenTraining remote in the foreground (a local emulator to develop against).
     Sim {
@@ -232,11 +236,16 @@ enum Command {
 
 /// This binary, as reports name it.
 fn tool() -> String {
-    format!(
-        "argus-supervisor {} (commit {})",
-        env!("CARGO_PKG_VERSION"),
-        env!("ARGUS_GIT_COMMIT")
-    )
+    let b = build();
+    format!("argus-supervisor {} (commit {})", b.version, b.commit)
+}
+
+/// This binary's build: its version and the commit it was built from (build.rs).
+fn build() -> argus_supervisor_lib::deployment::Build {
+    argus_supervisor_lib::deployment::Build {
+        version: env!("CARGO_PKG_VERSION").into(),
+        commit: env!("ARGUS_GIT_COMMIT").into(),
+    }
 }
 
 /// The runtime `serve`, the demo and the bench run on: multi-threaded, its blocking pool capped.
@@ -333,13 +342,24 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            let config = match daemon::ServeConfig::from_args(&args) {
+            let mut config = match daemon::ServeConfig::from_args(&args) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("{e}");
                     return ExitCode::from(2);
                 }
             };
+            config.build = build();
+            if config.backend.is_some() {
+                use argus_supervisor_lib::deployment::BackendSource;
+                config.backend_source = match matches
+                    .subcommand_matches("serve")
+                    .and_then(|m| m.value_source("backend"))
+                {
+                    Some(clap::parser::ValueSource::CommandLine) => BackendSource::Flag,
+                    _ => BackendSource::Environment,
+                };
+            }
             if let Err(e) = init_logging(&args.log_level, args.log_json) {
                 eprintln!("{e}");
                 return ExitCode::from(2);
@@ -475,6 +495,7 @@ fn main() -> ExitCode {
             home,
             json,
             report,
+            deployment,
         } => {
             let Some(rt) = tokio_runtime() else {
                 return ExitCode::FAILURE;
@@ -497,6 +518,7 @@ fn main() -> ExitCode {
                 home,
                 json,
                 report,
+                deployment,
             };
             rt.block_on(qualify::run(args))
         }

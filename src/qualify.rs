@@ -25,6 +25,7 @@ pub struct Args {
     pub home: PathBuf,
     pub json: bool,
     pub report: Option<PathBuf>,
+    pub deployment: Option<String>,
 }
 
 fn usage(text: &str) -> ExitCode {
@@ -102,6 +103,8 @@ pub async fn run(a: Args) -> ExitCode {
         step_timeout: Duration::from_secs(a.step_timeout_seconds),
         home: a.home,
         tool: crate::tool(),
+        build: crate::build(),
+        deployment: a.deployment,
     })
     .await;
     let markdown = report.markdown();

@@ -331,11 +331,15 @@ def test_writes_wait_for_a_qualified_remote_and_qualify_run_in_the_host_lets_the
     assert "writes go now: False" in probe["evidence"], probe
     done = subprocess.run(
         [binary, "qualify", "--allow-insecure-loopback", "--home", str(a0.state),
-         "--write-campaign", "qualification-test", "--message", "harmless: say hello"],
+         "--write-campaign", "qualification-test", "--message", "harmless: say hello",
+         "--deployment", f"unix:{a0.state / 'api.sock'}"],
         cwd=a0.root, env=a0.host_env(), capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "**Verdict: QUALIFIED**" in done.stdout
+    # §25's deployment part, read from the plugin's running daemon over its socket.
+    assert "| /health SHA match | yes |" in done.stdout, done.stdout
+    assert f"| State root | {a0.state} |" in done.stdout, done.stdout
     assert a0.env["OPENTRAINING_A2A_TOKEN"] not in done.stdout + done.stderr
     status, answer = a0.act(s, "q1", "claim")
     assert status == 200 and answer["outcome"] == "done", answer

@@ -607,3 +607,98 @@ fn the_gate_answers_each_line_with_a_directive_or_a_class_and_keeps_serving() {
         "it ends when its input does"
     );
 }
+
+/// §25's deployment part: `qualify --deployment` reads what the running daemon says of itself (its
+/// build, Argus and Foreman as installed in their venvs, its state root), and says what it cannot
+/// know.
+#[test]
+fn qualify_reports_the_running_deployment_from_its_health_never_from_its_own_build() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let rig = Rig::new("qualify-deployment");
+    let (url, _model, _m) = decision_double(&rig.dir);
+    let (_sim, sim_url) = sim("long-noisy", "127.0.0.1:0");
+    let (d, _) = serve_with_foreman(&rig, &sim_url, &url, "0", &[]);
+    let qualify = |deployment: Option<&str>, api_token: &str| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["qualify", "--allow-insecure-loopback", "--url", &sim_url])
+            .arg("--home")
+            .arg(rig.dir.join("qualify-home"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
+            .env("ARGUS_SUPERVISOR_API_TOKEN", api_token);
+        if let Some(base) = deployment {
+            cmd.args(["--deployment", base]);
+        }
+        let out = cmd.output().expect("qualify");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let base = format!("http://127.0.0.1:{}", d.port);
+    let report = qualify(Some(&base), API_TOKEN);
+    let part = report
+        .split("## Deployment")
+        .nth(1)
+        .expect("a deployment part");
+    let version = Command::new(BIN)
+        .arg("--version")
+        .output()
+        .expect("version");
+    let version = String::from_utf8_lossy(&version.stdout).to_string();
+    let commit = version
+        .split("commit ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_alphanumeric()).next())
+        .expect("--version names its commit");
+    assert!(
+        part.contains(&format!(
+            "| Deployed SHA (the running daemon's /health) | 0.1.0 commit {commit} |"
+        )),
+        "{part}"
+    );
+    assert!(part.contains("| /health SHA match | yes |"), "{part}");
+    // Argus as pip installed it from the vendored wheel: the wheel's own digest.
+    let wheel = Command::new("sha256sum")
+        .arg(format!(
+            "{}/vendor/argus-skill/argus_skill-0.1.2-py3-none-any.whl",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .output()
+        .expect("sha256sum");
+    let wheel = String::from_utf8_lossy(&wheel.stdout);
+    let wheel = wheel.split_whitespace().next().expect("digest");
+    let argus_row = format!(
+        "| Argus installed (version, wheel pin) | argus-skill 0.1.2, wheel sha256 {wheel} |"
+    );
+    // scripts/test.sh installs that very wheel into the Argus venv.
+    assert!(part.contains(&argus_row), "{part}");
+    assert!(
+        part.contains("| Argus backend configuration source | claude (from environment) |"),
+        "{part}"
+    );
+    assert!(
+        part.contains(&format!(
+            "| Foreman installed | foreman-core 0.5.1, wheel sha256 {WHEEL_SHA256} |"
+        )),
+        "{part}"
+    );
+    assert!(
+        part.contains(&format!(
+            "| State root | {} |",
+            rig.dir.join("state").display()
+        )),
+        "{part}"
+    );
+    // Not named, or refusing the token: not known, and said why; never this build's own word.
+    let report = qualify(None, API_TOKEN);
+    assert!(
+        report.contains("| /health SHA match | not known: no running deployment was named"),
+        "{report}"
+    );
+    let report = qualify(Some(&base), "not-the-token");
+    assert!(
+        report.contains("| Deployed SHA (the running daemon's /health) | not known: its health says nothing of its deployment"),
+        "{report}"
+    );
+    assert!(!report.contains(API_TOKEN));
+    rig.stop(d);
+}

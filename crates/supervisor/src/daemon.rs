@@ -93,6 +93,10 @@ pub struct ServeConfig {
     pub api_token: Option<Secret>,
     pub insecure_no_auth: bool,
     pub allow_insecure_loopback: bool,
+    /// The build that runs (the binary sets its commit), published in `health`.
+    pub build: crate::deployment::Build,
+    /// Where `backend` came from (the binary knows whether it was the flag or the environment).
+    pub backend_source: crate::deployment::BackendSource,
 }
 
 /// Where `serve` listens: one TCP address, or one Unix socket (no TCP listener at all).
@@ -559,6 +563,12 @@ impl ServeConfig {
             api_token,
             insecure_no_auth: a.insecure_no_auth,
             allow_insecure_loopback,
+            build: crate::deployment::Build::unknown(),
+            backend_source: if a.backend.is_some() {
+                crate::deployment::BackendSource::Environment
+            } else {
+                crate::deployment::BackendSource::ArgusDefault
+            },
         };
         cfg.runtime_config().validate().map_err(|e| {
             bad(
@@ -906,6 +916,16 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         foreman_present: cfg.foreman_bin.is_some(),
         opentraining_token_present: cfg.remote_token.is_some(),
         api_token_present: cfg.api_token.is_some(),
+        deployment: Some(crate::deployment::Deployment {
+            build: cfg.build.clone(),
+            state_root: cfg.home.display().to_string(),
+            argus_installed: cfg
+                .argus_bin
+                .as_deref()
+                .and_then(crate::deployment::argus_installed),
+            argus_backend: cfg.backend.clone(),
+            argus_backend_source: cfg.backend_source,
+        }),
         live: Some(crate::api::LiveHealth::new(move || {
             let view = live.view();
             let argus_now = argus.as_ref().map(|w| status(&w.argus_status));

@@ -13,6 +13,7 @@ pub mod bridges;
 pub mod cli;
 pub mod control;
 pub mod daemon;
+pub mod deployment;
 pub mod diagrams;
 pub(crate) mod metrics;
 pub mod protocol;

@@ -117,6 +117,7 @@ pub async fn ready(State(s): State<Arc<ApiState>>, headers: HeaderMap) -> Respon
     let mut body = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "controller_id": h.controller_id,
+        "deployment": h.deployment,
         "remote": h.remote,
         // How a change at the remote is noticed, and why.
         "notice": s.runtime.notice_mode(),

@@ -39,6 +39,9 @@ pub struct HealthInfo {
     pub foreman_present: bool,
     pub opentraining_token_present: bool,
     pub api_token_present: bool,
+    /// The build, state root and installed Argus of this deployment (`qualify --deployment`
+    /// reads it for the §25 report).
+    pub deployment: Option<crate::deployment::Deployment>,
     /// Parts that change while the daemon runs (remote discovery and card, Argus and Foreman):
     /// merged over the fixed fields on every `health`.
     pub live: Option<LiveHealth>,

@@ -11,9 +11,12 @@
 //! Every write is single-shot. The only calls sent twice, or under an epoch the tokens would never
 //! send, are the ones a check exists to send (see [`crate::control::trial`]).
 
+mod deployment;
 mod live;
 mod phases;
 mod render;
+
+pub use deployment::DeploymentPart;
 
 use crate::a2a::{HttpConfig, OpStatus};
 use crate::protocol::{Dialect, Method};
@@ -304,6 +307,8 @@ pub struct Report {
     pub checks: Vec<Check>,
     /// Where the record was kept (`None`: it could not be written, said in `reason`).
     pub record: Option<PathBuf>,
+    /// §25's deployment part: this build beside what the running deployment says.
+    pub deployment: DeploymentPart,
 }
 
 impl Report {
@@ -379,6 +384,10 @@ pub struct Options {
     pub home: PathBuf,
     /// Who made the report (the binary's version and commit).
     pub tool: String,
+    /// The build that makes the report.
+    pub build: crate::deployment::Build,
+    /// `--deployment`: the running deployment's API, read for the report's deployment part.
+    pub deployment: Option<String>,
 }
 
 fn skip_live(report: &mut Report, why: &str) {
@@ -404,6 +413,13 @@ pub async fn run(options: Options) -> Report {
         (Some(_), _) => skip_live(&mut report, "not run: the write phase did not pass"),
         (None, _) => skip_live(&mut report, "not asked (--daemon)"),
     }
+    report.deployment = match &options.deployment {
+        Some(base) => deployment::read(base, &options.home, options.build.clone()).await,
+        None => DeploymentPart::not_read(
+            options.build.clone(),
+            "no running deployment was named (--deployment, or ARGUS_SUPERVISOR_URL)",
+        ),
+    };
     report.finished_at = crate::time::rfc3339(crate::time::now_secs());
     let book = Book::new(&options.home, &options.http.endpoint);
     let kept = match report.record() {

@@ -95,6 +95,7 @@ fn blank_report(o: &Options) -> Report {
         reason: String::new(),
         checks: vec![],
         record: None,
+        deployment: super::DeploymentPart::not_read(o.build.clone(), "not read yet"),
     }
 }
 

@@ -92,6 +92,7 @@ pub(super) fn markdown(r: &Report) -> String {
             ));
         }
     }
+    out.push_str(&deployment(&r.deployment));
     match &r.record {
         Some(p) => out.push_str(&format!("\nRecord kept: `{}`\n", p.display())),
         None => out.push_str("\nNo record kept.\n"),
@@ -99,9 +100,139 @@ pub(super) fn markdown(r: &Report) -> String {
     out
 }
 
+/// §25's deployment part, from what the running deployment said (each unknown said so).
+fn deployment(d: &super::DeploymentPart) -> String {
+    let unknown = || format!("not known: {}", d.unknown.as_deref().unwrap_or("not read"));
+    let deployed = d.deployed.as_ref();
+    let rows: [(&str, String); 8] = [
+        (
+            "HF Space build result",
+            "not known here: the report is made beside the running deployment, not where its image was built".into(),
+        ),
+        (
+            "Build SHA (this report's build)",
+            format!("{} commit {}", d.build.version, d.build.commit),
+        ),
+        (
+            "Deployed SHA (the running daemon's /health)",
+            deployed.map_or_else(
+                unknown,
+                |x| format!("{} commit {}", x.build.version, x.build.commit),
+            ),
+        ),
+        (
+            "/health SHA match",
+            match d.matches() {
+                Some(true) => "yes".into(),
+                Some(false) => "**NO**: the deployment runs another build".into(),
+                None if deployed.is_some() => "not known: a build that does not know its commit".into(),
+                None => unknown(),
+            },
+        ),
+        (
+            "Argus installed (version, wheel pin)",
+            match deployed.map(|x| &x.argus_installed) {
+                Some(Some(i)) => format!(
+                    "{} {}, wheel sha256 {}",
+                    i.package,
+                    i.version,
+                    i.wheel_sha256.as_deref().unwrap_or("not recorded by pip")
+                ),
+                Some(None) => "none: no Argus runtime is configured, or its venv has no argus-skill".into(),
+                None => unknown(),
+            },
+        ),
+        (
+            "Argus backend configuration source",
+            deployed.map_or_else(
+                unknown,
+                |x| {
+                    let source = serde_json::to_value(x.argus_backend_source).unwrap_or_default();
+                    format!(
+                        "{} (from {})",
+                        x.argus_backend.as_deref().unwrap_or("Argus's default"),
+                        source.as_str().unwrap_or("?")
+                    )
+                },
+            ),
+        ),
+        (
+            "Foreman installed",
+            match (deployed, &d.foreman_runtime) {
+                (Some(_), Some(f)) => format!(
+                    "foreman-core {}, wheel sha256 {}",
+                    f.foreman_core,
+                    f.sha256.as_deref().unwrap_or("not reported")
+                ),
+                (Some(_), None) => "none: Foreman is off, or its runtime does not answer".into(),
+                (None, _) => unknown(),
+            },
+        ),
+        (
+            "State root",
+            deployed.map_or_else(unknown, |x| x.state_root.clone()),
+        ),
+    ];
+    let mut out = String::from("\n## Deployment\n\n| | |\n|---|---|\n");
+    for (k, v) in rows {
+        out.push_str(&format!("| {k} | {} |\n", cell(&v)));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::cell;
+
+    #[test]
+    fn the_deployment_part_says_a_match_a_mismatch_and_what_is_not_known() {
+        use crate::deployment::{BackendSource, Build, Deployment};
+        let build = |c: &str| Build {
+            version: "0.1.0".into(),
+            commit: c.into(),
+        };
+        let mut part =
+            super::super::DeploymentPart::not_read(build("abc"), "no running deployment was named");
+        let text = super::deployment(&part);
+        assert!(
+            text.contains("| /health SHA match | not known: no running deployment was named |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| Build SHA (this report's build) | 0.1.0 commit abc |"),
+            "{text}"
+        );
+        part.unknown = None;
+        part.deployed = Some(Deployment {
+            build: build("def"),
+            state_root: "/a0/usr/argus-supervisor".into(),
+            argus_installed: None,
+            argus_backend: None,
+            argus_backend_source: BackendSource::ArgusDefault,
+        });
+        let text = super::deployment(&part);
+        assert!(
+            text.contains("| /health SHA match | **NO**: the deployment runs another build |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "| Argus backend configuration source | Argus's default (from argus_default) |"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "| Foreman installed | none: Foreman is off, or its runtime does not answer |"
+            ),
+            "{text}"
+        );
+        part.deployed.as_mut().map(|d| d.build = build("abc"));
+        assert!(super::deployment(&part).contains("| /health SHA match | yes |"));
+        part.build = build("unknown");
+        assert!(super::deployment(&part)
+            .contains("| /health SHA match | not known: a build that does not know its commit |"));
+    }
 
     #[test]
     fn a_cell_keeps_remote_ids_as_text_in_one_row() {
