@@ -59,7 +59,7 @@ def test_every_duty_of_the_profile_through_agent_zeros_tool_path(agent_zero, dut
                 {"action": "pause", "campaign_id": "c1", "reason": "lunch"})
     assert said[0] == "No campaigns.", said
     assert said[1].startswith("observe: objective is required (refused by the tool; nothing was sent)"), said
-    assert said[2].startswith("observe → 200"), said
+    assert said[2].startswith("observe → 200: observe: done; state observing.detached"), said
     assert said[3].startswith("claim → 200"), said
     assert said[4].startswith("pause → 200"), said
     assert "paused" in view(a0, "c1")["state"], view(a0, "c1")["state"]
