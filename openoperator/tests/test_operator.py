@@ -214,6 +214,33 @@ def test_every_duty_from_the_plugins_page_in_the_real_modal(agent_zero, duties, 
     assert a0.audit()["counters"]["tasks_per_campaign"] == {"p1": 2}
     chrome.save_screenshot(str(tmp_path / "plugin-page-duties.png"))
 
+    # The other verbs, on a second campaign: release, pause, resume, cancel and reject (confirmed).
+    fill("#argus-sv-observe-id", "p2")
+    fill("#argus-sv-observe-objective", "second")
+    click(chrome, "#argus-sv-observe-send")
+    outcome("observe → 200")
+    for verb in ("claim", "release", "claim", "pause", "resume", "claim"):
+        click(chrome, f"#argus-sv-action-{verb}")
+        outcome(f"{verb} → 200")
+        # The next press waits for the refresh that follows the outcome (its allowed actions).
+        chrome.execute_script("Alpine.store('argusSupervisor').outcome = ''")
+    fill("#argus-sv-text", "go")
+    click(chrome, "#argus-sv-action-submit")
+    click(chrome, "#argus-sv-confirm-send")
+    outcome("submit → 200")
+    click(chrome, "#argus-sv-action-cancel")
+    wait_for("the confirmation", lambda: "Really cancel p2?" in text(chrome, "#argus-sv-confirm"))
+    click(chrome, "#argus-sv-confirm-send")
+    outcome("cancel → 20")
+    assert [e for e in a0.sent("tasks/cancel") if e["accepted"] and e.get("campaign_id") in (None, "p2")]
+    wait_for("the cancel to be read", lambda: view(a0, "p2")["state"] == "remote_terminal_local_pending", 60, 0.5)
+    click(chrome, "#argus-sv-action-reject")
+    wait_for("the confirmation", lambda: "Really reject p2?" in text(chrome, "#argus-sv-confirm"))
+    click(chrome, "#argus-sv-confirm-send")
+    outcome("reject → 200")
+    assert view(a0, "p2")["state"] == "closed.rejected"
+    assert a0.audit()["counters"]["tasks_per_campaign"] == {"p1": 2, "p2": 1}
+
     # The daemon hangs (stopped): the page says so once, plainly, and recovers with it.
     (pid,) = a0.daemon_pids()
     os.kill(pid, signal.SIGSTOP)
