@@ -227,7 +227,9 @@ mod tests {
             ),
             "{text}"
         );
-        part.deployed.as_mut().map(|d| d.build = build("abc"));
+        if let Some(d) = part.deployed.as_mut() {
+            d.build = build("abc");
+        }
         assert!(super::deployment(&part).contains("| /health SHA match | yes |"));
         part.build = build("unknown");
         assert!(super::deployment(&part)
