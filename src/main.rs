@@ -232,6 +232,18 @@ enum Command {
         #[arg(long, default_value = "diagrams")]
         dir: PathBuf,
     },
+    /// Drop the copies an upgrade kept of the documents it rewrote, once the upgraded build runs
+    /// well (they age out by themselves after ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS).
+    ConfirmUpgrade {
+        /// The state root (serve's ARGUS_SUPERVISOR_HOME).
+        #[arg(
+            long,
+            env = "ARGUS_SUPERVISOR_HOME",
+            default_value = "/a0/usr/argus-supervisor",
+            value_name = "DIR"
+        )]
+        home: PathBuf,
+    },
 }
 
 /// This binary, as reports name it.
@@ -375,8 +387,39 @@ fn main() -> ExitCode {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 }
+                // A newer build's root: refused untouched; a restart policy must not loop on it.
+                Err(e @ daemon::ServeError::NewerRoot(_)) => {
+                    eprintln!("{e}");
+                    ExitCode::from(6)
+                }
                 Err(e) => {
                     eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::ConfirmUpgrade { home } => {
+            use argus_supervisor_lib::store::version;
+            match version::drop_kept(&home, u64::MAX) {
+                Ok(gone) if gone.is_empty() => {
+                    println!(
+                        "confirm-upgrade: no upgrade copy is kept in {}",
+                        home.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Ok(gone) => {
+                    for g in &gone {
+                        println!("removed {}", g.display());
+                    }
+                    println!("confirm-upgrade: {} kept upgrade copy(ies) removed; a rollback now needs a backup", gone.len());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!(
+                        "confirm-upgrade: cannot remove the kept copies in {}: {e}",
+                        home.display()
+                    );
                     ExitCode::FAILURE
                 }
             }

@@ -8,6 +8,7 @@ mod argus_decides;
 mod contract;
 mod first_hour;
 mod foreman_gate;
+mod long_life;
 mod operable;
 mod plain_a2a;
 mod processes;

@@ -952,6 +952,10 @@ fn a_state_root_written_by_version_1_is_upgraded_without_losing_the_argus_links_
     assert!(quarantined.is_empty(), "nothing set aside: {quarantined:?}");
     assert_eq!(argus_projects(&argus_home), 1, "no second Argus project");
     assert_eq!(clean_sends(&url, "c1"), 0, "nothing sent to the remote");
+    // What the upgrade rewrote is kept as version 1 wrote it, until the operator confirms.
+    let mark = read(home.join("store-version.json"));
+    assert_eq!(mark["schema_version"], 2, "{mark}");
+    super::long_life::kept_copies_match_and_confirm_removes_them(&home, &fixture);
 }
 
 /// A plain-HTTP forward proxy (what `HTTP_PROXY` names): reads one request in absolute form,

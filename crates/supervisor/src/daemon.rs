@@ -57,6 +57,8 @@ pub struct ServeConfig {
     /// `ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS`: how often Argus's status and decision files are read
     /// between wakes (default 30).
     pub argus_poll_secs: u64,
+    /// `ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS`: how long an upgrade's kept copy stays (default 14).
+    pub upgrade_keep_days: u64,
     /// Hot polling's interval (0: off) and the request budget it shares.
     pub hot_poll_secs: u64,
     pub remote_budget_rps: f64,
@@ -127,6 +129,9 @@ pub enum ServeError {
     /// policy does not loop on it silently.
     #[error("state root locked: {0}")]
     RootLocked(String),
+    /// A newer build wrote the state root: nothing was touched (exit 6).
+    #[error("{0}")]
+    NewerRoot(#[from] crate::store::version::NewerRoot),
     /// Anything else that stopped it (the store, the listener, the server).
     #[error("{0}")]
     Failed(String),
@@ -220,6 +225,10 @@ pub struct ServeArgs {
         value_name = "SECONDS"
     )]
     pub readback_grace_seconds: Option<String>,
+    /// How long an upgrade's copy of the documents it rewrote is kept (`confirm-upgrade` drops
+    /// it sooner). [default: 14]
+    #[arg(long, env = "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS", value_name = "DAYS")]
+    pub upgrade_keep_days: Option<String>,
     /// Argus's MCP server executable (argus-plugin-server); unset: no Argus, decisions are the
     /// operator's.
     #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_BIN", value_name = "PATH")]
@@ -516,6 +525,12 @@ impl ServeConfig {
             )?)
             .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
             foreman_enabled: foreman.enabled,
+            upgrade_keep_days: number(
+                "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS",
+                &a.upgrade_keep_days,
+                14,
+            )?
+            .min(3650),
             argus_poll_secs: number(
                 "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
                 &a.argus_poll_seconds,
@@ -818,6 +833,8 @@ async fn bridges(
 
 /// Run the daemon until SIGTERM/SIGINT.
 pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
+    // Before anything creates or writes a file: a root a newer build wrote is left as it is.
+    crate::store::version::check(&cfg.home)?;
     let store = Store::open(&cfg.home).map_err(|e| e.to_string())?;
     // One supervisor per state root: a second one would drive the same campaigns under the same
     // controller id and epoch. Held until the process ends.
@@ -861,6 +878,21 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
             "state root upgraded to this version's layout"
         ),
         Err(e) => return Err(format!("cannot upgrade the state root: {e}").into()),
+    }
+    let built = format!(
+        "argus-supervisor {} (commit {})",
+        cfg.build.version, cfg.build.commit
+    );
+    crate::store::version::write_mark(store.root(), &built)
+        .map_err(|e| format!("cannot mark the state root's schema: {e}"))?;
+    let aged = crate::time::now_secs().saturating_sub(cfg.upgrade_keep_days * 86_400);
+    match crate::store::version::drop_kept(store.root(), aged) {
+        Ok(gone) if !gone.is_empty() => tracing::info!(
+            copies = gone.len(),
+            "an upgrade's kept copies aged out and were removed"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "an upgrade's aged copy could not be removed"),
     }
     let bridges = if cfg.enabled {
         bridges(&cfg, &store).await

@@ -272,8 +272,35 @@ pub fn upgrade_state_root(store: &Store) -> Result<usize, StoreError> {
     if store.version_of(&store.supervisor_path()) == Some(crate::store::STORE_SCHEMA_VERSION) {
         return Ok(0);
     }
+    // What the upgrade will rewrite (each older document, and its Argus link record), kept first.
+    let older: Vec<(std::path::PathBuf, u32)> = store
+        .campaign_files()?
+        .into_iter()
+        .filter_map(|p| {
+            let v = store.version_of(&p)?;
+            (v < crate::store::STORE_SCHEMA_VERSION).then_some((p, v))
+        })
+        .collect();
+    if let Some(from) = older.iter().map(|(_, v)| *v).min() {
+        let mut files = vec![];
+        for (p, _) in &older {
+            files.push(p.clone());
+            let link = p
+                .file_name()
+                .map(|n| store.root().join("argus").join(n))
+                .filter(|l| l.is_file());
+            files.extend(link);
+        }
+        let kept = crate::store::version::keep_before_upgrade(store.root(), from, &files).map_err(
+            |e| StoreError::Io {
+                path: store.root().join(crate::store::version::UPGRADE_BACKUP),
+                source: e,
+            },
+        )?;
+        tracing::info!(kept = %kept.display(), documents = files.len(), "the documents this upgrade rewrites are kept until confirmed (argus-supervisor confirm-upgrade)");
+    }
     let mut upgraded = 0;
-    for path in store.campaign_files()? {
+    for (path, _) in older {
         if store.upgrade_doc::<CampaignDoc>(&path)? {
             upgraded += 1;
         }

@@ -15,6 +15,8 @@
 //! lease file is a record for operators, and nothing reads authority back from it.
 
 pub use argus_machines::CampaignId;
+
+pub mod version;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fs::{self, File, OpenOptions};
