@@ -232,6 +232,40 @@ enum Command {
         #[arg(long, default_value = "diagrams")]
         dir: PathBuf,
     },
+    /// Take a consistent snapshot of the state root: one archive (tar) with a manifest of sha256
+    /// checksums, in the root's `backups/`. Online through the running daemon's API (`--url`),
+    /// or offline when no daemon holds the root.
+    Backup {
+        /// The state root (serve's ARGUS_SUPERVISOR_HOME).
+        #[arg(
+            long,
+            env = "ARGUS_SUPERVISOR_HOME",
+            default_value = "/a0/usr/argus-supervisor",
+            value_name = "DIR"
+        )]
+        home: PathBuf,
+        /// The running daemon's API (`http://HOST:PORT` or `unix:PATH`): it takes the snapshot.
+        #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
+        url: Option<String>,
+    },
+    /// Restore a state root from a backup archive (the daemon stopped): every file checked
+    /// against the archive's manifest; a damaged or newer archive is refused.
+    Restore {
+        /// The archive `backup` wrote.
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        /// The state root to restore (empty or absent, unless --replace).
+        #[arg(
+            long,
+            env = "ARGUS_SUPERVISOR_HOME",
+            default_value = "/a0/usr/argus-supervisor",
+            value_name = "DIR"
+        )]
+        home: PathBuf,
+        /// Move a non-empty state root aside (`<DIR>.before-restore-<time>`) instead of refusing.
+        #[arg(long)]
+        replace: bool,
+    },
     /// Drop the copies an upgrade kept of the documents it rewrote, once the upgraded build runs
     /// well (they age out by themselves after ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS).
     ConfirmUpgrade {
@@ -244,6 +278,51 @@ enum Command {
         )]
         home: PathBuf,
     },
+}
+
+/// `backup`: through the daemon when `url` names it; else offline, holding the root's lock (a
+/// daemon holding it is named, and asked for by `--url`).
+fn backup(home: &std::path::Path, url: Option<&str>) -> ExitCode {
+    if let Some(base) = url {
+        let Some(rt) = tokio_runtime() else {
+            return ExitCode::FAILURE;
+        };
+        let (line, exit) = rt.block_on(argus_supervisor_lib::cli::backup_online(base, home));
+        println!("{line}");
+        return ExitCode::from(exit as u8);
+    }
+    if let Err(e) = argus_supervisor_lib::store::version::check(home) {
+        eprintln!("backup: not taken: {e}");
+        return ExitCode::from(6);
+    }
+    let store = match argus_supervisor_lib::store::Store::open(home) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("backup: not taken: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let _lock = match store.lock() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("backup: not taken offline: {e}; back up through the running daemon with --url (ARGUS_SUPERVISOR_URL)");
+            return ExitCode::from(2);
+        }
+    };
+    match argus_supervisor_lib::store::backup::take(home, &tool()) {
+        Ok((archive, m)) => {
+            println!(
+                "backup: done; {} files in {}",
+                m.files.len(),
+                archive.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("backup: not taken: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// This binary, as reports name it.
@@ -395,6 +474,35 @@ fn main() -> ExitCode {
                 Err(e) => {
                     eprintln!("{e}");
                     ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Backup { home, url } => backup(&home, url.as_deref()),
+        Command::Restore {
+            from,
+            home,
+            replace,
+        } => {
+            use argus_supervisor_lib::store::backup::{self, BackupError};
+            match backup::restore(&from, &home, replace) {
+                Ok(m) => {
+                    println!(
+                        "restore: done; {} files of store schema {} (taken at {} by {}) in {}; start serve: every lease is confirmed with the remote before it is used",
+                        m.files.len(),
+                        m.schema_version,
+                        argus_supervisor_lib::time::rfc3339(m.taken_at),
+                        m.written_by,
+                        home.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("restore: refused: {e}");
+                    ExitCode::from(match e {
+                        BackupError::Newer { .. } => 6,
+                        BackupError::Io { .. } => 1,
+                        _ => 2,
+                    })
                 }
             }
         }

@@ -172,3 +172,235 @@ pub(crate) fn kept_copies_match_and_confirm_removes_them(home: &Path, fixture: &
     assert!(said.contains("1 kept upgrade copy(ies) removed"), "{said}");
     assert!(!kept[0].exists());
 }
+
+/// The campaigns' logs (events and feeds) as they are on disk now.
+fn logs(home: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for dir in ["events", "messages"] {
+        for e in std::fs::read_dir(home.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = format!("{dir}/{}", e.file_name().to_string_lossy());
+            out.insert(name, std::fs::read(e.path()).unwrap_or_default());
+        }
+    }
+    out
+}
+
+fn run(args: &[&str], home: &Path) -> (Option<i32>, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .output()
+        .expect("run");
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn a_backup_taken_under_load_restores_the_same_campaigns_and_feeds_and_no_second_task() {
+    let dir = tmp("backup");
+    let home = dir.join("state");
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &home, &[]);
+    d.wait_health(|h| h["status"] == "ok");
+    let ids: Vec<String> = (0..6).map(|i| format!("b{i}")).collect();
+    for id in &ids {
+        assert_eq!(
+            d.act(
+                id,
+                "observe",
+                json!({"objective": format!("objective of {id}")})
+            )
+            .0,
+            200
+        );
+        assert_eq!(d.act(id, "claim", json!({})).0, 200);
+        assert_eq!(
+            d.act(id, "submit", json!({"message": format!("attempt of {id}")}))
+                .0,
+            200
+        );
+    }
+    // Under load: every campaign's noisy attempt is being followed when the snapshot is taken.
+    super::serve_loop::wait_for("every campaign's feed to grow", || {
+        let l = logs(&home);
+        ids.iter().all(|id| {
+            l.get(&format!("messages/{id}.jsonl"))
+                .is_some_and(|b| b.iter().filter(|c| **c == b'\n').count() >= 2)
+        })
+    });
+    let before = logs(&home);
+    let (code, said) = run(
+        &["backup", "--url", &format!("http://127.0.0.1:{}", d.port)],
+        &home,
+    );
+    assert_eq!(code, Some(0), "{said}");
+    let archive = PathBuf::from(
+        said.trim()
+            .rsplit(" in ")
+            .next()
+            .expect("the archive's path"),
+    );
+    assert!(archive.starts_with(home.join("backups")), "{said}");
+    let after = logs(&home);
+    // A daemon runs on the root: restoring over it is refused, nothing changed.
+    let (code, said) = run(
+        &[
+            "restore",
+            "--replace",
+            "--from",
+            &archive.display().to_string(),
+        ],
+        &home,
+    );
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("a daemon holds"), "{said}");
+    assert!(d.terminate().success());
+    // No secret in the archive.
+    let bytes = std::fs::read(&archive).expect("archive");
+    for secret in [API_TOKEN, SIM_TOKEN] {
+        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()));
+    }
+
+    // Restored elsewhere: every log is the one of the snapshot's instant — at least what it was
+    // before the backup began, at most what it was after, and a prefix of it (never a torn line).
+    let restored = dir.join("restored");
+    let (code, said) = run(
+        &["restore", "--from", &archive.display().to_string()],
+        &restored,
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.starts_with("restore: done;"), "{said}");
+    let got = logs(&restored);
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &got {
+        assert!(
+            after[name].starts_with(bytes),
+            "{name} is not a prefix of the live log"
+        );
+        assert!(
+            bytes.len() >= before.get(name).map_or(0, Vec::len),
+            "{name} lost lines"
+        );
+        assert!(
+            bytes.is_empty() || bytes.ends_with(b"\n"),
+            "{name} ends in a torn line"
+        );
+    }
+    // The restored root recovers the same campaigns, nothing set aside, and its leases are
+    // confirmed with the remote, never re-sent: still one task per campaign at the remote.
+    let r = serve(&url, &restored, &[]);
+    r.wait_health(|h| h["status"] == "ok");
+    for id in &ids {
+        let (_, v) = r.get(&format!("/campaigns/{id}")).expect("view");
+        assert_eq!(v["objective"], format!("objective of {id}"), "{v}");
+    }
+    super::serve_loop::wait_for("every lease confirmed", || {
+        ids.iter().all(|id| {
+            r.get(&format!("/campaigns/{id}")).is_some_and(|(_, v)| {
+                v["state"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("controlling."))
+            })
+        })
+    });
+    assert_eq!(
+        std::fs::read_dir(restored.join("quarantine"))
+            .map(|d| d.count())
+            .unwrap_or(0),
+        0
+    );
+    let audit = super::serve_loop::audit(&url);
+    for id in &ids {
+        assert_eq!(
+            audit["counters"]["tasks_per_campaign"][id.as_str()],
+            1,
+            "{id}"
+        );
+    }
+    assert!(r.terminate().success());
+
+    // A damaged archive is refused, and nothing is made.
+    let damaged = dir.join("damaged.tar");
+    let mut bytes = std::fs::read(&archive).expect("archive");
+    let at = bytes
+        .windows(b"objective of b0".len())
+        .position(|w| w == b"objective of b0")
+        .expect("a document in the archive");
+    bytes[at] = b'O';
+    std::fs::write(&damaged, &bytes).expect("write");
+    let target = dir.join("from-damaged");
+    let (code, said) = run(
+        &["restore", "--from", &damaged.display().to_string()],
+        &target,
+    );
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("the archive is damaged") && said.contains("does not match the manifest"),
+        "{said}"
+    );
+    assert!(
+        !target.exists()
+            || std::fs::read_dir(&target)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(true)
+    );
+
+    // An archive a newer build wrote is refused, naming it.
+    let unpacked = dir.join("unpacked");
+    std::fs::create_dir_all(&unpacked).expect("dir");
+    assert!(Command::new("tar")
+        .arg("-xf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .expect("tar")
+        .success());
+    let manifest = unpacked.join("MANIFEST.json");
+    set_schema(&manifest, 3);
+    let newer = dir.join("newer.tar");
+    let mut names: Vec<String> = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|m| serde_json::from_str::<Value>(&m).ok())
+        .and_then(|m| m["files"].as_array().cloned())
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["path"].as_str().map(String::from))
+        .collect();
+    names.push("MANIFEST.json".into());
+    assert!(Command::new("tar")
+        .arg("-cf")
+        .arg(&newer)
+        .arg("-C")
+        .arg(&unpacked)
+        .args(&names)
+        .status()
+        .expect("tar")
+        .success());
+    let (code, said) = run(
+        &["restore", "--from", &newer.display().to_string()],
+        &dir.join("from-newer"),
+    );
+    assert_eq!(code, Some(6), "{said}");
+    assert!(
+        said.contains("written by a newer build (store schema 3"),
+        "{said}"
+    );
+}

@@ -153,6 +153,23 @@ impl Api {
         Api::with_token(base, Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN"))
     }
 
+    /// The daemon of the state root `home` at `base`. On a Unix socket its token is the one the
+    /// daemon made and keeps in `home` (as the OpenOperator plugin runs it: a token in the host's
+    /// environment is not the daemon's); otherwise ARGUS_SUPERVISOR_API_TOKEN.
+    pub(crate) fn of_root(base: &str, home: &std::path::Path) -> Result<Api, String> {
+        let kept = || {
+            std::fs::read_to_string(home.join(crate::daemon::TOKEN_FILE))
+                .ok()
+                .map(|t| Secret::new(t.trim()))
+        };
+        let from_env = || Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN");
+        let token = match base.starts_with("unix:") {
+            true => kept().or_else(from_env),
+            false => from_env(),
+        };
+        Api::with_token(base, token)
+    }
+
     /// A client of the API at `base` with this token (`qualify --daemon` drives its child so).
     pub(crate) fn with_token(base: &str, token: Option<Secret>) -> Result<Api, String> {
         let root = format!("{}{}", base.trim_end_matches('/'), crate::api::PREFIX);
@@ -297,6 +314,26 @@ impl Api {
     ) -> Result<(Exit, Value), (Exit, String)> {
         let (status, body) = self.send(path, body, false).await?;
         Ok((Exit::of(status), body.json().await))
+    }
+}
+
+/// `backup --url`: the running daemon of `home` at `base` takes a consistent snapshot into its
+/// `backups/`. The line to print, and how it ended.
+pub async fn backup_online(base: &str, home: &std::path::Path) -> (String, Exit) {
+    let api = match Api::of_root(base, home) {
+        Ok(a) => a,
+        Err(e) => return (e, Exit::Refused),
+    };
+    match api.call("/backup", Some(serde_json::json!({}))).await {
+        Ok((Exit::Done, v)) => (s(&v["message"]), Exit::Done),
+        Ok((exit, v)) => (
+            format!(
+                "backup: not taken; the supervisor said: {}",
+                s(&v["message"])
+            ),
+            exit,
+        ),
+        Err((exit, why)) => (format!("backup: not taken: {why}"), exit),
     }
 }
 

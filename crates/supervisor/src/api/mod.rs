@@ -132,6 +132,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/campaigns/{id}/messages", get(messages))
         .route("/campaigns/{id}/messages/stream", get(stream))
         .route("/remote/messages", get(remote_messages))
+        .route("/backup", axum::routing::post(backup))
         .merge(actions())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     let api = Router::new()
@@ -370,6 +371,38 @@ fn scrape(s: &ApiState) -> crate::metrics::Scrape {
 }
 
 /// The Prometheus text exposition ([`crate::metrics`]).
+/// `POST backup`: a consistent snapshot of the state root while the daemon runs, written into its
+/// `backups/` (never to a path the caller names); the archive's path and manifest summary.
+async fn backup(State(s): State<Arc<ApiState>>) -> Response {
+    let root = s.runtime.store().root().to_path_buf();
+    let by = s
+        .health
+        .deployment
+        .as_ref()
+        .map(|d| {
+            format!(
+                "argus-supervisor {} (commit {})",
+                d.build.version, d.build.commit
+            )
+        })
+        .unwrap_or_else(|| format!("argus-supervisor {}", env!("CARGO_PKG_VERSION")));
+    let taken = tokio::task::spawn_blocking(move || crate::store::backup::take(&root, &by)).await;
+    match taken {
+        Ok(Ok((archive, m))) => Json(json!({
+            "outcome": "done",
+            "message": format!("backup: done; {} files in {}", m.files.len(), archive.display()),
+            "archive": archive,
+            "files": m.files.len(),
+            "bytes": m.files.iter().map(|f| f.bytes).sum::<u64>(),
+            "schema_version": m.schema_version,
+            "taken_at": m.taken_at,
+        }))
+        .into_response(),
+        Ok(Err(e)) => error(ApiError::BackupFailed, e.to_string()),
+        Err(_) => error(ApiError::BackupFailed, "the backup task stopped"),
+    }
+}
+
 async fn metrics(State(s): State<Arc<ApiState>>) -> Response {
     let scrape = scrape(&s);
     match crate::metrics::render(scrape) {

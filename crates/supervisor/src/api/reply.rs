@@ -243,10 +243,11 @@ pub enum ApiError {
     UnsupportedMediaType,
     InvalidRequest,
     MetricsFailed,
+    BackupFailed,
 }
 
 impl ApiError {
-    pub const ALL: [ApiError; 13] = [
+    pub const ALL: [ApiError; 14] = [
         ApiError::Unauthorized,
         ApiError::NoSuchCampaign,
         ApiError::Exists,
@@ -260,6 +261,7 @@ impl ApiError {
         ApiError::UnsupportedMediaType,
         ApiError::InvalidRequest,
         ApiError::MetricsFailed,
+        ApiError::BackupFailed,
     ];
 
     /// Its code, its HTTP status, what it means, what to do next.
@@ -343,6 +345,12 @@ impl ApiError {
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "the metrics could not be rendered",
                 "see the supervisor's log",
+            ),
+            E::BackupFailed => (
+                "backup_failed",
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the state root could not be archived (nothing in it was changed)",
+                "see the detail (a full disk, permissions) and the supervisor's log",
             ),
         }
     }

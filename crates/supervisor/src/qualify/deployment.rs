@@ -45,20 +45,10 @@ impl DeploymentPart {
     }
 }
 
-/// Read the deployment at `base` (`http(s)://HOST:PORT` or `unix:PATH`). On a Unix socket the
-/// token is the one the daemon made and keeps in `home` (as the OpenOperator plugin runs it: a
-/// token in the host's environment is not the daemon's); otherwise ARGUS_SUPERVISOR_API_TOKEN.
+/// Read the deployment at `base` (`http(s)://HOST:PORT` or `unix:PATH`; its token as
+/// [`crate::cli::Api::of_root`] finds it).
 pub async fn read(base: &str, home: &Path, build: Build) -> DeploymentPart {
-    let kept = || {
-        std::fs::read_to_string(home.join(crate::daemon::TOKEN_FILE))
-            .ok()
-            .map(|t| crate::security::Secret::new(t.trim()))
-    };
-    let token = match base.starts_with("unix:") {
-        true => kept().or_else(|| crate::security::Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN")),
-        false => crate::security::Secret::from_env("ARGUS_SUPERVISOR_API_TOKEN"),
-    };
-    let api = match crate::cli::Api::with_token(base, token) {
+    let api = match crate::cli::Api::of_root(base, home) {
         Ok(a) => a,
         Err(e) => return DeploymentPart::not_read(build, &e),
     };

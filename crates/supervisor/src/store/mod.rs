@@ -16,6 +16,7 @@
 
 pub use argus_machines::CampaignId;
 
+pub mod backup;
 pub mod version;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -286,6 +287,7 @@ impl Store {
             source: io::Error::other(e),
         })?;
         self.check_writable(path)?;
+        let _shared = backup::writing();
         write_atomic_with(path, &bytes, durability)
     }
 
@@ -353,6 +355,7 @@ impl Store {
             .root
             .join("quarantine")
             .join(format!("{name}.{}.corrupt", unique_stamp()));
+        let _shared = backup::writing();
         fs::rename(path, &dest).map_err(io_err(path))?;
         sync_dir(&self.root.join("quarantine"))?;
         if let Some(parent) = path.parent() {
@@ -378,6 +381,7 @@ impl Store {
         })?;
         bytes.push(b'\n');
         self.check_writable(path)?;
+        let _shared = backup::writing();
         let mut f = OpenOptions::new()
             .create(true)
             .read(true)
@@ -435,7 +439,7 @@ impl Store {
             .root
             .join("quarantine")
             .join(format!("{name}.{}.torn", unique_stamp()));
-        write_atomic(&aside, &fragment)?;
+        write_atomic_with(&aside, &fragment, Durability::Durable)?;
         f.set_len(cut).map_err(io_err(path))?;
         tracing::warn!(log = %path.display(), bytes = fragment.len(), "torn log tail cut and kept aside");
         Ok(Some(format!(
@@ -644,6 +648,7 @@ pub(crate) fn is_json_file(path: &Path) -> bool {
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let _shared = backup::writing();
     write_atomic_with(path, bytes, Durability::Durable)
 }
 

@@ -33,8 +33,8 @@ pub struct Mark {
 #[error(
     "the state root {root} was written by a newer argus-supervisor: {file} is store schema {found}{by}, \
      and this build reads store schema {STORE_SCHEMA_VERSION} and older. Nothing was touched. Run the newer \
-     build again (upgrade this one), or restore the backup taken before the upgrade: the copy of \
-     the state root made with the daemon stopped (docs/operations.md, \"Upgrades, backups and rollbacks\")"
+     build again (upgrade this one), or restore the backup taken before the upgrade \
+     (`argus-supervisor restore --replace --from <archive>`; docs/operations.md, \"Upgrades, backups and rollbacks\")"
 )]
 pub struct NewerRoot {
     pub root: PathBuf,
