@@ -127,6 +127,14 @@ enum Command {
             value_name = "DIR"
         )]
         home: PathBuf,
+        /// How many days a passing qualification record is trusted (serve's setting).
+        #[arg(
+            long,
+            env = "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
+            default_value_t = argus_supervisor_lib::qualification::DEFAULT_MAX_AGE_DAYS,
+            value_name = "DAYS"
+        )]
+        qualification_max_age_days: u64,
     },
     /// Prove what a live remote promises (fencing, idempotency, readback) and write the report.
     /// Read-only unless --write-campaign and --message name a dedicated test campaign and a
@@ -629,7 +637,15 @@ fn main() -> ExitCode {
             allow_insecure_loopback,
             json,
             home,
-        } => run_probe(url, &token_env, allow_insecure_loopback, json, &home),
+            qualification_max_age_days,
+        } => run_probe(
+            url,
+            &token_env,
+            allow_insecure_loopback,
+            json,
+            &home,
+            qualification_max_age_days,
+        ),
         Command::Qualify {
             url,
             token_env,
@@ -825,6 +841,7 @@ fn run_probe(
     allow_insecure_loopback: bool,
     as_json: bool,
     home: &std::path::Path,
+    max_age_days: u64,
 ) -> ExitCode {
     use argus_supervisor_lib::a2a;
     let config = match remote_config(url, token_env, allow_insecure_loopback) {
@@ -840,7 +857,9 @@ fn run_probe(
     };
     let mut report = runtime.block_on(a2a::probe(&config));
     report.qualification = report.card_sha256.as_deref().map(|sha| {
-        argus_supervisor_lib::qualification::Book::new(home, &config.endpoint).status(sha)
+        argus_supervisor_lib::qualification::Book::new(home, &config.endpoint)
+            .max_age_days(max_age_days)
+            .status(sha)
     });
     // Foreman as serve would run it, asked what it is: the pin is the runtime's word.
     report.foreman = match argus_supervisor_lib::daemon::foreman_from_env() {

@@ -434,3 +434,59 @@ fn a_token_the_remote_never_checks_fails_the_auth_check() {
     assert_eq!(verdicts(&report, "FAIL"), ["auth.anonymous"], "{said}");
     assert!(verdicts(&report, "SKIPPED").contains(&"auth.scheme".to_string()));
 }
+
+#[test]
+fn a_passing_record_ages_out_health_says_stale_and_writes_wait_for_qualify_again() {
+    let (mut _sim, url) = sim("long-noisy", "127.0.0.1:0");
+    _sim.expect_deliberate(ONE_RUN);
+    let home = tmp("qualify-aged");
+    let args = write_phase("qual-age");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, report, said) = qualify(&url, &home, &args);
+    assert_eq!(code, 0, "{said}");
+    // The record says when it was made (and for which card: its digest keys it).
+    let path = report["record"].as_str().expect("record path").to_string();
+    let mut kept: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("record")).expect("json");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let made = kept["made_at"].as_u64().expect("made_at");
+    assert!(now.abs_diff(made) < 600, "{kept}");
+    // A hundred days pass.
+    kept["made_at"] = json!(made - 100 * 86_400);
+    std::fs::write(&path, kept.to_string()).expect("age the record");
+    let serve_trusting = |days: &str| {
+        serve_as(
+            &url,
+            SIM_TOKEN,
+            &home,
+            &[
+                ("ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION", String::new()),
+                ("ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS", days.into()),
+            ],
+            None,
+        )
+    };
+    // Trusted for 30 days: stale, said in health with what to do; writes wait, nothing sent.
+    let d = serve_trusting("30");
+    let h = d.wait_health(|h| h["remote"]["qualification"]["status"] == "stale");
+    let detail = h["remote"]["qualification"]["detail"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        detail.contains("100 days ago")
+            && detail.contains("trusted for 30 days")
+            && detail.contains("qualify"),
+        "{detail}"
+    );
+    refused_unqualified(&d, &url, "aged1");
+    assert!(d.terminate().success());
+    // Trusted for a year: the same record lets the claim through.
+    let d = serve_trusting("365");
+    d.wait_health(|h| h["remote"]["qualification"]["status"] == "passed");
+    let (s, b) = d.act("aged1", "claim", json!({}));
+    assert_eq!((s, &b["outcome"]), (200, &json!("done")), "{b}");
+    assert!(d.terminate().success());
+}

@@ -59,6 +59,8 @@ pub struct ServeConfig {
     pub argus_poll_secs: u64,
     /// `ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS`: how long an upgrade's kept copy stays (default 14).
     pub upgrade_keep_days: u64,
+    /// `ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS`: how long a passing record is trusted.
+    pub qualification_max_age_days: u64,
     /// Hot polling's interval (0: off) and the request budget it shares.
     pub hot_poll_secs: u64,
     pub remote_budget_rps: f64,
@@ -229,6 +231,14 @@ pub struct ServeArgs {
     /// it sooner). [default: 14]
     #[arg(long, env = "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS", value_name = "DAYS")]
     pub upgrade_keep_days: Option<String>,
+    /// How many days a passing qualification record is trusted; older, writes wait for `qualify`
+    /// again (with ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION). [default: 90]
+    #[arg(
+        long,
+        env = "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
+        value_name = "DAYS"
+    )]
+    pub qualification_max_age_days: Option<String>,
     /// Argus's MCP server executable (argus-plugin-server); unset: no Argus, decisions are the
     /// operator's.
     #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_BIN", value_name = "PATH")]
@@ -525,6 +535,11 @@ impl ServeConfig {
             )?)
             .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
             foreman_enabled: foreman.enabled,
+            qualification_max_age_days: number(
+                "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
+                &a.qualification_max_age_days,
+                crate::qualification::DEFAULT_MAX_AGE_DAYS,
+            )?,
             upgrade_keep_days: number(
                 "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS",
                 &a.upgrade_keep_days,
@@ -861,7 +876,8 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     let remote = Arc::new(
         LiveRemote::new(http, cfg.expected_card_sha256.clone())
             .with_qualification(
-                crate::qualification::Book::new(&cfg.home, &cfg.remote_url),
+                crate::qualification::Book::new(&cfg.home, &cfg.remote_url)
+                    .max_age_days(cfg.qualification_max_age_days),
                 cfg.require_qualification,
             )
             .with_outage_threshold(outage_threshold),

@@ -47,6 +47,10 @@ pub struct Record {
     pub failed: Vec<String>,
     pub reason: String,
     pub finished_at: String,
+    /// When the run ended (unix seconds; `0` in records made before it was kept: read from
+    /// `finished_at`). The record is of the deployment the card digest names, at that time.
+    #[serde(default)]
+    pub made_at: u64,
     pub write_campaign: Option<String>,
     pub controller_id: Option<String>,
     /// Whether the live acceptance through a child `serve` ran (and so passed, when qualified).
@@ -60,6 +64,8 @@ pub struct Record {
 #[serde(rename_all = "snake_case")]
 pub enum QualificationStatus {
     Passed,
+    /// It passed, longer ago than the age a record is trusted for: qualify again.
+    Stale,
     Failed,
     None,
 }
@@ -83,11 +89,16 @@ impl Qualification {
     }
 }
 
+/// How many days a passing record is trusted unless the setting says otherwise.
+pub const DEFAULT_MAX_AGE_DAYS: u64 = 90;
+
 /// Where one remote's records live.
 #[derive(Debug, Clone)]
 pub struct Book {
     dir: PathBuf,
     url_key: String,
+    /// How long a passing record is trusted (`None`: for ever).
+    max_age_secs: Option<u64>,
 }
 
 /// The URL as its key is made from: no query or fragment, the path ending in `/` (as the A2A
@@ -119,7 +130,15 @@ impl Book {
         Book {
             dir: home.join("qualification"),
             url_key: key(&normal),
+            max_age_secs: None,
         }
+    }
+
+    /// Trust a passing record for at most `days` (a remote redeployed under the same card keeps
+    /// its record otherwise; `ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS`).
+    pub fn max_age_days(mut self, days: u64) -> Book {
+        self.max_age_secs = Some(days.saturating_mul(86_400));
+        self
     }
 
     fn path(&self, card_sha256: &str) -> PathBuf {
@@ -158,7 +177,29 @@ impl Book {
 
     /// What to say of the card with this hash.
     pub fn status(&self, card_sha256: &str) -> Qualification {
+        let now = crate::time::now_secs();
+        let age = |r: &Record| {
+            let made = match r.made_at {
+                0 => crate::time::parse_rfc3339(&r.finished_at).unwrap_or(0),
+                t => t,
+            };
+            now.saturating_sub(made)
+        };
         let (status, detail) = match self.record(card_sha256) {
+            Some(r)
+                if r.standing == Standing::Qualified
+                    && self.max_age_secs.is_some_and(|max| age(&r) > max) =>
+            {
+                (
+                    QualificationStatus::Stale,
+                    format!(
+                        "stale (passed {}, {} days ago; trusted for {} days, ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS): run `argus-supervisor qualify` again",
+                        r.finished_at,
+                        age(&r) / 86_400,
+                        self.max_age_secs.unwrap_or(0) / 86_400
+                    ),
+                )
+            }
             Some(r) if r.standing == Standing::Qualified => (
                 QualificationStatus::Passed,
                 format!(

@@ -337,6 +337,7 @@ impl Report {
                 .collect(),
             reason: self.reason.clone(),
             finished_at: self.finished_at.clone(),
+            made_at: crate::time::parse_rfc3339(&self.finished_at).unwrap_or(0),
             write_campaign: self.write_campaign.clone(),
             controller_id: self.controller_id.clone(),
             live_acceptance: self
