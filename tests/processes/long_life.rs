@@ -404,3 +404,123 @@ fn a_backup_taken_under_load_restores_the_same_campaigns_and_feeds_and_no_second
         "{said}"
     );
 }
+
+/// `campaigns …` through the CLI against the daemon at `port`.
+fn cli(port: u16, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(BIN)
+        .arg("campaigns")
+        .args(["--url", &format!("http://127.0.0.1:{port}")])
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("ARGUS_SUPERVISOR_API_TOKEN", API_TOKEN)
+        .output()
+        .expect("campaigns");
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn live_ids(d: &super::serve_loop::Daemon) -> Vec<String> {
+    d.get("/campaigns").expect("campaigns").1["campaigns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["campaign_id"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn closed_campaigns_leave_the_live_set_stay_readable_export_whole_and_age_out_by_retention() {
+    let dir = tmp("retention");
+    let home = dir.join("state");
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let d = serve(&url, &home, &[]);
+    d.wait_health(|h| h["status"] == "ok");
+    let close = |id: &str| {
+        assert_eq!(
+            d.act(id, "observe", json!({"objective": format!("goal {id}")}))
+                .0,
+            200
+        );
+        assert_eq!(d.act(id, "claim", json!({})).0, 200);
+        assert_eq!(d.act(id, "submit", json!({"message": "go"})).0, 200);
+        super::serve_loop::wait_for("the attempt's end", || {
+            d.get(&format!("/campaigns/{id}"))
+                .is_some_and(|(_, v)| v["state"] == "remote_terminal_local_pending")
+        });
+        assert_eq!(d.act(id, "accept", json!({"reason": "done"})).0, 200);
+    };
+    close("c1");
+    close("c3");
+    assert_eq!(
+        d.act("c2", "observe", json!({"objective": "still live"})).0,
+        200
+    );
+    // A live campaign is not archived: refused, said why, nothing moved.
+    let (code, said) = cli(d.port, &["archive", "c2"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("not_closed") || said.contains("only a closed campaign"),
+        "{said}"
+    );
+    assert!(home.join("campaigns/c2.json").exists());
+    // A closed one leaves the live set, kept in the state root.
+    let (code, said) = cli(d.port, &["archive", "c1"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.starts_with("archive: done; c1 left the live set"),
+        "{said}"
+    );
+    assert_eq!(live_ids(&d), ["c2", "c3"]);
+    assert!(!home.join("campaigns/c1.json").exists());
+    assert!(home.join("archive/c1/campaign.json").exists());
+    let (code, said) = cli(d.port, &["list", "--archived"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("c1  closed.accepted  goal c1"), "{said}");
+    // Exported whole: its document, its events and its feed, in one JSON document.
+    let (code, said) = cli(d.port, &["export", "c1"]);
+    assert_eq!(code, Some(0), "{said}");
+    let export: Value = serde_json::from_str(&said).expect("export JSON");
+    assert_eq!(export["archived"], true);
+    assert_eq!(export["campaign"]["objective"], "goal c1");
+    assert!(!export["events"].as_array().expect("events").is_empty());
+    assert!(
+        export["feed"]
+            .as_array()
+            .expect("feed")
+            .iter()
+            .any(|m| m["kind"] == "MISSION_COMPLETE"),
+        "{export}"
+    );
+    assert!(d.terminate().success());
+
+    // Retention: c3 closed forty days ago leaves the live set at the next start; c1 stays out,
+    // c2 (live) stays in.
+    let c3 = home.join("campaigns/c3.json");
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&c3).expect("c3")).expect("json");
+    let now = doc["updated_at"].as_u64().expect("updated_at");
+    doc["updated_at"] = json!(now - 40 * 86_400);
+    std::fs::write(&c3, doc.to_string()).expect("age c3");
+    let d = serve(
+        &url,
+        &home,
+        &[("ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS", "30".into())],
+    );
+    d.wait_health(|h| h["status"] == "ok");
+    super::serve_loop::wait_for("retention to archive c3", || live_ids(&d) == ["c2"]);
+    let archived = d.get("/archive").expect("archive").1;
+    let ids: Vec<&str> = archived["archived"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["campaign_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["c1", "c3"], "{archived}");
+    assert!(d.terminate().success());
+}

@@ -11,8 +11,11 @@ use serde_json::Value;
 /// Every operator action and read, as the CLI spells them (each is one API route).
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum CampaignsCommand {
-    /// List campaigns.
-    List,
+    /// List the live campaigns (`--archived`: those taken out of the live set).
+    List {
+        #[arg(long)]
+        archived: bool,
+    },
     /// Show one campaign: state, lease, attempts, pending question, verdict, last event.
     Show { id: String },
     /// An operator verb (`crate::api::verbs`: each one's arguments, input and answer).
@@ -20,6 +23,10 @@ pub enum CampaignsCommand {
     Act(crate::api::verbs::VerbInput),
     /// The significant-event log.
     Events { id: String },
+    /// One campaign whole, as JSON: its document, events and feed (live or archived).
+    Export { id: String },
+    /// Take a closed campaign out of the live set (kept in the state root's `archive/`).
+    Archive { id: String },
     /// The human-facing feed.
     Messages { id: String },
     /// Follow the human-facing feed live until the campaign closes (Ctrl-C stops).
@@ -364,7 +371,33 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
                 Err(e) => (e.1, e.0),
             };
         }
-        C::List => ("/campaigns".into(), list),
+        C::Archive { id } => {
+            return match api
+                .call(&format!("/archive/{}", seg(id)), Some(Value::Null))
+                .await
+            {
+                Ok((Exit::Done, v)) => (
+                    if as_json {
+                        pretty(&v)
+                    } else {
+                        s(&v["message"])
+                    },
+                    Exit::Done,
+                ),
+                Ok((exit, v)) => (
+                    if as_json {
+                        pretty(&v)
+                    } else {
+                        error_line(&v, "archive failed")
+                    },
+                    exit,
+                ),
+                Err((exit, e)) => (e, exit),
+            };
+        }
+        C::Export { id } => (format!("/campaigns/{}/export", seg(id)), |v, _| pretty(v)),
+        C::List { archived: true } => ("/archive".into(), archived_list),
+        C::List { archived: false } => ("/campaigns".into(), list),
         C::Show { id } => (format!("/campaigns/{}", seg(id)), show),
         C::Events { id } => (format!("/campaigns/{}/events", seg(id)), events),
         C::Messages { id } => (format!("/campaigns/{}/messages", seg(id)), messages),
@@ -375,6 +408,29 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
         Ok((Exit::Done, v)) => (render(&v, now), Exit::Done),
         Ok((exit, v)) => (error_line(&v, "request failed"), exit),
         Err((exit, e)) => (e, exit),
+    }
+}
+
+/// `campaigns list --archived`: one line each.
+fn archived_list(v: &Value, now: u64) -> String {
+    let rows: Vec<String> = v["archived"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{}  {}  {}  (last change {})",
+                s(&c["campaign_id"]),
+                s(&c["state"]),
+                s(&c["objective"]),
+                when(&c["updated_at"], now)
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        "no archived campaign".into()
+    } else {
+        rows.join("\n")
     }
 }
 

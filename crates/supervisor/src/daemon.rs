@@ -59,6 +59,8 @@ pub struct ServeConfig {
     pub argus_poll_secs: u64,
     /// `ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS`: how long an upgrade's kept copy stays (default 14).
     pub upgrade_keep_days: u64,
+    /// `ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS`: retention of closed campaigns (0: off).
+    pub archive_after_days: u64,
     /// `ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS`: how long a passing record is trusted.
     pub qualification_max_age_days: u64,
     /// Hot polling's interval (0: off) and the request budget it shares.
@@ -231,6 +233,10 @@ pub struct ServeArgs {
     /// it sooner). [default: 14]
     #[arg(long, env = "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS", value_name = "DAYS")]
     pub upgrade_keep_days: Option<String>,
+    /// Closed campaigns last changed more than this many days ago leave the live set (kept in
+    /// `archive/`, readable, exportable); 0 keeps them live. [default: 30]
+    #[arg(long, env = "ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS", value_name = "DAYS")]
+    pub archive_after_days: Option<String>,
     /// How many days a passing qualification record is trusted; older, writes wait for `qualify`
     /// again (with ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION). [default: 90]
     #[arg(
@@ -540,6 +546,11 @@ impl ServeConfig {
                 &a.qualification_max_age_days,
                 crate::qualification::DEFAULT_MAX_AGE_DAYS,
             )?,
+            archive_after_days: number(
+                "ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS",
+                &a.archive_after_days,
+                30,
+            )?,
             upgrade_keep_days: number(
                 "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS",
                 &a.upgrade_keep_days,
@@ -846,6 +857,35 @@ async fn bridges(
     Some((wake, link, rx))
 }
 
+/// Retention: at start and every hour, the closed campaigns last changed more than `days` ago
+/// leave the live set (`Runtime::archive`), each said in the log.
+async fn keep_archiving(runtime: Arc<Runtime>, days: u64) {
+    loop {
+        let docs = runtime.documents().await;
+        let campaigns: Vec<(String, bool, u64)> = docs
+            .iter()
+            .map(|d| {
+                (
+                    d.campaign_id.clone(),
+                    d.machine.state.is_closed(),
+                    d.updated_at,
+                )
+            })
+            .collect();
+        for id in crate::store::retention::due(&campaigns, crate::time::now_secs(), days) {
+            match runtime.archive(&id).await {
+                Ok(dir) => {
+                    tracing::info!(campaign = %id, archive = %dir.display(), "closed campaign archived by retention")
+                }
+                Err(e) => {
+                    tracing::warn!(campaign = %id, error = %e, "retention could not archive a closed campaign")
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+}
+
 /// Run the daemon until SIGTERM/SIGINT.
 pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     // Before anything creates or writes a file: a root a newer build wrote is left as it is.
@@ -934,6 +974,9 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     let argus_counters = argus.clone();
     if let Some((wake, link, rx)) = link {
         tokio::spawn(Link::new(runtime.clone(), link, wake).run(rx));
+    }
+    if cfg.archive_after_days > 0 {
+        tokio::spawn(keep_archiving(runtime.clone(), cfg.archive_after_days));
     }
     if cfg.enabled {
         let (qtx, qrx) = tokio::sync::mpsc::unbounded_channel();

@@ -133,6 +133,9 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/campaigns/{id}/messages/stream", get(stream))
         .route("/remote/messages", get(remote_messages))
         .route("/backup", axum::routing::post(backup))
+        .route("/campaigns/{id}/export", get(export))
+        .route("/archive", get(archived))
+        .route("/archive/{id}", axum::routing::post(archive))
         .merge(actions())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     let api = Router::new()
@@ -371,6 +374,39 @@ fn scrape(s: &ApiState) -> crate::metrics::Scrape {
 }
 
 /// The Prometheus text exposition ([`crate::metrics`]).
+/// `GET campaigns/{id}/export`: the campaign whole (document, events, feed), live or archived.
+async fn export(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
+    let store = s.runtime.store();
+    let Ok(cid) = crate::store::validate_campaign_id(&id) else {
+        return runtime_error(RuntimeError::Store(
+            crate::store::StoreError::InvalidCampaignId,
+        ));
+    };
+    match crate::store::retention::export(store, &cid) {
+        Some(v) => Json(v).into_response(),
+        None => runtime_error(RuntimeError::UnknownCampaign),
+    }
+}
+
+/// `GET archive`: the campaigns taken out of the live set (`GET campaigns` lists the live ones).
+async fn archived(State(s): State<Arc<ApiState>>) -> Response {
+    Json(json!({ "archived": crate::store::retention::archived(s.runtime.store()) }))
+        .into_response()
+}
+
+/// `POST archive/{id}`: a closed campaign leaves the live set, kept in `archive/<id>/`.
+async fn archive(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
+    match s.runtime.archive(&id).await {
+        Ok(dir) => Json(json!({
+            "outcome": "done",
+            "message": format!("archive: done; {id} left the live set, kept in {}", dir.display()),
+            "archive": dir,
+        }))
+        .into_response(),
+        Err(e) => runtime_error(e),
+    }
+}
+
 /// `POST backup`: a consistent snapshot of the state root while the daemon runs, written into its
 /// `backups/` (never to a path the caller names); the archive's path and manifest summary.
 async fn backup(State(s): State<Arc<ApiState>>) -> Response {

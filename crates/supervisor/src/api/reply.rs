@@ -100,6 +100,7 @@ impl Reply {
             RuntimeError::Stopped => {
                 Reply::error(ApiError::Stopped, "the campaign's driver has stopped")
             }
+            e @ RuntimeError::NotClosed(_) => Reply::error(ApiError::NotClosed, e.to_string()),
         }
     }
 
@@ -244,10 +245,11 @@ pub enum ApiError {
     InvalidRequest,
     MetricsFailed,
     BackupFailed,
+    NotClosed,
 }
 
 impl ApiError {
-    pub const ALL: [ApiError; 14] = [
+    pub const ALL: [ApiError; 15] = [
         ApiError::Unauthorized,
         ApiError::NoSuchCampaign,
         ApiError::Exists,
@@ -262,6 +264,7 @@ impl ApiError {
         ApiError::InvalidRequest,
         ApiError::MetricsFailed,
         ApiError::BackupFailed,
+        ApiError::NotClosed,
     ];
 
     /// Its code, its HTTP status, what it means, what to do next.
@@ -345,6 +348,12 @@ impl ApiError {
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "the metrics could not be rendered",
                 "see the supervisor's log",
+            ),
+            E::NotClosed => (
+                "not_closed",
+                StatusCode::CONFLICT,
+                "only a closed campaign can be archived (a live one is still supervised)",
+                "close it first (accept, reject or abandon), or wait for retention",
             ),
             E::BackupFailed => (
                 "backup_failed",

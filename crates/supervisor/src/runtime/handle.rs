@@ -48,6 +48,9 @@ pub enum RuntimeError {
     Same,
     #[error("the campaign's driver has stopped")]
     Stopped,
+    /// Only a closed campaign leaves the live set.
+    #[error("the campaign is not closed (state {0})")]
+    NotClosed(String),
 }
 
 /// The supervisor runtime.
@@ -738,6 +741,39 @@ impl Runtime {
                     .is_none_or(|t| t.is_finished())
             })
             .unwrap_or(true)
+    }
+
+    /// Take a closed campaign out of the live set: its driver stops after its step, and its
+    /// document and logs move to `archive/<id>/` (kept, readable, exported whole). Where they are.
+    pub async fn archive(&self, id: &str) -> Result<std::path::PathBuf, RuntimeError> {
+        let cid = crate::store::validate_campaign_id(id)?;
+        let _one = self.creating.lock().await;
+        let h = self.handle(id)?;
+        let doc = self
+            .document(id)
+            .await
+            .ok_or(RuntimeError::UnknownCampaign)?;
+        if !doc.machine.state.is_closed() {
+            return Err(RuntimeError::NotClosed(
+                doc.machine.state.persisted().to_string(),
+            ));
+        }
+        let (done, rx) = oneshot::channel();
+        if h.tx
+            .send(Box::new(Envelope::Shutdown {
+                release: false,
+                done,
+            }))
+            .await
+            .is_ok()
+        {
+            let _ = answer(&h.tx, rx).await;
+        }
+        self.campaigns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+        Ok(self.shared.store.archive_campaign(&cid)?)
     }
 
     /// Stop every driver dead, as a SIGKILL would: no further step, no further write.

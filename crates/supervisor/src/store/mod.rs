@@ -17,6 +17,7 @@
 pub use argus_machines::CampaignId;
 
 pub mod backup;
+pub mod retention;
 pub mod version;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -480,6 +481,37 @@ impl Store {
             Some(_) => Ok(None),
             None => self.move_aside(path).map(|e| Some(e.to_string())),
         }
+    }
+
+    /// Where an archived campaign's files are kept.
+    pub fn archive_path(&self, id: &CampaignId) -> PathBuf {
+        self.root.join("archive").join(id.as_str())
+    }
+
+    /// Move a campaign's document, logs and lease record into `archive/<id>/` (`campaign.json`,
+    /// `events.jsonl`, `messages.jsonl`, `lease.json`), the document last, so an interrupted move
+    /// leaves the campaign live with its logs partly moved rather than archived without them.
+    pub fn archive_campaign(&self, id: &CampaignId) -> Result<PathBuf, StoreError> {
+        let dest = self.archive_path(id);
+        fs::create_dir_all(&dest).map_err(io_err(&dest))?;
+        let _shared = backup::writing();
+        for (from, name) in [
+            (self.events_path(id), "events.jsonl"),
+            (self.messages_path(id), "messages.jsonl"),
+            (self.lease_path(id), "lease.json"),
+            (self.campaign_path(id), "campaign.json"),
+        ] {
+            match fs::rename(&from, dest.join(name)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_err(&from)(e)),
+            }
+        }
+        for dir in ["events", "messages", "leases", "campaigns"] {
+            sync_dir(&self.root.join(dir))?;
+        }
+        sync_dir(&dest)?;
+        Ok(dest)
     }
 
     /// Every entry of `campaigns/` named `*.json` (not hidden), sorted: the candidates recovery
