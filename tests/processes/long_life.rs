@@ -524,3 +524,168 @@ fn closed_campaigns_leave_the_live_set_stay_readable_export_whole_and_age_out_by
     assert_eq!(ids, ["c1", "c3"], "{archived}");
     assert!(d.terminate().success());
 }
+
+/// A tmpfs of `mib` MiB mounted at `at` for the test's life (root only: CI runs as root).
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(at: &Path, mib: u32) -> SmallDisk {
+        std::fs::create_dir_all(at).expect("mount point");
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(at)
+            .status()
+            .expect("mount");
+        assert!(
+            ok.success(),
+            "this test mounts a small tmpfs: it needs root (CI runs as root)"
+        );
+        SmallDisk(at.to_path_buf())
+    }
+
+    /// Fill it to the last byte: the filler's path.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.0.join("filler");
+        let mut f = std::fs::File::create(&path).expect("filler");
+        let chunk = vec![0u8; 4096];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.flush();
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn reasons(d: &super::serve_loop::Daemon) -> Vec<String> {
+    d.get("/health")
+        .map(|(_, h)| h["reasons"].clone())
+        .unwrap_or(Value::Null)
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["class"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn a_real_full_disk_loses_nothing_sends_no_unrecorded_write_is_said_and_resumes_by_itself() {
+    let dir = tmp("full-disk");
+    let disk = SmallDisk::mount(&dir.join("fs"), 4);
+    let home = dir.join("fs/state");
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &home, &[]);
+    d.wait_health(|h| h["status"] == "ok");
+    assert_eq!(
+        d.act("f1", "observe", json!({"objective": "runs through it"}))
+            .0,
+        200
+    );
+    assert_eq!(d.act("f1", "claim", json!({})).0, 200);
+    assert_eq!(
+        d.act("f1", "submit", json!({"message": "attempt 1"})).0,
+        200
+    );
+    assert_eq!(d.act("f2", "observe", json!({"objective": "waits"})).0, 200);
+    assert_eq!(d.act("f2", "claim", json!({})).0, 200);
+    let filler = disk.fill();
+    super::serve_loop::wait_for("health to say the disk refuses writes", || {
+        reasons(&d).contains(&"store_unwritable".to_string())
+    });
+    // A new campaign cannot be recorded: refused here, and nothing reaches the remote for it.
+    let (s3, b3) = d.act("f3", "observe", json!({"objective": "no room"}));
+    assert_eq!((s3, &b3["code"]), (503, &json!("storage_failed")), "{b3}");
+    assert_eq!(b3["refused_by"], "supervisor");
+    assert!(d.get("/campaigns/f3").is_some_and(|(s, _)| s == 404));
+    // A write on a recorded campaign goes out only if its intent was recorded first (its
+    // document's scratch is allocated already, so it may be): sent exactly when done.
+    let (s, b) = d.act("f2", "submit", json!({"message": "attempt 1"}));
+    let sends = |id: &str| {
+        super::serve_loop::audit(&url)["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["method"] == "message/send" && e["campaign_id"] == id)
+            .count()
+    };
+    assert_eq!(sends("f2"), usize::from(s == 200), "{b}");
+    // Space returns: everything resumes by itself.
+    std::fs::remove_file(&filler).expect("free");
+    super::serve_loop::wait_for("health to be ready again", || reasons(&d).is_empty());
+    if sends("f2") == 0 {
+        let (s, b) = d.act("f2", "submit", json!({"message": "attempt 1"}));
+        assert_eq!(s, 200, "{b}");
+    }
+    assert_eq!(sends("f2"), 1);
+    let feed_len = |id: &str| {
+        d.get(&format!("/campaigns/{id}/messages"))
+            .map(|(_, v)| v["messages"].as_array().map_or(0, Vec::len))
+            .unwrap_or(0)
+    };
+    let now = feed_len("f1");
+    super::serve_loop::wait_for("f1's feed to grow again", || feed_len("f1") > now);
+    // Said once, when it was over (the disk had no room for it before): in the feed the plugin
+    // notifies from.
+    super::serve_loop::wait_for("the full disk told in the feed", || {
+        d.get("/remote/messages").is_some_and(|(_, v)| {
+            v["messages"].as_array().is_some_and(|m| {
+                m.iter().any(|l| {
+                    l["text"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("The state root refused writes"))
+                })
+            })
+        })
+    });
+    let told = d.get("/remote/messages").expect("feed").1["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|l| {
+            l["kind"] == "CRITICAL_FAILURE"
+                && l["text"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("The state root refused writes"))
+        })
+        .count();
+    assert_eq!(told, 1);
+    assert!(d.terminate().success());
+    // Nothing torn, nothing lost: every document and every log line reads.
+    for sub in ["campaigns", "leases"] {
+        // Hidden files are the store's scratch (a document's previous version, or a write that
+        // did not complete): nothing reads them, the next write overwrites them.
+        for e in std::fs::read_dir(home.join(sub))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        {
+            let bytes = std::fs::read(e.path()).expect("doc");
+            assert!(
+                serde_json::from_slice::<Value>(&bytes).is_ok(),
+                "{:?} torn",
+                e.path()
+            );
+        }
+    }
+    for (name, bytes) in logs(&home) {
+        assert!(
+            bytes.is_empty() || bytes.ends_with(b"\n"),
+            "{name} ends torn"
+        );
+        for line in bytes.split(|c| *c == b'\n').filter(|l| !l.is_empty()) {
+            assert!(
+                serde_json::from_slice::<Value>(line).is_ok(),
+                "{name}: a torn line"
+            );
+        }
+    }
+    let audit = super::serve_loop::audit(&url);
+    assert_eq!(audit["counters"]["tasks_per_campaign"]["f1"], 1);
+    assert_eq!(audit["counters"]["tasks_per_campaign"]["f2"], 1);
+    drop(disk);
+}

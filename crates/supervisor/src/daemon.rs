@@ -760,6 +760,55 @@ async fn on_answering(
     }
 }
 
+/// Since when the state root has refused writes, as `health`'s probe or the watcher saw it.
+type StoreRefusing = Arc<std::sync::Mutex<Option<u64>>>;
+
+/// Note that the state root refuses writes now: whether this starts it.
+fn note_refusing(refusing: &StoreRefusing) -> bool {
+    let mut since = refusing.lock().unwrap_or_else(|p| p.into_inner());
+    let starts = since.is_none();
+    since.get_or_insert_with(crate::time::now_secs);
+    starts
+}
+
+/// A state root that refuses writes (a full disk, a read-only remount) is logged when it starts,
+/// and told once in the remote's feed (so the plugin notifies it) when writes go through again:
+/// how long it lasted and what it meant. Meanwhile `health` says `store_unwritable`, each refused
+/// action says `storage_failed`, and no write leaves without its intent recorded first.
+async fn watch_store(runtime: Arc<Runtime>, every: Duration, refusing: StoreRefusing) {
+    loop {
+        tokio::time::sleep(every).await;
+        let probe = runtime.store().clone();
+        let writable =
+            tokio::task::spawn_blocking(move || probe.writable().map_err(|e| e.to_string()))
+                .await
+                .unwrap_or_else(|_| Err("the probe stopped".into()));
+        let since = *refusing.lock().unwrap_or_else(|p| p.into_inner());
+        match (writable, since) {
+            (Err(e), _) => {
+                if note_refusing(&refusing) {
+                    tracing::error!(error = %e, "CRITICAL: the state root refuses writes; actions are refused here until it takes them again");
+                }
+            }
+            (Ok(()), Some(since)) => {
+                let message = crate::runtime::messages::HumanMessage {
+                    at: crate::time::now_secs(),
+                    kind: crate::runtime::messages::MessageKind::CriticalFailure,
+                    text: crate::runtime::messages::store_recovered(since, crate::time::now_secs()),
+                };
+                match runtime.tell_remote(&message) {
+                    Ok(()) => *refusing.lock().unwrap_or_else(|p| p.into_inner()) = None,
+                    Err(e) => {
+                        tracing::error!(error = %e, "the state root takes writes again but not the feed's")
+                    }
+                }
+                tracing::info!("the state root takes writes again");
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Argus and Foreman as `serve` runs them, verified at start (a real MCP handshake, a dry run).
 async fn bridges(
     cfg: &ServeConfig,
@@ -975,6 +1024,12 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     if let Some((wake, link, rx)) = link {
         tokio::spawn(Link::new(runtime.clone(), link, wake).run(rx));
     }
+    let store_refusing = StoreRefusing::default();
+    tokio::spawn(watch_store(
+        runtime.clone(),
+        Duration::from_secs(cfg.heartbeat_secs.clamp(1, 30)),
+        store_refusing.clone(),
+    ));
     if cfg.archive_after_days > 0 {
         tokio::spawn(keep_archiving(runtime.clone(), cfg.archive_after_days));
     }
@@ -1037,7 +1092,10 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
                     remote_state: view.state,
                     argus: argus_now,
                     argus_stalled: stalled.len(),
-                    store: store_probe.writable().err().map(|e| e.to_string()),
+                    store: store_probe.writable().err().map(|e| {
+                        note_refusing(&store_refusing);
+                        e.to_string()
+                    }),
                     answering: Some((view.answering.clone(), view.auth, on_remote.waiting_on_remote())),
                 }),
                 "supervision": if enabled { "on" } else { "off (ARGUS_SUPERVISOR_ENABLED=0)" },

@@ -42,6 +42,18 @@ pub struct HumanMessage {
     pub text: String,
 }
 
+/// The line that tells, once, that the state root refused writes from `since` to `until`.
+pub fn store_recovered(since: u64, until: u64) -> String {
+    format!(
+        "The state root refused writes from {} to {} ({} s; a full disk or a read-only mount): \
+         actions were refused here meanwhile (storage_failed) and no write was sent without its \
+         record. It takes writes again; supervision resumed by itself.",
+        crate::time::rfc3339(since),
+        crate::time::rfc3339(until),
+        until.saturating_sub(since)
+    )
+}
+
 /// Render the feed from a campaign's event log.
 pub fn feed(lines: &[EventLine]) -> Vec<HumanMessage> {
     let mut fold = FeedFold::default();
