@@ -785,10 +785,8 @@ async fn watch_store(runtime: Arc<Runtime>, every: Duration, refusing: StoreRefu
                 .unwrap_or_else(|_| Err("the probe stopped".into()));
         let since = *refusing.lock().unwrap_or_else(|p| p.into_inner());
         match (writable, since) {
-            (Err(e), _) => {
-                if note_refusing(&refusing) {
-                    tracing::error!(error = %e, "CRITICAL: the state root refuses writes; actions are refused here until it takes them again");
-                }
+            (Err(e), _) if note_refusing(&refusing) => {
+                tracing::error!(error = %e, "CRITICAL: the state root refuses writes; actions are refused here until it takes them again");
             }
             (Ok(()), Some(since)) => {
                 let message = crate::runtime::messages::HumanMessage {

@@ -145,9 +145,12 @@ const model = {
     const { status, body: c } = await call("campaigns", { campaign_id: this.selected });
     if (status !== 200 || !this.live(gen)) return;
     this.campaign = c;
+    // Each step checks the page is still open: a refresh begun before it closed starts no call.
     const { body: f } = await call("campaigns", { campaign_id: this.selected, part: "messages" });
+    if (!this.live(gen)) return;
     this.feed = (f && f.messages) || [];
     const { body: e } = await call("campaigns", { campaign_id: this.selected, part: "events" });
+    if (!this.live(gen)) return;
     this.events = ((e && e.events) || []).slice(-EVENTS_SHOWN);
   },
 
