@@ -231,7 +231,11 @@ fn the_real_argus_decides_a_repair_and_its_reviewers_verdict_is_what_the_operato
         "Argus's model turns"
     );
     // The Reviewer's verdicts, read where real Argus writes them, each told once; the mission
-    // complete once.
+    // complete once. The second is read from Argus's journal at the link's next poll after its
+    // mission settled: waited for, then counted.
+    wait_for("the second Reviewer verdict to be told", || {
+        count(&d.feed("c1"), "Reviewer verdict: done.") >= 2
+    });
     let feed = d.feed("c1");
     println!("feed:\n{}", feed.join("\n"));
     assert_eq!(count(&feed, "Reviewer verdict: done."), 2, "{feed:?}");

@@ -507,6 +507,13 @@ fn closed_campaigns_leave_the_live_set_stay_readable_export_whole_and_age_out_by
     let now = doc["updated_at"].as_u64().expect("updated_at");
     doc["updated_at"] = json!(now - 40 * 86_400);
     std::fs::write(&c3, doc.to_string()).expect("age c3");
+    // Its file as old as it says (retention reads only the files unchanged for that long).
+    assert!(Command::new("touch")
+        .args(["-d", "40 days ago"])
+        .arg(&c3)
+        .status()
+        .expect("touch")
+        .success());
     let d = serve(
         &url,
         &home,

@@ -905,20 +905,30 @@ async fn bridges(
 }
 
 /// Retention: at start and every hour, the closed campaigns last changed more than `days` ago
-/// leave the live set (`Runtime::archive`), each said in the log.
+/// leave the live set (`Runtime::archive`), each said in the log. Only the documents whose file
+/// has not changed for that long are read (a start reads no campaign file it does not need).
 async fn keep_archiving(runtime: Arc<Runtime>, days: u64) {
     loop {
-        let docs = runtime.documents().await;
-        let campaigns: Vec<(String, bool, u64)> = docs
-            .iter()
-            .map(|d| {
-                (
-                    d.campaign_id.clone(),
-                    d.machine.state.is_closed(),
-                    d.updated_at,
-                )
+        let before =
+            std::time::SystemTime::now() - Duration::from_secs(days.saturating_mul(86_400));
+        let old: Vec<String> = runtime
+            .store()
+            .campaign_files()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|p| {
+                std::fs::metadata(p)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t < before)
             })
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().to_string()))
             .collect();
+        let mut campaigns: Vec<(String, bool, u64)> = vec![];
+        for id in old {
+            if let Some(d) = runtime.document(&id).await {
+                campaigns.push((id, d.machine.state.is_closed(), d.updated_at));
+            }
+        }
         for id in crate::store::retention::due(&campaigns, crate::time::now_secs(), days) {
             match runtime.archive(&id).await {
                 Ok(dir) => {
