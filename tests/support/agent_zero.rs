@@ -101,12 +101,29 @@ impl AgentZero {
             proc: None,
             token: None,
         };
-        a0.up();
+        // A free port can be taken by another process before Agent Zero binds it (tests run side
+        // by side): then another port, at most three times.
+        for attempt in 0..3 {
+            match a0.try_up() {
+                Ok(()) => break,
+                Err(log) if attempt < 2 && log.contains("address already in use") => {
+                    a0.port = free_port();
+                }
+                Err(log) => panic!("Agent Zero exited:\n{log}"),
+            }
+        }
         a0
     }
 
     /// Start `run_ui.py` and wait until it serves; the token is read anew.
     fn up(&mut self) {
+        if let Err(log) = self.try_up() {
+            panic!("Agent Zero exited:\n{log}");
+        }
+    }
+
+    /// [`AgentZero::up`], saying instead of panicking when Agent Zero exits: its log's tail.
+    fn try_up(&mut self) -> Result<(), String> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -147,22 +164,22 @@ impl AgentZero {
         }
         self.proc = Some(Kill(cmd.spawn().expect("spawn run_ui.py")));
         let login_url = format!("{}/login", self.base());
+        let mut exited = None;
         wait_for("Agent Zero to serve", 120, || {
-            self.assert_running();
+            if let Some(Ok(Some(code))) = self.proc.as_mut().map(|p| p.0.try_wait()) {
+                exited = Some(format!("({code}) {}", self.log_tail()));
+                return true;
+            }
             matches!(
                 super::procs::raw("GET", &login_url, &[], None),
                 Some((200, _))
             )
         });
-        self.token = Some(self.read_token());
-    }
-
-    fn assert_running(&mut self) {
-        if let Some(p) = &mut self.proc {
-            if let Ok(Some(code)) = p.0.try_wait() {
-                panic!("Agent Zero exited ({code}):\n{}", self.log_tail());
-            }
+        if let Some(log) = exited {
+            return Err(log);
         }
+        self.token = Some(self.read_token());
+        Ok(())
     }
 
     pub fn base(&self) -> String {
