@@ -117,9 +117,14 @@ def test_every_duty_of_the_profile_through_agent_zeros_tool_path(agent_zero, dut
     # Cancel a running attempt (confirmed), then reject it.
     said = chat({"action": "observe", "campaign_id": "c2", "objective": "second"},
                 {"action": "claim", "campaign_id": "c2"},
+                {"action": "release", "campaign_id": "c2"},
+                {"action": "show", "campaign_id": "c2"},
+                {"action": "claim", "campaign_id": "c2"},
                 {"action": "submit", "campaign_id": "c2", "message": "go", "confirm": True},
                 {"action": "cancel", "campaign_id": "c2", "reason": "wrong data", "confirm": True})
-    assert said[2].startswith("submit → 200") and said[3].startswith(("cancel → 200", "cancel → 202")), said
+    assert said[2].startswith("release → 200"), said
+    assert said[3].startswith("c2: observing") and "lease: none" in said[3] and "allowed:" in said[3], said
+    assert said[5].startswith("submit → 200") and said[6].startswith(("cancel → 200", "cancel → 202")), said
     assert [e for e in a0.sent("tasks/cancel") if e["accepted"]], a0.audit()["counters"]
     wait_for("the cancel to be read", lambda: view(a0, "c2")["state"] == "remote_terminal_local_pending", 60, 0.5)
     said = chat({"action": "reject", "campaign_id": "c2", "reason": "canceled", "confirm": True})

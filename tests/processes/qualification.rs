@@ -454,6 +454,11 @@ fn a_passing_record_ages_out_health_says_stale_and_writes_wait_for_qualify_again
         .unwrap_or(0);
     let made = kept["made_at"].as_u64().expect("made_at");
     assert!(now.abs_diff(made) < 600, "{kept}");
+    // The deployment it is of: the card's digest keys it, and the agent's version the card states.
+    assert!(
+        kept["agent_version"].as_str().is_some_and(|v| !v.is_empty()),
+        "{kept}"
+    );
     // A hundred days pass.
     kept["made_at"] = json!(made - 100 * 86_400);
     std::fs::write(&path, kept.to_string()).expect("age the record");

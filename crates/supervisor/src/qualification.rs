@@ -51,6 +51,10 @@ pub struct Record {
     /// `finished_at`). The record is of the deployment the card digest names, at that time.
     #[serde(default)]
     pub made_at: u64,
+    /// The agent's version its card stated then (with the card's digest, the deployment the
+    /// record is of, as far as the remote says).
+    #[serde(default)]
+    pub agent_version: Option<String>,
     pub write_campaign: Option<String>,
     pub controller_id: Option<String>,
     /// Whether the live acceptance through a child `serve` ran (and so passed, when qualified).
@@ -203,9 +207,13 @@ impl Book {
             Some(r) if r.standing == Standing::Qualified => (
                 QualificationStatus::Passed,
                 format!(
-                    "passed ({}, campaign {}{})",
+                    "passed ({}, campaign {}{}{})",
                     r.finished_at,
                     r.write_campaign.as_deref().unwrap_or("?"),
+                    r.agent_version
+                        .as_deref()
+                        .map(|v| format!(", agent version {v}"))
+                        .unwrap_or_default(),
                     if r.live_acceptance {
                         ", live acceptance passed"
                     } else {

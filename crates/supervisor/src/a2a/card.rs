@@ -38,6 +38,9 @@ pub struct CardInfo {
     /// The protocol version the card itself states (its `protocolVersion`, else its JSON-RPC
     /// interfaces' versions): said beside the dialect spoken (a 0.2.5 card is spoken to as 0.3).
     pub protocol_version: Option<String>,
+    /// The agent's own version as its card states it (`version`): what the remote exposes of its
+    /// build (remote text, bounded and cleaned).
+    pub agent_version: Option<String>,
 }
 
 /// Validate a fetched card. It must be an object with a non-empty string `name` and a `skills`
@@ -71,6 +74,10 @@ pub fn validate(
             .and_then(Value::as_bool)
             == Some(true),
         protocol_version: stated_version(card),
+        agent_version: card
+            .get("version")
+            .and_then(Value::as_str)
+            .map(|v| crate::security::Untrusted::new(v, 64).as_str().to_string()),
     })
 }
 

@@ -294,6 +294,8 @@ pub struct Report {
     pub finished_at: String,
     pub card_sha256: Option<String>,
     pub card_path: Option<&'static str>,
+    /// The agent's version its card states (what the remote exposes of its build).
+    pub agent_version: Option<String>,
     pub dialect: Option<Dialect>,
     pub operations: BTreeMap<Method, OpStatus>,
     /// What the supervisor would do with this remote by its card alone (`probe`'s `can`).
@@ -338,6 +340,7 @@ impl Report {
             reason: self.reason.clone(),
             finished_at: self.finished_at.clone(),
             made_at: crate::time::parse_rfc3339(&self.finished_at).unwrap_or(0),
+            agent_version: self.agent_version.clone(),
             write_campaign: self.write_campaign.clone(),
             controller_id: self.controller_id.clone(),
             live_acceptance: self

@@ -85,6 +85,7 @@ fn blank_report(o: &Options) -> Report {
         finished_at: now,
         card_sha256: None,
         card_path: None,
+        agent_version: None,
         dialect: None,
         operations: Default::default(),
         can: vec![],
@@ -126,6 +127,7 @@ pub(super) async fn run(o: &Options) -> Report {
     let card = client.card();
     report.card_sha256 = Some(card.sha256.clone());
     report.card_path = Some(card.path);
+    report.agent_version = card.agent_version.clone();
     report.dialect = Some(card.dialect);
     run.pass(
         CheckId::DiscoveryCard,
