@@ -456,7 +456,9 @@ fn a_passing_record_ages_out_health_says_stale_and_writes_wait_for_qualify_again
     assert!(now.abs_diff(made) < 600, "{kept}");
     // The deployment it is of: the card's digest keys it, and the agent's version the card states.
     assert!(
-        kept["agent_version"].as_str().is_some_and(|v| !v.is_empty()),
+        kept["agent_version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
         "{kept}"
     );
     // A hundred days pass.

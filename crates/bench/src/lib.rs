@@ -212,8 +212,9 @@ pub struct Row {
     /// CPU per remote call against it, round by round, sorted.
     pub paced_floor_cpu_per_1000_polls: f64,
     pub paced_floor_ratios: Vec<f64>,
-    /// `backup` taken under the same steady load: its seconds and files, and the heartbeat's
-    /// ticks per second while it ran against the steady rounds' (1.0: not slowed at all).
+    /// `backup` taken under the same steady load, back to back for at least 2 s: one's seconds
+    /// (the median) and files, and the heartbeat's ticks per second over them all against the
+    /// steady rounds' (1.0: not slowed at all).
     pub backup_secs: f64,
     pub backup_files: usize,
     /// Disk a noisy campaign (the steady remote: routine updates only) adds per day, from the
@@ -224,6 +225,10 @@ pub struct Row {
     /// `restore` of that archive into a fresh root, then a start on it until every driver is
     /// spawned and one document answers.
     pub restore_recovery_secs: f64,
+    /// Its floor, in the same run on the same disk: the restored files written again, bare (one
+    /// thread, `fs::write` each, one sync at the end), into a sibling folder. Both the medians of
+    /// three alternating rounds.
+    pub restore_floor_secs: f64,
 }
 
 impl Row {
@@ -432,6 +437,43 @@ fn list(counts: &[usize]) -> String {
     }
 }
 
+/// Write every file under `from` again under `to`, bare (one thread, one sync at the end): the
+/// floor of a restore on this disk now (creating files is most of it, and its cost on a disk
+/// that freed many inodes lately varies tenfold). The seconds it took; `to` is removed.
+fn write_floor(from: &std::path::Path, to: &std::path::Path) -> Result<f64, String> {
+    let mut files = vec![];
+    let mut todo = vec![from.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for e in std::fs::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .flatten()
+        {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(rel) = p.strip_prefix(from) {
+                files.push((
+                    rel.to_path_buf(),
+                    std::fs::read(&p).map_err(|e| e.to_string())?,
+                ));
+            }
+        }
+    }
+    let started = Instant::now();
+    for (rel, bytes) in &files {
+        let path = to.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+    }
+    let dir = std::fs::File::open(to).map_err(|e| e.to_string())?;
+    rustix::fs::syncfs(&dir).map_err(|e| e.to_string())?;
+    let secs = started.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(to);
+    Ok(secs)
+}
+
 /// The bytes the state root's campaign files hold (documents, logs, lease records).
 fn disk_bytes(root: &std::path::Path) -> u64 {
     ["campaigns", "events", "messages", "leases"]
@@ -584,20 +626,34 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     let disk_kib_per_campaign_day =
         disk1.saturating_sub(disk0) as f64 / 1024.0 / n.max(1) as f64 / window * 86_400.0;
     let disk_kib_per_campaign = disk1 as f64 / 1024.0 / n.max(1) as f64;
-    // A backup under the same steady load: how long, and whether the heartbeat kept its cadence.
+    // Backups under the same steady load: how long one takes (the median), and whether the
+    // heartbeat kept its cadence over them all (taken back to back for at least 2 s: over one
+    // short backup the count of ticks is too coarse to compare).
     let steady_rate = ticks as f64 / (round_length.as_secs_f64() * ROUNDS as f64);
-    let (tb, backup_started) = (stats.ticks.load(Ordering::Relaxed), Instant::now());
-    let backup_root = root.clone();
-    let (archive, backup_files) = tokio::task::spawn_blocking(move || {
-        argus_supervisor_lib::store::backup::take(&backup_root, "argus-supervisor bench")
-            .map(|(a, m)| (a, m.files.len()))
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
-    let backup_secs = backup_started.elapsed().as_secs_f64();
+    let (tb, backups_started) = (stats.ticks.load(Ordering::Relaxed), Instant::now());
+    let (mut backup_times, mut archive, mut backup_files) = (vec![], std::path::PathBuf::new(), 0);
+    while backup_times.len() < 10
+        && (backup_times.len() < 3 || backups_started.elapsed() < Duration::from_secs(2))
+    {
+        let backup_root = root.clone();
+        let started = Instant::now();
+        let (a, files) = tokio::task::spawn_blocking(move || {
+            argus_supervisor_lib::store::backup::take(&backup_root, "argus-supervisor bench")
+                .map(|(a, m)| (a, m.files.len()))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        backup_times.push(started.elapsed().as_secs_f64());
+        // The earlier archives stay until the restore is timed: freeing their blocks on a disk
+        // mounted with `discard` would be paid by the restore's sync, not by anything it does.
+        (archive, backup_files) = (a, files);
+    }
+    let window = backups_started.elapsed().as_secs_f64();
+    backup_times.sort_by(f64::total_cmp);
+    let backup_secs = backup_times[backup_times.len() / 2];
     let backup_tick_share = (stats.ticks.load(Ordering::Relaxed) - tb) as f64
-        / backup_secs.max(1e-3)
+        / window.max(1e-3)
         / steady_rate.max(1e-9);
     let (w1, d1, k1) = (
         stats.disk_writes.load(Ordering::Relaxed),
@@ -643,11 +699,23 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
             "the recovery read {read} of {n} campaign documents"
         ));
     }
-    // The archive restored into a fresh root, and a start on it.
+    // The archive restored into a fresh root, and a start on it. Creating files is most of a
+    // restore, and its cost on a shared disk swings tenfold from moment to moment: three restores
+    // alternate with three rounds of the floor (the same files written bare), medians compared.
     let restored = root.with_extension("restored");
-    let restore_started = Instant::now();
-    argus_supervisor_lib::store::backup::restore(&archive, &restored, false)
-        .map_err(|e| e.to_string())?;
+    let (mut restores, mut floors) = (vec![], vec![]);
+    for round in 0..3 {
+        let _ = std::fs::remove_dir_all(&restored);
+        let started = Instant::now();
+        argus_supervisor_lib::store::backup::restore(&archive, &restored, false)
+            .map_err(|e| e.to_string())?;
+        restores.push(started.elapsed().as_secs_f64());
+        floors.push(write_floor(
+            &restored,
+            &root.with_extension(format!("floor-{round}")),
+        )?);
+    }
+    let recovery_started = Instant::now();
     let back = Runtime::start(
         Store::open(&restored).map_err(|e| e.to_string())?,
         client,
@@ -660,7 +728,10 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     if listed != n as u64 || back.document(&one).await.is_none() {
         return Err(format!("the restored root had {listed} of {n} campaigns"));
     }
-    let restore_recovery_secs = restore_started.elapsed().as_secs_f64();
+    restores.sort_by(f64::total_cmp);
+    floors.sort_by(f64::total_cmp);
+    let restore_recovery_secs = restores[1] + recovery_started.elapsed().as_secs_f64();
+    let restore_floor_secs = floors[1];
     back.kill();
     let _ = std::fs::remove_dir_all(&restored);
     let _ = std::fs::remove_dir_all(&root);
@@ -692,6 +763,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         disk_kib_per_campaign,
         backup_tick_share,
         restore_recovery_secs,
+        restore_floor_secs,
         system_share: used.kernel_share(),
         floor_system_share: floor_system,
     })
@@ -944,6 +1016,10 @@ pub const MAX_DURABLE_RATIO: f64 = 1.5;
 pub const MAX_BACKUP_SECS_PER_10K: f64 = 5.0;
 pub const MIN_BACKUP_TICK_SHARE: f64 = 0.9;
 pub const MAX_RESTORE_SECS_PER_10K: f64 = 10.0;
+/// Restore and recovery against writing the same files bare, in the same run: asserted at every
+/// size (the absolute target from 10,000 campaigns, the size it is stated for: a file's creation
+/// on a shared disk varies tenfold from run to run, so a smoke size is judged by its floor).
+pub const MAX_RESTORE_FLOOR_RATIO: f64 = 2.0;
 /// A noisy campaign's disk growth per day: routine updates write nothing, so the growth is the
 /// lease renewals' records (rewritten in place); bounded well above what they cost.
 pub const MAX_DISK_KIB_PER_CAMPAIGN_DAY: f64 = 64.0;
@@ -1014,7 +1090,14 @@ fn missed(row: &Row) -> Vec<String> {
             MIN_BACKUP_TICK_SHARE * 100.0
         ));
     }
-    if per_10k(row.restore_recovery_secs) > MAX_RESTORE_SECS_PER_10K {
+    let restore_ratio = row.restore_recovery_secs / row.restore_floor_secs.max(1e-3);
+    if restore_ratio > MAX_RESTORE_FLOOR_RATIO {
+        out.push(format!(
+            "{n} campaigns: restore and recovery {:.3} s = {restore_ratio:.2}x writing the same files bare ({:.3} s) > {MAX_RESTORE_FLOOR_RATIO}x",
+            row.restore_recovery_secs, row.restore_floor_secs
+        ));
+    }
+    if n >= FLOOR_RATIO_FROM && per_10k(row.restore_recovery_secs) > MAX_RESTORE_SECS_PER_10K {
         out.push(format!(
             "{n} campaigns: restore and recovery {:.3} s ({:.2} s per 10,000) > {MAX_RESTORE_SECS_PER_10K} s per 10,000",
             row.restore_recovery_secs,
@@ -1158,14 +1241,15 @@ pub async fn run(opts: Options) -> Result<(), String> {
             "", row.recovery_secs, row.read_all_secs
         );
         println!(
-            "{:>9} disk: {:.1} KiB per campaign at rest, {:.2} KiB added per noisy campaign-day; backup under load: {} files in {:.3} s, the heartbeat at {:.0}% of its cadence meanwhile; restore and recovery of it: {:.3} s",
+            "{:>9} disk: {:.1} KiB per campaign at rest, {:.2} KiB added per noisy campaign-day; backup under load: {} files in {:.3} s, the heartbeat at {:.0}% of its cadence meanwhile; restore and recovery of it: {:.3} s (the same files written bare: {:.3} s)",
             "",
             row.disk_kib_per_campaign,
             row.disk_kib_per_campaign_day,
             row.backup_files,
             row.backup_secs,
             row.backup_tick_share * 100.0,
-            row.restore_recovery_secs
+            row.restore_recovery_secs,
+            row.restore_floor_secs
         );
         misses.extend(missed(&row));
     }
@@ -1230,7 +1314,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
             ));
         }
     }
-    println!("targets: <= {MAX_CPU_PER_1000_TICKS} CPU s per 1,000 unchanged ticks (5% of one core for 10,000 campaigns at 120 s); <= {MAX_RSS_KIB_PER_CAMPAIGN} KiB RSS per campaign; recovery <= {MAX_RECOVERY_SECS_PER_10K} s per 10,000 campaigns; >= {:.0}% of the expected ticks; 0 writes (but the renewals' lease records, none durable) and 0 wakes on unchanged ticks; CPU per remote call <= {MAX_FLOOR_RATIO}x the floor's per poll from {FLOOR_RATIO_FROM} campaigns, <= {MAX_FLOOR_RATIO_ANY}x below, and <= {MAX_PACED_FLOOR_RATIO}x a bare poller's at the same rate; durable step <= {MAX_DURABLE_RATIO}x its floor; backup under load <= {MAX_BACKUP_SECS_PER_10K} s per 10,000 campaigns with >= {:.0}% of the heartbeat's cadence kept, restore and recovery <= {MAX_RESTORE_SECS_PER_10K} s per 10,000; <= {MAX_DISK_KIB_PER_CAMPAIGN_DAY} KiB of disk per noisy campaign-day; time-to-notice with hot polling at <= 20 live campaigns: p50 <= {} s, every live campaign noticing, and never more hot polls than the budget in any 5 s; streamed: p50 <= {} s and p99 <= {} s, every live campaign streamed, <= {} KiB per open stream (from {} streams)", MIN_TICK_SHARE * 100.0, MIN_BACKUP_TICK_SHARE * 100.0, notice::MAX_POLLING_P50_SECS, notice::MAX_STREAMING_P50_SECS, notice::MAX_STREAMING_P99_SECS, notice::MAX_KIB_PER_STREAM, notice::MIN_STREAMS_FOR_MEMORY);
+    println!("targets: <= {MAX_CPU_PER_1000_TICKS} CPU s per 1,000 unchanged ticks (5% of one core for 10,000 campaigns at 120 s); <= {MAX_RSS_KIB_PER_CAMPAIGN} KiB RSS per campaign; recovery <= {MAX_RECOVERY_SECS_PER_10K} s per 10,000 campaigns; >= {:.0}% of the expected ticks; 0 writes (but the renewals' lease records, none durable) and 0 wakes on unchanged ticks; CPU per remote call <= {MAX_FLOOR_RATIO}x the floor's per poll from {FLOOR_RATIO_FROM} campaigns, <= {MAX_FLOOR_RATIO_ANY}x below, and <= {MAX_PACED_FLOOR_RATIO}x a bare poller's at the same rate; durable step <= {MAX_DURABLE_RATIO}x its floor; backup under load <= {MAX_BACKUP_SECS_PER_10K} s per 10,000 campaigns with >= {:.0}% of the heartbeat's cadence kept, restore and recovery <= {MAX_RESTORE_FLOOR_RATIO}x writing its files bare and, from {FLOOR_RATIO_FROM} campaigns, <= {MAX_RESTORE_SECS_PER_10K} s per 10,000; <= {MAX_DISK_KIB_PER_CAMPAIGN_DAY} KiB of disk per noisy campaign-day; time-to-notice with hot polling at <= 20 live campaigns: p50 <= {} s, every live campaign noticing, and never more hot polls than the budget in any 5 s; streamed: p50 <= {} s and p99 <= {} s, every live campaign streamed, <= {} KiB per open stream (from {} streams)", MIN_TICK_SHARE * 100.0, MIN_BACKUP_TICK_SHARE * 100.0, notice::MAX_POLLING_P50_SECS, notice::MAX_STREAMING_P50_SECS, notice::MAX_STREAMING_P99_SECS, notice::MAX_KIB_PER_STREAM, notice::MIN_STREAMS_FOR_MEMORY);
     if opts.check {
         if misses.is_empty() {
             println!("check: every target met");
