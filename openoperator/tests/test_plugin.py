@@ -340,6 +340,15 @@ def test_writes_wait_for_a_qualified_remote_and_qualify_run_in_the_host_lets_the
     # §25's deployment part, read from the plugin's running daemon over its socket.
     assert "| /health SHA match | yes |" in done.stdout, done.stdout
     assert f"| State root | {a0.state} |" in done.stdout, done.stdout
+    # The operator's routine before an upgrade, as the README gives it inside OpenOperator: a
+    # backup through the plugin's daemon on its socket (its own token, read from the state root).
+    done = subprocess.run(
+        [binary, "backup", "--url", f"unix:{a0.state / 'api.sock'}", "--home", str(a0.state)],
+        cwd=a0.root, env=a0.host_env(), capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("backup: done;"), done.stdout + done.stderr
+    archive = done.stdout.strip().rsplit(" in ", 1)[1]
+    assert archive.startswith(str(a0.state / "backups")), archive
     assert a0.env["OPENTRAINING_A2A_TOKEN"] not in done.stdout + done.stderr
     status, answer = a0.act(s, "q1", "claim")
     assert status == 200 and answer["outcome"] == "done", answer
