@@ -10,4 +10,5 @@ mod foreman;
 mod qualification;
 mod refusals;
 mod shape;
+mod source;
 mod strings;

@@ -1,92 +1,170 @@
-//! Issue 43's size targets, checked on the source: no function over 80 lines in `runtime/` or
-//! `bridges/`, the driver's loop at most 150 lines, and no import from the
-//! A2A client or `metrics` up into the runtime or the bridges.
+//! Size targets, checked on the source as `syn` reads it (`source.rs`): no function over 80 lines
+//! in the shipped code (the library crates and the binary; the ones still over are listed below
+//! and may only shrink), the driver's loop at most 150 lines, and no import from the A2A client
+//! or `metrics` up into the runtime or the bridges.
 
-use std::path::{Path, PathBuf};
+use super::source::{self, Function, Module};
+use syn::visit::Visit;
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/supervisor/src")
+/// Functions still over 80 lines (issue 58 takes them apart), with the length each may not
+/// exceed. A new long function fails, one that grew fails, and one brought to 80 or under fails
+/// until it leaves this list.
+const OVER_80: &[(&str, &str, usize)] = &[
+    (
+        "crates/supervisor/src/a2a/live.rs",
+        "LiveRemote::refresh",
+        85,
+    ),
+    ("crates/supervisor/src/api/mod.rs", "view", 88),
+    ("crates/supervisor/src/api/reply.rs", "ApiError::entry", 95),
+    (
+        "crates/supervisor/src/daemon.rs",
+        "ServeConfig::from_args",
+        225,
+    ),
+    ("crates/supervisor/src/daemon.rs", "bridges", 95),
+    ("crates/supervisor/src/daemon.rs", "serve", 224),
+    ("crates/supervisor/src/diagrams.rs", "readme", 88),
+    ("crates/supervisor/src/metrics.rs", "Scrape::encode", 219),
+    ("crates/supervisor/src/qualify/live.rs", "steps", 233),
+    ("crates/supervisor/src/qualify/phases.rs", "run", 103),
+    ("crates/supervisor/src/qualify/phases.rs", "auth", 127),
+    ("crates/supervisor/src/qualify/phases.rs", "reads", 99),
+    (
+        "crates/supervisor/src/qualify/phases.rs",
+        "second_controller",
+        84,
+    ),
+    ("crates/supervisor/src/qualify/render.rs", "markdown", 86),
+    (
+        "crates/supervisor/src/runtime/core/mod.rs",
+        "Core::handle",
+        99,
+    ),
+    ("crates/supervisor/src/store/backup.rs", "unpack", 104),
+    ("machines/src/campaign.rs", "Campaign::ambiguous_write", 85),
+    ("machines/src/campaign.rs", "Campaign::lease_keeping", 89),
+    ("machines/src/explore.rs", "representative_states", 182),
+    ("machines/src/explore.rs", "alphabet", 180),
+    ("machines/src/invariants.rs", "check_transition", 180),
+    ("machines/src/invariants.rs", "check_graph", 85),
+    ("machines/src/record.rs", "CampaignRecord::to_state", 94),
+    ("machines/src/record.rs", "RecordV1::to_state", 121),
+    ("crates/sim/src/lib.rs", "rpc", 94),
+    ("crates/sim/src/streams.rs", "follow", 81),
+    ("crates/sim/src/world.rs", "World::note_supervisor_side", 83),
+    ("crates/sim/src/world.rs", "World::task_json", 150),
+    ("crates/bench/src/lib.rs", "measure", 287),
+    ("crates/bench/src/lib.rs", "missed", 96),
+    ("crates/bench/src/lib.rs", "run", 189),
+    ("crates/bench/src/notice.rs", "measure", 154),
+    ("src/demo.rs", "run", 280),
+    ("src/main.rs", "main", 341),
+    ("src/qualify.rs", "run", 97),
+];
+
+fn shipped() -> Vec<Module> {
+    source::shipped_roots()
+        .iter()
+        .flat_map(|r| source::crate_modules(r))
+        .collect()
 }
 
-/// Every `.rs` file under `dir`, unit-test files (`tests.rs`) left out.
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("source dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|x| x == "rs")
-                && path.file_name().is_some_and(|n| n != "tests.rs")
-            {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The code before the file's unit tests.
-fn code(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).expect("source");
-    text.split("#[cfg(test)]").next().unwrap_or("").to_string()
-}
-
-/// Each function's name and length in lines: from its `fn` line to the `}` at its indentation.
-fn functions(code: &str) -> Vec<(String, usize)> {
-    let lines: Vec<&str> = code.lines().collect();
-    let mut out = vec![];
-    for (i, line) in lines.iter().enumerate() {
-        let t = line.trim_start();
-        let indent = line.len() - t.len();
-        let Some(at) = t.find("fn ") else { continue };
-        let head = &t[..at];
-        let is_fn = head
-            .split_whitespace()
-            .all(|w| w == "pub" || w.starts_with("pub(") || w == "async" || w == "const");
-        if !is_fn || t.ends_with(';') {
-            continue;
-        }
-        let name: String = t[at + 3..]
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        let close = format!("{}}}", " ".repeat(indent));
-        if let Some(end) = lines[i..].iter().position(|l| l.trim_end() == close) {
-            out.push((name, end + 1));
-        }
-    }
-    out
+fn under(modules: &[Module], dir: &str) -> Vec<String> {
+    modules
+        .iter()
+        .map(Module::name)
+        .filter(|n| n.starts_with(dir))
+        .collect()
 }
 
 #[test]
-fn the_measure_counts_a_function_from_its_head_to_its_closing_brace() {
-    let code =
-        "fn a() {\n    x();\n}\n    pub(crate) async fn b(\n        y: u8,\n    ) {\n    }\n";
+fn the_measure_counts_a_function_from_its_fn_to_its_closing_brace_and_leaves_tests_out() {
+    let file = syn::parse_file(
+        "fn a() {\n    x();\n}\nimpl T {\n    pub(crate) async fn b(\n        y: u8,\n    ) {\n    }\n}\n\
+         #[cfg(test)]\nmod tests {\n    fn c() {}\n}\n#[test]\nfn d() {}\n",
+    )
+    .expect("parses");
     assert_eq!(
-        functions(code),
-        [("a".to_string(), 3), ("b".to_string(), 4)]
+        source::functions(&file),
+        [
+            Function {
+                name: "a".into(),
+                lines: 3
+            },
+            Function {
+                name: "T::b".into(),
+                lines: 4
+            },
+        ]
     );
 }
 
 #[test]
-fn no_function_in_the_runtime_or_the_bridges_is_over_80_lines() {
-    let mut long = vec![];
-    for dir in ["runtime", "bridges"] {
-        for path in sources(&src().join(dir)) {
-            for (name, len) in functions(&code(&path)) {
-                if len > 80 {
-                    long.push(format!("{}: {name} ({len} lines)", path.display()));
-                }
+fn the_whole_crate_is_read_through_its_modules_and_test_modules_are_left_out() {
+    let modules = shipped();
+    let names: Vec<String> = modules.iter().map(Module::name).collect();
+    for expected in [
+        "crates/supervisor/src/runtime/core/mod.rs",
+        "crates/supervisor/src/runtime/driver/mod.rs",
+        "crates/supervisor/src/bridges/argus.rs",
+        "machines/src/campaign.rs",
+        "src/main.rs",
+        "src/demo.rs",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} not read: {names:?}"
+        );
+    }
+    assert!(
+        !names.iter().any(|n| n.ends_with("/tests.rs")),
+        "a test module was read: {names:?}"
+    );
+    // `Core` sits below a `#[cfg(test)] mod tests;` line in its file: it is measured all the same.
+    let core = modules
+        .iter()
+        .find(|m| m.name() == "crates/supervisor/src/runtime/core/mod.rs")
+        .expect("core");
+    assert!(source::functions(&core.file)
+        .iter()
+        .any(|f| f.name == "Core::handle"));
+}
+
+#[test]
+fn no_function_in_the_shipped_code_is_over_80_lines() {
+    let mut new = vec![];
+    let mut seen = vec![];
+    for m in shipped() {
+        for f in source::functions(&m.file)
+            .into_iter()
+            .filter(|f| f.lines > 80)
+        {
+            let (file, name) = (m.name(), f.name.clone());
+            match OVER_80.iter().find(|(p, n, _)| *p == file && *n == name) {
+                Some((_, _, most)) if f.lines <= *most => seen.push((file, name)),
+                Some((_, _, most)) => new.push(format!(
+                    "{file}: {name} grew to {} lines (at most {most})",
+                    f.lines
+                )),
+                None => new.push(format!("{file}: {name} ({} lines)", f.lines)),
             }
         }
     }
+    let gone: Vec<String> = OVER_80
+        .iter()
+        .filter(|(p, n, _)| !seen.iter().any(|(f, m)| f == p && m == n))
+        .map(|(p, n, _)| format!("{p}: {n}"))
+        .collect();
     assert!(
-        long.is_empty(),
+        new.is_empty(),
         "functions over 80 lines:\n{}",
-        long.join("\n")
+        new.join("\n")
+    );
+    assert!(
+        gone.is_empty(),
+        "now 80 lines or under (or gone): take them off OVER_80:\n{}",
+        gone.join("\n")
     );
 }
 
@@ -94,36 +172,104 @@ fn no_function_in_the_runtime_or_the_bridges_is_over_80_lines() {
 fn the_drivers_loop_is_at_most_150_lines() {
     // The loop: the inbox and the heartbeat (`run`, `take`, `tick`), the event log's first read
     // (`resume`), and the pump that hands the core an input and performs its `Ready`s.
-    let path = src().join("runtime/driver/mod.rs");
+    let modules = shipped();
+    let driver = modules
+        .iter()
+        .find(|m| m.name() == "crates/supervisor/src/runtime/driver/mod.rs")
+        .expect("the driver");
     let loop_fns = ["run", "take", "tick", "resume", "pump", "perform"];
-    let found: Vec<(String, usize)> = functions(&code(&path))
+    let found: Vec<Function> = source::functions(&driver.file)
         .into_iter()
-        .filter(|(name, _)| loop_fns.contains(&name.as_str()))
+        .filter(|f| {
+            loop_fns
+                .iter()
+                .any(|l| f.name.rsplit("::").next() == Some(l))
+        })
         .collect();
     assert_eq!(
         found.len(),
         loop_fns.len(),
         "the loop's functions: {found:?}"
     );
-    let lines: usize = found.iter().map(|(_, n)| n).sum();
+    let lines: usize = found.iter().map(|f| f.lines).sum();
     assert!(
         lines <= 150,
         "the driver's loop is {lines} lines: {found:?}"
     );
 }
 
+/// Paths that start `crate::a2a` or `crate::metrics`, in `use` trees and in code.
+#[derive(Default)]
+struct Upward(Vec<String>);
+
+fn upward(segments: &[String]) -> bool {
+    segments.first().is_some_and(|s| s == "crate")
+        && segments
+            .get(1)
+            .is_some_and(|s| s == "a2a" || s == "metrics")
+}
+
+impl<'ast> Visit<'ast> for Upward {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !source::is_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if upward(&segs) {
+            self.0.push(segs.join("::"));
+        }
+        syn::visit::visit_path(self, p);
+    }
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        fn walk(t: &syn::UseTree, mut at: Vec<String>, out: &mut Vec<String>) {
+            match t {
+                syn::UseTree::Path(p) => {
+                    at.push(p.ident.to_string());
+                    return walk(&p.tree, at, out);
+                }
+                syn::UseTree::Name(n) => at.push(n.ident.to_string()),
+                syn::UseTree::Rename(r) => at.push(r.ident.to_string()),
+                syn::UseTree::Group(g) => {
+                    for t in &g.items {
+                        walk(t, at.clone(), out);
+                    }
+                    return;
+                }
+                syn::UseTree::Glob(_) => at.push("*".into()),
+            }
+            if upward(&at) {
+                out.push(at.join("::"));
+            }
+        }
+        if !source::is_test(&u.attrs) {
+            walk(&u.tree, vec![], &mut self.0);
+        }
+    }
+}
+
 #[test]
 fn nothing_in_the_runtime_or_the_bridges_imports_the_a2a_client_or_metrics() {
+    let modules = shipped();
     let mut found = vec![];
-    for dir in ["runtime", "bridges"] {
-        for path in sources(&src().join(dir)) {
-            for (n, line) in code(&path).lines().enumerate() {
-                let l = line.split("//").next().unwrap_or("");
-                if l.contains("crate::a2a") || l.contains("crate::metrics") {
-                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                }
-            }
+    for dir in [
+        "crates/supervisor/src/runtime/",
+        "crates/supervisor/src/bridges/",
+    ] {
+        let names = under(&modules, dir);
+        for m in modules.iter().filter(|m| names.contains(&m.name())) {
+            let mut v = Upward::default();
+            v.visit_file(&m.file);
+            found.extend(v.0.into_iter().map(|p| format!("{}: {p}", m.name())));
         }
     }
     assert!(found.is_empty(), "imports up:\n{}", found.join("\n"));
+    // The scanner sees both shapes.
+    let mut v = Upward::default();
+    v.visit_file(
+        &syn::parse_file("use crate::{x, a2a::Client};\nfn f() { crate::metrics::bump(); }")
+            .expect("parses"),
+    );
+    assert_eq!(v.0, ["crate::a2a::Client", "crate::metrics::bump"]);
 }

@@ -546,7 +546,10 @@ impl ArgusClient {
                 json!({"project_id": project_id, "text": text}),
             )
             .await?;
-        let kind = answer.get("kind").and_then(Value::as_str).unwrap_or("");
+        let kind = answer
+            .get("kind")
+            .and_then(|k| serde_json::from_value::<Dispatched>(k.clone()).ok())
+            .unwrap_or(Dispatched::Other);
         let resolved = answer.get("resolved").and_then(Value::as_bool) == Some(true);
         // The same text within Argus's window (90 s): it already has this work; nothing new starts.
         if answer.get("duplicate").and_then(Value::as_bool) == Some(true) {
@@ -556,7 +559,7 @@ impl ArgusClient {
             );
         }
         match (kind, resolved) {
-            ("task", _) | ("pending_question", true) => Ok(()),
+            (Dispatched::Task, _) | (Dispatched::PendingQuestion, true) => Ok(()),
             _ => Err(ArgusError::NotDispatched),
         }
     }
@@ -630,4 +633,15 @@ ESCALATE:\n- credentials/authentication\n- spending/payment\n- publication\n- de
 OUTPUT POLICY:\nDo not narrate routine progress.\nReturn only blockers, attempt outcomes, stage transitions, reviewer verdicts, and mission completion.\n",
         Untrusted::new(objective, crate::runtime::OBJECTIVE_MAX_BYTES).fenced()
     )
+}
+
+/// What `argus_message` made of a text (its `kind`): work taken, the answer to Argus's pending
+/// question, or anything else (a chat reply, "[not dispatched]", a kind this build does not know).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Dispatched {
+    Task,
+    PendingQuestion,
+    #[serde(other)]
+    Other,
 }
