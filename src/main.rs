@@ -18,6 +18,19 @@ struct Cli {
     command: Command,
 }
 
+/// The state root a command works on: serve's own setting, read the same way.
+#[derive(clap::Args)]
+struct StateRoot {
+    /// The state root (serve's ARGUS_SUPERVISOR_HOME).
+    #[arg(
+        long = "home",
+        env = "ARGUS_SUPERVISOR_HOME",
+        default_value = "/a0/usr/argus-supervisor",
+        value_name = "DIR"
+    )]
+    path: PathBuf,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the whole supervisor on the embedded simulated remote (the README's main job).
@@ -60,51 +73,7 @@ enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions { shell: clap_complete::Shell },
     /// Measure the runtime against the simulated remote in a separate process; print figures.
-    Bench {
-        /// Campaign counts to measure (0: none, to run only the time-to-notice rows).
-        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
-        campaigns: Vec<usize>,
-        /// Seconds of steady (unchanged) heartbeats to measure per count.
-        #[arg(long, default_value_t = 10)]
-        seconds: u64,
-        /// Compare every figure with its target; exit 1 when one is missed.
-        #[arg(long)]
-        check: bool,
-        /// Poll tasks created on this A2A remote (plain non-blocking sends, read-only polls) instead
-        /// of the bench's own simulated remote; the token comes from OPENTRAINING_A2A_TOKEN.
-        #[arg(long)]
-        remote: Option<String>,
-        /// With --remote: allow plain http:// to a loopback address.
-        #[arg(long)]
-        allow_insecure_loopback: bool,
-        /// Heartbeat in seconds during the measurement (default: max(1, campaigns / 2000), so the
-        /// simulated remote keeps up); 120 measures the real cadence.
-        #[arg(long)]
-        heartbeat: Option<u64>,
-        /// Share of the campaigns (0 to 1) that claim control and keep renewing their leases
-        /// through the measurement (the bench's own simulated remote only).
-        #[arg(long, default_value_t = 0.0)]
-        controlling: f64,
-        /// Drop the page cache before timing the recovery (needs root), so it reads from disk.
-        #[arg(long)]
-        cold: bool,
-        /// Campaign counts of the time-to-notice measurement (10% of them live; 0: none).
-        #[arg(long, value_delimiter = ',', default_value = "200")]
-        notice: Vec<usize>,
-        /// The heartbeat of the time-to-notice measurement, in seconds.
-        #[arg(long, default_value_t = 120)]
-        notice_heartbeat: u64,
-        /// Hot polling's interval in the time-to-notice measurement, in seconds (0: off).
-        #[arg(long, default_value_t = 2)]
-        hot_poll: u64,
-        /// The request budget of the time-to-notice measurement, requests per second.
-        #[arg(long, default_value_t = 4.0)]
-        budget: f64,
-        /// Campaign counts of the time-to-notice measurement against a streaming remote (10% of
-        /// them live, each followed by a stream; 0: none).
-        #[arg(long, value_delimiter = ',', default_value = "200,2000")]
-        notice_streaming: Vec<usize>,
-    },
+    Bench(BenchArgs),
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
         /// The A2A base URL (defaults to OPENTRAINING_A2A_URL).
@@ -119,14 +88,8 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
-        /// The state root whose qualification record is shown (serve's ARGUS_SUPERVISOR_HOME).
-        #[arg(
-            long,
-            env = "ARGUS_SUPERVISOR_HOME",
-            default_value = "/a0/usr/argus-supervisor",
-            value_name = "DIR"
-        )]
-        home: PathBuf,
+        #[command(flatten)]
+        root: StateRoot,
         /// How many days a passing qualification record is trusted (serve's setting).
         #[arg(
             long,
@@ -140,97 +103,9 @@ enum Command {
     /// Read-only unless --write-campaign and --message name a dedicated test campaign and a
     /// harmless task. Exit codes: 0 qualified, 1 a check failed, 2 usage, 3 not qualified for
     /// writes (observer only, or the write phase not asked for).
-    Qualify {
-        /// The A2A base URL (defaults to OPENTRAINING_A2A_URL; never printed: it may carry a token).
-        #[arg(long, env = "OPENTRAINING_A2A_URL", hide_env_values = true)]
-        url: String,
-        /// The environment variable holding the token (never pass a token on the command line).
-        #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
-        token_env: String,
-        /// Allow plain http:// to a loopback address.
-        #[arg(long)]
-        allow_insecure_loopback: bool,
-        /// A task to read with tasks/get (historyLength 0); without it an unknown id is asked.
-        #[arg(long)]
-        task: Option<String>,
-        /// The dedicated test campaign of the write phase. Nothing is written without it.
-        #[arg(long, requires = "message", value_name = "ID")]
-        write_campaign: Option<String>,
-        /// The harmless task text the write phase submits (then cancels).
-        #[arg(long, requires = "write_campaign", value_name = "TEXT")]
-        message: Option<String>,
-        /// Project selection sent with the submit.
-        #[arg(long, env = "OPENTRAINING_A2A_PROJECT", value_name = "NAME")]
-        project: Option<String>,
-        /// The controller id the write phase claims as (`<id>-second` tries to take over,
-        /// `<id>-daemon` is the child serve's).
-        #[arg(long, default_value = "argus-qualify", value_name = "ID")]
-        controller_id: String,
-        /// The TTL of the write phase's lease.
-        #[arg(long, default_value_t = 120, value_name = "SECONDS")]
-        lease_ttl_seconds: u64,
-        /// Also run the live acceptance: a child `serve` on a throwaway state root claims the
-        /// test campaign, submits, is killed (SIGKILL) and restarted, then cancels and releases.
-        #[arg(long, requires = "write_campaign")]
-        daemon: bool,
-        /// The child serve's heartbeat.
-        #[arg(long, default_value_t = 1, value_name = "SECONDS")]
-        daemon_heartbeat_seconds: u64,
-        /// The bound on each step.
-        #[arg(long, default_value_t = 30, value_name = "SECONDS")]
-        step_timeout_seconds: u64,
-        /// The state root the record is kept in (serve's ARGUS_SUPERVISOR_HOME).
-        #[arg(
-            long,
-            env = "ARGUS_SUPERVISOR_HOME",
-            default_value = "/a0/usr/argus-supervisor",
-            value_name = "DIR"
-        )]
-        home: PathBuf,
-        /// Print the report as JSON instead of Markdown.
-        #[arg(long)]
-        json: bool,
-        /// Also write the Markdown report to this file.
-        #[arg(long, value_name = "PATH")]
-        report: Option<PathBuf>,
-        /// The running deployment's API (`http://HOST:PORT` or `unix:PATH`), whose `health` fills
-        /// the report's deployment part (its build, Argus and Foreman as installed, state root).
-        #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
-        deployment: Option<String>,
-    },
+    Qualify(QualifyArgs),
     /// Run the simulated OpenTraining remote in the foreground (a local emulator to develop against).
-    Sim {
-        /// Address to listen on. Non-loopback addresses are refused unless --allow-non-loopback.
-        #[arg(long, default_value = "127.0.0.1:8790")]
-        listen: std::net::SocketAddr,
-        /// A built-in scenario (happy, repair, input-required, long-noisy, repair-then-question) or a TOML file.
-        #[arg(long, default_value = "happy")]
-        scenario: String,
-        /// Require this token (Authorization: Bearer or X-API-KEY) on every call but the card.
-        #[arg(long)]
-        token: Option<String>,
-        /// Allow listening beyond loopback (the sim is a test double: keep it off real networks).
-        #[arg(long)]
-        allow_non_loopback: bool,
-        /// Serve HTTPS with this PEM certificate chain (needs --tls-key). The URL printed names
-        /// `localhost`.
-        #[arg(long, requires = "tls_key")]
-        tls_cert: Option<PathBuf>,
-        /// The PEM private key of --tls-cert.
-        #[arg(long, requires = "tls_cert")]
-        tls_key: Option<PathBuf>,
-        /// Play a remote without this extension operation (repeatable): absent from the card and
-        /// answered -32601.
-        #[arg(long, value_parser = ["claim_control", "read_control", "renew_control", "release_control", "intervene", "request_status", "cancel"])]
-        omit: Vec<String>,
-        /// Stream a live task's updates (the card says `capabilities.streaming`;
-        /// `tasks/resubscribe` / `SubscribeToTask` answer with server-sent events).
-        #[arg(long)]
-        streaming: bool,
-        /// The A2A dialect to serve (the scenario's, 0.3 unless it says).
-        #[arg(long, value_parser = ["0.3", "1.0"])]
-        dialect: Option<String>,
-    },
+    Sim(SimArgs),
     /// Write the generated state diagrams (Mermaid, DOT, SVG) from the explored machine.
     Diagrams {
         /// Do not write: exit non-zero and name the stale file when the committed files differ.
@@ -244,32 +119,21 @@ enum Command {
     /// checksums, in the root's `backups/`. Online through the running daemon's API (`--url`),
     /// or offline when no daemon holds the root.
     Backup {
-        /// The state root (serve's ARGUS_SUPERVISOR_HOME).
-        #[arg(
-            long,
-            env = "ARGUS_SUPERVISOR_HOME",
-            default_value = "/a0/usr/argus-supervisor",
-            value_name = "DIR"
-        )]
-        home: PathBuf,
+        #[command(flatten)]
+        root: StateRoot,
         /// The running daemon's API (`http://HOST:PORT` or `unix:PATH`): it takes the snapshot.
         #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
         url: Option<String>,
     },
-    /// Restore a state root from a backup archive (the daemon stopped): every file checked
-    /// against the archive's manifest; a damaged or newer archive is refused.
+    /// Restore a state root (empty or absent, unless --replace) from a backup archive, the daemon
+    /// stopped: every file checked against the archive's manifest; a damaged or newer archive is
+    /// refused.
     Restore {
         /// The archive `backup` wrote.
         #[arg(long, value_name = "FILE")]
         from: PathBuf,
-        /// The state root to restore (empty or absent, unless --replace).
-        #[arg(
-            long,
-            env = "ARGUS_SUPERVISOR_HOME",
-            default_value = "/a0/usr/argus-supervisor",
-            value_name = "DIR"
-        )]
-        home: PathBuf,
+        #[command(flatten)]
+        root: StateRoot,
         /// Move a non-empty state root aside (`<DIR>.before-restore-<time>`) instead of refusing.
         #[arg(long)]
         replace: bool,
@@ -277,15 +141,162 @@ enum Command {
     /// Drop the copies an upgrade kept of the documents it rewrote, once the upgraded build runs
     /// well (they age out by themselves after ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS).
     ConfirmUpgrade {
-        /// The state root (serve's ARGUS_SUPERVISOR_HOME).
-        #[arg(
-            long,
-            env = "ARGUS_SUPERVISOR_HOME",
-            default_value = "/a0/usr/argus-supervisor",
-            value_name = "DIR"
-        )]
-        home: PathBuf,
+        #[command(flatten)]
+        root: StateRoot,
     },
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Campaign counts to measure (0: none, to run only the time-to-notice rows).
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    campaigns: Vec<usize>,
+    /// Seconds of steady (unchanged) heartbeats to measure per count.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Compare every figure with its target; exit 1 when one is missed.
+    #[arg(long)]
+    check: bool,
+    /// Poll tasks created on this A2A remote (plain non-blocking sends, read-only polls) instead
+    /// of the bench's own simulated remote; the token comes from OPENTRAINING_A2A_TOKEN.
+    #[arg(long)]
+    remote: Option<String>,
+    /// With --remote: allow plain http:// to a loopback address.
+    #[arg(long)]
+    allow_insecure_loopback: bool,
+    /// Heartbeat in seconds during the measurement (default: max(1, campaigns / 2000), so the
+    /// simulated remote keeps up); 120 measures the real cadence.
+    #[arg(long)]
+    heartbeat: Option<u64>,
+    /// Share of the campaigns (0 to 1) that claim control and keep renewing their leases
+    /// through the measurement (the bench's own simulated remote only).
+    #[arg(long, default_value_t = 0.0)]
+    controlling: f64,
+    /// Drop the page cache before timing the recovery (needs root), so it reads from disk.
+    #[arg(long)]
+    cold: bool,
+    /// Campaign counts of the time-to-notice measurement (10% of them live; 0: none).
+    #[arg(long, value_delimiter = ',', default_value = "200")]
+    notice: Vec<usize>,
+    /// The heartbeat of the time-to-notice measurement, in seconds.
+    #[arg(long, default_value_t = 120)]
+    notice_heartbeat: u64,
+    /// Hot polling's interval in the time-to-notice measurement, in seconds (0: off).
+    #[arg(long, default_value_t = 2)]
+    hot_poll: u64,
+    /// The request budget of the time-to-notice measurement, requests per second.
+    #[arg(long, default_value_t = 4.0)]
+    budget: f64,
+    /// Campaign counts of the time-to-notice measurement against a streaming remote (10% of
+    /// them live, each followed by a stream; 0: none).
+    #[arg(long, value_delimiter = ',', default_value = "200,2000")]
+    notice_streaming: Vec<usize>,
+}
+
+#[derive(clap::Args)]
+struct QualifyArgs {
+    /// The A2A base URL (defaults to OPENTRAINING_A2A_URL; never printed: it may carry a token).
+    #[arg(long, env = "OPENTRAINING_A2A_URL", hide_env_values = true)]
+    url: String,
+    /// The environment variable holding the token (never pass a token on the command line).
+    #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
+    token_env: String,
+    /// Allow plain http:// to a loopback address.
+    #[arg(long)]
+    allow_insecure_loopback: bool,
+    /// A task to read with tasks/get (historyLength 0); without it an unknown id is asked.
+    #[arg(long)]
+    task: Option<String>,
+    /// The dedicated test campaign of the write phase. Nothing is written without it.
+    #[arg(long, requires = "message", value_name = "ID")]
+    write_campaign: Option<String>,
+    /// The harmless task text the write phase submits (then cancels).
+    #[arg(long, requires = "write_campaign", value_name = "TEXT")]
+    message: Option<String>,
+    /// Project selection sent with the submit.
+    #[arg(long, env = "OPENTRAINING_A2A_PROJECT", value_name = "NAME")]
+    project: Option<String>,
+    /// The controller id the write phase claims as (`<id>-second` tries to take over,
+    /// `<id>-daemon` is the child serve's).
+    #[arg(long, default_value = "argus-qualify", value_name = "ID")]
+    controller_id: String,
+    /// The TTL of the write phase's lease.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    lease_ttl_seconds: u64,
+    /// Also run the live acceptance: a child `serve` on a throwaway state root claims the
+    /// test campaign, submits, is killed (SIGKILL) and restarted, then cancels and releases.
+    #[arg(long, requires = "write_campaign")]
+    daemon: bool,
+    /// The child serve's heartbeat.
+    #[arg(long, default_value_t = 1, value_name = "SECONDS")]
+    daemon_heartbeat_seconds: u64,
+    /// The bound on each step.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    step_timeout_seconds: u64,
+    #[command(flatten)]
+    root: StateRoot,
+    /// Print the report as JSON instead of Markdown.
+    #[arg(long)]
+    json: bool,
+    /// Also write the Markdown report to this file.
+    #[arg(long, value_name = "PATH")]
+    report: Option<PathBuf>,
+    /// The running deployment's API (`http://HOST:PORT` or `unix:PATH`), whose `health` fills
+    /// the report's deployment part (its build, Argus and Foreman as installed, state root).
+    #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
+    deployment: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct SimArgs {
+    /// Address to listen on. Non-loopback addresses are refused unless --allow-non-loopback.
+    #[arg(long, default_value = "127.0.0.1:8790")]
+    listen: std::net::SocketAddr,
+    /// A built-in scenario (happy, repair, input-required, long-noisy, repair-then-question) or a TOML file.
+    #[arg(long, default_value = "happy")]
+    scenario: String,
+    /// Require this token (Authorization: Bearer or X-API-KEY) on every call but the card.
+    #[arg(long)]
+    token: Option<String>,
+    /// Allow listening beyond loopback (the sim is a test double: keep it off real networks).
+    #[arg(long)]
+    allow_non_loopback: bool,
+    /// Serve HTTPS with this PEM certificate chain (needs --tls-key). The URL printed names
+    /// `localhost`.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Play a remote without this extension operation (repeatable): absent from the card and
+    /// answered -32601.
+    #[arg(long, value_parser = ["claim_control", "read_control", "renew_control", "release_control", "intervene", "request_status", "cancel"])]
+    omit: Vec<String>,
+    /// Stream a live task's updates (the card says `capabilities.streaming`;
+    /// `tasks/resubscribe` / `SubscribeToTask` answer with server-sent events).
+    #[arg(long)]
+    streaming: bool,
+    /// The A2A dialect to serve (the scenario's, 0.3 unless it says).
+    #[arg(long)]
+    dialect: Option<Dialect>,
+}
+
+/// The A2A dialect the simulated remote serves.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Dialect {
+    #[value(name = "0.3")]
+    V03,
+    #[value(name = "1.0")]
+    V1,
+}
+
+impl From<Dialect> for argus_sim::SimDialect {
+    fn from(d: Dialect) -> Self {
+        match d {
+            Dialect::V03 => argus_sim::SimDialect::V03,
+            Dialect::V1 => argus_sim::SimDialect::V1,
+        }
+    }
 }
 
 /// `backup`: through the daemon when `url` names it; else offline, holding the root's lock (a
@@ -418,128 +429,15 @@ fn main() -> ExitCode {
             home,
             serve,
             listen,
-        } => {
-            let Some(rt) = tokio_runtime() else {
-                return ExitCode::FAILURE;
-            };
-            match rt.block_on(demo::run(home, serve.then_some(listen))) {
-                Ok(_) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("\ndemo failed: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Command::Serve { args } => {
-            use argus_supervisor_lib::daemon;
-            // A secret on the command line would be visible to every user of the machine.
-            if let Some(serve) = matches.subcommand_matches("serve") {
-                for (id, var) in daemon::SECRET_SETTINGS {
-                    if serve.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
-                        eprintln!("invalid configuration: {var}: secrets are read from the environment only, never from a flag");
-                        return ExitCode::from(2);
-                    }
-                }
-            }
-            let mut config = match daemon::ServeConfig::from_args(&args) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return ExitCode::from(2);
-                }
-            };
-            config.build = build();
-            if config.backend.is_some() {
-                use argus_supervisor_lib::deployment::BackendSource;
-                config.backend_source = match matches
-                    .subcommand_matches("serve")
-                    .and_then(|m| m.value_source("backend"))
-                {
-                    Some(clap::parser::ValueSource::CommandLine) => BackendSource::Flag,
-                    _ => BackendSource::Environment,
-                };
-            }
-            if let Err(e) = init_logging(&args.log_level, args.log_json) {
-                eprintln!("{e}");
-                return ExitCode::from(2);
-            }
-            let Some(rt) = tokio_runtime() else {
-                return ExitCode::FAILURE;
-            };
-            match rt.block_on(daemon::serve(config)) {
-                Ok(()) => ExitCode::SUCCESS,
-                // Another supervisor holds the state root: a configuration error, like a bad
-                // variable (exit 2), so a restart policy does not loop on it silently.
-                Err(e @ daemon::ServeError::RootLocked(_)) => {
-                    eprintln!("{e}");
-                    ExitCode::from(2)
-                }
-                // A newer build's root: refused untouched; a restart policy must not loop on it.
-                Err(e @ daemon::ServeError::NewerRoot(_)) => {
-                    eprintln!("{e}");
-                    ExitCode::from(6)
-                }
-                Err(e) => {
-                    eprintln!("{e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Command::Backup { home, url } => backup(&home, url.as_deref()),
+        } => run_demo(home, serve.then_some(listen)),
+        Command::Serve { args } => run_serve(&matches, &args),
+        Command::Backup { root, url } => backup(&root.path, url.as_deref()),
         Command::Restore {
             from,
-            home,
+            root,
             replace,
-        } => {
-            use argus_supervisor_lib::store::backup::{self, BackupError};
-            match backup::restore(&from, &home, replace) {
-                Ok(m) => {
-                    println!(
-                        "restore: done; {} files of store schema {} (taken at {} by {}) in {}; start serve: every lease is confirmed with the remote before it is used",
-                        m.files.len(),
-                        m.schema_version,
-                        argus_supervisor_lib::time::rfc3339(m.taken_at),
-                        m.written_by,
-                        home.display()
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("restore: refused: {e}");
-                    ExitCode::from(match e {
-                        BackupError::Newer { .. } => 6,
-                        BackupError::Io { .. } => 1,
-                        _ => 2,
-                    })
-                }
-            }
-        }
-        Command::ConfirmUpgrade { home } => {
-            use argus_supervisor_lib::store::version;
-            match version::drop_kept(&home, u64::MAX) {
-                Ok(gone) if gone.is_empty() => {
-                    println!(
-                        "confirm-upgrade: no upgrade copy is kept in {}",
-                        home.display()
-                    );
-                    ExitCode::SUCCESS
-                }
-                Ok(gone) => {
-                    for g in &gone {
-                        println!("removed {}", g.display());
-                    }
-                    println!("confirm-upgrade: {} kept upgrade copy(ies) removed; a rollback now needs a backup", gone.len());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!(
-                        "confirm-upgrade: cannot remove the kept copies in {}: {e}",
-                        home.display()
-                    );
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        } => restore(&from, &root.path, replace),
+        Command::ConfirmUpgrade { root } => confirm_upgrade(&root.path),
         Command::Completions { shell } => {
             use std::io::Write;
             match std::io::stdout().write_all(completion_script(shell).as_bytes()) {
@@ -552,199 +450,300 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Campaigns { url, json, command } => {
-            let Some(rt) = tokio_runtime() else {
-                return ExitCode::FAILURE;
-            };
-            let (text, exit) = rt.block_on(argus_supervisor_lib::cli::run(&url, command, json));
-            if exit == argus_supervisor_lib::cli::Exit::Done {
-                print!("{text}");
-                if json {
-                    println!();
-                }
-            } else if json {
-                println!("{text}");
-            } else {
-                eprintln!("{text}");
-            }
-            ExitCode::from(exit as u8)
-        }
-        Command::Bench {
-            campaigns,
-            seconds,
-            check,
-            remote,
-            allow_insecure_loopback,
-            heartbeat,
-            controlling,
-            cold,
-            notice,
-            notice_heartbeat,
-            notice_streaming,
-            hot_poll,
-            budget,
-        } => {
-            let remote = match remote
-                .map(|url| argus_supervisor_lib::a2a::HttpConfig::new(url).with_trust_from_env())
-            {
-                None => None,
-                Some(Ok(mut c)) => {
-                    c.token =
-                        argus_supervisor_lib::security::Secret::from_env("OPENTRAINING_A2A_TOKEN");
-                    c.allow_insecure_loopback = allow_insecure_loopback;
-                    Some(c)
-                }
-                Some(Err(e)) => {
-                    eprintln!("{e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let runtime = match build_runtime() {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("cannot start the async runtime: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let options = argus_bench::Options {
-                counts: campaigns,
-                seconds,
-                check,
-                remote,
-                heartbeat,
-                controlling,
-                cold,
-                notice,
-                notice_streaming,
-                notice_settings: argus_bench::NoticeSettings {
-                    heartbeat: notice_heartbeat,
-                    hot_poll,
-                    budget_rps: budget,
-                    streaming: false,
-                },
-            };
-            match runtime.block_on(argus_bench::run(options)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("bench failed: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Command::Campaigns { url, json, command } => campaigns(&url, command, json),
+        Command::Bench(args) => run_bench(args),
         Command::Probe {
             url,
             token_env,
             allow_insecure_loopback,
             json,
-            home,
+            root,
             qualification_max_age_days,
         } => run_probe(
             url,
             &token_env,
             allow_insecure_loopback,
             json,
-            &home,
+            &root.path,
             qualification_max_age_days,
         ),
-        Command::Qualify {
-            url,
-            token_env,
-            allow_insecure_loopback,
-            task,
-            write_campaign,
-            message,
-            project,
-            controller_id,
-            lease_ttl_seconds,
-            daemon,
-            daemon_heartbeat_seconds,
-            step_timeout_seconds,
-            home,
-            json,
-            report,
-            deployment,
-        } => {
-            let Some(rt) = tokio_runtime() else {
-                return ExitCode::FAILURE;
-            };
-            let http = match remote_config(url, &token_env, allow_insecure_loopback) {
-                Ok(c) => c,
-                Err(code) => return code,
-            };
-            let args = qualify::Args {
-                http,
-                task,
-                write_campaign,
-                message,
-                project,
-                controller_id,
-                lease_ttl_seconds,
-                daemon,
-                daemon_heartbeat_seconds,
-                step_timeout_seconds,
-                home,
-                json,
-                report,
-                deployment,
-            };
-            rt.block_on(qualify::run(args))
+        Command::Qualify(args) => run_qualify(args),
+        Command::Sim(args) => sim(args),
+        Command::Diagrams { check, dir } => diagrams(check, &dir),
+    }
+}
+
+fn run_demo(home: Option<PathBuf>, serve: Option<std::net::SocketAddr>) -> ExitCode {
+    let Some(rt) = tokio_runtime() else {
+        return ExitCode::FAILURE;
+    };
+    match rt.block_on(demo::run(home, serve)) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\ndemo failed: {e}");
+            ExitCode::FAILURE
         }
-        Command::Sim {
-            listen,
-            scenario,
-            token,
-            allow_non_loopback,
-            tls_cert,
-            tls_key,
-            omit,
-            streaming,
-            dialect,
-        } => {
-            let tls = match (tls_cert, tls_key) {
-                (Some(cert), Some(key)) => match argus_sim::SimTls::from_files(&cert, &key) {
-                    Ok(t) => Some(t),
-                    Err(e) => {
-                        eprintln!("cannot read the TLS certificate or key: {e}");
-                        return ExitCode::from(2);
-                    }
-                },
-                _ => None,
-            };
-            let shape = move |s: &mut argus_sim::Scenario| {
-                s.omit.extend(omit);
-                s.streaming |= streaming;
-                match dialect.as_deref() {
-                    Some("1.0") => s.dialect = argus_sim::SimDialect::V1,
-                    Some(_) => s.dialect = argus_sim::SimDialect::V03,
-                    None => {}
-                }
-            };
-            run_sim(listen, &scenario, shape, token, allow_non_loopback, tls)
+    }
+}
+
+fn run_serve(
+    matches: &clap::ArgMatches,
+    args: &argus_supervisor_lib::daemon::ServeArgs,
+) -> ExitCode {
+    use argus_supervisor_lib::daemon;
+    let serve = matches.subcommand_matches("serve");
+    let given = |id: &str| {
+        serve.and_then(|m| m.value_source(id)) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    // A secret on the command line would be visible to every user of the machine.
+    for (id, var) in daemon::SECRET_SETTINGS {
+        if given(id) {
+            eprintln!("invalid configuration: {var}: secrets are read from the environment only, never from a flag");
+            return ExitCode::from(2);
         }
-        Command::Diagrams { check: true, dir } => match argus_supervisor_lib::diagrams::check(&dir)
-        {
-            Ok(n) => {
-                println!("diagrams up to date ({n} files in {})", dir.display());
-                ExitCode::SUCCESS
+    }
+    let mut config = match daemon::ServeConfig::from_args(args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    config.build = build();
+    if config.backend.is_some() {
+        use argus_supervisor_lib::deployment::BackendSource;
+        config.backend_source = if given("backend") {
+            BackendSource::Flag
+        } else {
+            BackendSource::Environment
+        };
+    }
+    if let Err(e) = init_logging(&args.log_level, args.log_json) {
+        eprintln!("{e}");
+        return ExitCode::from(2);
+    }
+    let Some(rt) = tokio_runtime() else {
+        return ExitCode::FAILURE;
+    };
+    match rt.block_on(daemon::serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        // Another supervisor holds the state root: a configuration error, like a bad
+        // variable (exit 2), so a restart policy does not loop on it silently.
+        Err(e @ daemon::ServeError::RootLocked(_)) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+        // A newer build's root: refused untouched; a restart policy must not loop on it.
+        Err(e @ daemon::ServeError::NewerRoot(_)) => {
+            eprintln!("{e}");
+            ExitCode::from(6)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn restore(from: &std::path::Path, home: &std::path::Path, replace: bool) -> ExitCode {
+    use argus_supervisor_lib::store::backup::{self, BackupError};
+    match backup::restore(from, home, replace) {
+        Ok(m) => {
+            println!(
+                "restore: done; {} files of store schema {} (taken at {} by {}) in {}; start serve: every lease is confirmed with the remote before it is used",
+                m.files.len(),
+                m.schema_version,
+                argus_supervisor_lib::time::rfc3339(m.taken_at),
+                m.written_by,
+                home.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("restore: refused: {e}");
+            ExitCode::from(match e {
+                BackupError::Newer { .. } => 6,
+                BackupError::Io { .. } => 1,
+                _ => 2,
+            })
+        }
+    }
+}
+
+fn confirm_upgrade(home: &std::path::Path) -> ExitCode {
+    use argus_supervisor_lib::store::version;
+    match version::drop_kept(home, u64::MAX) {
+        Ok(gone) if gone.is_empty() => {
+            println!(
+                "confirm-upgrade: no upgrade copy is kept in {}",
+                home.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(gone) => {
+            for g in &gone {
+                println!("removed {}", g.display());
             }
+            println!(
+                "confirm-upgrade: {} kept upgrade copy(ies) removed; a rollback now needs a backup",
+                gone.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!(
+                "confirm-upgrade: cannot remove the kept copies in {}: {e}",
+                home.display()
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn campaigns(
+    url: &str,
+    command: argus_supervisor_lib::cli::CampaignsCommand,
+    json: bool,
+) -> ExitCode {
+    let Some(rt) = tokio_runtime() else {
+        return ExitCode::FAILURE;
+    };
+    let (text, exit) = rt.block_on(argus_supervisor_lib::cli::run(url, command, json));
+    if exit == argus_supervisor_lib::cli::Exit::Done {
+        print!("{text}");
+        if json {
+            println!();
+        }
+    } else if json {
+        println!("{text}");
+    } else {
+        eprintln!("{text}");
+    }
+    ExitCode::from(exit as u8)
+}
+
+fn run_bench(a: BenchArgs) -> ExitCode {
+    let remote = match a
+        .remote
+        .map(|url| argus_supervisor_lib::a2a::HttpConfig::new(url).with_trust_from_env())
+    {
+        None => None,
+        Some(Ok(mut c)) => {
+            c.token = argus_supervisor_lib::security::Secret::from_env("OPENTRAINING_A2A_TOKEN");
+            c.allow_insecure_loopback = a.allow_insecure_loopback;
+            Some(c)
+        }
+        Some(Err(e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match build_runtime() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = argus_bench::Options {
+        counts: a.campaigns,
+        seconds: a.seconds,
+        check: a.check,
+        remote,
+        heartbeat: a.heartbeat,
+        controlling: a.controlling,
+        cold: a.cold,
+        notice: a.notice,
+        notice_streaming: a.notice_streaming,
+        notice_settings: argus_bench::NoticeSettings {
+            heartbeat: a.notice_heartbeat,
+            hot_poll: a.hot_poll,
+            budget_rps: a.budget,
+            streaming: false,
+        },
+    };
+    match runtime.block_on(argus_bench::run(options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_qualify(a: QualifyArgs) -> ExitCode {
+    let Some(rt) = tokio_runtime() else {
+        return ExitCode::FAILURE;
+    };
+    let http = match remote_config(a.url, &a.token_env, a.allow_insecure_loopback) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let args = qualify::Args {
+        http,
+        task: a.task,
+        write_campaign: a.write_campaign,
+        message: a.message,
+        project: a.project,
+        controller_id: a.controller_id,
+        lease_ttl_seconds: a.lease_ttl_seconds,
+        daemon: a.daemon,
+        daemon_heartbeat_seconds: a.daemon_heartbeat_seconds,
+        step_timeout_seconds: a.step_timeout_seconds,
+        home: a.root.path,
+        json: a.json,
+        report: a.report,
+        deployment: a.deployment,
+    };
+    rt.block_on(qualify::run(args))
+}
+
+fn sim(a: SimArgs) -> ExitCode {
+    let tls = match (a.tls_cert, a.tls_key) {
+        (Some(cert), Some(key)) => match argus_sim::SimTls::from_files(&cert, &key) {
+            Ok(t) => Some(t),
             Err(e) => {
-                eprintln!("{e}");
-                ExitCode::FAILURE
+                eprintln!("cannot read the TLS certificate or key: {e}");
+                return ExitCode::from(2);
             }
         },
-        Command::Diagrams { check: false, dir } => {
-            match argus_supervisor_lib::diagrams::write(&dir) {
-                Ok(paths) => {
-                    for p in paths {
-                        println!("wrote {}", p.display());
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("{e}");
-                    ExitCode::FAILURE
-                }
+        _ => None,
+    };
+    let (omit, streaming, dialect) = (a.omit, a.streaming, a.dialect);
+    let shape = move |s: &mut argus_sim::Scenario| {
+        s.omit.extend(omit);
+        s.streaming |= streaming;
+        if let Some(d) = dialect {
+            s.dialect = d.into();
+        }
+    };
+    run_sim(
+        a.listen,
+        &a.scenario,
+        shape,
+        a.token,
+        a.allow_non_loopback,
+        tls,
+    )
+}
+
+fn diagrams(check: bool, dir: &std::path::Path) -> ExitCode {
+    use argus_supervisor_lib::diagrams;
+    let done = if check {
+        diagrams::check(dir)
+            .map(|n| println!("diagrams up to date ({n} files in {})", dir.display()))
+    } else {
+        diagrams::write(dir).map(|paths| {
+            for p in paths {
+                println!("wrote {}", p.display());
             }
+        })
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
         }
     }
 }

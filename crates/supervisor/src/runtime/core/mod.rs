@@ -223,6 +223,20 @@ enum Finish {
     Quiet,
 }
 
+impl Finish {
+    /// An operator's command or verdict, to be answered once the machine has taken it or not.
+    fn asked(asked: Asked, actor: Actor, validated: Option<Validated>) -> Self {
+        let command = matches!(asked, Asked::Command(_));
+        Finish::Asked(Box::new(AskedFor {
+            asked,
+            actor,
+            validated,
+            command,
+            said: false,
+        }))
+    }
+}
+
 /// What an operator's input was, and who asked.
 struct AskedFor {
     asked: Asked,
@@ -367,37 +381,15 @@ impl Core {
         b.was_asked = state == StateName::AwaitingInput;
         b.first = None;
         let finish = match input {
-            Input::Log(log) => {
-                let mut group = self.ledger.resume(&log);
-                if !group.is_empty() {
-                    group.extend(self.ledger.document(&self.machine));
-                    self.out().records.push(group);
-                }
-                Finish::Quiet
-            }
+            Input::Log(log) => self.resume(&log),
             Input::Tick { now } => {
                 self.enqueue(Event::Tick { now });
                 Finish::Quiet
             }
-            Input::Glance => {
-                if let Some(task) = self.live_task().cloned() {
-                    let b = self.busy();
-                    b.calls.push(Action::Poll { task });
-                    b.glance = true;
-                }
-                Finish::Quiet
-            }
-            Input::Heard(reading) => {
-                if self.live_task() == Some(&reading.observation.task) {
-                    self.busy().glance = true;
-                    let observed = self.reading(*reading);
-                    self.enqueue(observed);
-                }
-                Finish::Quiet
-            }
-            Input::Entry(actions) => {
+            Input::Glance => self.glance(),
+            Input::Heard(reading) => self.heard(*reading),
+            Input::Entry(mut actions) => {
                 // Kept last-first: each is taken from the end.
-                let mut actions = actions;
                 actions.reverse();
                 self.busy().entry = actions;
                 Finish::Quiet
@@ -411,13 +403,7 @@ impl Core {
             } => {
                 self.busy().remote = remote;
                 let validated = self.command(command.clone(), intents, text);
-                Finish::Asked(Box::new(AskedFor {
-                    asked: Asked::Command(command),
-                    actor,
-                    validated,
-                    command: true,
-                    said: false,
-                }))
+                Finish::asked(Asked::Command(command), actor, validated)
             }
             Input::Verdict {
                 verdict,
@@ -428,13 +414,7 @@ impl Core {
                 self.refusal = None;
                 self.storage_failed = false;
                 let validated = self.verdict(verdict, Event::Validated { verdict });
-                Finish::Asked(Box::new(AskedFor {
-                    asked: Asked::Verdict(verdict),
-                    actor,
-                    validated,
-                    command: false,
-                    said: false,
-                }))
+                Finish::asked(Asked::Verdict(verdict), actor, validated)
             }
             Input::Answer {
                 text,
@@ -458,6 +438,36 @@ impl Core {
             }
         };
         self.busy().finish = Some(finish);
+    }
+
+    /// The event log's first read: the feed lines a crash left unwritten, then the document.
+    fn resume(&mut self, log: &[EventLine]) -> Finish {
+        let mut group = self.ledger.resume(log);
+        if !group.is_empty() {
+            group.extend(self.ledger.document(&self.machine));
+            self.out().records.push(group);
+        }
+        Finish::Quiet
+    }
+
+    /// A hot poll: the live task read, nothing else.
+    fn glance(&mut self) -> Finish {
+        if let Some(task) = self.live_task().cloned() {
+            let b = self.busy();
+            b.calls.push(Action::Poll { task });
+            b.glance = true;
+        }
+        Finish::Quiet
+    }
+
+    /// A stream's whole reading, taken as a hot poll's answer when it is the live task's.
+    fn heard(&mut self, reading: crate::control::Reading) -> Finish {
+        if self.live_task() == Some(&reading.observation.task) {
+            self.busy().glance = true;
+            let observed = self.reading(reading);
+            self.enqueue(observed);
+        }
+        Finish::Quiet
     }
 
     /// What to do next, or `None` once the input is settled. A `Ready` that waits (a
