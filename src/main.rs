@@ -18,6 +18,21 @@ struct Cli {
     command: Command,
 }
 
+/// The remote a command reads (and, for `qualify`, writes).
+#[derive(clap::Args)]
+struct RemoteArgs {
+    /// The A2A base URL (defaults to OPENTRAINING_A2A_URL). Only its scheme, host and port are
+    /// ever printed: its path may carry a token.
+    #[arg(long, env = "OPENTRAINING_A2A_URL", hide_env_values = true)]
+    url: String,
+    /// The environment variable holding the token (never pass a token on the command line).
+    #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
+    token_env: String,
+    /// Allow plain http:// to a loopback address.
+    #[arg(long)]
+    allow_insecure_loopback: bool,
+}
+
 /// The state root a command works on: serve's own setting, read the same way.
 #[derive(clap::Args)]
 struct StateRoot {
@@ -76,15 +91,8 @@ enum Command {
     Bench(BenchArgs),
     /// Discover a remote and report its capabilities and compatibility class (read-only calls only).
     Probe {
-        /// The A2A base URL (defaults to OPENTRAINING_A2A_URL).
-        #[arg(long, env = "OPENTRAINING_A2A_URL", hide_env_values = true)]
-        url: String,
-        /// The environment variable holding the token (never pass a token on the command line).
-        #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
-        token_env: String,
-        /// Allow plain http:// to a loopback address.
-        #[arg(long)]
-        allow_insecure_loopback: bool,
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -195,15 +203,8 @@ struct BenchArgs {
 
 #[derive(clap::Args)]
 struct QualifyArgs {
-    /// The A2A base URL (defaults to OPENTRAINING_A2A_URL; never printed: it may carry a token).
-    #[arg(long, env = "OPENTRAINING_A2A_URL", hide_env_values = true)]
-    url: String,
-    /// The environment variable holding the token (never pass a token on the command line).
-    #[arg(long, default_value = "OPENTRAINING_A2A_TOKEN")]
-    token_env: String,
-    /// Allow plain http:// to a loopback address.
-    #[arg(long)]
-    allow_insecure_loopback: bool,
+    #[command(flatten)]
+    remote: RemoteArgs,
     /// A task to read with tasks/get (historyLength 0); without it an unknown id is asked.
     #[arg(long)]
     task: Option<String>,
@@ -453,20 +454,11 @@ fn main() -> ExitCode {
         Command::Campaigns { url, json, command } => campaigns(&url, command, json),
         Command::Bench(args) => run_bench(args),
         Command::Probe {
-            url,
-            token_env,
-            allow_insecure_loopback,
+            remote,
             json,
             root,
             qualification_max_age_days,
-        } => run_probe(
-            url,
-            &token_env,
-            allow_insecure_loopback,
-            json,
-            &root.path,
-            qualification_max_age_days,
-        ),
+        } => run_probe(remote, json, &root.path, qualification_max_age_days),
         Command::Qualify(args) => run_qualify(args),
         Command::Sim(args) => sim(args),
         Command::Diagrams { check, dir } => diagrams(check, &dir),
@@ -675,7 +667,7 @@ fn run_qualify(a: QualifyArgs) -> ExitCode {
     let Some(rt) = tokio_runtime() else {
         return ExitCode::FAILURE;
     };
-    let http = match remote_config(a.url, &a.token_env, a.allow_insecure_loopback) {
+    let http = match remote_config(a.remote) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -809,19 +801,15 @@ fn run_sim(
 
 /// The remote as `probe` and `qualify` reach it: the URL, trust from the environment, the token
 /// from the variable `token_env` names. An unusable trust setting is said here (exit 2).
-fn remote_config(
-    url: String,
-    token_env: &str,
-    allow_insecure_loopback: bool,
-) -> Result<argus_supervisor_lib::a2a::HttpConfig, ExitCode> {
-    let mut config = argus_supervisor_lib::a2a::HttpConfig::new(url)
+fn remote_config(remote: RemoteArgs) -> Result<argus_supervisor_lib::a2a::HttpConfig, ExitCode> {
+    let mut config = argus_supervisor_lib::a2a::HttpConfig::new(remote.url)
         .with_trust_from_env()
         .map_err(|e| {
             eprintln!("{e}");
             ExitCode::from(2)
         })?;
-    config.token = argus_supervisor_lib::security::Secret::from_env(token_env);
-    config.allow_insecure_loopback = allow_insecure_loopback;
+    config.token = argus_supervisor_lib::security::Secret::from_env(&remote.token_env);
+    config.allow_insecure_loopback = remote.allow_insecure_loopback;
     if let Some(v) = std::env::var("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET")
         .ok()
         .filter(|v| !v.trim().is_empty())
@@ -835,15 +823,13 @@ fn remote_config(
 }
 
 fn run_probe(
-    url: String,
-    token_env: &str,
-    allow_insecure_loopback: bool,
+    remote: RemoteArgs,
     as_json: bool,
     home: &std::path::Path,
     max_age_days: u64,
 ) -> ExitCode {
     use argus_supervisor_lib::a2a;
-    let config = match remote_config(url, token_env, allow_insecure_loopback) {
+    let config = match remote_config(remote) {
         Ok(c) => c,
         Err(code) => return code,
     };
