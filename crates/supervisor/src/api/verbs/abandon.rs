@@ -1,8 +1,7 @@
 //! `abandon`: end the campaign from any open state (a held lease is released first).
 
 use argus_machines::Verb;
-use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// End the campaign from any open state (a held lease is released first).
@@ -14,23 +13,10 @@ pub struct Abandon {
     pub reason: Option<String>,
 }
 
+input!(Abandon, reason);
+
 impl Act for Abandon {
     const VERB: Verb = Verb::Abandon;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
-        Ok(Abandon {
-            id,
-            reason: body.reason,
-        })
-    }
-
-    fn body(&self) -> Value {
-        json!({"reason": self.reason})
-    }
 
     async fn apply(self, rt: &Runtime) -> Reply {
         command(rt, Self::VERB, &self.id, OperatorCommand::abandon()).await

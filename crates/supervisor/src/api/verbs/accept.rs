@@ -1,8 +1,7 @@
 //! `accept`: the local verdict on a finished attempt (accepted), made only where the campaign's
 //! machine is waiting for one.
 
-use serde_json::{json, Value};
-use super::{Act, Body, Reply, waited};
+use super::{Act, Reply, waited};
 use crate::runtime::Runtime;
 use argus_machines::{Verb, Verdict};
 
@@ -15,23 +14,10 @@ pub struct Accept {
     pub reason: Option<String>,
 }
 
+input!(Accept, reason);
+
 impl Act for Accept {
     const VERB: Verb = Verb::Accept;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
-        Ok(Accept {
-            id,
-            reason: body.reason,
-        })
-    }
-
-    fn body(&self) -> Value {
-        json!({"reason": self.reason})
-    }
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let verdict = rt.validate(&self.id, Verdict::Accepted);

@@ -2,7 +2,7 @@
 //! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
 
 use argus_machines::Verb;
-use super::{Act, Body, Reply, waited};
+use super::{Act, Input, Body, Reply, waited};
 use crate::api::ApiError;
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::reduce::AnswerTo;
@@ -19,9 +19,7 @@ pub struct Answer {
     pub message: String,
 }
 
-impl Act for Answer {
-    const VERB: Verb = Verb::Answer;
-
+impl Input for Answer {
     fn id(&self) -> &str {
         &self.id
     }
@@ -36,6 +34,10 @@ impl Act for Answer {
     fn body(&self) -> Value {
         json!({"message": self.message})
     }
+}
+
+impl Act for Answer {
+    const VERB: Verb = Verb::Answer;
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let answer = rt.answer(&self.id, self.message);

@@ -1,8 +1,7 @@
 //! `cancel`: cancel the bound remote task (needs the lease).
 
 use argus_machines::Verb;
-use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Cancel the bound remote task (needs the lease).
@@ -14,23 +13,10 @@ pub struct Cancel {
     pub reason: Option<String>,
 }
 
+input!(Cancel, reason);
+
 impl Act for Cancel {
     const VERB: Verb = Verb::Cancel;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
-        Ok(Cancel {
-            id,
-            reason: body.reason,
-        })
-    }
-
-    fn body(&self) -> Value {
-        json!({"reason": self.reason})
-    }
 
     async fn apply(self, rt: &Runtime) -> Reply {
         // The contract's cancel carries a reason; an operator who gave none is said as such.

@@ -3,7 +3,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Input, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Send a message to the running task (needs the lease): mid-run, or as the answer to the
@@ -15,9 +15,7 @@ pub struct Intervene {
     pub message: String,
 }
 
-impl Act for Intervene {
-    const VERB: Verb = Verb::Intervene;
-
+impl Input for Intervene {
     fn id(&self) -> &str {
         &self.id
     }
@@ -32,6 +30,10 @@ impl Act for Intervene {
     fn body(&self) -> Value {
         json!({"message": self.message})
     }
+}
+
+impl Act for Intervene {
+    const VERB: Verb = Verb::Intervene;
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let text = self.message;

@@ -7,19 +7,57 @@
 //! Every verb goes through the campaign's machine like every other event: nothing here has a path
 //! to the remote client.
 
-/// What each verb's module owns: its input (the struct, also its CLI arguments), how an action
-/// route's body becomes that input, the body the CLI posts back, and what it does.
-pub(crate) trait Act: Sized {
-    /// The verb: its one name (route, CLI command, feed, `allowed_actions`).
-    const VERB: Verb;
+/// A verb's input (the struct, also its CLI arguments): how an action route's body becomes it,
+/// and the body the CLI posts back. The common shapes come from [`input!`].
+pub(crate) trait Input: Sized {
     /// The verb's input from an action route's body, or a 400 naming what is wrong.
     fn parse(id: String, body: Body) -> Result<Self, Reply>;
     /// The campaign it is for.
     fn id(&self) -> &str;
     /// The body the CLI posts to the verb's route.
     fn body(&self) -> Value;
+}
+
+/// What each verb's module owns beyond its input: its one name and what it does.
+pub(crate) trait Act: Input {
+    /// The verb: its one name (route, CLI command, feed, `allowed_actions`).
+    const VERB: Verb;
     /// Do it, through the campaign's machine, and say what really happened.
     async fn apply(self, rt: &Runtime) -> Reply;
+}
+
+/// [`Input`] for the two common shapes: the campaign alone (`input!(Claim)`), or the campaign
+/// and an optional reason (`input!(Accept, reason)`).
+macro_rules! input {
+    ($input:ident) => {
+        impl super::Input for $input {
+            fn parse(id: String, _body: super::Body) -> Result<Self, super::Reply> {
+                Ok($input { id })
+            }
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn body(&self) -> serde_json::Value {
+                serde_json::json!({})
+            }
+        }
+    };
+    ($input:ident, reason) => {
+        impl super::Input for $input {
+            fn parse(id: String, body: super::Body) -> Result<Self, super::Reply> {
+                Ok($input {
+                    id,
+                    reason: body.reason,
+                })
+            }
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn body(&self) -> serde_json::Value {
+                serde_json::json!({ "reason": self.reason })
+            }
+        }
+    };
 }
 
 /// The one table of verbs: each row is the machine's [`Verb`] and the module that owns it. It
@@ -41,7 +79,7 @@ macro_rules! verbs {
             /// `verb` on campaign `id`, from the route's body.
             pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbInput, Reply> {
                 Ok(match verb {
-                    $(Verb::$verb => VerbInput::$verb(<$verb as Act>::parse(id, body)?),)*
+                    $(Verb::$verb => VerbInput::$verb(<$verb as Input>::parse(id, body)?),)*
                 })
             }
 

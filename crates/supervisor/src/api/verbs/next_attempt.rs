@@ -2,7 +2,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Input, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Settle the finished attempt and start the next: claim, then submit, as one operation.
@@ -13,9 +13,7 @@ pub struct NextAttempt {
     pub message: Option<String>,
 }
 
-impl Act for NextAttempt {
-    const VERB: Verb = Verb::NextAttempt;
-
+impl Input for NextAttempt {
     fn id(&self) -> &str {
         &self.id
     }
@@ -30,6 +28,10 @@ impl Act for NextAttempt {
     fn body(&self) -> Value {
         json!({"message": self.message})
     }
+}
+
+impl Act for NextAttempt {
+    const VERB: Verb = Verb::NextAttempt;
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let text = self.message.filter(|m| !m.trim().is_empty());

@@ -1,7 +1,7 @@
 //! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
 //! objective (and task) match.
 
-use super::{Act, Body, Reply, command};
+use super::{Act, Input, Body, Reply, command};
 use crate::api::ApiError;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
@@ -18,9 +18,7 @@ pub struct Observe {
     pub task: Option<String>,
 }
 
-impl Act for Observe {
-    const VERB: Verb = Verb::Observe;
-
+impl Input for Observe {
     fn id(&self) -> &str {
         &self.id
     }
@@ -36,6 +34,10 @@ impl Act for Observe {
     fn body(&self) -> Value {
         json!({"objective": self.objective, "task_id": self.task})
     }
+}
+
+impl Act for Observe {
+    const VERB: Verb = Verb::Observe;
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let id = &self.id;

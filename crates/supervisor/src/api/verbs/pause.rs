@@ -3,8 +3,7 @@
 //! keeps running; `resume` comes back as an observer, and `claim` takes control again.
 
 use argus_machines::Verb;
-use serde_json::{json, Value};
-use super::{Act, Body, Reply, command, noted};
+use super::{Act, Reply, command, noted};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Pause supervision: a held lease is released, nothing is read or written until `resume` (which
@@ -14,20 +13,10 @@ pub struct Pause {
     pub id: String,
 }
 
+input!(Pause);
+
 impl Act for Pause {
     const VERB: Verb = Verb::Pause;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(id: String, _body: Body) -> Result<Self, Reply> {
-        Ok(Pause { id })
-    }
-
-    fn body(&self) -> Value {
-        json!({})
-    }
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let reply = command(rt, Self::VERB, &self.id, OperatorCommand::pause()).await;

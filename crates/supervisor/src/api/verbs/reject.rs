@@ -1,8 +1,7 @@
 //! `reject`: the local verdict on a finished attempt (rejected), made only where the campaign's
 //! machine is waiting for one.
 
-use serde_json::{json, Value};
-use super::{Act, Body, Reply, waited};
+use super::{Act, Reply, waited};
 use crate::runtime::Runtime;
 use argus_machines::{Verb, Verdict};
 
@@ -15,23 +14,10 @@ pub struct Reject {
     pub reason: Option<String>,
 }
 
+input!(Reject, reason);
+
 impl Act for Reject {
     const VERB: Verb = Verb::Reject;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
-        Ok(Reject {
-            id,
-            reason: body.reason,
-        })
-    }
-
-    fn body(&self) -> Value {
-        json!({"reason": self.reason})
-    }
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let verdict = rt.validate(&self.id, Verdict::Rejected);

@@ -1,8 +1,7 @@
 //! `release`: give the lease back.
 
 use argus_machines::Verb;
-use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Give the lease back.
@@ -11,20 +10,10 @@ pub struct Release {
     pub id: String,
 }
 
+input!(Release);
+
 impl Act for Release {
     const VERB: Verb = Verb::Release;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(id: String, _body: Body) -> Result<Self, Reply> {
-        Ok(Release { id })
-    }
-
-    fn body(&self) -> Value {
-        json!({})
-    }
 
     async fn apply(self, rt: &Runtime) -> Reply {
         command(rt, Self::VERB, &self.id, OperatorCommand::release()).await

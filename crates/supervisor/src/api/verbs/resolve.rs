@@ -1,6 +1,6 @@
 //! `resolve`: the operator's confirmation of an ambiguous write the remote cannot read back.
 
-use super::{Act, Body, Reply, command};
+use super::{Act, Input, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 use argus_machines::{TaskId, Verb};
 use serde_json::{json, Value};
@@ -18,9 +18,7 @@ pub struct Resolve {
     pub not_applied: bool,
 }
 
-impl Act for Resolve {
-    const VERB: Verb = Verb::Resolve;
-
+impl Input for Resolve {
     fn id(&self) -> &str {
         &self.id
     }
@@ -50,6 +48,10 @@ impl Act for Resolve {
             None => json!({"not_applied": self.not_applied}),
         }
     }
+}
+
+impl Act for Resolve {
+    const VERB: Verb = Verb::Resolve;
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let applied = self.applied.map(TaskId::new);

@@ -2,8 +2,7 @@
 //! `pause`; `claim` takes control again).
 
 use argus_machines::Verb;
-use serde_json::{json, Value};
-use super::{Act, Body, Reply, command, noted};
+use super::{Act, Reply, command, noted};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Resume supervision of a paused campaign, as an observer (`claim` to control it again).
@@ -12,20 +11,10 @@ pub struct Resume {
     pub id: String,
 }
 
+input!(Resume);
+
 impl Act for Resume {
     const VERB: Verb = Verb::Resume;
-
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(id: String, _body: Body) -> Result<Self, Reply> {
-        Ok(Resume { id })
-    }
-
-    fn body(&self) -> Value {
-        json!({})
-    }
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let reply = command(rt, Self::VERB, &self.id, OperatorCommand::resume()).await;

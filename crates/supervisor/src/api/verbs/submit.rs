@@ -2,7 +2,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Body, Reply, command};
+use super::{Act, Input, Body, Reply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Submit an attempt (needs the lease).
@@ -14,9 +14,7 @@ pub struct Submit {
     pub message: String,
 }
 
-impl Act for Submit {
-    const VERB: Verb = Verb::Submit;
-
+impl Input for Submit {
     fn id(&self) -> &str {
         &self.id
     }
@@ -31,6 +29,10 @@ impl Act for Submit {
     fn body(&self) -> Value {
         json!({"message": self.message})
     }
+}
+
+impl Act for Submit {
+    const VERB: Verb = Verb::Submit;
 
     async fn apply(self, rt: &Runtime) -> Reply {
         let text = Some(self.message).filter(|m| !m.trim().is_empty());
