@@ -386,6 +386,57 @@ fn flag(name: &'static str, raw: &Option<String>, default: bool) -> Result<bool,
     }
 }
 
+/// A whole number within `range` (its default when unset or empty), or the variable named with
+/// what it expects.
+fn within(
+    name: &'static str,
+    raw: &Option<String>,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+    expected: &'static str,
+) -> Result<u64, ConfigError> {
+    let n = number(name, raw, default)?;
+    if range.contains(&n) {
+        Ok(n)
+    } else {
+        Err(bad(name, expected))
+    }
+}
+
+/// Where `serve` listens, and the token its API asks for: one is required unless the listener is
+/// a Unix socket (which makes its own) or loopback with `--insecure-no-auth`.
+fn listener(
+    a: &ServeArgs,
+    home: &std::path::Path,
+) -> Result<(Listen, Option<Secret>), ConfigError> {
+    let listen =
+        match set(&a.listen) {
+            Some(v) => match v.trim().strip_prefix("unix:") {
+                Some("") => return Err(bad("ARGUS_SUPERVISOR_LISTEN", "unix: needs a path")),
+                Some(path) => Listen::Unix(home.join(path)),
+                None => Listen::Tcp(v.trim().parse().map_err(|_| {
+                    bad("ARGUS_SUPERVISOR_LISTEN", "expected HOST:PORT or unix:PATH")
+                })?),
+            },
+            None => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 8787))),
+        };
+    // A socket file is reached only by who may open it (mode 0600): local like loopback.
+    let local = match &listen {
+        Listen::Tcp(a) => a.ip().is_loopback(),
+        Listen::Unix(_) => true,
+    };
+    let api_token = set(&a.api_token).map(Secret::new);
+    // On a Unix socket without a token, `serve` makes one and keeps it in the state root.
+    let unix = matches!(listen, Listen::Unix(_));
+    if api_token.is_none() && !unix && !(a.insecure_no_auth && local) {
+        return Err(bad(
+            "ARGUS_SUPERVISOR_API_TOKEN",
+            "is required (only a loopback listener with --insecure-no-auth may run without one; a unix: socket makes its own)",
+        ));
+    }
+    Ok((listen, api_token))
+}
+
 fn number(name: &'static str, raw: &Option<String>, default: u64) -> Result<u64, ConfigError> {
     match set(raw) {
         None => Ok(default),
@@ -419,29 +470,25 @@ impl ServeConfig {
             &a.heartbeat_seconds,
             120,
         )?;
-        let readback_grace_secs = number(
+        let readback_grace_secs = within(
             "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
             &a.readback_grace_seconds,
             60,
+            0..=86_400,
+            "must be at most 1 day",
         )?;
-        if readback_grace_secs > 86_400 {
-            return Err(bad(
-                "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
-                "must be at most 1 day",
-            ));
-        }
         let lease_ttl_secs = number(
             "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
             &a.lease_ttl_seconds,
             600,
         )?;
-        let hot_poll_secs = number("ARGUS_SUPERVISOR_HOT_POLL_SECONDS", &a.hot_poll_seconds, 2)?;
-        if hot_poll_secs > 3600 {
-            return Err(bad(
-                "ARGUS_SUPERVISOR_HOT_POLL_SECONDS",
-                "must be 0 (off) or 1-3600",
-            ));
-        }
+        let hot_poll_secs = within(
+            "ARGUS_SUPERVISOR_HOT_POLL_SECONDS",
+            &a.hot_poll_seconds,
+            2,
+            0..=3600,
+            "must be 0 (off) or 1-3600",
+        )?;
         let remote_budget_rps = match set(&a.remote_budget_rps) {
             None => 4.0,
             Some(v) => v
@@ -456,42 +503,24 @@ impl ServeConfig {
                     )
                 })?,
         };
-        let max_streams = number("ARGUS_SUPERVISOR_MAX_STREAMS", &a.max_streams, 1024)?;
-        if max_streams > 100_000 {
-            return Err(bad(
-                "ARGUS_SUPERVISOR_MAX_STREAMS",
-                "must be 0 (never stream) to 100000",
-            ));
-        }
-        let stream_silence_secs = number(
+        let max_streams = within(
+            "ARGUS_SUPERVISOR_MAX_STREAMS",
+            &a.max_streams,
+            1024,
+            0..=100_000,
+            "must be 0 (never stream) to 100000",
+        )?;
+        let stream_silence_secs = within(
             "ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS",
             &a.stream_silence_seconds,
             300,
+            5..=86_400,
+            "must be 5 to 86400",
         )?;
-        if !(5..=86_400).contains(&stream_silence_secs) {
-            return Err(bad(
-                "ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS",
-                "must be 5 to 86400",
-            ));
-        }
         let home = set(&a.home)
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor"));
-        let listen = match set(&a.listen) {
-            Some(v) => match v.trim().strip_prefix("unix:") {
-                Some("") => return Err(bad("ARGUS_SUPERVISOR_LISTEN", "unix: needs a path")),
-                Some(path) => Listen::Unix(home.join(path)),
-                None => Listen::Tcp(v.trim().parse().map_err(|_| {
-                    bad("ARGUS_SUPERVISOR_LISTEN", "expected HOST:PORT or unix:PATH")
-                })?),
-            },
-            None => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 8787))),
-        };
-        // A socket file is reached only by who may open it (mode 0600): local like loopback.
-        let local = match &listen {
-            Listen::Tcp(a) => a.ip().is_loopback(),
-            Listen::Unix(_) => true,
-        };
+        let (listen, api_token) = listener(a, &home)?;
         // Trust: refused here (exit 2, naming the variable) rather than at the first handshake.
         let trust = HttpConfig::new(remote_url.clone())
             .with_trust(set(&a.ca_file).as_deref(), set(&a.ca_only).as_deref())
@@ -505,15 +534,6 @@ impl ServeConfig {
                     e.to_string(),
                 )
             })?;
-        let api_token = set(&a.api_token).map(Secret::new);
-        // On a Unix socket without a token, `serve` makes one and keeps it in the state root.
-        let unix = matches!(listen, Listen::Unix(_));
-        if api_token.is_none() && !unix && !(a.insecure_no_auth && local) {
-            return Err(bad(
-                "ARGUS_SUPERVISOR_API_TOKEN",
-                "is required (only a loopback listener with --insecure-no-auth may run without one; a unix: socket makes its own)",
-            ));
-        }
         let cfg = ServeConfig {
             remote_url,
             remote_token: set(&a.remote_token).map(Secret::new),
@@ -586,19 +606,14 @@ impl ServeConfig {
             )?,
             foreman_bin: foreman.bin,
             foreman_env: foreman.pass_env,
-            foreman_failures_told: match number(
+            // At most 100: the cast is exact.
+            foreman_failures_told: within(
                 "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD",
                 &a.foreman_failures_told,
                 3,
-            )? {
-                n @ 1..=100 => n as u32,
-                _ => {
-                    return Err(bad(
-                        "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD",
-                        "expected 1-100",
-                    ))
-                }
-            },
+                1..=100,
+                "expected 1-100",
+            )? as u32,
             home,
             listen,
             api_token,
@@ -852,6 +867,23 @@ async fn bridges(
             tracing::error!(error = %e, "Argus is unavailable at start; it is retried with backoff and no change starts meanwhile");
         }
     }
+    let (foreman, foreman_min_interval) = start_foreman(cfg, &wake).await;
+    let link = LinkConfig {
+        argus,
+        workroot: root.join("argus-work"),
+        max_attempts: cfg.max_attempts,
+        poll: Duration::from_secs(cfg.argus_poll_secs),
+        foreman,
+        foreman_min_interval,
+        foreman_told_after: cfg.foreman_failures_told,
+    };
+    Some((wake, link, rx))
+}
+
+/// Foreman as `serve` runs it (when enabled): its runtime's word on what is installed, one
+/// process kept for every assessment, verified by a dry run; and the least time between two
+/// assessments its version allows.
+async fn start_foreman(cfg: &ServeConfig, wake: &ArgusWake) -> (Option<Foreman>, Duration) {
     let mut foreman_min_interval = Duration::ZERO;
     let foreman = match (cfg.foreman_enabled, &cfg.foreman_bin) {
         (true, Some(bin)) => {
@@ -892,16 +924,7 @@ async fn bridges(
         }
         _ => None,
     };
-    let link = LinkConfig {
-        argus,
-        workroot: root.join("argus-work"),
-        max_attempts: cfg.max_attempts,
-        poll: Duration::from_secs(cfg.argus_poll_secs),
-        foreman,
-        foreman_min_interval,
-        foreman_told_after: cfg.foreman_failures_told,
-    };
-    Some((wake, link, rx))
+    (foreman, foreman_min_interval)
 }
 
 /// Retention: at start and every hour, the closed campaigns last changed more than `days` ago

@@ -594,16 +594,7 @@ pub fn view(
         "lease_expires_at": held.map(|l| rfc3339(l.expires_at)),
         "latest_significant_event": d.latest_significant_event,
         "latest_evidence_ref": r.and_then(|r| r.evidence_ref.clone()),
-        "pending_question": d.pending_question.as_ref().map(|text| json!({
-            "id": format!("q-{}", d.question_asked_at.unwrap_or(d.updated_at)),
-            "text": text,
-            "source": d.question_source.unwrap_or(crate::runtime::QuestionSource::Supervisor),
-            "asked_at": rfc3339(d.question_asked_at.unwrap_or(d.updated_at)),
-            // Whether it can be answered from here, and how (the remote's own question only by
-            // an intervention, which an observer-only remote does not take).
-            "answer_here": answerable,
-            "how": how_to_answer(remote_asks, answerable, remote),
-        })),
+        "pending_question": pending_question(d, remote_asks, answerable, remote),
         "argus_project_id": argus.and_then(|a| a.project_id.as_ref()),
         "argus_status": argus.and_then(|a| a.status.as_ref()),
         "argus_stalled_since": argus.and_then(|a| a.stalled_since).map(rfc3339),
@@ -617,15 +608,7 @@ pub fn view(
         "updated_at": rfc3339(d.updated_at),
         "state": d.machine.state.persisted(),
         "attempts": d.machine.memory.attempts,
-        "attempt_history": d.attempt_history.iter().map(|a| json!({
-            "task_id": a.task_id,
-            "run_id": a.run_id,
-            "attempt_id": a.attempt_id,
-            "source_sha": a.source_sha,
-            "first_seen_at": rfc3339(a.first_seen_at),
-            "outcome": a.outcome,
-            "verdict": a.verdict,
-        })).collect::<Vec<_>>(),
+        "attempt_history": attempt_history(d),
         "older_attempts": d.older_attempts,
         "allowed_actions": allowed,
         "actions": argus_machines::Verb::ALL,
@@ -645,6 +628,46 @@ pub fn view(
     view["diagram_superstate"] = json!(argus_machines::views::group(d.machine.state.state_name()));
     view["timeline"] = timeline(d);
     view
+}
+
+/// The pending question, with whether and how it can be answered from here.
+fn pending_question(
+    d: &crate::runtime::CampaignDoc,
+    remote_asks: bool,
+    answerable: bool,
+    remote: &crate::control::RemoteAbility,
+) -> Value {
+    let Some(text) = d.pending_question.as_ref() else {
+        return Value::Null;
+    };
+    json!({
+        "id": format!("q-{}", d.question_asked_at.unwrap_or(d.updated_at)),
+        "text": text,
+        "source": d.question_source.unwrap_or(crate::runtime::QuestionSource::Supervisor),
+        "asked_at": rfc3339(d.question_asked_at.unwrap_or(d.updated_at)),
+        // Whether it can be answered from here, and how (the remote's own question only by
+        // an intervention, which an observer-only remote does not take).
+        "answer_here": answerable,
+        "how": how_to_answer(remote_asks, answerable, remote),
+    })
+}
+
+/// The attempts the campaign has seen, as the remote named them.
+fn attempt_history(d: &crate::runtime::CampaignDoc) -> Value {
+    d.attempt_history
+        .iter()
+        .map(|a| {
+            json!({
+                "task_id": a.task_id,
+                "run_id": a.run_id,
+                "attempt_id": a.attempt_id,
+                "source_sha": a.source_sha,
+                "first_seen_at": rfc3339(a.first_seen_at),
+                "outcome": a.outcome,
+                "verdict": a.verdict,
+            })
+        })
+        .collect()
 }
 
 /// How the pending question can be answered, said beside it.

@@ -295,8 +295,9 @@ pub fn restore(archive: &Path, home: &Path, replace: bool) -> Result<Manifest, B
     result
 }
 
-/// Unpack and check: every file the manifest names, with its size and digest, and nothing else.
-fn unpack(archive: &Path, into: &Path) -> Result<Manifest, BackupError> {
+/// Write every file of the archive under `into` (not synced), each with what it held; and the
+/// manifest, when the archive has one.
+fn extract(archive: &Path, into: &Path) -> Result<(Option<Manifest>, Vec<Entry>), BackupError> {
     fs::create_dir_all(into).map_err(io("cannot unpack", into))?;
     let file = fs::File::open(archive).map_err(io("cannot read", archive))?;
     let mut tar = tar::Archive::new(io::BufReader::new(file));
@@ -373,6 +374,13 @@ fn unpack(archive: &Path, into: &Path) -> Result<Manifest, BackupError> {
     if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
+    Ok((manifest, seen))
+}
+
+/// Unpack and check: every file the manifest names, with its size and digest, and nothing else.
+fn unpack(archive: &Path, into: &Path) -> Result<Manifest, BackupError> {
+    let corrupt = |why: String| BackupError::Corrupt(why);
+    let (manifest, mut seen) = extract(archive, into)?;
     let manifest = manifest.ok_or_else(|| corrupt("it has no manifest".into()))?;
     let dir = fs::File::open(into).map_err(io("cannot sync", into))?;
     rustix::fs::syncfs(&dir).map_err(|e| io("cannot sync", into)(e.into()))?;
