@@ -35,6 +35,191 @@ struct Demo {
 }
 
 impl Demo {
+    /// The mission: claim, submit and wait for the outcome, at most twice; the first attempt's
+    /// failure gets one bounded repair (no Argus runtime: the operator decides), the completed
+    /// attempt with its evidence is accepted.
+    async fn mission(&mut self) -> Result<(), String> {
+        for attempt in 1..=2 {
+            self.command(OperatorCommand::claim()).await?;
+            self.until(StateName::Ready, Duration::from_secs(10))
+                .await?;
+            self.command(OperatorCommand::submit(Some(format!(
+                "Run attempt {attempt} of the Training Master campaign."
+            ))))
+            .await?;
+            self.until(StateName::Running, Duration::from_secs(10))
+                .await?;
+            self.until(
+                StateName::RemoteTerminalLocalPending,
+                Duration::from_secs(15),
+            )
+            .await?;
+            // The evidence is fetched on entering RemoteTerminalLocalPending; give it a moment.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let doc = loop {
+                let doc = self
+                    .rt
+                    .document(CAMPAIGN)
+                    .await
+                    .ok_or("campaign vanished")?;
+                let fetched = match (&doc.latest_evidence, doc.machine.state.task(), &doc.remote) {
+                    (Some(e), Some(t), Some(r)) => {
+                        e.task == *t && e.evidence_revision == r.evidence_revision
+                    }
+                    _ => false,
+                };
+                let outcomes = self
+                    .rt
+                    .events(CAMPAIGN)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|l| {
+                        matches!(
+                            l.event,
+                            argus_machines::Significant::AttemptCompleted { .. }
+                        )
+                    })
+                    .count();
+                if (fetched && outcomes >= attempt) || Instant::now() > deadline {
+                    break doc;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            let completed = doc
+                .remote
+                .as_ref()
+                .is_some_and(|r| r.state == argus_machines::RemoteState::Completed);
+            let has_evidence = doc
+                .latest_evidence
+                .as_ref()
+                .is_some_and(|e| !e.artifacts.is_empty());
+            if completed && has_evidence {
+                // Local validation: the attempt completed and its evaluation evidence is present.
+                let reply = self
+                    .rt
+                    .validate(CAMPAIGN, Verdict::Accepted)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if !reply.accepted {
+                    return Err("validation refused".into());
+                }
+                break;
+            }
+            if attempt == 2 {
+                return Err("attempt 2 did not complete".into());
+            }
+            // No Argus runtime in the demo: the operator decides on one bounded retry.
+            self.show();
+            if self.tty {
+                print!("\r\x1b[2K");
+            }
+            if let Some(excerpt) = doc
+                .latest_evidence
+                .as_ref()
+                .and_then(|e| e.artifacts.iter().find_map(|a| a.untrusted_excerpt.clone()))
+            {
+                println!(
+                    "         Evidence (remote text, untrusted): \"{}\"",
+                    argus_supervisor_lib::security::Untrusted::new(&excerpt, 200).as_str()
+                );
+            }
+            println!("[{:>5.1}s] Operator: one bounded repair approved (no Argus runtime attached); starting the next attempt.", self.started.elapsed().as_secs_f64());
+            self.rt
+                .validate(CAMPAIGN, Verdict::NextAttempt)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The summary: what the mission sent (the qualification's calls before it apart), what it
+    /// surfaced, and the path it took, drawn; the state root.
+    fn summary(
+        &self,
+        audit: &argus_sim::Audit,
+        before: &argus_sim::Counters,
+        wake: &CountingWake,
+    ) -> PathBuf {
+        let home_path = self.rt.store().root().to_path_buf();
+        // The path taken, drawn on the same views a reviewer reads: the overview, and the detail
+        // view it mostly ran through, with visited states outlined and the current one filled.
+        let path_mmd = home_path.join("path.mmd");
+        let graph = argus_machines::explore::explore().graph;
+        let overview = argus_machines::views::overview(&graph, &self.path);
+        let concern = argus_machines::views::relevant(&graph, &self.path);
+        let detail = argus_machines::views::detail(&graph, concern, &self.path);
+        let _ = std::fs::write(&path_mmd, &overview.mermaid);
+        let _ = std::fs::write(
+            home_path.join(format!("path-{}", detail.file)),
+            &detail.mermaid,
+        );
+        let stats = self.rt.stats();
+        let events = self.rt.events(CAMPAIGN).unwrap_or_default();
+        let mut by_class: BTreeMap<&str, usize> = BTreeMap::new();
+        for l in &events {
+            *by_class.entry(l.event.class()).or_default() += 1;
+        }
+        println!("summary:");
+        println!(
+            "  attempts:            {}",
+            audit
+                .counters
+                .tasks_per_campaign
+                .get(CAMPAIGN)
+                .copied()
+                .unwrap_or(0)
+        );
+        // The mission's calls: the qualification's, made before it, are its own.
+        let mission_calls: BTreeMap<&str, u64> = audit
+            .counters
+            .requests_per_method
+            .iter()
+            .map(|(m, n)| {
+                let earlier = before.requests_per_method.get(m).copied().unwrap_or(0);
+                (m.as_str(), n.saturating_sub(earlier))
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        let qualification_calls: u64 = before.requests_per_method.values().sum();
+        println!(
+            "  remote calls:        {} (the mission's; the qualification made {qualification_calls} before it)",
+            fmt_map(&mission_calls)
+        );
+        // What the supervisor sent, not what the remote accepted: writes it should have known were
+        // stale (below its last grant, after its release, past the expiry it was given).
+        println!(
+            "  stale-epoch writes:  {}",
+            audit.counters.known_stale_writes - before.known_stale_writes
+        );
+        println!(
+            "  resent submits:      {}",
+            audit.counters.repeated_submits - before.repeated_submits
+        );
+        println!(
+            "  significant events:  {} ({})",
+            events.len(),
+            fmt_map(&by_class)
+        );
+        // Each would wake Argus; none is attached, so the demo's operator decided.
+        println!(
+            "  decision points:     {} (no Argus attached: the operator decided each)",
+            wake.wakes.load(Ordering::Relaxed)
+        );
+        println!(
+            "  disk writes:         {}",
+            stats.disk_writes.load(Ordering::Relaxed)
+        );
+        println!(
+            "  state:               {}",
+            home_path
+                .join("campaigns")
+                .join(format!("{CAMPAIGN}.json"))
+                .display()
+        );
+        println!("  path taken:          {}", path_mmd.display());
+        home_path
+    }
+
     /// Print new human-facing messages and the live status line.
     fn show(&mut self) {
         let lines = self.rt.events(CAMPAIGN).unwrap_or_default();
@@ -107,6 +292,48 @@ impl Demo {
     }
 }
 
+/// Qualify the simulated remote on its own test campaign first, as before any remote's writes:
+/// the policy `serve` applies by default then lets the mission's writes through.
+async fn qualify_remote(http: &HttpConfig, home: &std::path::Path) -> Result<(), String> {
+    // The first step before writing to any remote: qualify it (on its own test campaign), so the
+    // policy `serve` applies by default lets the mission's writes through.
+    let qualification = qualify::run(qualify::Options {
+        http: http.clone(),
+        task: None,
+        controller_id: "argus-qualify".into(),
+        write: Some(qualify::WritePlan {
+            campaign_id: "demo-qualification".into(),
+            message: "Qualification test: a harmless task, cancelled at once.".into(),
+            project: None,
+            ttl_secs: 120,
+        }),
+        daemon: None,
+        step_timeout: Duration::from_secs(10),
+        home: home.to_path_buf(),
+        tool: crate::tool(),
+        build: crate::build(),
+        deployment: None,
+    })
+    .await;
+    let passed = qualification
+        .checks
+        .iter()
+        .filter(|c| c.grade == qualify::Grade::Pass)
+        .count();
+    println!(
+        "qualification of the simulated remote: {} ({passed} checks passed, {} failed; `argus-supervisor qualify` prints the whole report)",
+        qualification.standing.says(),
+        qualification.failed().len()
+    );
+    if qualification.standing != qualify::Standing::Qualified {
+        return Err(format!(
+            "the simulated remote did not qualify: {}",
+            qualification.reason
+        ));
+    }
+    Ok(())
+}
+
 /// Run the demo; with `serve`, then serve the panel on that (loopback) address until Ctrl-C.
 /// Returns the state root used.
 pub async fn run(
@@ -142,42 +369,7 @@ pub async fn run(
     println!("state root: {}", home.display());
     let mut http = HttpConfig::new(sim.url());
     http.allow_insecure_loopback = true;
-    // The first step before writing to any remote: qualify it (on its own test campaign), so the
-    // policy `serve` applies by default lets the mission's writes through.
-    let qualification = qualify::run(qualify::Options {
-        http: http.clone(),
-        task: None,
-        controller_id: "argus-qualify".into(),
-        write: Some(qualify::WritePlan {
-            campaign_id: "demo-qualification".into(),
-            message: "Qualification test: a harmless task, cancelled at once.".into(),
-            project: None,
-            ttl_secs: 120,
-        }),
-        daemon: None,
-        step_timeout: Duration::from_secs(10),
-        home: home.clone(),
-        tool: crate::tool(),
-        build: crate::build(),
-        deployment: None,
-    })
-    .await;
-    let passed = qualification
-        .checks
-        .iter()
-        .filter(|c| c.grade == qualify::Grade::Pass)
-        .count();
-    println!(
-        "qualification of the simulated remote: {} ({passed} checks passed, {} failed; `argus-supervisor qualify` prints the whole report)",
-        qualification.standing.says(),
-        qualification.failed().len()
-    );
-    if qualification.standing != qualify::Standing::Qualified {
-        return Err(format!(
-            "the simulated remote did not qualify: {}",
-            qualification.reason
-        ));
-    }
+    qualify_remote(&http, &home).await?;
     // What the qualification sent on purpose (a stale epoch, a repeated request id) is its own,
     // not the mission's: the summary counts from here.
     let before = sim.audit().counters;
@@ -217,171 +409,14 @@ pub async fn run(
     .await
     .map_err(|e| e.to_string())?;
     d.show();
-    for attempt in 1..=2 {
-        d.command(OperatorCommand::claim()).await?;
-        d.until(StateName::Ready, Duration::from_secs(10)).await?;
-        d.command(OperatorCommand::submit(Some(format!(
-            "Run attempt {attempt} of the Training Master campaign."
-        ))))
-        .await?;
-        d.until(StateName::Running, Duration::from_secs(10)).await?;
-        d.until(
-            StateName::RemoteTerminalLocalPending,
-            Duration::from_secs(15),
-        )
-        .await?;
-        // The evidence is fetched on entering RemoteTerminalLocalPending; give it a moment.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let doc = loop {
-            let doc = d.rt.document(CAMPAIGN).await.ok_or("campaign vanished")?;
-            let fetched = match (&doc.latest_evidence, doc.machine.state.task(), &doc.remote) {
-                (Some(e), Some(t), Some(r)) => {
-                    e.task == *t && e.evidence_revision == r.evidence_revision
-                }
-                _ => false,
-            };
-            let outcomes =
-                d.rt.events(CAMPAIGN)
-                    .unwrap_or_default()
-                    .iter()
-                    .filter(|l| {
-                        matches!(
-                            l.event,
-                            argus_machines::Significant::AttemptCompleted { .. }
-                        )
-                    })
-                    .count();
-            if (fetched && outcomes >= attempt) || Instant::now() > deadline {
-                break doc;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
-        let completed = doc
-            .remote
-            .as_ref()
-            .is_some_and(|r| r.state == argus_machines::RemoteState::Completed);
-        let has_evidence = doc
-            .latest_evidence
-            .as_ref()
-            .is_some_and(|e| !e.artifacts.is_empty());
-        if completed && has_evidence {
-            // Local validation: the attempt completed and its evaluation evidence is present.
-            let reply =
-                d.rt.validate(CAMPAIGN, Verdict::Accepted)
-                    .await
-                    .map_err(|e| e.to_string())?;
-            if !reply.accepted {
-                return Err("validation refused".into());
-            }
-            break;
-        }
-        if attempt == 2 {
-            return Err("attempt 2 did not complete".into());
-        }
-        // No Argus runtime in the demo: the operator decides on one bounded retry.
-        d.show();
-        if d.tty {
-            print!("\r\x1b[2K");
-        }
-        if let Some(excerpt) = doc
-            .latest_evidence
-            .as_ref()
-            .and_then(|e| e.artifacts.iter().find_map(|a| a.untrusted_excerpt.clone()))
-        {
-            println!(
-                "         Evidence (remote text, untrusted): \"{}\"",
-                argus_supervisor_lib::security::Untrusted::new(&excerpt, 200).as_str()
-            );
-        }
-        println!("[{:>5.1}s] Operator: one bounded repair approved (no Argus runtime attached); starting the next attempt.", d.started.elapsed().as_secs_f64());
-        d.rt.validate(CAMPAIGN, Verdict::NextAttempt)
-            .await
-            .map_err(|e| e.to_string())?;
-    }
+    d.mission().await?;
     d.until(StateName::ClosedAccepted, Duration::from_secs(10))
         .await?;
     d.show();
     if d.tty {
         println!();
     }
-    let audit = sim.audit();
-    let home_path = d.rt.store().root().to_path_buf();
-    // The path taken, drawn on the same views a reviewer reads: the overview, and the detail
-    // view it mostly ran through, with visited states outlined and the current one filled.
-    let path_mmd = home_path.join("path.mmd");
-    let graph = argus_machines::explore::explore().graph;
-    let overview = argus_machines::views::overview(&graph, &d.path);
-    let concern = argus_machines::views::relevant(&graph, &d.path);
-    let detail = argus_machines::views::detail(&graph, concern, &d.path);
-    let _ = std::fs::write(&path_mmd, &overview.mermaid);
-    let _ = std::fs::write(
-        home_path.join(format!("path-{}", detail.file)),
-        &detail.mermaid,
-    );
-    let stats = d.rt.stats();
-    let events = d.rt.events(CAMPAIGN).unwrap_or_default();
-    let mut by_class: BTreeMap<&str, usize> = BTreeMap::new();
-    for l in &events {
-        *by_class.entry(l.event.class()).or_default() += 1;
-    }
-    println!("summary:");
-    println!(
-        "  attempts:            {}",
-        audit
-            .counters
-            .tasks_per_campaign
-            .get(CAMPAIGN)
-            .copied()
-            .unwrap_or(0)
-    );
-    // The mission's calls: the qualification's, made before it, are its own.
-    let mission_calls: BTreeMap<&str, u64> = audit
-        .counters
-        .requests_per_method
-        .iter()
-        .map(|(m, n)| {
-            let earlier = before.requests_per_method.get(m).copied().unwrap_or(0);
-            (m.as_str(), n.saturating_sub(earlier))
-        })
-        .filter(|(_, n)| *n > 0)
-        .collect();
-    let qualification_calls: u64 = before.requests_per_method.values().sum();
-    println!(
-        "  remote calls:        {} (the mission's; the qualification made {qualification_calls} before it)",
-        fmt_map(&mission_calls)
-    );
-    // What the supervisor sent, not what the remote accepted: writes it should have known were
-    // stale (below its last grant, after its release, past the expiry it was given).
-    println!(
-        "  stale-epoch writes:  {}",
-        audit.counters.known_stale_writes - before.known_stale_writes
-    );
-    println!(
-        "  resent submits:      {}",
-        audit.counters.repeated_submits - before.repeated_submits
-    );
-    println!(
-        "  significant events:  {} ({})",
-        events.len(),
-        fmt_map(&by_class)
-    );
-    // Each would wake Argus; none is attached, so the demo's operator decided.
-    println!(
-        "  decision points:     {} (no Argus attached: the operator decided each)",
-        wake.wakes.load(Ordering::Relaxed)
-    );
-    println!(
-        "  disk writes:         {}",
-        stats.disk_writes.load(Ordering::Relaxed)
-    );
-    println!(
-        "  state:               {}",
-        home_path
-            .join("campaigns")
-            .join(format!("{CAMPAIGN}.json"))
-            .display()
-    );
-    println!("  path taken:          {}", path_mmd.display());
+    let home_path = d.summary(&sim.audit(), &before, &wake);
     if let Some(addr) = serve {
         serve_panel(&d.rt, addr, sim.url(), calls).await?;
     }

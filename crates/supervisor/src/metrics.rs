@@ -126,15 +126,25 @@ fn one(v: u64) -> Vec<(Labels, u64)> {
 
 impl Collector for Scrape {
     fn encode(&self, mut e: DescriptorEncoder) -> std::fmt::Result {
+        self.encode_calls(&mut e)?;
+        self.encode_campaigns(&mut e)?;
+        self.encode_streams(&mut e)?;
+        self.encode_argus(&mut e)
+    }
+}
+
+impl Scrape {
+    /// Ticks, the remote's calls and writes, the disk's writes, significant events.
+    fn encode_calls(&self, e: &mut DescriptorEncoder) -> std::fmt::Result {
         counter(
-            &mut e,
+            e,
             "argus_supervisor_ticks",
             "Heartbeat ticks of every campaign.",
             one(self.ticks),
         )?;
         let calls = &self.remote_calls;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_polls",
             "Status reads of a remote task (the remote's `status` operation), any outcome.",
             one(calls
@@ -144,7 +154,7 @@ impl Collector for Scrape {
                 .sum()),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_remote_calls",
             "Calls to the remote by operation and outcome (ok, or the error's class).",
             calls.iter().map(|((m, o), n)| {
@@ -161,7 +171,7 @@ impl Collector for Scrape {
             }
         }
         counter(
-            &mut e,
+            e,
             "argus_supervisor_remote_writes",
             "Writes sent to the remote by kind, any outcome.",
             writes
@@ -169,7 +179,7 @@ impl Collector for Scrape {
                 .map(|(k, n)| (vec![("kind", k.to_string())], n)),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_disk_writes",
             "Writes to the state root by durability (durable: waited for the disk).",
             [
@@ -184,7 +194,7 @@ impl Collector for Scrape {
             ],
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_significant_events",
             "Significant events surfaced, by class.",
             self.significant_by_class
@@ -192,18 +202,23 @@ impl Collector for Scrape {
                 .map(|(c, n)| (vec![("class", c.to_string())], *n)),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_decision_points",
             "Decision boundaries reached: each wakes Argus when one is attached, else is the operator's.",
             [(vec![], self.decision_points)],
         )?;
+        Ok(())
+    }
+
+    /// Wakes, campaigns by state, leases, the store, hot polling.
+    fn encode_campaigns(&self, e: &mut DescriptorEncoder) -> std::fmt::Result {
         // Only wakes Argus was sent: without an Argus, none.
         let (wakes, foreman_wakes) = self
             .argus
             .as_ref()
             .map_or((0, 0), |a| (a.wakes, a.foreman_wakes));
         counter(
-            &mut e,
+            e,
             "argus_supervisor_wakes",
             "Wakes sent to Argus: at decision boundaries, and those Foreman asked for.",
             [
@@ -215,7 +230,7 @@ impl Collector for Scrape {
             ],
         )?;
         gauge(
-            &mut e,
+            e,
             "argus_supervisor_campaigns",
             "Campaigns by state.",
             self.campaigns_by_state
@@ -223,80 +238,85 @@ impl Collector for Scrape {
                 .map(|(s, n)| (vec![("state", s.clone())], *n)),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_lease_renewals",
             "Lease renewals persisted.",
             one(self.renewals),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_lease_losses",
             "Leases lost at a renewal.",
             one(self.lease_losses),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_store_failures",
             "Steps that could not be persisted.",
             one(self.storage_failures),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_hot_polls",
             "Reads of a live campaign's task between heartbeats (hot polling).",
             one(self.hot_polls),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_hot_polls_deferred",
             "Hot polls put off because the remote's request budget had none left.",
             one(self.hot_deferred),
         )?;
         gauge(
-            &mut e,
+            e,
             "argus_supervisor_live_campaigns",
             "Controlled campaigns whose attempt is live and not followed by a stream (hot polling shares the budget among them).",
             one(self.live_campaigns),
         )?;
+        Ok(())
+    }
+
+    /// Streams, and the time from a remote's change to its notice.
+    fn encode_streams(&self, e: &mut DescriptorEncoder) -> std::fmt::Result {
         let st = &self.streams;
         gauge(
-            &mut e,
+            e,
             "argus_supervisor_streams_open",
             "Subscriptions to live tasks open now.",
             one(st.open),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_streams_opened",
             "Subscriptions opened.",
             one(st.opened),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_stream_reconnects",
             "Subscriptions opened again after a stream of the same task ended.",
             one(st.reconnects),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_stream_open_failures",
             "Subscriptions the remote refused or that failed to open.",
             one(st.open_failures),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_stream_updates",
             "Streamed updates heard (those arriving together count once).",
             one(st.updates),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_stream_reads",
             "Reads of a task that its stream's updates (or its end) rang for.",
             one(st.reads),
         )?;
         counter(
-            &mut e,
+            e,
             "argus_supervisor_stream_ends",
             "Streams ended, by why.",
             st.ends
@@ -313,16 +333,21 @@ impl Collector for Scrape {
             h.encode(m)?;
         }
         counter(
-            &mut e,
+            e,
             "argus_supervisor_notices_unmeasured",
             "Remote changes noticed whose time-to-notice could not be measured, by why (no_timestamp: the remote gave none; clock_ahead: its clock runs ahead of this host's; before_observed: the change came before the campaign's first look, an observe's or a resume's: found, not noticed).",
             self.notices_unmeasured
                 .iter()
                 .map(|(why, n)| (vec![("why", why.to_string())], *n)),
         )?;
+        Ok(())
+    }
+
+    /// Argus's and Foreman's calls, when Argus is attached.
+    fn encode_argus(&self, e: &mut DescriptorEncoder) -> std::fmt::Result {
         if let Some(a) = &self.argus {
             counter(
-                &mut e,
+                e,
                 "argus_supervisor_argus_call_failures",
                 "Argus calls that failed, by class.",
                 a.argus_failures
@@ -330,13 +355,13 @@ impl Collector for Scrape {
                     .map(|(c, n)| (vec![("class", c.to_string())], *n)),
             )?;
             counter(
-                &mut e,
+                e,
                 "argus_supervisor_foreman_calls",
                 "Foreman consultations.",
                 one(a.foreman_calls),
             )?;
             counter(
-                &mut e,
+                e,
                 "argus_supervisor_foreman_call_failures",
                 "Foreman consultations that failed.",
                 one(a.foreman_failures),
