@@ -1007,29 +1007,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     // Startup: persisted state loaded, Argus and Foreman verified, bindings
     // recovered; controllers confirm with the remote as soon as it is discovered.
     // Before the link loads its records: an upgrade moves fields into them.
-    match crate::runtime::upgrade_state_root(&store) {
-        Ok(0) => {}
-        Ok(n) => tracing::info!(
-            documents = n,
-            "state root upgraded to this version's layout"
-        ),
-        Err(e) => return Err(format!("cannot upgrade the state root: {e}").into()),
-    }
-    let built = format!(
-        "argus-supervisor {} (commit {})",
-        cfg.build.version, cfg.build.commit
-    );
-    crate::store::version::write_mark(store.root(), &built)
-        .map_err(|e| format!("cannot mark the state root's schema: {e}"))?;
-    let aged = crate::time::now_secs().saturating_sub(cfg.upgrade_keep_days * 86_400);
-    match crate::store::version::drop_kept(store.root(), aged) {
-        Ok(gone) if !gone.is_empty() => tracing::info!(
-            copies = gone.len(),
-            "an upgrade's kept copies aged out and were removed"
-        ),
-        Ok(_) => {}
-        Err(e) => tracing::warn!(error = %e, "an upgrade's aged copy could not be removed"),
-    }
+    prepare_root(&cfg, &store)?;
     let bridges = if cfg.enabled {
         bridges(&cfg, &store).await
     } else {
@@ -1056,6 +1034,71 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         tokio::spawn(Link::new(runtime.clone(), link, wake).run(rx));
     }
     let store_refusing = StoreRefusing::default();
+    spawn_keepers(&cfg, &runtime, &remote, &store_refusing);
+    let health = health_info(&cfg, &remote, &runtime, argus.clone(), store_refusing);
+    let state = Arc::new(ApiState {
+        runtime: runtime.clone(),
+        supervision: if cfg.enabled {
+            api::Supervision::On
+        } else {
+            api::Supervision::Off
+        },
+        token,
+        health,
+        argus: argus_board,
+        argus_counters: argus_counters.clone(),
+        remote_calls: Some(remote.calls()),
+    });
+    let app = api::router(state);
+    serve_on(listener, app, cfg.api_token.is_some()).await?;
+    tracing::info!("shutting down: finishing current steps and persisting");
+    // Argus's daemons are detached processes: stopped before the supervisor ends, never left.
+    if let Some(w) = &argus_counters {
+        if !w.stop_link(Duration::from_secs(20)).await {
+            tracing::warn!("Argus's daemons were not all stopped in time");
+        }
+    }
+    runtime.shutdown().await;
+    Ok(())
+}
+
+/// Before anything runs on the state root: an older layout upgraded (its rewritten documents
+/// kept until confirmed, aged copies dropped) and the root marked with this build's schema.
+fn prepare_root(cfg: &ServeConfig, store: &Store) -> Result<(), ServeError> {
+    match crate::runtime::upgrade_state_root(store) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            documents = n,
+            "state root upgraded to this version's layout"
+        ),
+        Err(e) => return Err(format!("cannot upgrade the state root: {e}").into()),
+    }
+    let built = format!(
+        "argus-supervisor {} (commit {})",
+        cfg.build.version, cfg.build.commit
+    );
+    crate::store::version::write_mark(store.root(), &built)
+        .map_err(|e| format!("cannot mark the state root's schema: {e}"))?;
+    let aged = crate::time::now_secs().saturating_sub(cfg.upgrade_keep_days * 86_400);
+    match crate::store::version::drop_kept(store.root(), aged) {
+        Ok(gone) if !gone.is_empty() => tracing::info!(
+            copies = gone.len(),
+            "an upgrade's kept copies aged out and were removed"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "an upgrade's aged copy could not be removed"),
+    }
+    Ok(())
+}
+
+/// What runs beside the campaigns: the store's watch, retention, and (supervising) the remote's
+/// quarantine and answering reports and its card's rediscovery.
+fn spawn_keepers(
+    cfg: &ServeConfig,
+    runtime: &Arc<Runtime>,
+    remote: &Arc<LiveRemote>,
+    store_refusing: &StoreRefusing,
+) {
     tokio::spawn(watch_store(
         runtime.clone(),
         Duration::from_secs(cfg.heartbeat_secs.clamp(1, 30)),
@@ -1079,12 +1122,22 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     } else {
         tracing::warn!("ARGUS_SUPERVISOR_ENABLED=0: the API is read-only; no polling, no mutation");
     }
+}
+
+/// `health` as `serve` answers it: the configuration's facts, and what is live read at each ask.
+fn health_info(
+    cfg: &ServeConfig,
+    remote: &Arc<LiveRemote>,
+    runtime: &Arc<Runtime>,
+    argus: Option<Arc<ArgusWake>>,
+    store_refusing: StoreRefusing,
+) -> HealthInfo {
     let live = remote.clone();
     let on_remote = runtime.clone();
     let store_probe = runtime.store().clone();
     let enabled = cfg.enabled;
     let foreman_configured = cfg.foreman_enabled;
-    let health = HealthInfo {
+    HealthInfo {
         controller_id: cfg.controller_id.clone(),
         heartbeat_seconds: cfg.heartbeat_secs as f64,
         remote: serde_json::Value::Null,
@@ -1143,25 +1196,16 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
                 "foreman_runtime": argus.as_ref().and_then(|w| w.foreman_runtime.lock().unwrap_or_else(|p| p.into_inner()).clone()),
             })
         })),
-    };
-    let state = Arc::new(ApiState {
-        runtime: runtime.clone(),
-        supervision: if enabled {
-            api::Supervision::On
-        } else {
-            api::Supervision::Off
-        },
-        token,
-        health,
-        argus: argus_board,
-        argus_counters: argus_counters.clone(),
-        remote_calls: Some(remote.calls()),
-    });
-    let app = api::router(state);
+    }
+}
+
+/// Serve the API on the bound listener until a shutdown signal; a Unix socket's file is removed
+/// after.
+async fn serve_on(listener: Listener, app: axum::Router, auth: bool) -> Result<(), ServeError> {
     match listener {
         Listener::Tcp(listener) => {
             let addr = listener.local_addr().map_err(|e| e.to_string())?;
-            tracing::info!(%addr, auth = cfg.api_token.is_some(), "serving the API");
+            tracing::info!(%addr, auth, "serving the API");
             // Each URL printed answers: the panel, and readiness (the API's routes hang off the prefix).
             println!("panel   http://{addr}{}/ui/", api::PREFIX);
             println!("health  http://{addr}{}/health", api::PREFIX);
@@ -1181,14 +1225,6 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
             served.map_err(|e| e.to_string())?;
         }
     }
-    tracing::info!("shutting down: finishing current steps and persisting");
-    // Argus's daemons are detached processes: stopped before the supervisor ends, never left.
-    if let Some(w) = &argus_counters {
-        if !w.stop_link(Duration::from_secs(20)).await {
-            tracing::warn!("Argus's daemons were not all stopped in time");
-        }
-    }
-    runtime.shutdown().await;
     Ok(())
 }
 
