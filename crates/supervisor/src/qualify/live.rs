@@ -242,23 +242,45 @@ async fn steps(a: &mut Acceptance<'_>) {
     };
     let remote = Trial::new(&client, &campaign, ControllerId::new(a.controller()));
 
-    // Attach, claim, submit.
+    let Some((child, api, task)) = claim_submit(a, &campaign).await else {
+        return;
+    };
+    if !no_spam(a, &api, &campaign).await {
+        return;
+    }
+    let remote_before = remote.read_control().await.ok().flatten();
+    let Some((child, api, after)) = restart(a, child, &task).await else {
+        return;
+    };
+    one_task(a, &client, &remote, &campaign, &task, remote_before, &after).await;
+    release(a, &client, &remote, &api, &campaign, &task, &after).await;
+    drop(child);
+}
+
+/// Attach, claim and submit through the child's API, until a task is bound.
+async fn claim_submit(a: &mut Acceptance<'_>, campaign: &str) -> Option<(Child, Api, String)> {
     let t = Instant::now();
     let mut child = match a.spawn() {
         Ok(c) => c,
-        Err(e) => return a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t),
+        Err(e) => {
+            a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t);
+            return None;
+        }
     };
     let api = match a.api(&mut child).await {
         Ok(api) => api,
-        Err(e) => return a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t),
+        Err(e) => {
+            a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t);
+            return None;
+        }
     };
     let objective = "argus-supervisor qualify: live acceptance";
     let started = async {
-        act(&api, &campaign, "observe", json!({"objective": objective})).await?;
-        let claimed = act(&api, &campaign, "claim", json!({})).await?;
+        act(&api, campaign, "observe", json!({"objective": objective})).await?;
+        let claimed = act(&api, campaign, "claim", json!({})).await?;
         act(
             &api,
-            &campaign,
+            campaign,
             "submit",
             json!({"message": a.write.message}),
         )
@@ -267,18 +289,20 @@ async fn steps(a: &mut Acceptance<'_>) {
     }
     .await;
     if let Err(e) = started {
-        return a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t);
+        a.put(CheckId::LiveClaimSubmit, Grade::Fail, e, t);
+        return None;
     }
     let bound = a.wait_view(&api, 30, |v| task_of(v).is_some()).await;
     let Ok(view) = bound else {
-        return a.put(
+        a.put(
             CheckId::LiveClaimSubmit,
             Grade::Fail,
             "no task bound within 30 s of the submit".into(),
             t,
         );
+        return None;
     };
-    let Some(task) = task_of(&view) else { return };
+    let task = task_of(&view)?;
     let epoch = view["controller_epoch"].as_u64();
     a.put(
         CheckId::LiveClaimSubmit,
@@ -289,20 +313,24 @@ async fn steps(a: &mut Acceptance<'_>) {
         ),
         t,
     );
+    Some((child, api, task))
+}
 
-    // Watch: polls against feed lines.
+/// Polls against feed lines over eight heartbeats: a spammer adds one per poll.
+async fn no_spam(a: &mut Acceptance<'_>, api: &Api, campaign: &str) -> bool {
     let t = Instant::now();
-    let (lines0, ticks0) = (feed_len(&api, &campaign).await, ticks(&api).await);
+    let (lines0, ticks0) = (feed_len(api, campaign).await, ticks(api).await);
     let window = Duration::from_secs(a.plan.heartbeat_secs * 8);
     tokio::time::sleep(window).await;
-    let (lines1, ticks1) = (feed_len(&api, &campaign).await, ticks(&api).await);
+    let (lines1, ticks1) = (feed_len(api, campaign).await, ticks(api).await);
     let (Some(lines0), Some(lines1)) = (lines0, lines1) else {
-        return a.put(
+        a.put(
             CheckId::LiveNoSpam,
             Grade::Fail,
             "the child's feed could not be read, so the lines it adds cannot be counted".into(),
             t,
         );
+        return false;
     };
     let (polls, lines) = (ticks1.saturating_sub(ticks0), lines1.saturating_sub(lines0));
     let grade = if polls >= 4 && (lines as u64) * 2 < polls {
@@ -319,26 +347,35 @@ async fn steps(a: &mut Acceptance<'_>) {
         ),
         t,
     );
-    if grade == Grade::Fail {
-        return;
-    }
+    grade == Grade::Pass
+}
 
-    // SIGKILL mid-run, restart, recover.
+/// SIGKILL mid-run, restart, and recover: the same task and a confirmed lease.
+async fn restart(
+    a: &mut Acceptance<'_>,
+    mut child: Child,
+    task: &str,
+) -> Option<(Child, Api, Value)> {
     let t = Instant::now();
-    let remote_before = remote.read_control().await.ok().flatten();
     let _ = child.0.start_kill();
     let _ = child.0.wait().await;
     let mut child = match a.spawn() {
         Ok(c) => c,
-        Err(e) => return a.put(CheckId::LiveRestart, Grade::Fail, e, t),
+        Err(e) => {
+            a.put(CheckId::LiveRestart, Grade::Fail, e, t);
+            return None;
+        }
     };
     let api = match a.api(&mut child).await {
         Ok(api) => api,
-        Err(e) => return a.put(CheckId::LiveRestart, Grade::Fail, e, t),
+        Err(e) => {
+            a.put(CheckId::LiveRestart, Grade::Fail, e, t);
+            return None;
+        }
     };
     let recovered = a
         .wait_view(&api, 30, |v| {
-            task_of(v).as_deref() == Some(task.as_str()) && v["controller_epoch"].as_u64().is_some()
+            task_of(v).as_deref() == Some(task) && v["controller_epoch"].as_u64().is_some()
         })
         .await;
     match &recovered {
@@ -354,7 +391,7 @@ async fn steps(a: &mut Acceptance<'_>) {
             t,
         ),
         Err(v) => {
-            return a.put(
+            a.put(
                 CheckId::LiveRestart,
                 Grade::Fail,
                 format!(
@@ -363,16 +400,29 @@ async fn steps(a: &mut Acceptance<'_>) {
                     v["remote_task_id"].as_str().unwrap_or("none")
                 ),
                 t,
-            )
+            );
+            return None;
         }
     }
     let after = recovered.unwrap_or_default();
+    Some((child, api, after))
+}
 
-    // One task, by the remote's answers.
+/// One task, by the remote's answers: the same lease before and after the kill, the task the
+/// campaign's, one attempt.
+async fn one_task(
+    a: &mut Acceptance<'_>,
+    client: &A2aClient,
+    remote: &Trial<'_, A2aClient>,
+    campaign: &str,
+    task: &str,
+    remote_before: Option<crate::control::Lease>,
+    after: &Value,
+) {
     let t = Instant::now();
     let remote_after = remote.read_control().await.ok().flatten();
     let on_remote = client
-        .get_task(Method::Status, &TaskId::new(task.clone()))
+        .get_task(Method::Status, &TaskId::new(task.to_string()))
         .await;
     let same_lease = remote_before.is_some() && remote_before == remote_after;
     let attempts = after["attempts"].as_u64();
@@ -400,8 +450,19 @@ async fn steps(a: &mut Acceptance<'_>) {
         ),
         t,
     );
+}
 
-    // Cancel the task (where it still runs) and release, through the daemon.
+/// Cancel the task (where it still runs) and release, through the daemon; the remote says whether
+/// the lease is free.
+async fn release(
+    a: &mut Acceptance<'_>,
+    client: &A2aClient,
+    remote: &Trial<'_, A2aClient>,
+    api: &Api,
+    campaign: &str,
+    task: &str,
+    after: &Value,
+) {
     let t = Instant::now();
     let mut said = vec![];
     let allowed = |v: &Value, verb: &str| {
@@ -409,10 +470,10 @@ async fn steps(a: &mut Acceptance<'_>) {
             .as_array()
             .is_some_and(|a| a.iter().any(|x| x == verb))
     };
-    if allowed(&after, "cancel") {
+    if allowed(after, "cancel") {
         match act(
-            &api,
-            &campaign,
+            api,
+            campaign,
             "cancel",
             json!({"reason": "argus-supervisor qualify: the live acceptance is over"}),
         )
@@ -422,15 +483,15 @@ async fn steps(a: &mut Acceptance<'_>) {
             Err(e) => said.push(e),
         }
         let _ = a
-            .wait_view(&api, 30, |v| allowed(v, "release") || v["lease"].is_null())
+            .wait_view(api, 30, |v| allowed(v, "release") || v["lease"].is_null())
             .await;
     }
     let now = a
-        .wait_view(&api, 10, |v| allowed(v, "release") || v["lease"].is_null())
+        .wait_view(api, 10, |v| allowed(v, "release") || v["lease"].is_null())
         .await
         .unwrap_or_else(|v| v);
     if allowed(&now, "release") {
-        match act(&api, &campaign, "release", json!({})).await {
+        match act(api, campaign, "release", json!({})).await {
             Ok(_) => said.push("release done".into()),
             Err(e) => said.push(e),
         }
@@ -438,7 +499,7 @@ async fn steps(a: &mut Acceptance<'_>) {
     let lease = remote.read_control().await;
     let released = matches!(&lease, Ok(l) if l.as_ref().is_none_or(|l| l.controller_id.as_str() != a.controller()));
     let state = client
-        .get_task(Method::Status, &TaskId::new(task.clone()))
+        .get_task(Method::Status, &TaskId::new(task.to_string()))
         .await
         .map(|v| format!("{:?}", v.state))
         .unwrap_or_else(|e| e.class().to_string());
@@ -456,5 +517,4 @@ async fn steps(a: &mut Acceptance<'_>) {
         ),
         t,
     );
-    drop(child);
 }
