@@ -124,6 +124,32 @@ pub(super) async fn run(o: &Options) -> Report {
             return report;
         }
     };
+    card_checked(&mut run, &mut report, &client, t);
+    let mutation = client.mutation();
+    if mutation.enabled {
+        run.pass(
+            CheckId::DiscoveryControl,
+            "urn:openoperator:campaign-control:v1 with lease_epoch_enforced and policy_enforced; claim_control and read_control offered",
+            Instant::now(),
+        );
+    } else {
+        run.skip(
+            CheckId::DiscoveryControl,
+            format!("observer only: {}", mutation.reason),
+        );
+    }
+    report.auth_mode = auth(&mut run, &client, &o.http).await;
+    reads(&mut run, &client, o).await;
+    let reads_ok = run.go_on();
+    write_phase(&mut run, &mut report, &client, o, reads_ok).await;
+    report.operations = client.operations();
+    report.can = client.can();
+    report.checks = run.finish();
+    report
+}
+
+/// The card discovered: recorded in the report, and said.
+fn card_checked(run: &mut Run, report: &mut Report, client: &A2aClient, t: Instant) {
     let card = client.card();
     report.card_sha256 = Some(card.sha256.clone());
     report.card_path = Some(card.path);
@@ -147,22 +173,18 @@ pub(super) async fn run(o: &Options) -> Report {
         ),
         t,
     );
+}
+
+/// The write phase, when the card offers control, the reads passed and a test campaign is named;
+/// the remote's standing either way.
+async fn write_phase(
+    run: &mut Run,
+    report: &mut Report,
+    client: &A2aClient,
+    o: &Options,
+    reads_ok: bool,
+) {
     let mutation = client.mutation();
-    if mutation.enabled {
-        run.pass(
-            CheckId::DiscoveryControl,
-            "urn:openoperator:campaign-control:v1 with lease_epoch_enforced and policy_enforced; claim_control and read_control offered",
-            Instant::now(),
-        );
-    } else {
-        run.skip(
-            CheckId::DiscoveryControl,
-            format!("observer only: {}", mutation.reason),
-        );
-    }
-    report.auth_mode = auth(&mut run, &client, &o.http).await;
-    reads(&mut run, &client, o).await;
-    let reads_ok = run.go_on();
     match (&o.write, mutation.enabled, reads_ok) {
         (_, false, _) => {
             run.stopped = Some(format!(
@@ -183,7 +205,7 @@ pub(super) async fn run(o: &Options) -> Report {
         }
         (Some(plan), true, true) => {
             report.controller_id = Some(o.controller_id.clone());
-            writes(&mut run, &client, o, plan).await;
+            writes(run, client, o, plan).await;
             let failed = run.checks.iter().any(|c| c.grade == Grade::Fail);
             report.standing = if failed {
                 Standing::Failed
@@ -198,10 +220,6 @@ pub(super) async fn run(o: &Options) -> Report {
             };
         }
     }
-    report.operations = client.operations();
-    report.can = client.can();
-    report.checks = run.finish();
-    report
 }
 
 /// Auth: whether a call without credentials is refused, and which header the token works in.
@@ -255,6 +273,19 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
             "unknown"
         }
     };
+    scheme(run, client, http, open.is_ok(), anonymous_said).await
+}
+
+/// Which header the token works in, each alone and without the path's token (none can be told
+/// when the remote answers without credentials).
+async fn scheme(
+    run: &mut Run,
+    client: &A2aClient,
+    http: &HttpConfig,
+    open: bool,
+    anonymous_said: &str,
+) -> String {
+    let mode = http.auth_mode();
     if http.token.is_none() {
         run.skip(
             CheckId::AuthScheme,
@@ -266,7 +297,7 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
         );
         return anonymous_said.to_string();
     }
-    if open.is_ok() {
+    if open {
         run.skip(
             CheckId::AuthScheme,
             "the remote answers without credentials, so which header it would check cannot be told",
@@ -334,13 +365,13 @@ async fn auth(run: &mut Run, client: &A2aClient, http: &HttpConfig) -> String {
     )
 }
 
-/// The read-only operations, each exercised where a harmless call exists.
-async fn reads(run: &mut Run, client: &A2aClient, o: &Options) {
+/// `tasks/get`: of the named task, or of an id never created (task_not_found expected).
+async fn read_task(run: &mut Run, client: &A2aClient, task: Option<&str>) {
     let t = Instant::now();
-    match &o.task {
+    match task {
         Some(task) => {
             match run
-                .bounded(client.get_task(Method::Status, &TaskId::new(task.clone())))
+                .bounded(client.get_task(Method::Status, &TaskId::new(task.to_string())))
                 .await
             {
                 Ok(view) => run.pass(
@@ -379,6 +410,11 @@ async fn reads(run: &mut Run, client: &A2aClient, o: &Options) {
             ),
         },
     }
+}
+
+/// The read-only operations, each exercised where a harmless call exists.
+async fn reads(run: &mut Run, client: &A2aClient, o: &Options) {
+    read_task(run, client, o.task.as_deref()).await;
     let offered = |op| client.operations().get(&op) != Some(&OpStatus::Unavailable);
     let campaign = o
         .write
@@ -723,41 +759,7 @@ async fn second_controller<'r>(
         }
         Ok(l) if l.controller_id == *second.controller_id() && l.epoch > held.lease.epoch => {
             // A takeover: the first controller must now be fenced.
-            let probe = fresh();
-            let fenced = run
-                .bounded(held.trial.renew(held.lease.epoch, plan.ttl_secs, &probe))
-                .await;
-            let taken = Holding {
-                trial: second,
-                lease: l,
-            };
-            match fenced {
-                Err(e) if e.is_fencing() => run.pass(
-                    CheckId::LeaseSecondController,
-                    format!(
-                        "takeover: {} got epoch {} over {}; the first controller's renew (request {probe}) refused {}",
-                        taken.lease.controller_id,
-                        taken.lease.epoch,
-                        held.lease.epoch,
-                        e.class()
-                    ),
-                    t,
-                ),
-                other => run.fail(
-                    CheckId::LeaseSecondController,
-                    format!(
-                        "takeover to epoch {}, but the first controller's renew under {} (request {probe}) was {}",
-                        taken.lease.epoch,
-                        held.lease.epoch,
-                        match other {
-                            Ok(_) => "ACCEPTED".to_string(),
-                            Err(e) => e.class().to_string(),
-                        }
-                    ),
-                    t,
-                ),
-            }
-            Some(taken)
+            Some(taken_over(run, held, second, l, plan, t).await)
         }
         Ok(l) => {
             run.fail(
@@ -782,6 +784,52 @@ async fn second_controller<'r>(
             None
         }
     }
+}
+
+/// After a takeover: the first controller's renew must be refused as fenced.
+async fn taken_over<'r>(
+    run: &mut Run,
+    held: &Holding<'r>,
+    second: Trial<'r, A2aClient>,
+    lease: Lease,
+    plan: &WritePlan,
+    t: Instant,
+) -> Holding<'r> {
+    let probe = fresh();
+    let fenced = run
+        .bounded(held.trial.renew(held.lease.epoch, plan.ttl_secs, &probe))
+        .await;
+    let taken = Holding {
+        trial: second,
+        lease,
+    };
+    match fenced {
+        Err(e) if e.is_fencing() => run.pass(
+            CheckId::LeaseSecondController,
+            format!(
+                "takeover: {} got epoch {} over {}; the first controller's renew (request {probe}) refused {}",
+                taken.lease.controller_id,
+                taken.lease.epoch,
+                held.lease.epoch,
+                e.class()
+            ),
+            t,
+        ),
+        other => run.fail(
+            CheckId::LeaseSecondController,
+            format!(
+                "takeover to epoch {}, but the first controller's renew under {} (request {probe}) was {}",
+                taken.lease.epoch,
+                held.lease.epoch,
+                match other {
+                    Ok(_) => "ACCEPTED".to_string(),
+                    Err(e) => e.class().to_string(),
+                }
+            ),
+            t,
+        ),
+    }
+    taken
 }
 
 async fn submit(
