@@ -222,17 +222,17 @@ struct QualifyArgs {
     #[arg(long, default_value = "argus-qualify", value_name = "ID")]
     controller_id: String,
     /// The TTL of the write phase's lease.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=86_400))]
     lease_ttl_seconds: u64,
     /// Also run the live acceptance: a child `serve` on a throwaway state root claims the
     /// test campaign, submits, is killed (SIGKILL) and restarted, then cancels and releases.
     #[arg(long, requires = "write_campaign")]
     daemon: bool,
     /// The child serve's heartbeat.
-    #[arg(long, default_value_t = 1, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 1, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=60))]
     daemon_heartbeat_seconds: u64,
     /// The bound on each step.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     step_timeout_seconds: u64,
     #[command(flatten)]
     root: StateRoot,

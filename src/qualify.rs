@@ -33,51 +33,42 @@ fn usage(text: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-pub async fn run(a: Args) -> ExitCode {
-    if let Err(e) =
-        argus_supervisor_lib::a2a::Endpoint::parse(&a.http.endpoint, a.http.allow_insecure_loopback)
-    {
-        return usage(&format!("--url: {e}"));
-    }
-    if !argus_supervisor_lib::daemon::valid_controller_id(&a.controller_id)
-        || a.controller_id.len() > 100
-    {
-        return usage("--controller-id: 1-100 characters of A-Z a-z 0-9 - _ . :");
-    }
-    if !(10..=86_400).contains(&a.lease_ttl_seconds) {
-        return usage("--lease-ttl-seconds: 10 to 86400");
-    }
-    if !(1..=60).contains(&a.daemon_heartbeat_seconds) {
-        return usage("--daemon-heartbeat-seconds: 1 to 60");
-    }
-    if !(1..=600).contains(&a.step_timeout_seconds) {
-        return usage("--step-timeout-seconds: 1 to 600");
-    }
-    let write = match (a.write_campaign, a.message) {
+/// The write phase's plan, when a test campaign and a harmless task are named.
+fn write_plan(
+    campaign: Option<String>,
+    message: Option<String>,
+    project: Option<String>,
+    ttl_secs: u64,
+) -> Result<Option<q::WritePlan>, ExitCode> {
+    Ok(match (campaign, message) {
         (Some(campaign), Some(message)) => {
             let campaign = match CampaignId::parse(campaign) {
                 Ok(c) => c,
-                Err(e) => return usage(&format!("--write-campaign: {e}")),
+                Err(e) => return Err(usage(&format!("--write-campaign: {e}"))),
             };
             if message.trim().is_empty() || message.len() > MESSAGE_MAX_BYTES {
-                return usage(&format!(
+                return Err(usage(&format!(
                     "--message: 1 to {MESSAGE_MAX_BYTES} bytes of text"
-                ));
+                )));
             }
             Some(q::WritePlan {
                 campaign_id: campaign.as_str().to_string(),
                 message,
-                project: a.project,
-                ttl_secs: a.lease_ttl_seconds,
+                project,
+                ttl_secs,
             })
         }
         _ => None,
-    };
-    let daemon = match (a.daemon, std::env::current_exe()) {
+    })
+}
+
+/// The live acceptance's plan: a child `serve` of this very executable.
+fn daemon_plan(daemon: bool, heartbeat_secs: u64) -> Result<Option<q::DaemonPlan>, ExitCode> {
+    Ok(match (daemon, std::env::current_exe()) {
         (false, _) => None,
         (true, Ok(binary)) => Some(q::DaemonPlan {
             binary,
-            heartbeat_secs: a.daemon_heartbeat_seconds,
+            heartbeat_secs,
             pass_env: [
                 "ARGUS_SUPERVISOR_CA_FILE",
                 "ARGUS_SUPERVISOR_CA_ONLY",
@@ -92,7 +83,33 @@ pub async fn run(a: Args) -> ExitCode {
             .map(String::from)
             .collect(),
         }),
-        (true, Err(e)) => return usage(&format!("--daemon: cannot find this executable: {e}")),
+        (true, Err(e)) => {
+            return Err(usage(&format!(
+                "--daemon: cannot find this executable: {e}"
+            )))
+        }
+    })
+}
+
+pub async fn run(a: Args) -> ExitCode {
+    if let Err(e) =
+        argus_supervisor_lib::a2a::Endpoint::parse(&a.http.endpoint, a.http.allow_insecure_loopback)
+    {
+        return usage(&format!("--url: {e}"));
+    }
+    if !argus_supervisor_lib::daemon::valid_controller_id(&a.controller_id)
+        || a.controller_id.len() > 100
+    {
+        return usage("--controller-id: 1-100 characters of A-Z a-z 0-9 - _ . :");
+    }
+    // The seconds' ranges are clap's (`value_parser`), said and refused before this runs.
+    let write = match write_plan(a.write_campaign, a.message, a.project, a.lease_ttl_seconds) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
+    let daemon = match daemon_plan(a.daemon, a.daemon_heartbeat_seconds) {
+        Ok(d) => d,
+        Err(code) => return code,
     };
     let report = q::run(q::Options {
         http: a.http,

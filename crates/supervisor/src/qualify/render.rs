@@ -56,6 +56,19 @@ pub(super) fn markdown(r: &Report) -> String {
     for (k, v) in rows {
         out.push_str(&format!("| {k} | {} |\n", cell(&v)));
     }
+    out.push_str(&operations(r));
+    out.push_str(&sections(r));
+    out.push_str(&deployment(&r.deployment));
+    match &r.record {
+        Some(p) => out.push_str(&format!("\nRecord kept: `{}`\n", p.display())),
+        None => out.push_str("\nNo record kept.\n"),
+    }
+    out
+}
+
+/// The operations the card offers, each with what is known of it.
+fn operations(r: &Report) -> String {
+    let mut out = String::new();
     if !r.operations.is_empty() {
         out.push_str(
             "\nOperations (present by structure; `available` once the remote accepted one):\n\n",
@@ -70,6 +83,12 @@ pub(super) fn markdown(r: &Report) -> String {
             ));
         }
     }
+    out
+}
+
+/// Each section's checks, as a table.
+fn sections(r: &Report) -> String {
+    let mut out = String::new();
     for section in Section::ALL {
         let checks: Vec<_> = r.checks.iter().filter(|c| c.section == section).collect();
         if checks.is_empty() {
@@ -91,11 +110,6 @@ pub(super) fn markdown(r: &Report) -> String {
                 c.ms
             ));
         }
-    }
-    out.push_str(&deployment(&r.deployment));
-    match &r.record {
-        Some(p) => out.push_str(&format!("\nRecord kept: `{}`\n", p.display())),
-        None => out.push_str("\nNo record kept.\n"),
     }
     out
 }
