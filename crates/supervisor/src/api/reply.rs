@@ -268,123 +268,160 @@ impl ApiError {
     ];
 
     /// Its code, its HTTP status, what it means, what to do next.
-    fn entry(self) -> (&'static str, StatusCode, &'static str, &'static str) {
-        use ApiError as E;
-        match self {
-            E::Unauthorized => (
-                "unauthorized",
-                StatusCode::UNAUTHORIZED,
-                "the request lacks the API's token, or carries another",
-                "send serve's ARGUS_SUPERVISOR_API_TOKEN (the CLI reads it from that variable)",
-            ),
-            E::NoSuchCampaign => (
-                "no_such_campaign",
-                StatusCode::NOT_FOUND,
-                "no campaign of that id is supervised here",
-                "`campaigns list`; `observe` starts one",
-            ),
-            E::Exists => (
-                "exists",
-                StatusCode::CONFLICT,
-                "a campaign of that id exists (with another objective)",
-                "use another id, or act on the existing one",
-            ),
-            E::NothingPending => (
-                "nothing_pending",
-                StatusCode::CONFLICT,
-                "the campaign has no pending question to answer",
-                "`intervene` sends a message to the running task",
-            ),
-            E::InvalidBody => (
-                "invalid_body",
-                StatusCode::BAD_REQUEST,
-                "the request's body is not what the route takes",
-                "see the route in docs/operations.md",
-            ),
-            E::InvalidCampaignId => (
-                "invalid_campaign_id",
-                StatusCode::BAD_REQUEST,
-                "the campaign id is not a valid one",
-                "1–128 characters of letters, digits, `.`, `_`, `-`",
-            ),
-            E::Stopped => (
-                "stopped",
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the campaign's driver has stopped (the daemon is stopping)",
-                "retry after the daemon restarts",
-            ),
-            E::NotFound => (
-                "not_found",
-                StatusCode::NOT_FOUND,
-                "no such route",
-                "see the routes in docs/operations.md",
-            ),
-            E::MethodNotAllowed => (
-                "method_not_allowed",
-                StatusCode::METHOD_NOT_ALLOWED,
-                "this route does not take that method",
-                "reads are GET, actions POST",
-            ),
-            E::BodyTooLarge => (
-                "body_too_large",
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "the body is larger than 64 KiB",
-                "shorten it",
-            ),
-            E::UnsupportedMediaType => (
-                "unsupported_media_type",
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "the body is not JSON",
-                "send application/json",
-            ),
-            E::InvalidRequest => (
-                "invalid_request",
-                StatusCode::BAD_REQUEST,
-                "the request could not be handled",
-                "see the supervisor's log",
-            ),
-            E::MetricsFailed => (
-                "metrics_failed",
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the metrics could not be rendered",
-                "see the supervisor's log",
-            ),
-            E::NotClosed => (
-                "not_closed",
-                StatusCode::CONFLICT,
-                "only a closed campaign can be archived (a live one is still supervised)",
-                "close it first (accept, reject or abandon), or wait for retention",
-            ),
-            E::BackupFailed => (
-                "backup_failed",
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the state root could not be archived (nothing in it was changed)",
-                "see the detail (a full disk, permissions) and the supervisor's log",
-            ),
-        }
+    fn entry(self) -> &'static Entry {
+        // In the enum's order (a test checks it).
+        let entry = &ENTRIES[self as usize];
+        debug_assert_eq!(entry.error, self);
+        entry
     }
 
     pub fn name(self) -> &'static str {
-        self.entry().0
+        self.entry().name
     }
 
     pub fn status(self) -> StatusCode {
-        self.entry().1
+        self.entry().status
     }
 
     pub fn means(self) -> &'static str {
-        self.entry().2
+        self.entry().means
     }
 
     pub fn next(self) -> &'static str {
-        self.entry().3
+        self.entry().next
     }
 }
+
+/// One row of the API's own errors: its code, status, meaning and next step.
+struct Entry {
+    error: ApiError,
+    name: &'static str,
+    status: StatusCode,
+    means: &'static str,
+    next: &'static str,
+}
+
+/// Every [`ApiError`], in its order.
+const ENTRIES: [Entry; 15] = [
+    Entry {
+        error: ApiError::Unauthorized,
+        name: "unauthorized",
+        status: StatusCode::UNAUTHORIZED,
+        means: "the request lacks the API's token, or carries another",
+        next: "send serve's ARGUS_SUPERVISOR_API_TOKEN (the CLI reads it from that variable)",
+    },
+    Entry {
+        error: ApiError::NoSuchCampaign,
+        name: "no_such_campaign",
+        status: StatusCode::NOT_FOUND,
+        means: "no campaign of that id is supervised here",
+        next: "`campaigns list`; `observe` starts one",
+    },
+    Entry {
+        error: ApiError::Exists,
+        name: "exists",
+        status: StatusCode::CONFLICT,
+        means: "a campaign of that id exists (with another objective)",
+        next: "use another id, or act on the existing one",
+    },
+    Entry {
+        error: ApiError::NothingPending,
+        name: "nothing_pending",
+        status: StatusCode::CONFLICT,
+        means: "the campaign has no pending question to answer",
+        next: "`intervene` sends a message to the running task",
+    },
+    Entry {
+        error: ApiError::InvalidBody,
+        name: "invalid_body",
+        status: StatusCode::BAD_REQUEST,
+        means: "the request's body is not what the route takes",
+        next: "see the route in docs/operations.md",
+    },
+    Entry {
+        error: ApiError::InvalidCampaignId,
+        name: "invalid_campaign_id",
+        status: StatusCode::BAD_REQUEST,
+        means: "the campaign id is not a valid one",
+        next: "1–128 characters of letters, digits, `.`, `_`, `-`",
+    },
+    Entry {
+        error: ApiError::Stopped,
+        name: "stopped",
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        means: "the campaign's driver has stopped (the daemon is stopping)",
+        next: "retry after the daemon restarts",
+    },
+    Entry {
+        error: ApiError::NotFound,
+        name: "not_found",
+        status: StatusCode::NOT_FOUND,
+        means: "no such route",
+        next: "see the routes in docs/operations.md",
+    },
+    Entry {
+        error: ApiError::MethodNotAllowed,
+        name: "method_not_allowed",
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        means: "this route does not take that method",
+        next: "reads are GET, actions POST",
+    },
+    Entry {
+        error: ApiError::BodyTooLarge,
+        name: "body_too_large",
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        means: "the body is larger than 64 KiB",
+        next: "shorten it",
+    },
+    Entry {
+        error: ApiError::UnsupportedMediaType,
+        name: "unsupported_media_type",
+        status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        means: "the body is not JSON",
+        next: "send application/json",
+    },
+    Entry {
+        error: ApiError::InvalidRequest,
+        name: "invalid_request",
+        status: StatusCode::BAD_REQUEST,
+        means: "the request could not be handled",
+        next: "see the supervisor's log",
+    },
+    Entry {
+        error: ApiError::MetricsFailed,
+        name: "metrics_failed",
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        means: "the metrics could not be rendered",
+        next: "see the supervisor's log",
+    },
+    Entry {
+        error: ApiError::BackupFailed,
+        name: "backup_failed",
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        means: "the state root could not be archived (nothing in it was changed)",
+        next: "see the detail (a full disk, permissions) and the supervisor's log",
+    },
+    Entry {
+        error: ApiError::NotClosed,
+        name: "not_closed",
+        status: StatusCode::CONFLICT,
+        means: "only a closed campaign can be archived (a live one is still supervised)",
+        next: "close it first (accept, reject or abandon), or wait for retention",
+    },
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use argus_machines::RemoteCan;
+
+    #[test]
+    fn the_api_errors_table_is_in_the_enums_order() {
+        for (i, e) in ApiError::ALL.into_iter().enumerate() {
+            assert_eq!(e as usize, i);
+            assert_eq!(ENTRIES[i].error, e);
+        }
+    }
 
     /// The verbs a hint names (as whole words).
     fn named(hint: &str) -> Vec<Verb> {
