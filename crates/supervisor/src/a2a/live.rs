@@ -442,20 +442,7 @@ impl LiveRemote {
             }
         };
         let old = self.current();
-        let mut quarantine = None;
-        if let Some(pin) = &self.expected_sha256 {
-            if fresh.card().sha256 != *pin {
-                quarantine = Some(format!(
-                    "the agent card's hash {} is not the pinned ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256",
-                    fresh.card().sha256
-                ));
-            }
-        }
-        if let Some(old) = &old {
-            if old.card().sha256 != fresh.card().sha256 && quarantine.is_none() {
-                quarantine = judge_change(old, &fresh);
-            }
-        }
+        let quarantine = self.judge(old.as_deref(), &fresh);
         let newly_quarantined;
         {
             let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
@@ -511,6 +498,26 @@ impl LiveRemote {
             }
         }
         Ok(())
+    }
+
+    /// Why a discovered card must be quarantined: it is not the pinned one, or it changed from
+    /// the one in use in a way that is not allowed.
+    fn judge(&self, old: Option<&A2aClient>, fresh: &A2aClient) -> Option<String> {
+        let mut quarantine = None;
+        if let Some(pin) = &self.expected_sha256 {
+            if fresh.card().sha256 != *pin {
+                quarantine = Some(format!(
+                "the agent card's hash {} is not the pinned ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256",
+                fresh.card().sha256
+            ));
+            }
+        }
+        if let Some(old) = old {
+            if old.card().sha256 != fresh.card().sha256 && quarantine.is_none() {
+                quarantine = judge_change(old, fresh);
+            }
+        }
+        quarantine
     }
 
     /// The client, for a read.
