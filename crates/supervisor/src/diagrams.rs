@@ -143,6 +143,13 @@ the lease (Submit, Cancel, Intervene, Renew, Release); in the DOT and SVG render
 Self-loops (renewals, polls, ignored or stale readings) are not drawn.\n"
     );
     let _ = writeln!(out, "Files: `campaign.mmd` (Mermaid), `campaign.dot` (Graphviz, with clusters), `campaign.svg` (rendered from the DOT file by Graphviz, no browser).\n");
+    out.push_str(&tables());
+    out
+}
+
+/// The README's reference tables: how remote states read locally, and the state names.
+fn tables() -> String {
+    let mut out = String::new();
     let _ = writeln!(out, "## Attempt-level translation of remote states\n");
     let _ = writeln!(out, "| remote state | local meaning |\n| --- | --- |");
     for s in RemoteState::ALL {
