@@ -146,7 +146,20 @@ pub fn representative_states() -> Vec<(State, Memory)> {
         finished: vec![task(1)],
         ..memory()
     };
-    let mut v = vec![
+    [
+        observing(&m, &done),
+        claiming(&m),
+        controlling(&m),
+        stopped(&m, &done),
+        ambiguous(&m),
+        ended(&done),
+    ]
+    .concat()
+}
+
+/// Observing: detached (before and after a finished task), watching, the task unreadable.
+fn observing(m: &Memory, done: &Memory) -> Vec<(State, Memory)> {
+    vec![
         (State::Detached {}, Memory::default()),
         (State::Detached {}, done.clone()),
         (State::Watching { task: task(1) }, m.clone()),
@@ -164,6 +177,12 @@ pub fn representative_states() -> Vec<(State, Memory)> {
             },
             m.clone(),
         ),
+    ]
+}
+
+/// Claiming (for a task, resolving, before a submit, alone) and confirming.
+fn claiming(m: &Memory) -> Vec<(State, Memory)> {
+    vec![
         (
             State::Claiming {
                 task: Some(task(1)),
@@ -214,6 +233,12 @@ pub fn representative_states() -> Vec<(State, Memory)> {
             },
             m.clone(),
         ),
+    ]
+}
+
+/// Holding the lease: ready, writing, running, awaiting input; and control lost.
+fn controlling(m: &Memory) -> Vec<(State, Memory)> {
+    vec![
         (State::Ready { lease: ours() }, m.clone()),
         (
             State::Submitting {
@@ -268,6 +293,12 @@ pub fn representative_states() -> Vec<(State, Memory)> {
             },
             m.clone(),
         ),
+    ]
+}
+
+/// Incompatible, paused, and every closed state.
+fn stopped(m: &Memory, done: &Memory) -> Vec<(State, Memory)> {
+    vec![
         (
             State::Incompatible {
                 task: Some(task(1)),
@@ -284,7 +315,12 @@ pub fn representative_states() -> Vec<(State, Memory)> {
         (State::ClosedAccepted {}, done.clone()),
         (State::ClosedRejected {}, done.clone()),
         (State::ClosedAbandoned {}, done.clone()),
-    ];
+    ]
+}
+
+/// An ambiguous write of each kind, escalated or not.
+fn ambiguous(m: &Memory) -> Vec<(State, Memory)> {
+    let mut v = vec![];
     for op in [Operation::Submit, Operation::Cancel, Operation::Intervene] {
         let t = (op != Operation::Submit).then(|| task(1));
         v.push((
@@ -306,6 +342,12 @@ pub fn representative_states() -> Vec<(State, Memory)> {
             m.clone(),
         ));
     }
+    v
+}
+
+/// The remote's attempt ended, each outcome, awaiting the local verdict.
+fn ended(done: &Memory) -> Vec<(State, Memory)> {
+    let mut v = vec![];
     for outcome in [
         RemoteOutcome::Completed,
         RemoteOutcome::Failed,
@@ -323,8 +365,21 @@ pub fn representative_states() -> Vec<(State, Memory)> {
     v
 }
 
-/// The event alphabet with representative payloads.
+/// The event alphabet with representative payloads: every event the exploration tries in each
+/// state, in a fixed order.
 pub fn alphabet() -> Vec<Event> {
+    [
+        observations(),
+        lease_answers(),
+        write_answers(),
+        time_and_verdicts(),
+        commands(),
+    ]
+    .concat()
+}
+
+/// Readings of the bound task (stale, unchanged, every state as new), of other tasks, and failed polls.
+fn observations() -> Vec<Event> {
     let mut v = vec![];
     // Observations of the bound task: stale, unchanged (heartbeat only), and every state as new.
     v.push(Event::Observed(observation(
@@ -396,6 +451,12 @@ pub fn alphabet() -> Vec<Event> {
         campaign_id: Some("another-campaign".into()),
         ..observation(1, RemoteState::Completed, 12, 3, false)
     }));
+    v
+}
+
+/// Lease answers: grants (ours, renewed, lower or higher epoch, expiring, another's), refusals, reads.
+fn lease_answers() -> Vec<Event> {
+    let mut v = vec![];
     // Lease answers: ours, ours renewed, ours but lower epoch, ours already expired, another holder.
     for (l, now) in [
         (ours(), NOW),
@@ -429,6 +490,12 @@ pub fn alphabet() -> Vec<Event> {
     ] {
         v.push(Event::ControlRead { lease: l, now: NOW });
     }
+    v
+}
+
+/// Write answers and read-backs, for the request in flight and for one the machine never sent.
+fn write_answers() -> Vec<Event> {
+    let mut v = vec![];
     // Write answers, for the request in flight and for a request the machine never sent.
     for id in ["1", "x"] {
         for outcome in [
@@ -459,6 +526,12 @@ pub fn alphabet() -> Vec<Event> {
             });
         }
     }
+    v
+}
+
+/// Local verdicts, and the clock: well before expiry, in the renewal window, in the margin, far past.
+fn time_and_verdicts() -> Vec<Event> {
+    let mut v = vec![];
     for verdict in [Verdict::Accepted, Verdict::Rejected, Verdict::NextAttempt] {
         v.push(Event::Validated { verdict });
     }
@@ -466,6 +539,12 @@ pub fn alphabet() -> Vec<Event> {
     for now in [NOW, EXPIRES - 200, EXPIRES - 10, EXPIRES + 5_000] {
         v.push(Event::Tick { now });
     }
+    v
+}
+
+/// Every operator command.
+fn commands() -> Vec<Event> {
+    let mut v = vec![];
     for c in [
         Command::Observe {
             task: Some(task(1)),
