@@ -104,9 +104,29 @@ pub fn is_lease_trouble(from: &CampaignRecord, event: &Event, policy: &Policy) -
 /// witnessed before this transition (see [`Witnessed`]); the caller learns `t` after checking it.
 pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Vec<Violation> {
     let mut out = vec![];
+    leased_calls(t, &mut out);
+    controlling_entered(t, policy, seen, &mut out);
     let (from, to) = (&t.from, &t.to);
+    // 3. ControlLost never steps straight into Controlling (graph rule covers longer paths).
+    if from.state == StateName::ControlLost && to.state.is_controlling() {
+        out.push(v(3, t, "ControlLost reached Controlling without a claim"));
+    }
+    ambiguous_write(t, &mut out);
+    timed_out_write(t, &mut out);
+    // 6. Lease trouble ends control from every Controlling substate.
+    if is_lease_trouble(from, &t.event, policy) {
+        let abandon = matches!(t.event, Event::Operator(Command::Abandon));
+        if to.state != StateName::ControlLost && !abandon {
+            out.push(v(6, t, "lease trouble did not lead to ControlLost"));
+        }
+    }
+    closed_and_stale(t, seen, &mut out);
+    out
+}
 
-    // 1. Lease-needing calls only from Controlling, carrying that state's epoch.
+/// Rule 1. Lease-needing calls only from Controlling, carrying that state's epoch.
+fn leased_calls(t: &Transition, out: &mut Vec<Violation>) {
+    let (from, to) = (&t.from, &t.to);
     // The one exception: a claim granted with a submit queued (`next-attempt`) sends it on the
     // grant's own transition, under the granted epoch (rule 2 checks the grant itself).
     let granted_now = from.state == StateName::Claiming
@@ -133,8 +153,16 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
             }
         }
     }
+}
 
-    // 2. Controlling entered only on a grant for our controller id, not below the fencing floor.
+/// Rule 2. Controlling entered only on a grant for our controller id, not below the fencing floor.
+fn controlling_entered(
+    t: &Transition,
+    policy: &Policy,
+    seen: &Witnessed,
+    out: &mut Vec<Violation>,
+) {
+    let (from, to) = (&t.from, &t.to);
     if !from.state.is_controlling() && to.state.is_controlling() {
         // A confirmation must carry the epoch held before; a grant may raise it.
         let granted = match &t.event {
@@ -169,13 +197,11 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
             _ => out.push(v(2, t, "entered Controlling without a valid grant for us")),
         }
     }
+}
 
-    // 3. ControlLost never steps straight into Controlling (graph rule covers longer paths).
-    if from.state == StateName::ControlLost && to.state.is_controlling() {
-        out.push(v(3, t, "ControlLost reached Controlling without a claim"));
-    }
-
-    // 4. AmbiguousWrite never writes or claims, and leaves only on a readback answer or abandon.
+/// Rule 4. AmbiguousWrite never writes or claims, and leaves only on a readback answer or abandon.
+fn ambiguous_write(t: &Transition, out: &mut Vec<Violation>) {
+    let (from, to) = (&t.from, &t.to);
     if from.state == StateName::AmbiguousWrite {
         if t.actions
             .iter()
@@ -206,8 +232,11 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
             }
         }
     }
+}
 
-    // 5. A timed-out write always leads to AmbiguousWrite and is never retried.
+/// Rule 5. A timed-out write always leads to AmbiguousWrite and is never retried.
+fn timed_out_write(t: &Transition, out: &mut Vec<Violation>) {
+    let (from, to) = (&t.from, &t.to);
     if let Event::Written {
         request_id,
         outcome: WriteOutcome::TimedOut,
@@ -222,16 +251,12 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
             out.push(v(5, t, "a timed-out write was retried"));
         }
     }
+}
 
-    // 6. Lease trouble ends control from every Controlling substate.
-    if is_lease_trouble(from, &t.event, policy) {
-        let abandon = matches!(t.event, Event::Operator(Command::Abandon));
-        if to.state != StateName::ControlLost && !abandon {
-            out.push(v(6, t, "lease trouble did not lead to ControlLost"));
-        }
-    }
-
-    // 7a. Closed has no outgoing edge and acts only to quarantine.
+/// Rule 7: closed stays closed (a), a stale reading changes nothing (b), a finished attempt never
+/// becomes active again (c).
+fn closed_and_stale(t: &Transition, seen: &Witnessed, out: &mut Vec<Violation>) {
+    let (from, to) = (&t.from, &t.to);
     if from.state.is_closed() {
         if to.state.state_name() != from.state.state_name() {
             out.push(v(7, t, "an edge left Closed"));
@@ -280,7 +305,6 @@ pub fn check_transition(t: &Transition, policy: &Policy, seen: &Witnessed) -> Ve
             out.push(v(7, t, "a finished attempt became active again"));
         }
     }
-    out
 }
 
 fn is_older(o: &Observation, s: &Seen) -> bool {
@@ -393,7 +417,21 @@ pub fn check_graph(
             bad(0, format!("{} has no way out", s.name()));
         }
     }
-    // 3. From ControlLost, Controlling is reachable only through Claiming.
+    out.extend(control_lost_paths(&next));
+    out.extend(lease_trouble_covered(graph, transitions, policy));
+    out
+}
+
+/// Rule 3 on the graph: from ControlLost, Controlling is reachable only through Claiming.
+fn control_lost_paths(next: &BTreeMap<StateName, BTreeSet<StateName>>) -> Vec<Violation> {
+    let mut out = vec![];
+    let mut bad = |invariant: u8, message: String| {
+        out.push(Violation {
+            invariant,
+            message,
+            witness: None,
+        })
+    };
     let mut queue = VecDeque::from([StateName::ControlLost]);
     let mut seen = BTreeSet::from([StateName::ControlLost]);
     while let Some(s) = queue.pop_front() {
@@ -410,7 +448,24 @@ pub fn check_graph(
             queue.push_back(*t);
         }
     }
-    // 6. Coverage: every Controlling substate meets each kind of lease trouble and ends in ControlLost.
+    out
+}
+
+/// Rule 6's coverage: every Controlling substate meets each kind of lease trouble and ends in
+/// ControlLost.
+fn lease_trouble_covered(
+    graph: &Graph,
+    transitions: &[Transition],
+    policy: &Policy,
+) -> Vec<Violation> {
+    let mut out = vec![];
+    let mut bad = |invariant: u8, message: String| {
+        out.push(Violation {
+            invariant,
+            message,
+            witness: None,
+        })
+    };
     let controlling: Vec<StateName> = graph
         .states
         .iter()
@@ -418,17 +473,21 @@ pub fn check_graph(
         .filter(|s| s.is_controlling())
         .collect();
     for s in controlling {
-        for kind in ["refused", "fenced", "expired", "taken_over"] {
+        for kind in Trouble::ALL {
             let covered = transitions.iter().any(|t| {
                 t.from.state == s
                     && t.to.state == StateName::ControlLost
                     && is_lease_trouble(&t.from, &t.event, policy)
-                    && trouble_kind(&t.event) == kind
+                    && Trouble::of(&t.event) == kind
             });
             if !covered {
                 bad(
                     6,
-                    format!("{} has no explored {kind} edge into ControlLost", s.name()),
+                    format!(
+                        "{} has no explored {} edge into ControlLost",
+                        s.name(),
+                        kind.name()
+                    ),
                 );
             }
         }
@@ -436,11 +495,38 @@ pub fn check_graph(
     out
 }
 
-fn trouble_kind(e: &Event) -> &'static str {
-    match e {
-        Event::LeaseRefused { .. } => "refused",
-        Event::Written { .. } => "fenced",
-        Event::Tick { .. } => "expired",
-        _ => "taken_over",
+/// A kind of lease trouble, as coverage counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trouble {
+    Refused,
+    Fenced,
+    Expired,
+    TakenOver,
+}
+
+impl Trouble {
+    const ALL: [Trouble; 4] = [
+        Trouble::Refused,
+        Trouble::Fenced,
+        Trouble::Expired,
+        Trouble::TakenOver,
+    ];
+
+    fn of(e: &Event) -> Trouble {
+        match e {
+            Event::LeaseRefused { .. } => Trouble::Refused,
+            Event::Written { .. } => Trouble::Fenced,
+            Event::Tick { .. } => Trouble::Expired,
+            _ => Trouble::TakenOver,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Trouble::Refused => "refused",
+            Trouble::Fenced => "fenced",
+            Trouble::Expired => "expired",
+            Trouble::TakenOver => "taken_over",
+        }
     }
 }
