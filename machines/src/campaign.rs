@@ -1401,22 +1401,10 @@ impl Campaign {
             Event::LeaseGranted {
                 lease: granted,
                 now,
-            } => {
-                if self.reachable()
-                    && granted.controller_id == lease.controller_id
-                    && granted.epoch == lease.epoch
-                    && granted.usable_at(*now, self.policy.expiry_margin)
-                {
-                    lease.expires_at = lease.expires_at.max(granted.expires_at);
-                    Handled
-                } else if granted.controller_id == lease.controller_id
-                    && granted.epoch == lease.epoch
-                {
-                    lost(self, context, lease, LossReason::Expired)
-                } else {
-                    lost(self, context, lease, LossReason::TakenOver)
-                }
-            }
+            } => match self.renewal(lease, granted, *now) {
+                Ok(()) => Handled,
+                Err(reason) => lost(self, context, lease, reason),
+            },
             Event::LeaseRefused { reason } => {
                 lost(self, context, lease, LossReason::Refused(*reason))
             }
@@ -1442,31 +1430,16 @@ impl Campaign {
                 if !lease.usable_at(*now, self.policy.expiry_margin) {
                     return lost(self, context, lease, LossReason::Expired);
                 }
-                // Authority is confirmed every heartbeat: by the renewal when one is due, else
-                // by reading who holds the lease, so a takeover is seen within one heartbeat.
-                if lease.expires_at - now <= self.policy.renew_ahead {
-                    context.push(Action::Renew { epoch: lease.epoch });
-                } else {
-                    context.push(Action::ReadControl);
-                }
-                if let Some(t) = task {
-                    context.push(Action::Poll { task: t.clone() });
-                }
+                self.confirm_authority(context, lease, *now, task);
                 Handled
             }
             // Releasing or pausing with a write in flight would orphan its answer: refused.
             Event::Operator(Command::Release) if in_flight.is_none() => {
-                context.push(Action::Release { epoch: lease.epoch });
-                context.surface(Significant::ControlChanged {
-                    change: ControlChange::Released { epoch: lease.epoch },
-                });
+                Self::give_back(context, lease);
                 Transition(Self::observer_state(task.cloned()))
             }
             Event::Operator(Command::Pause) if in_flight.is_none() => {
-                context.push(Action::Release { epoch: lease.epoch });
-                context.surface(Significant::ControlChanged {
-                    change: ControlChange::Released { epoch: lease.epoch },
-                });
+                Self::give_back(context, lease);
                 Transition(State::paused(task.cloned()))
             }
             Event::Operator(Command::Abandon) => {
@@ -1474,5 +1447,48 @@ impl Campaign {
             }
             _ => Super,
         }
+    }
+
+    /// A renewal's grant: the lease held, extended; or why it is lost (ours but no longer
+    /// usable: expired; another's or another epoch: taken over).
+    fn renewal(&mut self, lease: &mut Lease, granted: &Lease, now: u64) -> Result<(), LossReason> {
+        // Any answer ends an outage: the remote is reachable, whatever the grant says.
+        let reached = self.reachable();
+        let ours = granted.controller_id == lease.controller_id && granted.epoch == lease.epoch;
+        if reached && ours && granted.usable_at(now, self.policy.expiry_margin) {
+            lease.expires_at = lease.expires_at.max(granted.expires_at);
+            Ok(())
+        } else if ours {
+            Err(LossReason::Expired)
+        } else {
+            Err(LossReason::TakenOver)
+        }
+    }
+
+    /// Authority is confirmed every heartbeat: by the renewal when one is due, else by reading
+    /// who holds the lease, so a takeover is seen within one heartbeat; and the task is read.
+    fn confirm_authority(
+        &self,
+        context: &mut Effects,
+        lease: &Lease,
+        now: u64,
+        task: Option<&TaskId>,
+    ) {
+        if lease.expires_at - now <= self.policy.renew_ahead {
+            context.push(Action::Renew { epoch: lease.epoch });
+        } else {
+            context.push(Action::ReadControl);
+        }
+        if let Some(t) = task {
+            context.push(Action::Poll { task: t.clone() });
+        }
+    }
+
+    /// The lease given back, and said.
+    fn give_back(context: &mut Effects, lease: &Lease) {
+        context.push(Action::Release { epoch: lease.epoch });
+        context.surface(Significant::ControlChanged {
+            change: ControlChange::Released { epoch: lease.epoch },
+        });
     }
 }
