@@ -590,42 +590,7 @@ impl Campaign {
     ) -> Outcome<State> {
         match event {
             Event::ReadBack { request_id, answer } if *request_id == intent.request_id => {
-                match answer {
-                    ReadbackAnswer::Applied { task: applied } => {
-                        let bound = match (intent.operation, applied) {
-                            (Operation::Submit, Some(t)) => {
-                                self.memory.attempts = self.memory.attempts.saturating_add(1);
-                                Some(t.clone())
-                            }
-                            _ => task.clone(),
-                        };
-                        Transition(State::confirming(bound, last_lease.clone()))
-                    }
-                    ReadbackAnswer::NotApplied => {
-                        // Nothing runs and nothing will: a person (or Argus) decides what next.
-                        context.surface(Significant::Blocked {
-                            reason: BlockReason::WriteNotApplied(intent.operation),
-                        });
-                        context.push(Action::WakeArgus {
-                            reason: WakeReason::Blocked,
-                        });
-                        Transition(State::confirming(task.clone(), last_lease.clone()))
-                    }
-                    ReadbackAnswer::Unavailable => {
-                        if *escalated {
-                            Handled
-                        } else {
-                            *escalated = true;
-                            context.surface(Significant::Blocked {
-                                reason: BlockReason::AmbiguityUnresolved(intent.operation),
-                            });
-                            context.push(Action::WakeArgus {
-                                reason: WakeReason::AmbiguityUnresolved,
-                            });
-                            Handled
-                        }
-                    }
-                }
+                self.read_back(context, task, intent, last_lease, escalated, answer)
             }
             Event::Tick { .. } => {
                 context.push(Action::Readback {
@@ -662,6 +627,55 @@ impl Campaign {
             }
             Event::Operator(Command::Abandon) => self.close(context, None, MissionEnd::Abandoned),
             _ => Handled,
+        }
+    }
+
+    /// The remote's answer on an ambiguous write: applied (the task it created is the attempt),
+    /// not applied (a person or Argus decides), or it cannot say (escalated, once).
+    fn read_back(
+        &mut self,
+        context: &mut Effects,
+        task: &Option<TaskId>,
+        intent: &Intent,
+        last_lease: &Lease,
+        escalated: &mut bool,
+        answer: &ReadbackAnswer,
+    ) -> Outcome<State> {
+        match answer {
+            ReadbackAnswer::Applied { task: applied } => {
+                let bound = match (intent.operation, applied) {
+                    (Operation::Submit, Some(t)) => {
+                        self.memory.attempts = self.memory.attempts.saturating_add(1);
+                        Some(t.clone())
+                    }
+                    _ => task.clone(),
+                };
+                Transition(State::confirming(bound, last_lease.clone()))
+            }
+            ReadbackAnswer::NotApplied => {
+                // Nothing runs and nothing will: a person (or Argus) decides what next.
+                context.surface(Significant::Blocked {
+                    reason: BlockReason::WriteNotApplied(intent.operation),
+                });
+                context.push(Action::WakeArgus {
+                    reason: WakeReason::Blocked,
+                });
+                Transition(State::confirming(task.clone(), last_lease.clone()))
+            }
+            ReadbackAnswer::Unavailable => {
+                if *escalated {
+                    Handled
+                } else {
+                    *escalated = true;
+                    context.surface(Significant::Blocked {
+                        reason: BlockReason::AmbiguityUnresolved(intent.operation),
+                    });
+                    context.push(Action::WakeArgus {
+                        reason: WakeReason::AmbiguityUnresolved,
+                    });
+                    Handled
+                }
+            }
         }
     }
 
