@@ -455,7 +455,14 @@ impl CampaignRecord {
                 return Err(RecordError::IntentMismatch(name));
             }
         }
-        Ok(match self.state.clone() {
+        Ok(State::from(self.state.clone()))
+    }
+}
+
+/// A record's state as the machine's: field for field (the record is checked before).
+impl From<StateRecord> for State {
+    fn from(record: StateRecord) -> State {
+        match record {
             StateRecord::Detached {} => State::Detached {},
             StateRecord::Watching { task } => State::Watching { task },
             StateRecord::RemoteUnavailable { task, failures } => {
@@ -524,7 +531,7 @@ impl CampaignRecord {
             StateRecord::ClosedAccepted {} => State::ClosedAccepted {},
             StateRecord::ClosedRejected {} => State::ClosedRejected {},
             StateRecord::ClosedAbandoned {} => State::ClosedAbandoned {},
-        })
+        }
     }
 }
 
@@ -543,20 +550,9 @@ impl RecordV1 {
     }
 
     /// Validate the record against its state name and build that exact state.
-    fn to_state(&self) -> Result<State, RecordError> {
-        if self.schema_version != 1 {
-            return Err(RecordError::UnsupportedVersion(self.schema_version));
-        }
+    /// Fields a state cannot have are refused: a stray lease on an observer is a forgery smell.
+    fn no_stray_fields(&self) -> Result<(), RecordError> {
         let name = self.state.name();
-        let need = |field: &'static str| RecordError::Missing { state: name, field };
-        let task = || self.task.clone().ok_or_else(|| need("task"));
-        let lease = || self.lease.clone().ok_or_else(|| need("lease"));
-        let intent = |op: Operation| match &self.intent {
-            Some(i) if i.operation == op => Ok(i.clone()),
-            Some(_) => Err(RecordError::IntentMismatch(name)),
-            None => Err(need("intent")),
-        };
-        // Fields a state cannot have are refused: a stray lease on an observer is a forgery smell.
         let uses_lease = matches!(
             self.state,
             StateName::Confirming | StateName::AmbiguousWrite | StateName::ControlLost
@@ -591,6 +587,23 @@ impl RecordV1 {
                 return Err(RecordError::IntentMismatch(name));
             }
         }
+        Ok(())
+    }
+
+    fn to_state(&self) -> Result<State, RecordError> {
+        if self.schema_version != 1 {
+            return Err(RecordError::UnsupportedVersion(self.schema_version));
+        }
+        let name = self.state.name();
+        let need = |field: &'static str| RecordError::Missing { state: name, field };
+        let task = || self.task.clone().ok_or_else(|| need("task"));
+        let lease = || self.lease.clone().ok_or_else(|| need("lease"));
+        let intent = |op: Operation| match &self.intent {
+            Some(i) if i.operation == op => Ok(i.clone()),
+            Some(_) => Err(RecordError::IntentMismatch(name)),
+            None => Err(need("intent")),
+        };
+        self.no_stray_fields()?;
         Ok(match self.state {
             StateName::Detached => State::Detached {},
             StateName::Watching => State::Watching { task: task()? },
