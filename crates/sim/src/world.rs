@@ -1148,11 +1148,15 @@ impl World {
             .clone()
     }
 
-    fn task_json(&self, id: &str, now: u64, with_history: bool, older: bool) -> Value {
-        let Some(task) = self.tasks.get(id) else {
-            return Value::Null;
-        };
-        let timeline = self.timeline(task);
+    /// How far into its timeline a reading of `task` at `now` is (held where a cancellation took
+    /// effect; one step back for an older reading), and when the cancellation took effect.
+    fn reading_age(
+        &self,
+        task: &SimTask,
+        timeline: &Timeline,
+        now: u64,
+        older: bool,
+    ) -> (u64, Option<u64>) {
         let mut age = Self::age(task, now);
         let canceled = self.canceled_at(task).filter(|at| now >= *at);
         if let Some(at) = canceled {
@@ -1169,6 +1173,62 @@ impl World {
                 age = timeline.steps[r.revision as usize - 2].at_ms;
             }
         }
+        (age, canceled)
+    }
+
+    /// The faults the scenario injects into a reading: another campaign's id and artifact, an
+    /// earlier run's artifact, instructions in the remote's text. The campaign id it names.
+    fn faulted(
+        &self,
+        id: &str,
+        task: &SimTask,
+        (run_id, attempt_id): (&str, &str),
+        message: &mut Option<String>,
+        artifacts: &mut Vec<Value>,
+    ) -> String {
+        let mut campaign_id = task.campaign_id.clone();
+        if self.has(|f| matches!(f, Fault::ForeignArtifact)) {
+            campaign_id = "some-other-campaign".into();
+            artifacts.push(artifact_json(
+                &format!("{id}-foreign"),
+                "foreign-result",
+                Some("result of another campaign"),
+                None,
+                (&campaign_id, run_id, attempt_id),
+            ));
+        }
+        if self.has(|f| matches!(f, Fault::OtherRunArtifact)) {
+            artifacts.push(artifact_json(
+                &format!("{id}-other-run"),
+                "other-run-result",
+                Some("result of an earlier run of this campaign"),
+                None,
+                (&task.campaign_id, "run-of-another-task", "attempt-0"),
+            ));
+        }
+        if self.has(|f| matches!(f, Fault::Injection)) {
+            *message = Some(
+                format!("{} {INJECTION}", message.take().unwrap_or_default())
+                    .trim()
+                    .to_string(),
+            );
+            artifacts.push(artifact_json(
+                &format!("{id}-notes"),
+                "operator-notes",
+                Some(INJECTION),
+                None,
+                (&task.campaign_id, run_id, attempt_id),
+            ));
+        }
+        campaign_id
+    }
+
+    fn task_json(&self, id: &str, now: u64, with_history: bool, older: bool) -> Value {
+        let Some(task) = self.tasks.get(id) else {
+            return Value::Null;
+        };
+        let timeline = self.timeline(task);
+        let (age, canceled) = self.reading_age(task, &timeline, now, older);
         let r = timeline.at(age);
         let mut state = r.step.state.clone();
         let mut revision = r.revision;
@@ -1217,40 +1277,13 @@ impl World {
         if self.has(|f| matches!(f, Fault::UnknownState)) && !older {
             state = TaskState::Other("paused-by-operator".into());
         }
-        let mut campaign_id = task.campaign_id.clone();
-        if self.has(|f| matches!(f, Fault::ForeignArtifact)) {
-            campaign_id = "some-other-campaign".into();
-            artifacts.push(artifact_json(
-                &format!("{id}-foreign"),
-                "foreign-result",
-                Some("result of another campaign"),
-                None,
-                (&campaign_id, &run_id, &attempt_id),
-            ));
-        }
-        if self.has(|f| matches!(f, Fault::OtherRunArtifact)) {
-            artifacts.push(artifact_json(
-                &format!("{id}-other-run"),
-                "other-run-result",
-                Some("result of an earlier run of this campaign"),
-                None,
-                (&task.campaign_id, "run-of-another-task", "attempt-0"),
-            ));
-        }
-        if self.has(|f| matches!(f, Fault::Injection)) {
-            message = Some(
-                format!("{} {INJECTION}", message.unwrap_or_default())
-                    .trim()
-                    .to_string(),
-            );
-            artifacts.push(artifact_json(
-                &format!("{id}-notes"),
-                "operator-notes",
-                Some(INJECTION),
-                None,
-                (&task.campaign_id, &run_id, &attempt_id),
-            ));
-        }
+        let campaign_id = self.faulted(
+            id,
+            task,
+            (&run_id, &attempt_id),
+            &mut message,
+            &mut artifacts,
+        );
         let status_message = message.map(|text| {
             json!({"kind": "message", "role": "agent", "messageId": format!("{id}-status-{revision}"),
                    "parts": [{"kind": "text", "text": text}]})
@@ -1265,12 +1298,8 @@ impl World {
         if let Some(m) = status_message {
             status["message"] = m;
         }
-        let history: Vec<Value> = if with_history {
-            // Routine stdout, the kind of noise a real worker streams: capped here at 20 lines.
-            (0..u64::from(r.noise_so_far).min(20))
-                .map(|i| json!({"kind": "message", "role": "agent", "messageId": format!("{id}-log-{revision}-{i}"),
-                                "parts": [{"kind": "text", "text": format!("step {}/1000 loss={:.3}", i * 10 + 1, 2.0 / (i as f64 + 1.0))}]}))
-                .collect()
+        let history = if with_history {
+            noise(id, revision, r.noise_so_far)
         } else {
             vec![]
         };
@@ -1298,6 +1327,14 @@ impl World {
             }
         })
     }
+}
+
+/// Routine stdout, the kind of noise a real worker streams: capped here at 20 lines.
+fn noise(id: &str, revision: u64, so_far: u32) -> Vec<Value> {
+    (0..u64::from(so_far).min(20))
+        .map(|i| json!({"kind": "message", "role": "agent", "messageId": format!("{id}-log-{revision}-{i}"),
+                        "parts": [{"kind": "text", "text": format!("step {}/1000 loss={:.3}", i * 10 + 1, 2.0 / (i as f64 + 1.0))}]}))
+        .collect()
 }
 
 fn text_of(message: &Value) -> Option<String> {
