@@ -755,16 +755,33 @@ async fn rpc(
     if core == streams::SUBSCRIBE {
         return streams::subscribe(shared.clone(), &method, id, &params, dialect);
     }
+    let applied = apply(&shared, &method, core, params);
+    let value = match applied.await {
+        Ok(Ok(result)) => {
+            json!({"jsonrpc": "2.0", "id": id, "result": streams::in_dialect(dialect, core, result)})
+        }
+        Ok(Err(e)) => rpc_error(id, e.code, e.message),
+        Err(_) => rpc_error(id, -32603, "internal error"),
+    };
+    finish(&shared, &method, value)
+}
+
+/// Apply a call as a real server does: processed even if the client hangs up meanwhile (a delayed
+/// answer), so it runs detached and only its answer is awaited.
+fn apply(
+    shared: &Arc<Shared>,
+    method: &str,
+    core: &'static str,
+    params: Value,
+) -> tokio::task::JoinHandle<Result<Value, world::RpcError>> {
     let reads_only = core == "tasks/get";
-    // Like a real server, the call is processed even if the client hangs up meanwhile (a delayed
-    // answer): run it detached and only await its answer here.
     let worker = shared.clone();
-    let call_method = method.clone();
-    let delay = match shared.take_delay(&method) {
+    let call_method = method.to_string();
+    let delay = match shared.take_delay(method) {
         Some(ms) => Duration::from_millis(ms),
         None => Duration::ZERO,
     };
-    let applied = tokio::spawn(async move {
+    tokio::spawn(async move {
         if !delay.is_zero() {
             worker.held.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(delay).await;
@@ -776,15 +793,7 @@ async fn rpc(
             worker.changed.notify_waiters();
         }
         answer
-    });
-    let value = match applied.await {
-        Ok(Ok(result)) => {
-            json!({"jsonrpc": "2.0", "id": id, "result": streams::in_dialect(dialect, core, result)})
-        }
-        Ok(Err(e)) => rpc_error(id, e.code, e.message),
-        Err(_) => rpc_error(id, -32603, "internal error"),
-    };
-    finish(&shared, &method, value)
+    })
 }
 
 /// Faults that act before anything is applied: delay, 500, 503, redirect.
