@@ -152,43 +152,7 @@ async fn follow(
         };
         if last.as_ref() != Some(&watch.key) {
             let event = event(&watch, last.is_none(), dialect);
-            let frame = |event: &Value| {
-                let rpc = json!({"jsonrpc": "2.0", "id": id, "result": event});
-                Bytes::from(format!("data: {rpc}\n\n"))
-            };
-            let sent = match fault.take() {
-                Some(Fault::StreamCut { .. }) => {
-                    let whole = frame(&event);
-                    let _ = tx.send(Ok(whole.slice(..whole.len() / 2))).await;
-                    let _ = tx
-                        .send(Err(std::io::Error::new(
-                            std::io::ErrorKind::ConnectionReset,
-                            "cut by fault injection",
-                        )))
-                        .await;
-                    return;
-                }
-                Some(Fault::StreamOtherTask { .. }) => {
-                    let other = serde_json::to_string(&event)
-                        .unwrap_or_default()
-                        .replace(&task, "task-of-someone-else");
-                    let other: Value = serde_json::from_str(&other).unwrap_or(Value::Null);
-                    tx.send(Ok(frame(&other))).await
-                }
-                Some(Fault::StreamFlood { copies, bare, .. }) => {
-                    let event = if bare { stripped(event) } else { event };
-                    let mut sent = Ok(());
-                    for _ in 0..copies.max(1) {
-                        sent = tx.send(Ok(frame(&event))).await;
-                        if sent.is_err() {
-                            break;
-                        }
-                    }
-                    sent
-                }
-                _ => tx.send(Ok(frame(&event))).await,
-            };
-            if sent.is_err() {
+            if !send(&tx, &id, &task, event, fault.take()).await {
                 return;
             }
             last = Some(watch.key.clone());
@@ -208,6 +172,48 @@ async fn follow(
             () = tx.closed() => return,
         }
     }
+}
+
+/// One update sent, as the fault (if any) shapes it: cut mid-frame, about another task, or
+/// flooded. False when the stream ends.
+async fn send(tx: &Tx, id: &Value, task: &str, event: Value, fault: Option<Fault>) -> bool {
+    let frame = |event: &Value| {
+        let rpc = json!({"jsonrpc": "2.0", "id": id, "result": event});
+        Bytes::from(format!("data: {rpc}\n\n"))
+    };
+    let sent = match fault {
+        Some(Fault::StreamCut { .. }) => {
+            let whole = frame(&event);
+            let _ = tx.send(Ok(whole.slice(..whole.len() / 2))).await;
+            let _ = tx
+                .send(Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "cut by fault injection",
+                )))
+                .await;
+            return false;
+        }
+        Some(Fault::StreamOtherTask { .. }) => {
+            let other = serde_json::to_string(&event)
+                .unwrap_or_default()
+                .replace(task, "task-of-someone-else");
+            let other: Value = serde_json::from_str(&other).unwrap_or(Value::Null);
+            tx.send(Ok(frame(&other))).await
+        }
+        Some(Fault::StreamFlood { copies, bare, .. }) => {
+            let event = if bare { stripped(event) } else { event };
+            let mut sent = Ok(());
+            for _ in 0..copies.max(1) {
+                sent = tx.send(Ok(frame(&event))).await;
+                if sent.is_err() {
+                    break;
+                }
+            }
+            sent
+        }
+        _ => tx.send(Ok(frame(&event))).await,
+    };
+    sent.is_ok()
 }
 
 /// An event without the task's metadata (what a plain A2A server sends).

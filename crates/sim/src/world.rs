@@ -472,6 +472,37 @@ impl World {
 
     /// The supervisor-side counts: judged on what the caller sent and what it had been told, never
     /// on whether this remote accepted it.
+    /// A lease the remote showed its holder (a claim's grant, a read): what the holder knows.
+    fn note_told(&mut self, campaign: &str, result: &Result<Value, RpcError>) {
+        let lease = result.as_ref().ok().and_then(|a| a.get("lease"));
+        let field = |k: &str| lease.and_then(|l| l.get(k));
+        if let (Some(holder), Some(epoch), Some(expires_at)) = (
+            field("controller_id").and_then(Value::as_str),
+            field("epoch").and_then(Value::as_u64),
+            field("expires_at").and_then(Value::as_u64),
+        ) {
+            let told = self
+                .told
+                .entry((campaign.to_string(), holder.to_string()))
+                .or_insert(Told {
+                    epoch,
+                    expires_at,
+                    released: false,
+                });
+            if epoch > told.epoch || (epoch == told.epoch && !told.released) {
+                *told = Told {
+                    epoch,
+                    expires_at: if epoch == told.epoch {
+                        told.expires_at.max(expires_at)
+                    } else {
+                        expires_at
+                    },
+                    released: false,
+                };
+            }
+        }
+    }
+
     fn note_supervisor_side(
         &mut self,
         method: Option<Method>,
@@ -497,33 +528,7 @@ impl World {
         };
         // A claim's grant, or a lease shown by read_control: the holder now knows it.
         if matches!(method, Some(Method::ClaimControl | Method::ReadControl)) {
-            let lease = result.as_ref().ok().and_then(|a| a.get("lease"));
-            let field = |k: &str| lease.and_then(|l| l.get(k));
-            if let (Some(holder), Some(epoch), Some(expires_at)) = (
-                field("controller_id").and_then(Value::as_str),
-                field("epoch").and_then(Value::as_u64),
-                field("expires_at").and_then(Value::as_u64),
-            ) {
-                let told = self
-                    .told
-                    .entry((campaign.clone(), holder.to_string()))
-                    .or_insert(Told {
-                        epoch,
-                        expires_at,
-                        released: false,
-                    });
-                if epoch > told.epoch || (epoch == told.epoch && !told.released) {
-                    *told = Told {
-                        epoch,
-                        expires_at: if epoch == told.epoch {
-                            told.expires_at.max(expires_at)
-                        } else {
-                            expires_at
-                        },
-                        released: false,
-                    };
-                }
-            }
+            self.note_told(campaign, result);
             return;
         }
         let Some(controller) = &seen.controller_id else {
