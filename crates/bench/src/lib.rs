@@ -539,31 +539,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     // The runtime's own footprint (client, discovery, threads, allocator arenas) is fixed; what
     // each campaign costs is measured from here.
     let rss_started = rss_kib();
-    for (i, task) in tasks.iter().enumerate() {
-        let id = format!("bench-{i}");
-        rt.create(&id, "bench").await.map_err(|e| e.to_string())?;
-        rt.command(
-            &id,
-            OperatorCommand::observe(Some(TaskId::new(task.clone()))),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-    }
-    let controlling = (n as f64 * opts.controlling.clamp(0.0, 1.0)).round() as usize;
-    for i in 0..controlling {
-        let id = format!("bench-{i}");
-        let reply = rt
-            .command(&id, OperatorCommand::claim())
-            .await
-            .map_err(|e| e.to_string())?;
-        if !reply.accepted || reply.lease.is_none() {
-            return Err(format!(
-                "{id} could not claim control ({}): {:?}",
-                reply.refusal.map_or("refused", |r| r.name()),
-                reply.state
-            ));
-        }
-    }
+    let controlling = populate(&rt, &tasks, opts.controlling).await?;
     // Let every campaign see its task once (the first reading is material) and settle: a remote
     // we did not write may still move its fresh task along (1.5 heartbeats were too few for
     // fasta2a's echo tasks: a write fell in the window). Then measure.
@@ -595,41 +571,15 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     );
     let round_length = Duration::from_secs_f64(seconds.max(1) as f64 / ROUNDS as f64);
     let (disk0, window_started) = (disk_bytes(&root), Instant::now());
-    let (mut ticks, mut used) = (0, Cpu::default());
-    let (mut floors, mut floor_kernel, mut ratios) = (vec![], vec![], vec![]);
-    let (mut paced_floors, mut paced_ratios) = (vec![], vec![]);
-    for _ in 0..ROUNDS {
-        let (t0, q0, c0) = (
-            stats.ticks.load(Ordering::Relaxed),
-            stats.remote_calls.load(Ordering::Relaxed),
-            Cpu::now(),
-        );
-        tokio::time::sleep(round_length).await;
-        let (round_ticks, round_calls, round_cpu) = (
-            stats.ticks.load(Ordering::Relaxed) - t0,
-            stats.remote_calls.load(Ordering::Relaxed) - q0,
-            Cpu::now().since(c0),
-        );
-        ticks += round_ticks;
-        used = used.plus(round_cpu);
-        let (floor_per_poll, floor_system) = floor
-            .round(round_calls.clamp(floor_min, FLOOR_MAX_POLLS), None)
-            .await?;
-        // The same requests at the runtime's own rate in the round: what a bare poller on a
-        // cadence pays (at most the round's length).
-        let rate = round_calls as f64 / round_length.as_secs_f64();
-        let (paced_per_poll, _) = floor
-            .round(round_calls.clamp(1, FLOOR_MAX_POLLS), Some(rate))
-            .await?;
-        floors.push(floor_per_poll);
-        floor_kernel.push(floor_system);
-        paced_floors.push(paced_per_poll);
-        // Per remote call, as the floor's is per poll: a controller's tick makes two (its poll,
-        // and its heartbeat's read_control or renewal), an observer's one.
-        let ours = round_cpu.total() / round_calls.max(1) as f64;
-        ratios.push(ours / floor_per_poll.max(1e-12));
-        paced_ratios.push(ours / paced_per_poll.max(1e-12));
-    }
+    let Rounds {
+        ticks,
+        used,
+        mut floors,
+        mut floor_kernel,
+        mut ratios,
+        mut paced_floors,
+        mut paced_ratios,
+    } = rounds(&stats, &floor, floor_min, round_length).await?;
     let disk1 = disk_bytes(&root);
     let window = window_started.elapsed().as_secs_f64().max(1e-3);
     let disk_kib_per_campaign_day =
@@ -639,31 +589,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     // heartbeat kept its cadence over them all (taken back to back for at least 2 s: over one
     // short backup the count of ticks is too coarse to compare).
     let steady_rate = ticks as f64 / (round_length.as_secs_f64() * ROUNDS as f64);
-    let (tb, backups_started) = (stats.ticks.load(Ordering::Relaxed), Instant::now());
-    let (mut backup_times, mut archive, mut backup_files) = (vec![], std::path::PathBuf::new(), 0);
-    while backup_times.len() < 10
-        && (backup_times.len() < 3 || backups_started.elapsed() < Duration::from_secs(2))
-    {
-        let backup_root = root.clone();
-        let started = Instant::now();
-        let (a, files) = tokio::task::spawn_blocking(move || {
-            argus_supervisor_lib::store::backup::take(&backup_root, "argus-supervisor bench")
-                .map(|(a, m)| (a, m.files.len()))
-        })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-        backup_times.push(started.elapsed().as_secs_f64());
-        // The earlier archives stay until the restore is timed: freeing their blocks on a disk
-        // mounted with `discard` would be paid by the restore's sync, not by anything it does.
-        (archive, backup_files) = (a, files);
-    }
-    let window = backups_started.elapsed().as_secs_f64();
-    backup_times.sort_by(f64::total_cmp);
-    let backup_secs = backup_times[backup_times.len() / 2];
-    let backup_tick_share = (stats.ticks.load(Ordering::Relaxed) - tb) as f64
-        / window.max(1e-3)
-        / steady_rate.max(1e-9);
+    let backups = backups(&root, &stats, steady_rate).await?;
     let (w1, d1, k1) = (
         stats.disk_writes.load(Ordering::Relaxed),
         stats.durable_writes.load(Ordering::Relaxed),
@@ -683,15 +609,197 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     let cpu = used.total();
     let cpu_per_tick = cpu / ticks.max(1) as f64;
     let recovery_cold = opts.cold && drop_page_cache();
+    let (recovery_secs, read_all_secs, one) =
+        recover(store, client.clone(), config.clone(), wake.clone(), n).await?;
+    let (restore_recovery_secs, restore_floor_secs) =
+        restores(&root, &backups.archive, (client, config, wake), n, &one).await?;
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(Row {
+        campaigns: n,
+        controlling,
+        renewals,
+        heartbeat_secs: heartbeat.as_secs_f64(),
+        ticks,
+        expected_ticks: (n as f64 * seconds as f64 / heartbeat.as_secs_f64()) as u64,
+        cpu_per_1000_ticks: cpu_per_tick * 1000.0,
+        cpu_share_at_120s: cpu_per_tick * n as f64 / 120.0,
+        cpu_share_measured: cpu / seconds.max(1) as f64,
+        rss_kib_per_campaign: (rss1 - rss_started) / n as f64,
+        rss_fixed_mib: (rss_started - rss0) / 1024.0,
+        writes_during_unchanged: w1 - w0,
+        durable_writes_during_unchanged: d1 - d0,
+        wakes_during_unchanged: k1 - k0,
+        recovery_secs,
+        read_all_secs,
+        recovery_cold,
+        floor_cpu_per_1000_polls: floor * 1000.0,
+        floor_ratios: ratios,
+        paced_floor_cpu_per_1000_polls: paced_floors[ROUNDS / 2] * 1000.0,
+        paced_floor_ratios: paced_ratios,
+        backup_secs: backups.secs,
+        backup_files: backups.files,
+        disk_kib_per_campaign_day,
+        disk_kib_per_campaign,
+        backup_tick_share: backups.tick_share,
+        restore_recovery_secs,
+        restore_floor_secs,
+        system_share: used.kernel_share(),
+        floor_system_share: floor_system,
+    })
+}
+
+/// The steady rounds: our ticks and CPU, and the floor's, round by round.
+#[derive(Default)]
+struct Rounds {
+    ticks: u64,
+    used: Cpu,
+    floors: Vec<f64>,
+    floor_kernel: Vec<f64>,
+    ratios: Vec<f64>,
+    paced_floors: Vec<f64>,
+    paced_ratios: Vec<f64>,
+}
+
+/// [`ROUNDS`] rounds of the runtime ticking alone, each followed by the floor polling as many
+/// times (and again at the runtime's own rate): each round compares the two under the same load.
+async fn rounds(
+    stats: &argus_supervisor_lib::runtime::Stats,
+    floor: &Floor,
+    floor_min: u64,
+    round_length: Duration,
+) -> Result<Rounds, String> {
+    let mut r = Rounds::default();
+    for _ in 0..ROUNDS {
+        let (t0, q0, c0) = (
+            stats.ticks.load(Ordering::Relaxed),
+            stats.remote_calls.load(Ordering::Relaxed),
+            Cpu::now(),
+        );
+        tokio::time::sleep(round_length).await;
+        let (round_ticks, round_calls, round_cpu) = (
+            stats.ticks.load(Ordering::Relaxed) - t0,
+            stats.remote_calls.load(Ordering::Relaxed) - q0,
+            Cpu::now().since(c0),
+        );
+        r.ticks += round_ticks;
+        r.used = r.used.plus(round_cpu);
+        let (floor_per_poll, floor_system) = floor
+            .round(round_calls.clamp(floor_min, FLOOR_MAX_POLLS), None)
+            .await?;
+        // The same requests at the runtime's own rate in the round: what a bare poller on a
+        // cadence pays (at most the round's length).
+        let rate = round_calls as f64 / round_length.as_secs_f64();
+        let (paced_per_poll, _) = floor
+            .round(round_calls.clamp(1, FLOOR_MAX_POLLS), Some(rate))
+            .await?;
+        r.floors.push(floor_per_poll);
+        r.floor_kernel.push(floor_system);
+        r.paced_floors.push(paced_per_poll);
+        // Per remote call, as the floor's is per poll: a controller's tick makes two (its poll,
+        // and its heartbeat's read_control or renewal), an observer's one.
+        let ours = round_cpu.total() / round_calls.max(1) as f64;
+        r.ratios.push(ours / floor_per_poll.max(1e-12));
+        r.paced_ratios.push(ours / paced_per_poll.max(1e-12));
+    }
+    Ok(r)
+}
+
+/// The campaigns: one per task, each observing it; the first `share` of them claim control.
+/// How many control.
+async fn populate(rt: &Runtime, tasks: &[String], share: f64) -> Result<usize, String> {
+    let n = tasks.len();
+    for (i, task) in tasks.iter().enumerate() {
+        let id = format!("bench-{i}");
+        rt.create(&id, "bench").await.map_err(|e| e.to_string())?;
+        rt.command(
+            &id,
+            OperatorCommand::observe(Some(TaskId::new(task.clone()))),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    let controlling = (n as f64 * share.clamp(0.0, 1.0)).round() as usize;
+    for i in 0..controlling {
+        let id = format!("bench-{i}");
+        let reply = rt
+            .command(&id, OperatorCommand::claim())
+            .await
+            .map_err(|e| e.to_string())?;
+        if !reply.accepted || reply.lease.is_none() {
+            return Err(format!(
+                "{id} could not claim control ({}): {:?}",
+                reply.refusal.map_or("refused", |r| r.name()),
+                reply.state
+            ));
+        }
+    }
+    Ok(controlling)
+}
+
+/// Backups taken back to back under the steady load.
+struct Backups {
+    /// The median backup's seconds.
+    secs: f64,
+    files: usize,
+    /// The last archive.
+    archive: std::path::PathBuf,
+    /// The heartbeat's ticks over the backups, against its steady rate.
+    tick_share: f64,
+}
+
+/// Backups under the same steady load: how long one takes (the median), and whether the
+/// heartbeat kept its cadence over them all (taken back to back for at least 2 s: over one short
+/// backup the count of ticks is too coarse to compare).
+async fn backups(
+    root: &std::path::Path,
+    stats: &argus_supervisor_lib::runtime::Stats,
+    steady_rate: f64,
+) -> Result<Backups, String> {
+    let (tb, backups_started) = (stats.ticks.load(Ordering::Relaxed), Instant::now());
+    let (mut backup_times, mut archive, mut backup_files) = (vec![], std::path::PathBuf::new(), 0);
+    while backup_times.len() < 10
+        && (backup_times.len() < 3 || backups_started.elapsed() < Duration::from_secs(2))
+    {
+        let backup_root = root.to_path_buf();
+        let started = Instant::now();
+        let (a, files) = tokio::task::spawn_blocking(move || {
+            argus_supervisor_lib::store::backup::take(&backup_root, "argus-supervisor bench")
+                .map(|(a, m)| (a, m.files.len()))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        backup_times.push(started.elapsed().as_secs_f64());
+        // The earlier archives stay until the restore is timed: freeing their blocks on a disk
+        // mounted with `discard` would be paid by the restore's sync, not by anything it does.
+        (archive, backup_files) = (a, files);
+    }
+    let window = backups_started.elapsed().as_secs_f64();
+    backup_times.sort_by(f64::total_cmp);
+    let backup_secs = backup_times[backup_times.len() / 2];
+    let backup_tick_share = (stats.ticks.load(Ordering::Relaxed) - tb) as f64
+        / window.max(1e-3)
+        / steady_rate.max(1e-9);
+    Ok(Backups {
+        secs: backup_secs,
+        files: backup_files,
+        archive,
+        tick_share: backup_tick_share,
+    })
+}
+
+/// A start on the root the steady row wrote: the seconds until every driver answers, then until
+/// every document is read; and one campaign's id, to look for after a restore.
+async fn recover(
+    store: Store,
+    client: Arc<A2aClient>,
+    config: RuntimeConfig,
+    wake: Arc<CountingWake>,
+    n: usize,
+) -> Result<(f64, f64, String), String> {
     let started = Instant::now();
-    let recovered = Runtime::start(
-        store,
-        client.clone(),
-        config.clone(),
-        Arc::new(SystemClock),
-        wake.clone(),
-    )
-    .map_err(|e| e.to_string())?;
+    let recovered = Runtime::start(store, client, config, Arc::new(SystemClock), wake)
+        .map_err(|e| e.to_string())?;
     let listed = recovered.by_state().values().sum::<u64>();
     let one = recovered.campaign_ids().pop().unwrap_or_default();
     if listed != n as u64 || recovered.document(&one).await.is_none() {
@@ -708,6 +816,17 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
             "the recovery read {read} of {n} campaign documents"
         ));
     }
+    Ok((recovery_secs, read_all_secs, one))
+}
+
+/// Restore plus recovery of `archive`, and its floor (the same files written bare).
+async fn restores(
+    root: &std::path::Path,
+    archive: &std::path::Path,
+    (client, config, wake): (Arc<A2aClient>, RuntimeConfig, Arc<CountingWake>),
+    n: usize,
+    one: &str,
+) -> Result<(f64, f64), String> {
     // The archive restored into a fresh root, and a start on it. Creating files is most of a
     // restore, and its cost on a shared disk swings tenfold from moment to moment and drifts as
     // rounds free and take inodes: four restores alternate with four rounds of the floor (the
@@ -720,7 +839,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         // never by the floor's.
         settle(restored.parent().unwrap_or(&restored))?;
         let started = Instant::now();
-        argus_supervisor_lib::store::backup::restore(&archive, &restored, false)
+        argus_supervisor_lib::store::backup::restore(archive, &restored, false)
             .map_err(|e| e.to_string())?;
         Ok(started.elapsed().as_secs_f64())
     };
@@ -746,7 +865,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     )
     .map_err(|e| e.to_string())?;
     let listed = back.by_state().values().sum::<u64>();
-    if listed != n as u64 || back.document(&one).await.is_none() {
+    if listed != n as u64 || back.document(one).await.is_none() {
         return Err(format!("the restored root had {listed} of {n} campaigns"));
     }
     // Four rounds: the mean of the middle two.
@@ -758,39 +877,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     let restore_floor_secs = middle(floors);
     back.kill();
     let _ = std::fs::remove_dir_all(&restored);
-    let _ = std::fs::remove_dir_all(&root);
-    Ok(Row {
-        campaigns: n,
-        controlling,
-        renewals,
-        heartbeat_secs: heartbeat.as_secs_f64(),
-        ticks,
-        expected_ticks: (n as f64 * seconds as f64 / heartbeat.as_secs_f64()) as u64,
-        cpu_per_1000_ticks: cpu_per_tick * 1000.0,
-        cpu_share_at_120s: cpu_per_tick * n as f64 / 120.0,
-        cpu_share_measured: cpu / seconds.max(1) as f64,
-        rss_kib_per_campaign: (rss1 - rss_started) / n as f64,
-        rss_fixed_mib: (rss_started - rss0) / 1024.0,
-        writes_during_unchanged: w1 - w0,
-        durable_writes_during_unchanged: d1 - d0,
-        wakes_during_unchanged: k1 - k0,
-        recovery_secs,
-        read_all_secs,
-        recovery_cold,
-        floor_cpu_per_1000_polls: floor * 1000.0,
-        floor_ratios: ratios,
-        paced_floor_cpu_per_1000_polls: paced_floors[ROUNDS / 2] * 1000.0,
-        paced_floor_ratios: paced_ratios,
-        backup_secs,
-        backup_files,
-        disk_kib_per_campaign_day,
-        disk_kib_per_campaign,
-        backup_tick_share,
-        restore_recovery_secs,
-        restore_floor_secs,
-        system_share: used.kernel_share(),
-        floor_system_share: floor_system,
-    })
+    Ok((restore_recovery_secs, restore_floor_secs))
 }
 
 /// The floor of a poll: a bare polling loop on its own thread (a current-thread tokio runtime and
