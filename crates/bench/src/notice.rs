@@ -186,38 +186,9 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         Arc::new(CountingWake::default()),
     )
     .map_err(|e| e.to_string())?;
-    let ids: Vec<String> = (0..n).map(|i| format!("bench-{i}")).collect();
-    for (i, id) in ids.iter().enumerate() {
-        rt.create(id, "bench").await.map_err(|e| e.to_string())?;
-        let task = TaskId::new(format!("task-{:04}", i + 1));
-        rt.command(id, OperatorCommand::observe(Some(task)))
-            .await
-            .map_err(|e| e.to_string())?;
-    }
+    let ids = observe_all(&rt, n).await?;
     let rss0 = super::rss_kib();
-    for id in &ids[..live] {
-        let reply = rt
-            .command(id, OperatorCommand::claim())
-            .await
-            .map_err(|e| e.to_string())?;
-        if !reply.accepted {
-            return Err(format!("{id} could not claim control: {:?}", reply.state));
-        }
-    }
-    let ready = Instant::now() + Duration::from_secs(60);
-    let followed = || match settings.streaming {
-        true => rt.open_streams(),
-        false => rt.live_campaigns(),
-    };
-    while (settings.hot_poll > 0 || settings.streaming) && followed() < live as u64 {
-        if Instant::now() > ready {
-            return Err(format!(
-                "{} of {live} campaigns live after a minute",
-                followed()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    claim_live(&rt, &ids[..live], settings).await?;
     let rss_per_live_kib = (super::rss_kib() - rss0) / live as f64;
     // A change comes at any moment between two reads, not just after the first: the campaigns
     // became live together (their reads in phase with their claims), so the change waits two
@@ -238,40 +209,13 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     }
     let mut news = rt.subscribe();
     let stats = rt.stats().clone();
-    // The hot polls sent, sampled every 250 ms, for the busiest 5 s.
-    let calls = stats.clone();
-    let samples = Arc::new(std::sync::Mutex::new(Vec::<(Instant, u64)>::new()));
-    let taken = samples.clone();
-    let sampler = tokio::spawn(async move {
-        loop {
-            let sample = (Instant::now(), calls.hot_polls.load(Ordering::Relaxed));
-            taken.lock().unwrap_or_else(|p| p.into_inner()).push(sample);
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-    });
+    let (sampler, samples) = sample_hot_polls(stats.clone());
     let (cpu0, q0) = (Cpu::now(), stats.remote_calls.load(Ordering::Relaxed));
     let h0 = stats.hot_polls.load(Ordering::Relaxed);
     let changed = Instant::now();
     jump_clock(&sim.url, QUESTION_AT_MS).await?;
     let window = config.heartbeat.mul_f64(1.5) + Duration::from_secs(5);
-    let asked: std::collections::HashSet<&str> = ids[..live].iter().map(String::as_str).collect();
-    let mut took: std::collections::HashMap<String, f64> = Default::default();
-    while took.len() < live {
-        let left = window.saturating_sub(changed.elapsed());
-        let news = match tokio::time::timeout(left, news.recv()).await {
-            Err(_) => break,
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
-            Ok(Err(_)) => break,
-            Ok(Ok(news)) => news,
-        };
-        let FeedNews::Line { campaign, line } = news else {
-            continue;
-        };
-        if line["kind"] == "NEEDS_YOU" && asked.contains(campaign.as_str()) {
-            took.entry(campaign.as_str().to_string())
-                .or_insert_with(|| changed.elapsed().as_secs_f64());
-        }
-    }
+    let took = noticed(&mut news, &ids[..live], window, changed).await;
     // The busiest 5 s needs 5 s of samples: a window that ended sooner is held open.
     let least = Duration::from_secs(6);
     if let Some(rest) = least.checked_sub(changed.elapsed()) {
@@ -316,6 +260,99 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         streams_open,
         rss_per_live_kib,
     })
+}
+
+/// `n` campaigns, each observing its task (`bench-<i>` has `task-<i+1>`).
+async fn observe_all(rt: &Runtime, n: usize) -> Result<Vec<String>, String> {
+    let ids: Vec<String> = (0..n).map(|i| format!("bench-{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        rt.create(id, "bench").await.map_err(|e| e.to_string())?;
+        let task = TaskId::new(format!("task-{:04}", i + 1));
+        rt.command(id, OperatorCommand::observe(Some(task)))
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(ids)
+}
+
+/// The live campaigns claim control, and are followed (hot polled, or streamed) within a minute.
+async fn claim_live(rt: &Runtime, ids: &[String], settings: NoticeSettings) -> Result<(), String> {
+    let live = ids.len();
+    for id in ids {
+        let reply = rt
+            .command(id, OperatorCommand::claim())
+            .await
+            .map_err(|e| e.to_string())?;
+        if !reply.accepted {
+            return Err(format!("{id} could not claim control: {:?}", reply.state));
+        }
+    }
+    let ready = Instant::now() + Duration::from_secs(60);
+    let followed = || match settings.streaming {
+        true => rt.open_streams(),
+        false => rt.live_campaigns(),
+    };
+    while (settings.hot_poll > 0 || settings.streaming) && followed() < live as u64 {
+        if Instant::now() > ready {
+            return Err(format!(
+                "{} of {live} campaigns live after a minute",
+                followed()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+/// The hot polls sent, sampled every 250 ms, for the busiest 5 s.
+#[allow(clippy::type_complexity)]
+fn sample_hot_polls(
+    stats: Arc<argus_supervisor_lib::runtime::Stats>,
+) -> (
+    tokio::task::JoinHandle<()>,
+    Arc<std::sync::Mutex<Vec<(Instant, u64)>>>,
+) {
+    let calls = stats;
+    let samples = Arc::new(std::sync::Mutex::new(Vec::<(Instant, u64)>::new()));
+    let taken = samples.clone();
+    let sampler = tokio::spawn(async move {
+        loop {
+            let sample = (Instant::now(), calls.hot_polls.load(Ordering::Relaxed));
+            taken.lock().unwrap_or_else(|p| p.into_inner()).push(sample);
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    });
+    (sampler, samples)
+}
+
+/// How long each asked campaign took to say its question (NEEDS_YOU), within `window` of the
+/// change.
+async fn noticed(
+    news: &mut tokio::sync::broadcast::Receiver<FeedNews>,
+    asked: &[String],
+    window: Duration,
+    changed: Instant,
+) -> std::collections::HashMap<String, f64> {
+    let live = asked.len();
+    let asked: std::collections::HashSet<&str> = asked.iter().map(String::as_str).collect();
+    let mut took: std::collections::HashMap<String, f64> = Default::default();
+    while took.len() < live {
+        let left = window.saturating_sub(changed.elapsed());
+        let news = match tokio::time::timeout(left, news.recv()).await {
+            Err(_) => break,
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+            Ok(Err(_)) => break,
+            Ok(Ok(news)) => news,
+        };
+        let FeedNews::Line { campaign, line } = news else {
+            continue;
+        };
+        if line["kind"] == "NEEDS_YOU" && asked.contains(campaign.as_str()) {
+            took.entry(campaign.as_str().to_string())
+                .or_insert_with(|| changed.elapsed().as_secs_f64());
+        }
+    }
+    took
 }
 
 /// How long the bare poll loop runs, seconds.
