@@ -114,6 +114,15 @@ enum Command {
     Qualify(QualifyArgs),
     /// Run the simulated OpenTraining remote in the foreground (a local emulator to develop against).
     Sim(SimArgs),
+    /// `bench`'s own floor for a stream's memory, in a process of its own: bare SSE readers of a
+    /// streaming remote's tasks; prints the KiB each holds.
+    #[command(hide = true)]
+    BenchFloorSse {
+        #[arg(long)]
+        url: String,
+        #[arg(long)]
+        streams: usize,
+    },
     /// Write the generated state diagrams (Mermaid, DOT, SVG) from the explored machine.
     Diagrams {
         /// Do not write: exit non-zero and name the stale file when the committed files differ.
@@ -462,6 +471,21 @@ fn main() -> ExitCode {
         Command::Qualify(args) => run_qualify(args),
         Command::Sim(args) => sim(args),
         Command::Diagrams { check, dir } => diagrams(check, &dir),
+        Command::BenchFloorSse { url, streams } => {
+            let Some(rt) = tokio_runtime() else {
+                return ExitCode::FAILURE;
+            };
+            match rt.block_on(argus_bench::bare_stream_reader(&url, streams)) {
+                Ok(kib) => {
+                    println!("{kib}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 

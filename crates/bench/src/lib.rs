@@ -15,7 +15,7 @@
 //! feed line published, p50/p99, with the requests per second sent and the CPU per campaign.
 
 mod notice;
-pub use notice::{NoticeRow, NoticeSettings};
+pub use notice::{bare_stream_reader, NoticeRow, NoticeSettings};
 
 use argus_machines::{
     CampaignMachine, ControllerId, Event, Observation, RemoteState, StateName, TaskId,

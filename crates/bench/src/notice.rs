@@ -375,9 +375,38 @@ async fn bare_poll_cpu(
 
 /// The floor for a stream's memory: `streams` bare SSE readers (reqwest, one connection and one
 /// task each, reading and dropping what arrives) subscribed to tasks of a streaming sim, the RSS
-/// they add per stream, KiB.
+/// they add per stream, KiB; measured in a child process of its own ([`bare_stream_reader`]).
 pub async fn bare_stream_kib(streams: usize) -> Result<f64, String> {
     let (sim, _, _) = own_sim(&format!("sse-floor-{streams}"), &scenario(streams, true)).await?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let args = [
+        "bench-floor-sse".to_string(),
+        "--url".to_string(),
+        sim.url.clone(),
+        "--streams".to_string(),
+        streams.to_string(),
+    ];
+    let out =
+        tokio::task::spawn_blocking(move || std::process::Command::new(exe).args(args).output())
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("cannot start the SSE floor: {e}"))?;
+    drop(sim);
+    let said = String::from_utf8_lossy(&out.stdout);
+    match said.trim().parse::<f64>() {
+        Ok(kib) if out.status.success() => Ok(kib),
+        _ => Err(format!(
+            "the SSE floor failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
+}
+
+/// The bare SSE reader itself, in this process: `streams` reqwest streams of `url`'s tasks, each
+/// read to its end; the memory each holds once every one has its first event, KiB. Run as
+/// `argus-supervisor bench-floor-sse` in a process of its own, so no other measurement's memory
+/// (the allocator keeps what it freed) hides its cost.
+pub async fn bare_stream_reader(url: &str, streams: usize) -> Result<f64, String> {
     let client = reqwest::Client::new();
     let rss0 = super::rss_kib();
     let mut readers = vec![];
@@ -385,7 +414,7 @@ pub async fn bare_stream_kib(streams: usize) -> Result<f64, String> {
         let body = serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "tasks/resubscribe",
             "params": {"id": format!("task-{:04}", i + 1)}});
         let mut resp = client
-            .post(&sim.url)
+            .post(url)
             .header("accept", "text/event-stream")
             .json(&body)
             .send()
@@ -401,7 +430,6 @@ pub async fn bare_stream_kib(streams: usize) -> Result<f64, String> {
     for r in readers {
         r.abort();
     }
-    drop(sim);
     Ok(kib)
 }
 
