@@ -679,12 +679,14 @@ async fn shutdown_signal() {
 /// Discover the remote in the background, with backoff; then re-read the card on a schedule.
 /// An authentication failure is said once, loudly, and retried slowly.
 async fn keep_discovering(remote: Arc<LiveRemote>, refresh: Duration, runtime: Arc<Runtime>) {
-    let mut delay = Duration::from_millis(250);
+    let mut backoff =
+        crate::backoff::Backoff::new(Duration::from_millis(250), Duration::from_secs(60));
     let mut auth_said = false;
     loop {
         match remote.refresh().await {
             Ok(()) => break,
             Err(e) => {
+                backoff.fail();
                 if e == crate::control::RemoteError::AuthFailed {
                     if !auth_said {
                         auth_said = true;
@@ -694,15 +696,16 @@ async fn keep_discovering(remote: Arc<LiveRemote>, refresh: Duration, runtime: A
                             let _ = runtime.notice(&id, false, text).await;
                         }
                     }
-                    delay = delay.max(Duration::from_secs(30));
+                    // Retried slowly: at least 30 s.
+                    backoff.at_least(Duration::from_secs(30));
                 }
+                let delay = backoff.wait();
                 tracing::warn!(
                     class = e.class(),
                     retry_in_ms = delay.as_millis() as u64,
                     "remote discovery failed"
                 );
                 tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(60));
             }
         }
     }

@@ -9,6 +9,7 @@
 
 pub mod a2a;
 pub mod api;
+pub mod backoff;
 pub mod bridges;
 pub mod cli;
 pub mod control;

@@ -29,6 +29,7 @@ pub use wake::{
 use super::argus::{ArgusClient, ArgusConfig, ArgusError};
 use super::decisions::{take_new, MissionBudget, Ruling};
 use super::foreman::{Directive, Foreman, ForemanAction, ForemanError};
+use crate::backoff::Backoff;
 
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use argus_machines::{Significant, StateName, Verdict};
@@ -92,11 +93,13 @@ pub struct Link {
     client: Option<ArgusClient>,
     down_noticed: bool,
     retry_after: Option<tokio::time::Instant>,
-    backoff: Duration,
+    /// Argus's restarts: 0.5 s doubling to 5 min.
+    backoff: Backoff,
     /// The class of the failing deliveries while they fail.
     degraded: Option<&'static str>,
     redeliver_after: Option<tokio::time::Instant>,
-    redeliver_backoff: Duration,
+    /// A wake Argus did not take, sent again: 1 s doubling to 5 min.
+    redeliver_backoff: Backoff,
     foreman_trouble: ForemanTrouble,
     /// When each campaign was last assessed on a routine event.
     foreman_last: std::collections::HashMap<String, tokio::time::Instant>,
@@ -116,10 +119,10 @@ impl Link {
             client: None,
             down_noticed: false,
             retry_after: None,
-            backoff: Duration::from_millis(500),
+            backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(300)),
             degraded: None,
             redeliver_after: None,
-            redeliver_backoff: Duration::from_secs(1),
+            redeliver_backoff: Backoff::new(Duration::from_secs(1), Duration::from_secs(300)),
             foreman_trouble: ForemanTrouble::default(),
             foreman_last: Default::default(),
             foreman_memory: Default::default(),
@@ -361,8 +364,7 @@ impl Link {
     /// with backoff, and the outage is surfaced once.
     async fn went_down(&mut self, campaign: &str, e: &ArgusError) {
         self.argus_ok(false);
-        self.retry_after = Some(tokio::time::Instant::now() + self.backoff);
-        self.backoff = (self.backoff * 2).min(Duration::from_secs(300));
+        self.retry_after = Some(tokio::time::Instant::now() + self.backoff.fail());
         if !self.down_noticed {
             self.down_noticed = true;
             let text = format!("Argus is unavailable ({e}); the remote keeps running, supervision is read-only and no new change starts until it is back.");
@@ -388,7 +390,7 @@ impl Link {
             self.argus_ok(true);
         }
         self.down_noticed = false;
-        self.backoff = Duration::from_millis(500);
+        self.backoff.reset();
         self.retry_after = None;
     }
 
@@ -434,8 +436,7 @@ impl Link {
         self.failed(e);
         self.degraded.get_or_insert(e.class());
         set_degraded(&self.wake.argus_status, e.class());
-        self.redeliver_after = Some(tokio::time::Instant::now() + self.redeliver_backoff);
-        self.redeliver_backoff = (self.redeliver_backoff * 2).min(Duration::from_secs(300));
+        self.redeliver_after = Some(tokio::time::Instant::now() + self.redeliver_backoff.fail());
         let told = self
             .wake
             .board
@@ -454,7 +455,7 @@ impl Link {
         if self.degraded.take().is_some() {
             tracing::info!("Argus takes wakes again");
             self.argus_ok(true);
-            self.redeliver_backoff = Duration::from_secs(1);
+            self.redeliver_backoff.reset();
             self.redeliver_after = None;
         }
         if self

@@ -13,6 +13,7 @@
 
 use super::super::config::{STREAM_READ_GAP, STREAM_STEADY};
 use super::Driver;
+use crate::backoff::Backoff;
 use crate::control::{StreamEnd, Transport, Update, Updates};
 use argus_machines::TaskId;
 use futures_util::StreamExt;
@@ -27,8 +28,8 @@ pub(super) struct Follow {
     task: TaskId,
     /// The open subscription, and when it opened.
     open: Option<(Updates, Instant)>,
-    /// Streams of this task that ended young, or failed to open, in a row: the backoff's exponent.
-    failures: u32,
+    /// Streams of this task that ended young, or failed to open, in a row, and the wait they earn.
+    backoff: Backoff,
     /// No new subscription before this (after an end or a failed open).
     retry_at: Option<Instant>,
     /// A read rung for, due at this instant.
@@ -109,12 +110,12 @@ impl<T: Transport + 'static> Driver<T> {
                     .unwrap_or_else(|p| p.into_inner())
                     .entry(end.class())
                     .or_default() += 1;
-                f.failures = if lived >= STREAM_STEADY {
-                    0
+                if lived >= STREAM_STEADY {
+                    f.backoff.reset();
                 } else {
-                    f.failures + 1
-                };
-                f.retry_at = Some(Instant::now() + backoff(f.failures, self.jitter_seed));
+                    f.backoff.fail();
+                }
+                f.retry_at = Some(Instant::now() + f.backoff.jittered(self.jitter_seed));
                 // What changed since the last update is read at once.
                 f.bell = Some(Instant::now());
                 tracing::info!(campaign_id = %self.core.id(), task_id = %f.task, why = end.class(), lived_ms = lived.as_millis() as u64, "stream ended; polling until it is opened again");
@@ -161,7 +162,7 @@ impl<T: Transport + 'static> Driver<T> {
                 Box::new(Follow {
                     task,
                     open: None,
-                    failures: 0,
+                    backoff: STREAM_BACKOFF,
                     retry_at: None,
                     bell: None,
                     last_read: None,
@@ -206,8 +207,8 @@ impl<T: Transport + 'static> Driver<T> {
                 sh.stats
                     .stream_open_failures
                     .fetch_add(1, Ordering::Relaxed);
-                f.failures += 1;
-                f.retry_at = Some(Instant::now() + backoff(f.failures, self.jitter_seed));
+                f.backoff.fail();
+                f.retry_at = Some(Instant::now() + f.backoff.jittered(self.jitter_seed));
                 tracing::info!(campaign_id = %self.core.id(), task_id = %f.task, class = e.class(), "subscription refused or failed; polling until it is tried again");
                 false
             }
@@ -228,42 +229,7 @@ impl<T: Transport + 'static> Drop for Driver<T> {
     }
 }
 
-/// The wait before a stream is opened again: none after a stream that lived (`failures` 0); else
-/// 1 s doubling to 5 min, with ±20% of jitter from the campaign's seed, so the streams a remote
-/// restart cut do not all come back at once.
-fn backoff(failures: u32, seed: u64) -> Duration {
-    if failures == 0 {
-        return Duration::ZERO;
-    }
-    let base = Duration::from_secs(1u64 << failures.saturating_sub(1).min(9))
-        .min(Duration::from_secs(300));
-    let jitter = 0.8 + ((seed >> 17) % 1000) as f64 / 2500.0;
-    base.mul_f64(jitter)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::backoff;
-    use std::time::Duration;
-
-    #[test]
-    fn the_backoff_doubles_from_a_second_to_five_minutes_within_its_jitter() {
-        assert_eq!(backoff(0, 7), Duration::ZERO);
-        for seed in [0u64, 1 << 20, u64::MAX] {
-            for (failures, base) in [
-                (1u32, 1.0f64),
-                (2, 2.0),
-                (3, 4.0),
-                (9, 256.0),
-                (10, 300.0),
-                (40, 300.0),
-            ] {
-                let b = backoff(failures, seed).as_secs_f64();
-                assert!(
-                    b >= base * 0.8 - 1e-9 && b <= base * 1.2 + 1e-9,
-                    "{failures}: {b}"
-                );
-            }
-        }
-    }
-}
+/// The wait before a stream is opened again: none after a stream that lived; else 1 s doubling
+/// to 5 min, with ±20% of jitter from the campaign's seed, so the streams a remote restart cut do
+/// not all come back at once.
+const STREAM_BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(300));
