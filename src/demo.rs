@@ -54,37 +54,7 @@ impl Demo {
                 Duration::from_secs(15),
             )
             .await?;
-            // The evidence is fetched on entering RemoteTerminalLocalPending; give it a moment.
-            let deadline = Instant::now() + Duration::from_secs(5);
-            let doc = loop {
-                let doc = self
-                    .rt
-                    .document(CAMPAIGN)
-                    .await
-                    .ok_or("campaign vanished")?;
-                let fetched = match (&doc.latest_evidence, doc.machine.state.task(), &doc.remote) {
-                    (Some(e), Some(t), Some(r)) => {
-                        e.task == *t && e.evidence_revision == r.evidence_revision
-                    }
-                    _ => false,
-                };
-                let outcomes = self
-                    .rt
-                    .events(CAMPAIGN)
-                    .unwrap_or_default()
-                    .iter()
-                    .filter(|l| {
-                        matches!(
-                            l.event,
-                            argus_machines::Significant::AttemptCompleted { .. }
-                        )
-                    })
-                    .count();
-                if (fetched && outcomes >= attempt) || Instant::now() > deadline {
-                    break doc;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            };
+            let doc = self.outcome(attempt).await?;
             let completed = doc
                 .remote
                 .as_ref()
@@ -132,6 +102,44 @@ impl Demo {
         Ok(())
     }
 
+    /// The campaign once attempt `attempt`'s outcome and evidence are in (the evidence is fetched
+    /// on entering RemoteTerminalLocalPending: given five seconds).
+    async fn outcome(
+        &self,
+        attempt: usize,
+    ) -> Result<Arc<argus_supervisor_lib::runtime::CampaignDoc>, String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let doc = self
+                .rt
+                .document(CAMPAIGN)
+                .await
+                .ok_or("campaign vanished")?;
+            let fetched = match (&doc.latest_evidence, doc.machine.state.task(), &doc.remote) {
+                (Some(e), Some(t), Some(r)) => {
+                    e.task == *t && e.evidence_revision == r.evidence_revision
+                }
+                _ => false,
+            };
+            let outcomes = self
+                .rt
+                .events(CAMPAIGN)
+                .unwrap_or_default()
+                .iter()
+                .filter(|l| {
+                    matches!(
+                        l.event,
+                        argus_machines::Significant::AttemptCompleted { .. }
+                    )
+                })
+                .count();
+            if (fetched && outcomes >= attempt) || Instant::now() > deadline {
+                return Ok(doc);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The summary: what the mission sent (the qualification's calls before it apart), what it
     /// surfaced, and the path it took, drawn; the state root.
     fn summary(
@@ -169,22 +177,7 @@ impl Demo {
                 .copied()
                 .unwrap_or(0)
         );
-        // The mission's calls: the qualification's, made before it, are its own.
-        let mission_calls: BTreeMap<&str, u64> = audit
-            .counters
-            .requests_per_method
-            .iter()
-            .map(|(m, n)| {
-                let earlier = before.requests_per_method.get(m).copied().unwrap_or(0);
-                (m.as_str(), n.saturating_sub(earlier))
-            })
-            .filter(|(_, n)| *n > 0)
-            .collect();
-        let qualification_calls: u64 = before.requests_per_method.values().sum();
-        println!(
-            "  remote calls:        {} (the mission's; the qualification made {qualification_calls} before it)",
-            fmt_map(&mission_calls)
-        );
+        println!("  remote calls:        {}", mission_calls(audit, before));
         // What the supervisor sent, not what the remote accepted: writes it should have known were
         // stale (below its last grant, after its release, past the expiry it was given).
         println!(
@@ -292,11 +285,28 @@ impl Demo {
     }
 }
 
+/// The mission's calls: the qualification's, made before it, are its own.
+fn mission_calls(audit: &argus_sim::Audit, before: &argus_sim::Counters) -> String {
+    let mission_calls: BTreeMap<&str, u64> = audit
+        .counters
+        .requests_per_method
+        .iter()
+        .map(|(m, n)| {
+            let earlier = before.requests_per_method.get(m).copied().unwrap_or(0);
+            (m.as_str(), n.saturating_sub(earlier))
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let qualification_calls: u64 = before.requests_per_method.values().sum();
+    format!(
+        "{} (the mission's; the qualification made {qualification_calls} before it)",
+        fmt_map(&mission_calls)
+    )
+}
+
 /// Qualify the simulated remote on its own test campaign first, as before any remote's writes:
 /// the policy `serve` applies by default then lets the mission's writes through.
 async fn qualify_remote(http: &HttpConfig, home: &std::path::Path) -> Result<(), String> {
-    // The first step before writing to any remote: qualify it (on its own test campaign), so the
-    // policy `serve` applies by default lets the mission's writes through.
     let qualification = qualify::run(qualify::Options {
         http: http.clone(),
         task: None,

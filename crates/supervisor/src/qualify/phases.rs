@@ -305,26 +305,7 @@ async fn scheme(
         return anonymous_said.to_string();
     }
     let t = Instant::now();
-    let mut accepted = vec![];
-    let mut refused = vec![];
-    // Each header alone, without the path's token: what the header itself is worth.
-    let bare = HttpConfig {
-        token: http.token.clone(),
-        ..http.without_credentials()
-    };
-    for (headers, name) in [
-        (AuthHeaders::Bearer, "Authorization: Bearer"),
-        (AuthHeaders::ApiKey, "X-API-KEY"),
-    ] {
-        let alone = HttpConfig {
-            auth_headers: headers,
-            ..bare.clone()
-        };
-        match run.bounded(client.answers_with(&alone)).await {
-            Ok(()) => accepted.push(name),
-            Err(e) => refused.push(format!("{name}: {}", e.class())),
-        }
-    }
+    let (accepted, refused) = headers_alone(run, client, http).await;
     if accepted.is_empty() && !mode.in_path() {
         run.fail(
             CheckId::AuthScheme,
@@ -410,6 +391,34 @@ async fn read_task(run: &mut Run, client: &A2aClient, task: Option<&str>) {
             ),
         },
     }
+}
+
+/// Each header alone, without the path's token (what the header itself is worth): the headers
+/// that were accepted, and the refusals of the others.
+async fn headers_alone(
+    run: &mut Run,
+    client: &A2aClient,
+    http: &HttpConfig,
+) -> (Vec<&'static str>, Vec<String>) {
+    let (mut accepted, mut refused) = (vec![], vec![]);
+    let bare = HttpConfig {
+        token: http.token.clone(),
+        ..http.without_credentials()
+    };
+    for (headers, name) in [
+        (AuthHeaders::Bearer, "Authorization: Bearer"),
+        (AuthHeaders::ApiKey, "X-API-KEY"),
+    ] {
+        let alone = HttpConfig {
+            auth_headers: headers,
+            ..bare.clone()
+        };
+        match run.bounded(client.answers_with(&alone)).await {
+            Ok(()) => accepted.push(name),
+            Err(e) => refused.push(format!("{name}: {}", e.class())),
+        }
+    }
+    (accepted, refused)
 }
 
 /// The read-only operations, each exercised where a harmless call exists.
