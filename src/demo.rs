@@ -344,6 +344,45 @@ async fn qualify_remote(http: &HttpConfig, home: &std::path::Path) -> Result<(),
     Ok(())
 }
 
+/// The runtime on the simulated remote, as `serve` would run it (qualified, discovered), at a
+/// demo's pace; the client's call counts and the wake counter beside it.
+async fn start_runtime(
+    store: Store,
+    http: &HttpConfig,
+    home: &std::path::Path,
+) -> Result<
+    (
+        Arc<Runtime>,
+        Arc<argus_supervisor_lib::a2a::CallCounts>,
+        Arc<CountingWake>,
+    ),
+    String,
+> {
+    let client = LiveRemote::new(http.clone(), None)
+        .with_qualification(qualify::Book::new(home, &http.endpoint), true);
+    client
+        .refresh()
+        .await
+        .map_err(|e| format!("discovery failed: {e}"))?;
+    let calls = client.calls();
+    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_millis(200);
+    config.lease_ttl_secs = 120;
+    config.readback_grace = Duration::from_secs(2);
+    let wake = Arc::new(CountingWake::default());
+    let rt = Arc::new(
+        Runtime::start(
+            store,
+            Arc::new(client),
+            config,
+            Arc::new(SystemClock),
+            wake.clone(),
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    Ok((rt, calls, wake))
+}
+
 /// Run the demo; with `serve`, then serve the panel on that (loopback) address until Ctrl-C.
 /// Returns the state root used.
 pub async fn run(
@@ -383,28 +422,7 @@ pub async fn run(
     // What the qualification sent on purpose (a stale epoch, a repeated request id) is its own,
     // not the mission's: the summary counts from here.
     let before = sim.audit().counters;
-    let client = LiveRemote::new(http.clone(), None)
-        .with_qualification(qualify::Book::new(&home, &http.endpoint), true);
-    client
-        .refresh()
-        .await
-        .map_err(|e| format!("discovery failed: {e}"))?;
-    let calls = client.calls();
-    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
-    config.heartbeat = Duration::from_millis(200);
-    config.lease_ttl_secs = 120;
-    config.readback_grace = Duration::from_secs(2);
-    let wake = Arc::new(CountingWake::default());
-    let rt = Arc::new(
-        Runtime::start(
-            store,
-            Arc::new(client),
-            config,
-            Arc::new(SystemClock),
-            wake.clone(),
-        )
-        .map_err(|e| e.to_string())?,
-    );
+    let (rt, calls, wake) = start_runtime(store, &http, &home).await?;
     let mut d = Demo {
         rt,
         shown: 0,

@@ -550,6 +550,31 @@ impl RecordV1 {
     }
 
     /// Validate the record against its state name and build that exact state.
+    /// A field its state needs, missing.
+    fn missing(&self, field: &'static str) -> RecordError {
+        RecordError::Missing {
+            state: self.state.name(),
+            field,
+        }
+    }
+
+    fn task(&self) -> Result<TaskId, RecordError> {
+        self.task.clone().ok_or_else(|| self.missing("task"))
+    }
+
+    fn lease(&self) -> Result<Lease, RecordError> {
+        self.lease.clone().ok_or_else(|| self.missing("lease"))
+    }
+
+    /// The write in flight, which must be of `op`.
+    fn intent(&self, op: Operation) -> Result<Intent, RecordError> {
+        match &self.intent {
+            Some(i) if i.operation == op => Ok(i.clone()),
+            Some(_) => Err(RecordError::IntentMismatch(self.state.name())),
+            None => Err(self.missing("intent")),
+        }
+    }
+
     /// Fields a state cannot have are refused: a stray lease on an observer is a forgery smell.
     fn no_stray_fields(&self) -> Result<(), RecordError> {
         let name = self.state.name();
@@ -594,16 +619,11 @@ impl RecordV1 {
         if self.schema_version != 1 {
             return Err(RecordError::UnsupportedVersion(self.schema_version));
         }
-        let name = self.state.name();
-        let need = |field: &'static str| RecordError::Missing { state: name, field };
-        let task = || self.task.clone().ok_or_else(|| need("task"));
-        let lease = || self.lease.clone().ok_or_else(|| need("lease"));
-        let intent = |op: Operation| match &self.intent {
-            Some(i) if i.operation == op => Ok(i.clone()),
-            Some(_) => Err(RecordError::IntentMismatch(name)),
-            None => Err(need("intent")),
-        };
         self.no_stray_fields()?;
+        let task = || self.task();
+        let lease = || self.lease();
+        let intent = |op| self.intent(op);
+        let need = |field| self.missing(field);
         Ok(match self.state {
             StateName::Detached => State::Detached {},
             StateName::Watching => State::Watching { task: task()? },

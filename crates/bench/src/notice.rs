@@ -171,21 +171,7 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     let sim_started = Instant::now();
     let client = Arc::new(client);
     let root = std::env::temp_dir().join(format!("argus-bench-notice-{}", uuid::Uuid::new_v4()));
-    let store = Store::open(&root).map_err(|e| e.to_string())?;
-    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
-    config.heartbeat = Duration::from_secs(settings.heartbeat.max(1));
-    // A day: the remote's clock moves an hour on, and no lease may lapse for it.
-    config.lease_ttl_secs = 86_400;
-    config.hot_poll = (settings.hot_poll > 0).then(|| Duration::from_secs(settings.hot_poll));
-    config.hot_budget_rps = settings.budget_rps;
-    let rt = Runtime::start(
-        store,
-        client,
-        config.clone(),
-        Arc::new(SystemClock),
-        Arc::new(CountingWake::default()),
-    )
-    .map_err(|e| e.to_string())?;
+    let (rt, config) = start(&root, client, settings)?;
     let ids = observe_all(&rt, n).await?;
     let rss0 = super::rss_kib();
     claim_live(&rt, &ids[..live], settings).await?;
@@ -260,6 +246,30 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         streams_open,
         rss_per_live_kib,
     })
+}
+
+/// The runtime for a time-to-notice row: `settings`' heartbeat, hot polling and budget, a day's
+/// lease (the remote's clock moves an hour on, and no lease may lapse for it).
+fn start(
+    root: &std::path::Path,
+    client: Arc<argus_supervisor_lib::a2a::A2aClient>,
+    settings: NoticeSettings,
+) -> Result<(Runtime, RuntimeConfig), String> {
+    let store = Store::open(root).map_err(|e| e.to_string())?;
+    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
+    config.heartbeat = Duration::from_secs(settings.heartbeat.max(1));
+    config.lease_ttl_secs = 86_400;
+    config.hot_poll = (settings.hot_poll > 0).then(|| Duration::from_secs(settings.hot_poll));
+    config.hot_budget_rps = settings.budget_rps;
+    let rt = Runtime::start(
+        store,
+        client,
+        config.clone(),
+        Arc::new(SystemClock),
+        Arc::new(CountingWake::default()),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((rt, config))
 }
 
 /// `n` campaigns, each observing its task (`bench-<i>` has `task-<i+1>`).

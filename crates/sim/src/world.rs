@@ -1243,18 +1243,11 @@ impl World {
             format!("run-{}", task.id),
             format!("attempt-{}", task.attempt),
         );
-        let mut artifacts: Vec<Value> = r
-            .artifacts
-            .iter()
-            .enumerate()
+        let named = (&task.campaign_id[..], &run_id[..], &attempt_id[..]);
+        let mut artifacts: Vec<Value> = (r.artifacts.iter().enumerate())
             .map(|(i, a)| {
-                artifact_json(
-                    &format!("{id}-a{i}"),
-                    &a.name,
-                    a.text.as_deref(),
-                    a.uri.as_deref(),
-                    (&task.campaign_id, &run_id, &attempt_id),
-                )
+                let (text, uri) = (a.text.as_deref(), a.uri.as_deref());
+                artifact_json(&format!("{id}-a{i}"), &a.name, text, uri, named)
             })
             .collect();
         let mut message = r.step.message.clone();
@@ -1289,20 +1282,13 @@ impl World {
             &mut message,
             &mut artifacts,
         );
-        let status_message = message.map(|text| {
-            json!({"kind": "message", "role": "agent", "messageId": format!("{id}-status-{revision}"),
-                   "parts": [{"kind": "text", "text": text}]})
-        });
         // When the task entered this state (not when it was read): the step's start, or the
         // cancellation's taking effect.
         let changed = match canceled.filter(|_| !older) {
             Some(at) => at,
             None => now.saturating_sub(age.saturating_sub(r.step.at_ms)),
         };
-        let mut status = json!({ "state": state, "timestamp": iso_time(changed) });
-        if let Some(m) = status_message {
-            status["message"] = m;
-        }
+        let status = status_json(id, &state, revision, message, changed);
         let history = if with_history {
             noise(id, revision, r.noise_so_far)
         } else {
@@ -1332,6 +1318,22 @@ impl World {
             }
         })
     }
+}
+
+/// A task's `status`: its state, when it entered it, and the agent's message (if any).
+fn status_json(
+    id: &str,
+    state: &TaskState,
+    revision: u64,
+    message: Option<String>,
+    changed: u64,
+) -> Value {
+    let mut status = json!({ "state": state, "timestamp": iso_time(changed) });
+    if let Some(text) = message {
+        status["message"] = json!({"kind": "message", "role": "agent", "messageId": format!("{id}-status-{revision}"),
+               "parts": [{"kind": "text", "text": text}]});
+    }
+    status
 }
 
 /// Routine stdout, the kind of noise a real worker streams: capped here at 20 lines.

@@ -447,24 +447,67 @@ fn number(name: &'static str, raw: &Option<String>, default: u64) -> Result<u64,
     }
 }
 
-impl ServeConfig {
-    /// Validate the declared settings. Nothing starts when this fails.
-    pub fn from_args(a: &ServeArgs) -> Result<ServeConfig, ConfigError> {
-        let enabled = flag("ARGUS_SUPERVISOR_ENABLED", &a.enabled, true)?;
-        let foreman = ForemanSettings::read(&a.foreman_enabled, &a.foreman_bin, &a.foreman_env)?;
-        let remote_url =
-            set(&a.remote_url).ok_or_else(|| bad("OPENTRAINING_A2A_URL", "is required"))?;
-        let allow_insecure_loopback = a.allow_insecure_loopback;
-        // Validate the URL now (without printing it: it may carry a token in its path).
-        crate::a2a::Endpoint::parse(&remote_url, allow_insecure_loopback)
-            .map_err(|e| bad("OPENTRAINING_A2A_URL", e.to_string()))?;
-        let controller_id = set(&a.controller_id).unwrap_or_else(|| "argus-openoperator".into());
-        if !valid_controller_id(&controller_id) {
-            return Err(bad(
-                "ARGUS_SUPERVISOR_CONTROLLER_ID",
-                "1-128 characters of A-Z a-z 0-9 - _ . :",
-            ));
-        }
+/// The remote's URL (checked, never printed: it may carry a token in its path) and the
+/// controller id this daemon claims as.
+fn remote_and_controller(a: &ServeArgs) -> Result<(String, String), ConfigError> {
+    let remote_url =
+        set(&a.remote_url).ok_or_else(|| bad("OPENTRAINING_A2A_URL", "is required"))?;
+    // Validate the URL now (without printing it: it may carry a token in its path).
+    crate::a2a::Endpoint::parse(&remote_url, a.allow_insecure_loopback)
+        .map_err(|e| bad("OPENTRAINING_A2A_URL", e.to_string()))?;
+    let controller_id = set(&a.controller_id).unwrap_or_else(|| "argus-openoperator".into());
+    if !valid_controller_id(&controller_id) {
+        return Err(bad(
+            "ARGUS_SUPERVISOR_CONTROLLER_ID",
+            "1-128 characters of A-Z a-z 0-9 - _ . :",
+        ));
+    }
+    Ok((remote_url, controller_id))
+}
+
+/// The trust for the remote's TLS: refused here (exit 2, naming the variable) rather than at the
+/// first handshake.
+fn trust(a: &ServeArgs, remote_url: &str) -> Result<HttpConfig, ConfigError> {
+    HttpConfig::new(remote_url.to_string())
+        .with_trust(set(&a.ca_file).as_deref(), set(&a.ca_only).as_deref())
+        .map_err(|e| {
+            bad(
+                if matches!(e, crate::a2a::TrustError::BadFlag) {
+                    "ARGUS_SUPERVISOR_CA_ONLY"
+                } else {
+                    "ARGUS_SUPERVISOR_CA_FILE"
+                },
+                e.to_string(),
+            )
+        })
+}
+
+/// The remote's zone for times written without one (`+HH:MM`), in seconds east of UTC.
+fn time_offset(a: &ServeArgs) -> Result<i32, ConfigError> {
+    match set(&a.remote_time_offset) {
+        None => Ok(0),
+        Some(v) => crate::time::parse_offset(&v).ok_or_else(|| {
+            bad(
+                "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
+                "must be an offset from UTC as +HH:MM or -HH:MM",
+            )
+        }),
+    }
+}
+
+/// How often `serve` reads and writes, and how much at once: the pacing settings.
+struct Pacing {
+    heartbeat_secs: u64,
+    readback_grace_secs: u64,
+    lease_ttl_secs: u64,
+    hot_poll_secs: u64,
+    remote_budget_rps: f64,
+    max_streams: u64,
+    stream_silence_secs: u64,
+}
+
+impl Pacing {
+    fn read(a: &ServeArgs) -> Result<Pacing, ConfigError> {
         let heartbeat_secs = number(
             "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
             &a.heartbeat_seconds,
@@ -517,36 +560,93 @@ impl ServeConfig {
             5..=86_400,
             "must be 5 to 86400",
         )?;
+        Ok(Pacing {
+            heartbeat_secs,
+            readback_grace_secs,
+            lease_ttl_secs,
+            hot_poll_secs,
+            remote_budget_rps,
+            max_streams,
+            stream_silence_secs,
+        })
+    }
+}
+
+/// What `serve` keeps and for how long, and how often it looks again: the keeping settings.
+struct Keeping {
+    qualification_max_age_days: u64,
+    archive_after_days: u64,
+    upgrade_keep_days: u64,
+    argus_poll_secs: u64,
+    card_refresh_secs: u64,
+}
+
+impl Keeping {
+    fn read(a: &ServeArgs) -> Result<Keeping, ConfigError> {
+        let qualification_max_age_days = number(
+            "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
+            &a.qualification_max_age_days,
+            crate::qualification::DEFAULT_MAX_AGE_DAYS,
+        )?;
+        let archive_after_days = number(
+            "ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS",
+            &a.archive_after_days,
+            30,
+        )?;
+        let upgrade_keep_days = number(
+            "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS",
+            &a.upgrade_keep_days,
+            14,
+        )?
+        .min(3650);
+        let argus_poll_secs = number(
+            "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
+            &a.argus_poll_seconds,
+            30,
+        )?
+        .clamp(1, 3600);
+        let card_refresh_secs = number(
+            "ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS",
+            &a.card_refresh_seconds,
+            600,
+        )?
+        .clamp(1, 86_400);
+        Ok(Keeping {
+            qualification_max_age_days,
+            archive_after_days,
+            upgrade_keep_days,
+            argus_poll_secs,
+            card_refresh_secs,
+        })
+    }
+}
+
+impl ServeConfig {
+    /// Validate the declared settings. Nothing starts when this fails.
+    pub fn from_args(a: &ServeArgs) -> Result<ServeConfig, ConfigError> {
+        let enabled = flag("ARGUS_SUPERVISOR_ENABLED", &a.enabled, true)?;
+        let foreman = ForemanSettings::read(&a.foreman_enabled, &a.foreman_bin, &a.foreman_env)?;
+        let (remote_url, controller_id) = remote_and_controller(a)?;
+        let pacing = Pacing::read(a)?;
+        let keeping = Keeping::read(a)?;
         let home = set(&a.home)
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor"));
         let (listen, api_token) = listener(a, &home)?;
-        // Trust: refused here (exit 2, naming the variable) rather than at the first handshake.
-        let trust = HttpConfig::new(remote_url.clone())
-            .with_trust(set(&a.ca_file).as_deref(), set(&a.ca_only).as_deref())
-            .map_err(|e| {
-                bad(
-                    if matches!(e, crate::a2a::TrustError::BadFlag) {
-                        "ARGUS_SUPERVISOR_CA_ONLY"
-                    } else {
-                        "ARGUS_SUPERVISOR_CA_FILE"
-                    },
-                    e.to_string(),
-                )
-            })?;
+        let trust = trust(a, &remote_url)?;
         let cfg = ServeConfig {
             remote_url,
             remote_token: set(&a.remote_token).map(Secret::new),
             project: set(&a.project),
             enabled,
             controller_id,
-            heartbeat_secs,
-            lease_ttl_secs,
-            readback_grace_secs,
-            hot_poll_secs,
-            remote_budget_rps,
-            max_streams,
-            stream_silence_secs,
+            heartbeat_secs: pacing.heartbeat_secs,
+            lease_ttl_secs: pacing.lease_ttl_secs,
+            readback_grace_secs: pacing.readback_grace_secs,
+            hot_poll_secs: pacing.hot_poll_secs,
+            remote_budget_rps: pacing.remote_budget_rps,
+            max_streams: pacing.max_streams,
+            stream_silence_secs: pacing.stream_silence_secs,
             ca_pem: trust.ca_pem,
             ca_only: trust.ca_only,
             argus_bin: set(&a.argus_bin).map(PathBuf::from),
@@ -561,44 +661,13 @@ impl ServeConfig {
             )?)
             .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
             foreman_enabled: foreman.enabled,
-            qualification_max_age_days: number(
-                "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
-                &a.qualification_max_age_days,
-                crate::qualification::DEFAULT_MAX_AGE_DAYS,
-            )?,
-            archive_after_days: number(
-                "ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS",
-                &a.archive_after_days,
-                30,
-            )?,
-            upgrade_keep_days: number(
-                "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS",
-                &a.upgrade_keep_days,
-                14,
-            )?
-            .min(3650),
-            argus_poll_secs: number(
-                "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
-                &a.argus_poll_seconds,
-                30,
-            )?
-            .clamp(1, 3600),
-            card_refresh_secs: number(
-                "ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS",
-                &a.card_refresh_seconds,
-                600,
-            )?
-            .clamp(1, 86_400),
+            qualification_max_age_days: keeping.qualification_max_age_days,
+            archive_after_days: keeping.archive_after_days,
+            upgrade_keep_days: keeping.upgrade_keep_days,
+            argus_poll_secs: keeping.argus_poll_secs,
+            card_refresh_secs: keeping.card_refresh_secs,
             expected_card_sha256: set(&a.expected_card_sha256),
-            remote_time_offset_secs: match set(&a.remote_time_offset) {
-                None => 0,
-                Some(v) => crate::time::parse_offset(&v).ok_or_else(|| {
-                    bad(
-                        "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
-                        "must be an offset from UTC as +HH:MM or -HH:MM",
-                    )
-                })?,
-            },
+            remote_time_offset_secs: time_offset(a)?,
             require_qualification: flag(
                 "ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION",
                 &a.require_qualification,
@@ -618,7 +687,7 @@ impl ServeConfig {
             listen,
             api_token,
             insecure_no_auth: a.insecure_no_auth,
-            allow_insecure_loopback,
+            allow_insecure_loopback: a.allow_insecure_loopback,
             build: crate::deployment::Build::unknown(),
             backend_source: if a.backend.is_some() {
                 crate::deployment::BackendSource::Environment
@@ -627,14 +696,11 @@ impl ServeConfig {
             },
         };
         cfg.runtime_config().validate().map_err(|e| {
-            bad(
-                if matches!(e, crate::runtime::PacingError::Heartbeat) {
-                    "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS"
-                } else {
-                    "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS"
-                },
-                e.to_string(),
-            )
+            let var = match e {
+                crate::runtime::PacingError::Heartbeat => "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
+                _ => "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
+            };
+            bad(var, e.to_string())
         })?;
         Ok(cfg)
     }
@@ -1011,21 +1077,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     // recovered; controllers confirm with the remote as soon as it is discovered.
     // Before the link loads its records: an upgrade moves fields into them.
     prepare_root(&cfg, &store)?;
-    let bridges = if cfg.enabled {
-        bridges(&cfg, &store).await
-    } else {
-        None
-    };
-    let (wake, link): (Arc<dyn crate::runtime::reduce::WakeSink>, _) = match bridges {
-        Some((wake, link, rx)) => (wake.clone(), Some((wake, link, rx))),
-        None => {
-            tracing::info!(
-                supervision = cfg.enabled,
-                "Argus is not configured (ARGUS_SUPERVISOR_ARGUS_BIN): supervision runs without it; decisions are the operator's"
-            );
-            (Arc::new(CountingWake::default()), None)
-        }
-    };
+    let (wake, link) = argus_link(&cfg, &store).await;
     let runtime = Arc::new(
         Runtime::start(store, remote.clone(), config, Arc::new(SystemClock), wake)
             .map_err(|e| e.to_string())?,
@@ -1063,6 +1115,37 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     }
     runtime.shutdown().await;
     Ok(())
+}
+
+/// The Argus link as `serve` runs it (when supervising and configured), and the runtime's wake
+/// sink: the link's, or a counter when no Argus is attached (decisions are then the operator's).
+#[allow(clippy::type_complexity)]
+async fn argus_link(
+    cfg: &ServeConfig,
+    store: &Store,
+) -> (
+    Arc<dyn crate::runtime::reduce::WakeSink>,
+    Option<(
+        Arc<ArgusWake>,
+        LinkConfig,
+        tokio::sync::mpsc::UnboundedReceiver<crate::bridges::link::LinkRequest>,
+    )>,
+) {
+    let bridges = if cfg.enabled {
+        bridges(cfg, store).await
+    } else {
+        None
+    };
+    match bridges {
+        Some((wake, link, rx)) => (wake.clone(), Some((wake, link, rx))),
+        None => {
+            tracing::info!(
+                supervision = cfg.enabled,
+                "Argus is not configured (ARGUS_SUPERVISOR_ARGUS_BIN): supervision runs without it; decisions are the operator's"
+            );
+            (Arc::new(CountingWake::default()), None)
+        }
+    }
 }
 
 /// Before anything runs on the state root: an older layout upgraded (its rewritten documents
