@@ -620,10 +620,8 @@ impl RecordV1 {
             return Err(RecordError::UnsupportedVersion(self.schema_version));
         }
         self.no_stray_fields()?;
-        let task = || self.task();
-        let lease = || self.lease();
-        let intent = |op| self.intent(op);
-        let need = |field| self.missing(field);
+        let (task, lease) = (|| self.task(), || self.lease());
+        let (intent, need) = (|op| self.intent(op), |field| self.missing(field));
         Ok(match self.state {
             StateName::Detached => State::Detached {},
             StateName::Watching => State::Watching { task: task()? },

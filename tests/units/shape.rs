@@ -10,17 +10,8 @@ use syn::visit::Visit;
 /// exceed. A new long function fails, one that grew fails, and one brought to 80 or under fails
 /// until it leaves this list.
 const OVER_80: &[(&str, &str, usize)] = &[
-    (
-        "crates/supervisor/src/daemon.rs",
-        "ServeConfig::from_args",
-        189,
-    ),
-    ("crates/supervisor/src/daemon.rs", "serve", 94),
-    ("machines/src/record.rs", "RecordV1::to_state", 87),
-    ("crates/sim/src/world.rs", "World::task_json", 104),
-    ("crates/bench/src/lib.rs", "measure", 142),
-    ("crates/bench/src/notice.rs", "measure", 98),
-    ("src/demo.rs", "run", 88),
+    ("crates/sim/src/world.rs", "World::task_json", 90),
+    ("crates/bench/src/lib.rs", "measure", 120),
 ];
 
 fn shipped() -> Vec<Module> {

@@ -516,17 +516,8 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     let root = std::env::temp_dir().join(format!("argus-bench-{}", uuid::Uuid::new_v4()));
     let store = Store::open(&root).map_err(|e| e.to_string())?;
     let client = Arc::new(client);
-    let heartbeat = match opts.heartbeat {
-        Some(secs) => Duration::from_secs(secs.max(1)),
-        None => Duration::from_secs_f64((n as f64 / 2000.0).max(1.0)),
-    };
-    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
-    config.heartbeat = heartbeat;
-    // A short lease (4 heartbeats + 60 s, the runtime accepts 2 + 60), so renewals happen in the
-    // run: every 2 heartbeats + 15 s.
-    config.lease_ttl_secs = (4 * heartbeat.as_secs() + 60).min(86_400);
-    // The steady rows measure the heartbeat; hot polling has its own row (`notice.rs`).
-    config.hot_poll = None;
+    let config = steady_config(n, opts.heartbeat);
+    let heartbeat = config.heartbeat;
     let wake = Arc::new(CountingWake::default());
     let rt = Runtime::start(
         store.clone(),
@@ -564,21 +555,17 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     floor.round(floor_min, None).await?;
     let stats = rt.stats().clone();
     let r0 = stats.renewals.load(Ordering::Relaxed);
-    let (w0, d0, k0) = (
-        stats.disk_writes.load(Ordering::Relaxed),
-        stats.durable_writes.load(Ordering::Relaxed),
-        wake.wakes.load(Ordering::Relaxed),
-    );
+    let (w0, d0, k0) = writes_and_wakes(&stats, &wake);
     let round_length = Duration::from_secs_f64(seconds.max(1) as f64 / ROUNDS as f64);
     let (disk0, window_started) = (disk_bytes(&root), Instant::now());
     let Rounds {
         ticks,
         used,
-        mut floors,
-        mut floor_kernel,
-        mut ratios,
-        mut paced_floors,
-        mut paced_ratios,
+        floors,
+        floor_kernel,
+        ratios,
+        paced_floors,
+        paced_ratios,
     } = rounds(&stats, &floor, floor_min, round_length).await?;
     let disk1 = disk_bytes(&root);
     let window = window_started.elapsed().as_secs_f64().max(1e-3);
@@ -590,20 +577,11 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     // short backup the count of ticks is too coarse to compare).
     let steady_rate = ticks as f64 / (round_length.as_secs_f64() * ROUNDS as f64);
     let backups = backups(&root, &stats, steady_rate).await?;
-    let (w1, d1, k1) = (
-        stats.disk_writes.load(Ordering::Relaxed),
-        stats.durable_writes.load(Ordering::Relaxed),
-        wake.wakes.load(Ordering::Relaxed),
-    );
+    let (w1, d1, k1) = writes_and_wakes(&stats, &wake);
     let renewals = stats.renewals.load(Ordering::Relaxed) - r0;
     drop(floor);
     rt.shutdown().await;
     drop(rt);
-    ratios.sort_by(f64::total_cmp);
-    floors.sort_by(f64::total_cmp);
-    paced_ratios.sort_by(f64::total_cmp);
-    paced_floors.sort_by(f64::total_cmp);
-    floor_kernel.sort_by(f64::total_cmp);
     let floor = floors[ROUNDS / 2];
     let floor_system = floor_kernel[ROUNDS / 2];
     let cpu = used.total();
@@ -646,6 +624,34 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         system_share: used.kernel_share(),
         floor_system_share: floor_system,
     })
+}
+
+/// The steady rows' runtime settings: the heartbeat asked for (or max(1, N / 2000) s, so the
+/// simulated remote keeps up); a short lease (4 heartbeats + 60 s, the runtime accepts 2 + 60),
+/// so renewals happen in the run, every 2 heartbeats + 15 s; no hot polling (it has its own row,
+/// `notice.rs`).
+fn steady_config(n: usize, heartbeat: Option<u64>) -> RuntimeConfig {
+    let heartbeat = match heartbeat {
+        Some(secs) => Duration::from_secs(secs.max(1)),
+        None => Duration::from_secs_f64((n as f64 / 2000.0).max(1.0)),
+    };
+    let mut config = RuntimeConfig::new(ControllerId::new("argus-openoperator"));
+    config.heartbeat = heartbeat;
+    config.lease_ttl_secs = (4 * heartbeat.as_secs() + 60).min(86_400);
+    config.hot_poll = None;
+    config
+}
+
+/// Writes so far (all, durable) and wakes so far.
+fn writes_and_wakes(
+    stats: &argus_supervisor_lib::runtime::Stats,
+    wake: &CountingWake,
+) -> (u64, u64, u64) {
+    (
+        stats.disk_writes.load(Ordering::Relaxed),
+        stats.durable_writes.load(Ordering::Relaxed),
+        wake.wakes.load(Ordering::Relaxed),
+    )
 }
 
 /// The steady rounds: our ticks and CPU, and the floor's, round by round.
@@ -700,6 +706,16 @@ async fn rounds(
         let ours = round_cpu.total() / round_calls.max(1) as f64;
         r.ratios.push(ours / floor_per_poll.max(1e-12));
         r.paced_ratios.push(ours / paced_per_poll.max(1e-12));
+    }
+    // Sorted: the median round counts.
+    for v in [
+        &mut r.floors,
+        &mut r.floor_kernel,
+        &mut r.ratios,
+        &mut r.paced_floors,
+        &mut r.paced_ratios,
+    ] {
+        v.sort_by(f64::total_cmp);
     }
     Ok(r)
 }

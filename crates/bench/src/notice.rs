@@ -167,27 +167,14 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
     let live = (n / 10).max(1);
     let (sim, http, client) =
         own_sim(&format!("notice-{n}"), &scenario(n, settings.streaming)).await?;
-    let dialect = client.dialect();
-    let sim_started = Instant::now();
-    let client = Arc::new(client);
+    let (dialect, sim_started, client) = (client.dialect(), Instant::now(), Arc::new(client));
     let root = std::env::temp_dir().join(format!("argus-bench-notice-{}", uuid::Uuid::new_v4()));
     let (rt, config) = start(&root, client, settings)?;
     let ids = observe_all(&rt, n).await?;
     let rss0 = super::rss_kib();
     claim_live(&rt, &ids[..live], settings).await?;
     let rss_per_live_kib = (super::rss_kib() - rss0) / live as f64;
-    // A change comes at any moment between two reads, not just after the first: the campaigns
-    // became live together (their reads in phase with their claims), so the change waits two
-    // and a half intervals (the shorter of hot polling's and the heartbeat), halfway between two
-    // reads.
-    let interval = config
-        .hot_interval(live as u64)
-        .map_or(config.heartbeat, |i| i.min(config.heartbeat));
-    // Streamed, the change is heard whenever it comes: a second lets the first reads settle.
-    let settle = match settings.streaming {
-        true => Duration::from_secs(1),
-        false => interval.mul_f64(2.5),
-    };
+    let (interval, settle) = settling(&config, live, settings.streaming);
     tokio::time::sleep(settle).await;
     let streams_open = rt.open_streams();
     if sim_started.elapsed() >= Duration::from_millis(QUESTION_AT_MS) {
@@ -246,6 +233,24 @@ pub async fn measure(n: usize, settings: NoticeSettings) -> Result<NoticeRow, St
         streams_open,
         rss_per_live_kib,
     })
+}
+
+/// The interval between two reads of a live campaign (the shorter of hot polling's and the
+/// heartbeat), and how long to let the campaigns settle before the change. A change comes at any
+/// moment between two reads, not just after the first: the campaigns became live together (their
+/// reads in phase with their claims), so the change waits two and a half intervals, halfway
+/// between two reads. Streamed, the change is heard whenever it comes: a second lets the first
+/// reads settle.
+fn settling(config: &RuntimeConfig, live: usize, streaming: bool) -> (Duration, Duration) {
+    let interval = config
+        .hot_interval(live as u64)
+        .map_or(config.heartbeat, |i| i.min(config.heartbeat));
+    let settle = if streaming {
+        Duration::from_secs(1)
+    } else {
+        interval.mul_f64(2.5)
+    };
+    (interval, settle)
 }
 
 /// The runtime for a time-to-notice row: `settings`' heartbeat, hot polling and budget, a day's

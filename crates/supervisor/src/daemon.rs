@@ -13,6 +13,7 @@ use crate::bridges::link::{
     set_status, status, ArgusBoard, ArgusWake, BridgeStatus, Link, LinkConfig,
 };
 use crate::control::SystemClock;
+use crate::deployment::BackendSource;
 use crate::runtime::reduce::CountingWake;
 use crate::runtime::{Runtime, RuntimeConfig};
 use crate::security::Secret;
@@ -627,8 +628,7 @@ impl ServeConfig {
         let enabled = flag("ARGUS_SUPERVISOR_ENABLED", &a.enabled, true)?;
         let foreman = ForemanSettings::read(&a.foreman_enabled, &a.foreman_bin, &a.foreman_env)?;
         let (remote_url, controller_id) = remote_and_controller(a)?;
-        let pacing = Pacing::read(a)?;
-        let keeping = Keeping::read(a)?;
+        let (pacing, keeping) = (Pacing::read(a)?, Keeping::read(a)?);
         let home = set(&a.home)
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor"));
@@ -689,10 +689,10 @@ impl ServeConfig {
             insecure_no_auth: a.insecure_no_auth,
             allow_insecure_loopback: a.allow_insecure_loopback,
             build: crate::deployment::Build::unknown(),
-            backend_source: if a.backend.is_some() {
-                crate::deployment::BackendSource::Environment
-            } else {
-                crate::deployment::BackendSource::ArgusDefault
+            // The command line tells a flag from the variable (`main` sets `Flag`).
+            backend_source: match a.backend {
+                Some(_) => BackendSource::Environment,
+                None => BackendSource::ArgusDefault,
             },
         };
         cfg.runtime_config().validate().map_err(|e| {
