@@ -1233,7 +1233,7 @@ impl World {
             return Value::Null;
         };
         let timeline = self.timeline(task);
-        let (age, canceled) = self.reading_age(task, &timeline, now, older);
+        let (age, canceled) = self.reading_age(task, timeline, now, older);
         let r = timeline.at(age);
         let mut state = r.step.state.clone();
         let mut revision = r.revision;
