@@ -381,17 +381,11 @@ pub fn check_graph(
     policy: &Policy,
 ) -> Vec<Violation> {
     let mut out = vec![];
-    let mut bad = |invariant: u8, message: String| {
-        out.push(Violation {
-            invariant,
-            message,
-            witness: None,
-        })
-    };
 
     for s in &graph.states {
         if !reachable.contains(s) {
             bad(
+                &mut out,
                 0,
                 format!(
                     "{} is not reachable from {}",
@@ -411,10 +405,10 @@ pub fn check_graph(
             .map(|n| n.iter().any(|t| t != s))
             .unwrap_or(false);
         if s.is_closed() && exits {
-            bad(7, format!("an edge leaves {}", s.name()));
+            bad(&mut out, 7, format!("an edge leaves {}", s.name()));
         }
         if !s.is_closed() && !exits {
-            bad(0, format!("{} has no way out", s.name()));
+            bad(&mut out, 0, format!("{} has no way out", s.name()));
         }
     }
     out.extend(control_lost_paths(&next));
@@ -425,13 +419,6 @@ pub fn check_graph(
 /// Rule 3 on the graph: from ControlLost, Controlling is reachable only through Claiming.
 fn control_lost_paths(next: &BTreeMap<StateName, BTreeSet<StateName>>) -> Vec<Violation> {
     let mut out = vec![];
-    let mut bad = |invariant: u8, message: String| {
-        out.push(Violation {
-            invariant,
-            message,
-            witness: None,
-        })
-    };
     let mut queue = VecDeque::from([StateName::ControlLost]);
     let mut seen = BTreeSet::from([StateName::ControlLost]);
     while let Some(s) = queue.pop_front() {
@@ -441,6 +428,7 @@ fn control_lost_paths(next: &BTreeMap<StateName, BTreeSet<StateName>>) -> Vec<Vi
             }
             if t.is_controlling() {
                 bad(
+                    &mut out,
                     3,
                     format!("ControlLost reaches {} without an operator claim", t.name()),
                 );
@@ -459,13 +447,6 @@ fn lease_trouble_covered(
     policy: &Policy,
 ) -> Vec<Violation> {
     let mut out = vec![];
-    let mut bad = |invariant: u8, message: String| {
-        out.push(Violation {
-            invariant,
-            message,
-            witness: None,
-        })
-    };
     let controlling: Vec<StateName> = graph
         .states
         .iter()
@@ -482,6 +463,7 @@ fn lease_trouble_covered(
             });
             if !covered {
                 bad(
+                    &mut out,
                     6,
                     format!(
                         "{} has no explored {} edge into ControlLost",
@@ -493,6 +475,15 @@ fn lease_trouble_covered(
         }
     }
     out
+}
+
+/// A graph-level violation (no single transition witnesses it).
+fn bad(out: &mut Vec<Violation>, invariant: u8, message: String) {
+    out.push(Violation {
+        invariant,
+        message,
+        witness: None,
+    });
 }
 
 /// A kind of lease trouble, as coverage counts them.
