@@ -31,7 +31,7 @@ fn under(modules: &[Module], dir: &str) -> Vec<String> {
 
 #[test]
 fn the_measure_counts_a_function_from_its_fn_to_its_closing_brace_and_leaves_tests_out() {
-    let file = syn::parse_file(
+    let file = source::parse(
         "fn a() {\n    x();\n}\nimpl T {\n    pub(crate) async fn b(\n        y: u8,\n    ) {\n    }\n}\n\
          #[cfg(test)]\nmod tests {\n    fn c() {}\n}\n#[test]\nfn d() {}\n",
     )
@@ -161,11 +161,6 @@ fn upward(segments: &[String]) -> bool {
 }
 
 impl<'ast> Visit<'ast> for Upward {
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !source::is_test(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
         if upward(&segs) {
@@ -194,9 +189,7 @@ impl<'ast> Visit<'ast> for Upward {
                 out.push(at.join("::"));
             }
         }
-        if !source::is_test(&u.attrs) {
-            walk(&u.tree, vec![], &mut self.0);
-        }
+        walk(&u.tree, vec![], &mut self.0);
     }
 }
 
@@ -219,7 +212,7 @@ fn nothing_in_the_runtime_or_the_bridges_imports_the_a2a_client_or_metrics() {
     // The scanner sees both shapes.
     let mut v = Upward::default();
     v.visit_file(
-        &syn::parse_file("use crate::{x, a2a::Client};\nfn f() { crate::metrics::bump(); }")
+        &source::parse("use crate::{x, a2a::Client};\nfn f() { crate::metrics::bump(); }")
             .expect("parses"),
     );
     assert_eq!(v.0, ["crate::a2a::Client", "crate::metrics::bump"]);

@@ -1,7 +1,8 @@
 //! The source as `syn` reads it: the one parser of the guards (`shape.rs`, `strings.rs`). A crate
 //! is read from its root (`lib.rs`, `main.rs`) through its `mod` declarations, so every module of
 //! it is seen; test modules and test functions are left out by their attribute (`#[cfg(test)]`,
-//! `#[test]`), never by cutting a file at its first `#[cfg(test)]`.
+//! `#[test]`), once, as a file is parsed ([`parse`]), never by cutting a file at its first
+//! `#[cfg(test)]`; the guards' visitors then see shipped code only.
 
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
@@ -41,7 +42,7 @@ impl Module {
 }
 
 /// Whether the attributes leave an item out of the shipped code (`#[cfg(test)]`, `#[test]`).
-pub fn is_test(attrs: &[syn::Attribute]) -> bool {
+fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         if a.path().is_ident("test") {
             return true;
@@ -54,6 +55,48 @@ pub fn is_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
+/// `text` as `syn` reads it, its test code left out: the items `#[cfg(test)]` or `#[test]` marks,
+/// in modules and in impls.
+pub fn parse(text: &str) -> syn::Result<syn::File> {
+    let mut file = syn::parse_file(text)?;
+    strip_tests(&mut file.items);
+    Ok(file)
+}
+
+fn strip_tests(items: &mut Vec<syn::Item>) {
+    items.retain(|item| !is_test(item_attrs(item)));
+    for item in items {
+        match item {
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &mut m.content {
+                    strip_tests(inner);
+                }
+            }
+            syn::Item::Impl(i) => i
+                .items
+                .retain(|f| !matches!(f, syn::ImplItem::Fn(f) if is_test(&f.attrs))),
+            _ => {}
+        }
+    }
+}
+
+/// The attributes of the items test code comes as.
+fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
 /// Every module file of the crate rooted at `root`, following `mod x;` declarations that are not
 /// test modules (`x.rs` or `x/mod.rs` beside it, or its `#[path]`).
 pub fn crate_modules(root: &Path) -> Vec<Module> {
@@ -62,8 +105,7 @@ pub fn crate_modules(root: &Path) -> Vec<Module> {
     while let Some((path, owns_dir)) = todo.pop() {
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-        let file = syn::parse_file(&text)
-            .unwrap_or_else(|e| panic!("cannot parse {}: {e}", path.display()));
+        let file = parse(&text).unwrap_or_else(|e| panic!("cannot parse {}: {e}", path.display()));
         // `lib.rs`, `main.rs` and `mod.rs` own their directory; `foo.rs` owns `foo/`.
         let dir = match (owns_dir, path.parent()) {
             (true, Some(p)) => p.to_path_buf(),
@@ -92,13 +134,10 @@ pub fn crate_modules(root: &Path) -> Vec<Module> {
     out
 }
 
-/// The out-of-line modules `items` declare (inline ones searched within), skipping test modules.
+/// The out-of-line modules `items` declare (inline ones searched within; test modules are gone).
 fn nested_mods(items: &[syn::Item], dir: &Path, out: &mut Vec<(PathBuf, Option<PathBuf>)>) {
     for item in items {
         let syn::Item::Mod(m) = item else { continue };
-        if is_test(&m.attrs) {
-            continue;
-        }
         let name = m.ident.to_string();
         match &m.content {
             Some((_, inner)) => nested_mods(inner, &dir.join(&name), out),
@@ -127,7 +166,7 @@ pub struct Function {
     pub lines: usize,
 }
 
-/// Every function with a body in `file`, test code left out.
+/// Every function with a body in `file` (parsed by [`parse`]: test code is gone).
 pub fn functions(file: &syn::File) -> Vec<Function> {
     let mut v = Functions::default();
     v.visit_file(file);
@@ -153,22 +192,11 @@ impl Functions {
 }
 
 impl<'ast> Visit<'ast> for Functions {
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !is_test(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if is_test(&f.attrs) {
-            return;
-        }
         self.push(&f.sig, &f.block);
         syn::visit::visit_item_fn(self, f);
     }
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        if is_test(&i.attrs) {
-            return;
-        }
         let owner = match &*i.self_ty {
             syn::Type::Path(p) => p
                 .path
@@ -183,9 +211,6 @@ impl<'ast> Visit<'ast> for Functions {
         self.owner.pop();
     }
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        if is_test(&f.attrs) {
-            return;
-        }
         self.push(&f.sig, &f.block);
         syn::visit::visit_impl_item_fn(self, f);
     }
@@ -251,21 +276,6 @@ impl Comparisons {
 }
 
 impl<'ast> Visit<'ast> for Comparisons {
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !is_test(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
-    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if !is_test(&f.attrs) {
-            syn::visit::visit_item_fn(self, f);
-        }
-    }
-    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        if !is_test(&f.attrs) {
-            syn::visit::visit_impl_item_fn(self, f);
-        }
-    }
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
         if matches!(b.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_))
             && (is_str_lit(&b.left) || is_str_lit(&b.right))

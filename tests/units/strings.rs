@@ -13,7 +13,7 @@ const DIRS: [&str; 3] = [
 ];
 
 fn found(code: &str) -> Vec<(usize, String)> {
-    source::text_comparisons(&syn::parse_file(code).expect("parses"))
+    source::text_comparisons(&source::parse(code).expect("parses"))
 }
 
 #[test]
