@@ -54,7 +54,8 @@ impl Backoff {
     /// At least `floor` from the next failure on (a cause that deserves a slower retry), never
     /// past `most`.
     pub fn at_least(&mut self, floor: Duration) {
-        while self.wait() < floor.min(self.most) {
+        // Past 32 failures the wait is `most` (or stays zero for a zero `first`): stop there.
+        while self.wait() < floor.min(self.most) && self.failures < 32 {
             self.failures += 1;
         }
     }
