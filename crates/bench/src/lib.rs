@@ -536,11 +536,63 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     // fasta2a's echo tasks: a write fell in the window). Then measure.
     tokio::time::sleep(heartbeat.mul_f64(2.5)).await;
     let rss1 = rss_kib();
+    let remote_at = (&polled.http, dialect);
+    let steady = steady(&rt, &root, remote_at, &tasks, &wake, (opts, &config)).await?;
+    rt.shutdown().await;
+    drop(rt);
+    let recovery_cold = opts.cold && drop_page_cache();
+    let (recovery_secs, read_all_secs, one) =
+        recover(store, client.clone(), config.clone(), wake.clone(), n).await?;
+    let (restore_recovery_secs, restore_floor_secs) = restores(
+        &root,
+        &steady.backups.archive,
+        (client, config, wake),
+        n,
+        &one,
+    )
+    .await?;
+    let _ = std::fs::remove_dir_all(&root);
+    let restores = (restore_recovery_secs, restore_floor_secs);
+    let recovery = (recovery_secs, read_all_secs, recovery_cold);
+    Ok(row(
+        n,
+        seconds,
+        heartbeat,
+        steady,
+        (rss0, rss_started, rss1),
+        recovery,
+        restores,
+        controlling,
+    ))
+}
+
+/// What the steady window measured: the rounds against the floor, the writes and wakes while
+/// nothing changed, the disk, and the backups under the same load.
+struct Steady {
+    rounds: Rounds,
+    renewals: u64,
+    /// Writes, durable writes and wakes while nothing changed.
+    unchanged: (u64, u64, u64),
+    disk_kib_per_campaign_day: f64,
+    disk_kib_per_campaign: f64,
+    backups: Backups,
+}
+
+/// The steady window of a populated runtime: rounds against the floor, then backups.
+async fn steady(
+    rt: &Runtime,
+    root: &std::path::Path,
+    (http, dialect): (&HttpConfig, Dialect),
+    tasks: &Arc<Vec<String>>,
+    wake: &CountingWake,
+    (opts, config): (&Options, &RuntimeConfig),
+) -> Result<Steady, String> {
+    let (n, seconds, remote) = (tasks.len(), opts.seconds, opts.remote.as_ref());
     // The floor runs on its own thread with its own clock, between the rounds, while the runtime
     // keeps ticking: each round compares the two under the same load of this shared machine, and
     // the median round counts. A first round warms its connections and is not counted.
     let floor = Floor::start(
-        polled.http.clone(),
+        http.clone(),
         dialect,
         tasks.clone(),
         config.max_concurrent_calls,
@@ -555,19 +607,11 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     floor.round(floor_min, None).await?;
     let stats = rt.stats().clone();
     let r0 = stats.renewals.load(Ordering::Relaxed);
-    let (w0, d0, k0) = writes_and_wakes(&stats, &wake);
+    let (w0, d0, k0) = writes_and_wakes(&stats, wake);
     let round_length = Duration::from_secs_f64(seconds.max(1) as f64 / ROUNDS as f64);
-    let (disk0, window_started) = (disk_bytes(&root), Instant::now());
-    let Rounds {
-        ticks,
-        used,
-        floors,
-        floor_kernel,
-        ratios,
-        paced_floors,
-        paced_ratios,
-    } = rounds(&stats, &floor, floor_min, round_length).await?;
-    let disk1 = disk_bytes(&root);
+    let (disk0, window_started) = (disk_bytes(root), Instant::now());
+    let rounds = rounds(&stats, &floor, floor_min, round_length).await?;
+    let disk1 = disk_bytes(root);
     let window = window_started.elapsed().as_secs_f64().max(1e-3);
     let disk_kib_per_campaign_day =
         disk1.saturating_sub(disk0) as f64 / 1024.0 / n.max(1) as f64 / window * 86_400.0;
@@ -575,45 +619,63 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     // Backups under the same steady load: how long one takes (the median), and whether the
     // heartbeat kept its cadence over them all (taken back to back for at least 2 s: over one
     // short backup the count of ticks is too coarse to compare).
-    let steady_rate = ticks as f64 / (round_length.as_secs_f64() * ROUNDS as f64);
-    let backups = backups(&root, &stats, steady_rate).await?;
-    let (w1, d1, k1) = writes_and_wakes(&stats, &wake);
+    let steady_rate = rounds.ticks as f64 / (round_length.as_secs_f64() * ROUNDS as f64);
+    let backups = backups(root, &stats, steady_rate).await?;
+    let (w1, d1, k1) = writes_and_wakes(&stats, wake);
     let renewals = stats.renewals.load(Ordering::Relaxed) - r0;
-    drop(floor);
-    rt.shutdown().await;
-    drop(rt);
-    let floor = floors[ROUNDS / 2];
-    let floor_system = floor_kernel[ROUNDS / 2];
-    let cpu = used.total();
-    let cpu_per_tick = cpu / ticks.max(1) as f64;
-    let recovery_cold = opts.cold && drop_page_cache();
-    let (recovery_secs, read_all_secs, one) =
-        recover(store, client.clone(), config.clone(), wake.clone(), n).await?;
-    let (restore_recovery_secs, restore_floor_secs) =
-        restores(&root, &backups.archive, (client, config, wake), n, &one).await?;
-    let _ = std::fs::remove_dir_all(&root);
-    Ok(Row {
+    Ok(Steady {
+        rounds,
+        renewals,
+        unchanged: (w1 - w0, d1 - d0, k1 - k0),
+        disk_kib_per_campaign_day,
+        disk_kib_per_campaign,
+        backups,
+    })
+}
+/// The row a steady measurement makes: its figures per campaign and per tick.
+#[allow(clippy::too_many_arguments)]
+fn row(
+    n: usize,
+    seconds: u64,
+    heartbeat: Duration,
+    steady: Steady,
+    (rss0, rss_started, rss1): (f64, f64, f64),
+    (recovery_secs, read_all_secs, recovery_cold): (f64, f64, bool),
+    (restore_recovery_secs, restore_floor_secs): (f64, f64),
+    controlling: usize,
+) -> Row {
+    let Steady {
+        rounds: r,
+        renewals,
+        unchanged: (writes, durable, wakes),
+        disk_kib_per_campaign_day,
+        disk_kib_per_campaign,
+        backups,
+    } = steady;
+    let cpu = r.used.total();
+    let cpu_per_tick = cpu / r.ticks.max(1) as f64;
+    Row {
         campaigns: n,
         controlling,
         renewals,
         heartbeat_secs: heartbeat.as_secs_f64(),
-        ticks,
+        ticks: r.ticks,
         expected_ticks: (n as f64 * seconds as f64 / heartbeat.as_secs_f64()) as u64,
         cpu_per_1000_ticks: cpu_per_tick * 1000.0,
         cpu_share_at_120s: cpu_per_tick * n as f64 / 120.0,
         cpu_share_measured: cpu / seconds.max(1) as f64,
         rss_kib_per_campaign: (rss1 - rss_started) / n as f64,
         rss_fixed_mib: (rss_started - rss0) / 1024.0,
-        writes_during_unchanged: w1 - w0,
-        durable_writes_during_unchanged: d1 - d0,
-        wakes_during_unchanged: k1 - k0,
+        writes_during_unchanged: writes,
+        durable_writes_during_unchanged: durable,
+        wakes_during_unchanged: wakes,
         recovery_secs,
         read_all_secs,
         recovery_cold,
-        floor_cpu_per_1000_polls: floor * 1000.0,
-        floor_ratios: ratios,
-        paced_floor_cpu_per_1000_polls: paced_floors[ROUNDS / 2] * 1000.0,
-        paced_floor_ratios: paced_ratios,
+        floor_cpu_per_1000_polls: r.floors[ROUNDS / 2] * 1000.0,
+        floor_ratios: r.ratios,
+        paced_floor_cpu_per_1000_polls: r.paced_floors[ROUNDS / 2] * 1000.0,
+        paced_floor_ratios: r.paced_ratios,
         backup_secs: backups.secs,
         backup_files: backups.files,
         disk_kib_per_campaign_day,
@@ -621,9 +683,9 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
         backup_tick_share: backups.tick_share,
         restore_recovery_secs,
         restore_floor_secs,
-        system_share: used.kernel_share(),
-        floor_system_share: floor_system,
-    })
+        system_share: r.used.kernel_share(),
+        floor_system_share: r.floor_kernel[ROUNDS / 2],
+    }
 }
 
 /// The steady rows' runtime settings: the heartbeat asked for (or max(1, N / 2000) s, so the

@@ -1236,9 +1236,11 @@ impl World {
         let (age, canceled) = self.reading_age(task, timeline, now, older);
         let r = timeline.at(age);
         let mut state = r.step.state.clone();
-        let mut revision = r.revision;
-        let mut heartbeat_seq = r.heartbeat_seq;
-        let mut evidence_revision = r.evidence_revision;
+        let mut counters = Revisions {
+            revision: r.revision,
+            heartbeat_seq: r.heartbeat_seq,
+            evidence_revision: r.evidence_revision,
+        };
         let (run_id, attempt_id) = (
             format!("run-{}", task.id),
             format!("attempt-{}", task.attempt),
@@ -1251,26 +1253,8 @@ impl World {
             })
             .collect();
         let mut message = r.step.message.clone();
-        if canceled.is_some() && !older {
-            state = RemoteState::Canceled.into();
-            revision += 1;
-            heartbeat_seq += 1;
-            message = Some("Canceled at the controller's request.".into());
-            // A late artifact: published a second after the cancellation took effect.
-            if self.has(|f| matches!(f, Fault::LateArtifact))
-                && canceled.is_some_and(|at| now >= at + 1000)
-            {
-                revision += 1;
-                heartbeat_seq += 1;
-                evidence_revision += 1;
-                artifacts.push(artifact_json(
-                    &format!("{id}-late"),
-                    "late-result",
-                    Some("checkpoint written after cancel"),
-                    None,
-                    (&task.campaign_id, &run_id, &attempt_id),
-                ));
-            }
+        if let Some(at) = canceled.filter(|_| !older) {
+            (state, message) = self.canceled(id, named, (at, now), &mut counters, &mut artifacts);
         }
         if self.has(|f| matches!(f, Fault::UnknownState)) && !older {
             state = TaskState::Other("paused-by-operator".into());
@@ -1288,6 +1272,11 @@ impl World {
             Some(at) => at,
             None => now.saturating_sub(age.saturating_sub(r.step.at_ms)),
         };
+        let Revisions {
+            revision,
+            heartbeat_seq,
+            evidence_revision,
+        } = counters;
         let status = status_json(id, &state, revision, message, changed);
         let history = if with_history {
             noise(id, revision, r.noise_so_far)
@@ -1318,6 +1307,42 @@ impl World {
             }
         })
     }
+
+    /// A cancellation that took effect at `at`: the task reads canceled, one revision on; with the
+    /// late-artifact fault it publishes one more artifact a second later.
+    fn canceled(
+        &self,
+        id: &str,
+        named: (&str, &str, &str),
+        (at, now): (u64, u64),
+        counters: &mut Revisions,
+        artifacts: &mut Vec<Value>,
+    ) -> (TaskState, Option<String>) {
+        counters.revision += 1;
+        counters.heartbeat_seq += 1;
+        if self.has(|f| matches!(f, Fault::LateArtifact)) && now >= at + 1000 {
+            counters.revision += 1;
+            counters.heartbeat_seq += 1;
+            counters.evidence_revision += 1;
+            artifacts.push(artifact_json(
+                &format!("{id}-late"),
+                "late-result",
+                Some("checkpoint written after cancel"),
+                None,
+                named,
+            ));
+        }
+        let message = Some("Canceled at the controller's request.".into());
+        (RemoteState::Canceled.into(), message)
+    }
+}
+
+/// A reading's counters, which a cancellation taking effect moves on.
+#[derive(Debug, Clone, Copy)]
+struct Revisions {
+    revision: u64,
+    heartbeat_seq: u64,
+    evidence_revision: u64,
 }
 
 /// A task's `status`: its state, when it entered it, and the agent's message (if any).
