@@ -556,8 +556,7 @@ async fn measure(n: usize, opts: &Options) -> Result<Row, String> {
     let recovery = (recovery_secs, read_all_secs, recovery_cold);
     Ok(row(
         n,
-        seconds,
-        heartbeat,
+        (seconds, heartbeat),
         steady,
         (rss0, rss_started, rss1),
         recovery,
@@ -633,11 +632,9 @@ async fn steady(
     })
 }
 /// The row a steady measurement makes: its figures per campaign and per tick.
-#[allow(clippy::too_many_arguments)]
 fn row(
     n: usize,
-    seconds: u64,
-    heartbeat: Duration,
+    (seconds, heartbeat): (u64, Duration),
     steady: Steady,
     (rss0, rss_started, rss1): (f64, f64, f64),
     (recovery_secs, read_all_secs, recovery_cold): (f64, f64, bool),
