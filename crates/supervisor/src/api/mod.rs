@@ -9,7 +9,7 @@ pub mod health;
 pub(crate) mod reply;
 pub(crate) mod verbs;
 
-pub use reply::{ApiError, Reply};
+pub use reply::{ApiError, HttpReply};
 
 use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
@@ -86,15 +86,15 @@ pub struct ApiState {
     pub remote_calls: Option<Arc<crate::a2a::CallCounts>>,
 }
 
-/// Every API answer's shape, errors included, is a [`Reply`].
-impl IntoResponse for Reply {
+/// Every API answer's shape, errors included, is a [`HttpReply`].
+impl IntoResponse for HttpReply {
     fn into_response(self) -> Response {
         (self.status, Json(self.body)).into_response()
     }
 }
 
 fn error(code: ApiError, detail: impl Into<String>) -> Response {
-    Reply::error(code, detail).into_response()
+    HttpReply::error(code, detail).into_response()
 }
 
 impl ApiState {
@@ -481,7 +481,7 @@ async fn status(State(s): State<Arc<ApiState>>) -> Response {
 }
 
 fn runtime_error(e: RuntimeError) -> Response {
-    Reply::runtime(e).into_response()
+    HttpReply::runtime(e).into_response()
 }
 
 async fn campaigns(State(s): State<Arc<ApiState>>) -> Response {
@@ -759,7 +759,7 @@ fn actions() -> Router<Arc<ApiState>> {
                 Supervision::On => verbs::act(&s.runtime, verb, id, &body).await.into_response(),
                 Supervision::Off => {
                     let state = s.runtime.published(&id).map(|d| d.machine.state.persisted());
-                    Reply::supervision_off(verb, state).into_response()
+                    HttpReply::supervision_off(verb, state).into_response()
                 }
             }
         };

@@ -11,14 +11,14 @@ use serde_json::{json, Value};
 /// What an action answers: an HTTP status and a JSON body (`{"outcome", "state", "message", …}`,
 /// or `{"error": {"code", "message"}}`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reply {
+pub struct HttpReply {
     pub status: StatusCode,
     pub body: Value,
 }
 
-impl Reply {
-    pub fn ok(body: Value) -> Reply {
-        Reply {
+impl HttpReply {
+    pub fn ok(body: Value) -> HttpReply {
+        HttpReply {
             status: StatusCode::OK,
             body,
         }
@@ -27,13 +27,13 @@ impl Reply {
     /// An answer the API itself decided (a bad body, no such campaign, the token): refused here,
     /// by this supervisor — it names itself, so no client can take it for OpenTraining's — with
     /// what it means, the detail, and the next step, in the one shape every refusal has.
-    pub fn error(code: ApiError, detail: impl Into<String>) -> Reply {
-        Reply::said(None, code.status(), code.name(), detail.into(), code.next())
+    pub fn error(code: ApiError, detail: impl Into<String>) -> HttpReply {
+        HttpReply::said(None, code.status(), code.name(), detail.into(), code.next())
     }
 
-    /// [`Reply::error`] for one verb's request: its line starts with the verb, like every action's.
-    pub fn verb_error(verb: Verb, code: ApiError, detail: impl Into<String>) -> Reply {
-        Reply::said(
+    /// [`HttpReply::error`] for one verb's request: its line starts with the verb, like every action's.
+    pub fn verb_error(verb: Verb, code: ApiError, detail: impl Into<String>) -> HttpReply {
+        HttpReply::said(
             Some(verb),
             code.status(),
             code.name(),
@@ -44,13 +44,17 @@ impl Reply {
 
     /// A refusal decided here that is one of the actions' own codes (a text too large, the disk),
     /// for a request the runtime never saw.
-    pub fn refused_here(verb: Option<Verb>, code: RefusalCode, detail: impl Into<String>) -> Reply {
+    pub fn refused_here(
+        verb: Option<Verb>,
+        code: RefusalCode,
+        detail: impl Into<String>,
+    ) -> HttpReply {
         let status = match code {
             RefusalCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             RefusalCode::StorageFailed => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::CONFLICT,
         };
-        Reply::said(verb, status, code.name(), detail.into(), code.next_step())
+        HttpReply::said(verb, status, code.name(), detail.into(), code.next_step())
     }
 
     fn said(
@@ -59,9 +63,9 @@ impl Reply {
         code: &str,
         message: String,
         next: &str,
-    ) -> Reply {
+    ) -> HttpReply {
         let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
-        Reply {
+        HttpReply {
             status,
             body: json!({
                 "message": format!("{prefix}refused here ({code}): {message}. Next: {next}"),
@@ -73,42 +77,42 @@ impl Reply {
         }
     }
 
-    pub(crate) fn invalid(what: &str) -> Reply {
-        Reply::error(ApiError::InvalidBody, what)
+    pub(crate) fn invalid(what: &str) -> HttpReply {
+        HttpReply::error(ApiError::InvalidBody, what)
     }
 
     /// A runtime error as the API says it.
-    pub fn runtime(e: RuntimeError) -> Reply {
+    pub fn runtime(e: RuntimeError) -> HttpReply {
         match e {
             // Not `unknown_campaign`: that is OpenTraining's refusal (it does not know the
             // campaign); this is ours (no campaign of that id here).
             RuntimeError::UnknownCampaign => {
-                Reply::error(ApiError::NoSuchCampaign, "no campaign of that id here")
+                HttpReply::error(ApiError::NoSuchCampaign, "no campaign of that id here")
             }
             RuntimeError::Exists | RuntimeError::Same => {
-                Reply::error(ApiError::Exists, "a campaign of that id exists")
+                HttpReply::error(ApiError::Exists, "a campaign of that id exists")
             }
-            RuntimeError::Store(crate::store::StoreError::InvalidCampaignId) => Reply::error(
+            RuntimeError::Store(crate::store::StoreError::InvalidCampaignId) => HttpReply::error(
                 ApiError::InvalidCampaignId,
                 crate::store::StoreError::InvalidCampaignId.to_string(),
             ),
-            RuntimeError::Store(_) => Reply::refused_here(
+            RuntimeError::Store(_) => HttpReply::refused_here(
                 None,
                 RefusalCode::StorageFailed,
                 "the state root cannot be written",
             ),
             RuntimeError::Stopped => {
-                Reply::error(ApiError::Stopped, "the campaign's driver has stopped")
+                HttpReply::error(ApiError::Stopped, "the campaign's driver has stopped")
             }
-            e @ RuntimeError::NotClosed(_) => Reply::error(ApiError::NotClosed, e.to_string()),
+            e @ RuntimeError::NotClosed(_) => HttpReply::error(ApiError::NotClosed, e.to_string()),
         }
     }
 
     /// The bounded wait ran out: the action goes on; here is the state to poll.
-    pub(crate) fn pending(rt: &Runtime, id: &str) -> Reply {
+    pub(crate) fn pending(rt: &Runtime, id: &str) -> HttpReply {
         // As published: the driver is busy with the action, never asked to read anything.
         let state = rt.published(id).map(|d| d.machine.state.persisted());
-        Reply {
+        HttpReply {
             status: StatusCode::ACCEPTED,
             body: json!({"outcome": "pending", "accepted": false, "state": state}),
         }
@@ -118,7 +122,7 @@ impl Reply {
     /// state, here, or by OpenTraining), 413 too large for the remote, 503 remote unreachable or
     /// the state root unwritable. A refusal names its owner (`refused_by`), its code and, where
     /// there is one, the next step.
-    pub fn of(verb: Verb, reply: &CommandReply) -> Reply {
+    pub fn of(verb: Verb, reply: &CommandReply) -> HttpReply {
         let state = reply.state.persisted();
         let outcome = reply.outcome();
         let refusal = reply.refusal_code();
@@ -147,7 +151,7 @@ impl Reply {
             if let Some(l) = &reply.lease {
                 body["lease"] = json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
             }
-            return Reply { status, body };
+            return HttpReply { status, body };
         };
         let forbidden = refusal == RefusalCode::ForbiddenInState;
         let next = if forbidden {
@@ -159,14 +163,14 @@ impl Reply {
         if forbidden {
             body["allowed_actions"] = json!(reply.allowed);
         }
-        Reply { status, body }
+        HttpReply { status, body }
     }
 
     /// Every verb while supervision is off (`ARGUS_SUPERVISOR_ENABLED=0`): the API is read-only,
     /// so the verb is refused here before anything is kept or sent — whatever the remote's state.
-    pub fn supervision_off(verb: Verb, state: Option<String>) -> Reply {
+    pub fn supervision_off(verb: Verb, state: Option<String>) -> HttpReply {
         let refusal = RefusalCode::SupervisionOff;
-        Reply {
+        HttpReply {
             status: StatusCode::CONFLICT,
             body: refused_body(
                 verb,

@@ -121,19 +121,19 @@ impl OperatorCommand {
     }
 }
 
-/// What an action line in the feed tells of: a command the machine was given, a local verdict, or
-/// an operator's answer (sent to the remote as an intervention). Decided on by its kind; its name
-/// is only for the text.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Acted<'a> {
-    Command(&'a Command),
+/// What an operator's input acted on: a command the machine was given, a local verdict, or an
+/// answer (sent to the remote as an intervention). Its action line in the feed and its reply's
+/// kind are decided on by it; its name is only for the text.
+#[derive(Debug, Clone)]
+pub(crate) enum Acted {
+    Command(Command),
     Verdict(Verdict),
     Answer,
 }
 
-impl Acted<'_> {
+impl Acted {
     /// The verb it was asked by (its name is the feed's and the logs').
-    pub(crate) fn verb(self) -> Verb {
+    pub(crate) fn verb(&self) -> Verb {
         match self {
             Acted::Command(c) => c.verb(),
             Acted::Verdict(v) => v.verb(),

@@ -3,7 +3,8 @@
 //! are spawned through [`Spawner`], so nothing above the runtime names it.
 
 use super::core::CrashPoint;
-use super::driver::{self, Envelope, Published, Snapshot};
+use super::core::Input;
+use super::driver::{self, Envelope, Published, Replier, Snapshot};
 use super::messages::MessageKind;
 use super::recover;
 use super::reduce::{EventLine, WakeSink};
@@ -183,6 +184,7 @@ impl Runtime {
         let core_env = Arc::new(super::core::Env {
             config: config.clone(),
             stats: stats.clone(),
+            slots_from: tokio::time::Instant::now(),
         });
         let rt = Runtime {
             shared: Arc::new(Shared {
@@ -193,7 +195,6 @@ impl Runtime {
                 wake,
                 stats,
                 core_env,
-                slots_from: tokio::time::Instant::now(),
                 reports: Mutex::new(vec![]),
                 news: tokio::sync::broadcast::channel(NEWS_BACKLOG).0,
                 hot: super::shared::Hot::new(),
@@ -437,23 +438,27 @@ impl Runtime {
             intents,
             text,
         } = command;
-        self.ask(id, |reply| Envelope::Command {
+        let remote = self.remote_ability();
+        let input = Input::Command {
             command,
             intents,
             text,
             actor,
-            reply,
-        })
-        .await
+            remote,
+        };
+        self.ask(id, input, Replier::Command).await
     }
 
-    /// Send one input to a campaign's driver and wait for its answer.
+    /// Send one input to a campaign's driver and wait for its answer. An operator's input
+    /// carries what the remote allows as it comes (`remote_ability`).
     async fn ask<R>(
         &self,
         id: &str,
-        input: impl FnOnce(oneshot::Sender<R>) -> Envelope,
+        input: Input,
+        replier: fn(oneshot::Sender<R>) -> Replier,
     ) -> Result<R, RuntimeError> {
         let (reply, rx) = oneshot::channel();
+        let replier = replier(reply);
         let h = self.handle(id)?;
         // A driver that stops without answering because recovery set its file aside leaves no
         // campaign: that is "unknown", not "stopped".
@@ -461,7 +466,8 @@ impl Runtime {
             Published::Gone => RuntimeError::UnknownCampaign,
             _ => RuntimeError::Stopped,
         };
-        if h.tx.send(Box::new(input(reply))).await.is_err() {
+        let envelope = Envelope { input, replier };
+        if h.tx.send(Box::new(envelope)).await.is_err() {
             return Err(stopped());
         }
         answer(&h.tx, rx).await.ok_or_else(stopped)
@@ -483,12 +489,13 @@ impl Runtime {
         verdict: argus_machines::Verdict,
         actor: Actor,
     ) -> Result<CommandReply, RuntimeError> {
-        self.ask(id, |reply| Envelope::Verdict {
+        let remote = self.remote_ability();
+        let input = Input::Verdict {
             verdict,
             actor,
-            reply,
-        })
-        .await
+            remote,
+        };
+        self.ask(id, input, Replier::Command).await
     }
 
     /// Put a message for a person into the campaign's feed (advisor questions, advisor outages).
@@ -503,31 +510,30 @@ impl Runtime {
         } else {
             MessageKind::CriticalFailure
         };
-        self.ask(id, |done| Envelope::Notice { kind, text, done })
+        self.ask(id, Input::Notice { kind, text }, Replier::Done)
             .await
     }
 
     /// A decision someone else made about the campaign (the Argus reviewer's verdict), for its
     /// feed.
     pub async fn decision(&self, id: &str, text: String) -> Result<(), RuntimeError> {
-        self.ask(id, |done| Envelope::Notice {
+        let input = Input::Notice {
             kind: MessageKind::Decision,
             text,
-            done,
-        })
-        .await
+        };
+        self.ask(id, input, Replier::Done).await
     }
 
     /// Answer the campaign's pending question (Needs you). Refused when nothing is pending. The
     /// answer is operator text: for a remote question an intervention, otherwise kept for Argus
     /// (data at its next decision boundary) or, with no Argus attached, recorded in the feed.
     pub async fn answer(&self, id: &str, text: String) -> Result<AnswerReply, RuntimeError> {
-        self.ask(id, |done| Envelope::Answer {
+        let input = Input::Answer {
             text,
             intent: WriteIntent::fresh(),
-            done,
-        })
-        .await
+            remote: self.remote_ability(),
+        };
+        self.ask(id, input, Replier::Answer).await
     }
 
     /// The campaign's document as its driver last persisted it (its snapshot: never read from
@@ -538,7 +544,7 @@ impl Runtime {
         if let Published::Doc(doc) = h.doc.get() {
             return Some(doc);
         }
-        let _ = self.ask(id, |done| Envelope::Read { done }).await;
+        let _ = self.ask(id, Input::Read, Replier::Done).await;
         h.doc.doc()
     }
 
@@ -550,7 +556,11 @@ impl Runtime {
         for h in &handles {
             if matches!(h.doc.get(), Published::Unread) {
                 let (done, rx) = oneshot::channel();
-                if h.tx.send(Box::new(Envelope::Read { done })).await.is_ok() {
+                let read = Envelope {
+                    input: Input::Read,
+                    replier: Replier::Done(done),
+                };
+                if h.tx.send(Box::new(read)).await.is_ok() {
                     asked.push((h, rx));
                 }
             }
@@ -760,9 +770,9 @@ impl Runtime {
         }
         let (done, rx) = oneshot::channel();
         if h.tx
-            .send(Box::new(Envelope::Shutdown {
-                release: false,
-                done,
+            .send(Box::new(Envelope {
+                input: Input::Shutdown { release: false },
+                replier: Replier::Done(done),
             }))
             .await
             .is_ok()
@@ -799,9 +809,11 @@ impl Runtime {
         for h in handles {
             let (done, rx) = oneshot::channel();
             if h.tx
-                .send(Box::new(Envelope::Shutdown {
-                    release: self.shared.config.release_on_shutdown,
-                    done,
+                .send(Box::new(Envelope {
+                    input: Input::Shutdown {
+                        release: self.shared.config.release_on_shutdown,
+                    },
+                    replier: Replier::Done(done),
                 }))
                 .await
                 .is_ok()

@@ -462,7 +462,7 @@ impl Ledger {
     /// what Argus approved.
     pub(crate) fn action(
         &self,
-        acted: Acted<'_>,
+        acted: &Acted,
         r: &CommandReply,
         actor: &Actor,
         now: u64,
@@ -556,7 +556,7 @@ impl Ledger {
 }
 
 /// A done (or sent) operator action's outcome, as its feed line says it.
-fn operator_outcome(acted: Acted<'_>, r: &CommandReply) -> String {
+fn operator_outcome(acted: &Acted, r: &CommandReply) -> String {
     match (r.outcome(), &r.lease, acted) {
         (Outcome::Ambiguous, ..) => {
             "sent, outcome unknown; reading it back before anything else".into()
@@ -841,11 +841,16 @@ mod tests {
             submit_request: argus_machines::RequestId::new("r4"),
         };
         assert_eq!(
-            l.action(Acted::Command(&claim), &reply, &Actor::Operator, NOW),
+            l.action(
+                &Acted::Command(claim.clone()),
+                &reply,
+                &Actor::Operator,
+                NOW
+            ),
             vec![]
         );
         let argus = Actor::Argus { why: None };
-        let writes = l.action(Acted::Command(&submit), &reply, &argus, NOW);
+        let writes = l.action(&Acted::Command(submit.clone()), &reply, &argus, NOW);
         assert!(
             matches!(
                 writes.as_slice(),
@@ -861,7 +866,7 @@ mod tests {
             refusal: None,
             ..reply
         };
-        let writes = l.action(Acted::Command(&next), &done, &argus, NOW);
+        let writes = l.action(&Acted::Command(next.clone()), &done, &argus, NOW);
         let texts: Vec<&str> = writes
             .iter()
             .filter_map(|w| match w {

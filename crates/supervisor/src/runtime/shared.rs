@@ -29,8 +29,6 @@ pub struct Shared {
     /// The configuration and the counters again, as every campaign's core holds them (one
     /// pointer per campaign).
     pub(crate) core_env: Arc<super::core::Env>,
-    /// Where tick slots are counted from (`driver::on_slot`).
-    pub(crate) slots_from: Instant,
     /// Material problems found while recovering (moved-aside files), for the operator: found at
     /// start, and by a driver reading its event log before its first step.
     pub(crate) reports: std::sync::Mutex<Vec<String>>,

@@ -1,7 +1,7 @@
 //! `abandon`: end the campaign from any open state (a held lease is released first).
 
 use argus_machines::Verb;
-use super::{Act, Reply, command};
+use super::{Act, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// End the campaign from any open state (a held lease is released first).
@@ -18,7 +18,7 @@ input!(Abandon, reason);
 impl Act for Abandon {
     const VERB: Verb = Verb::Abandon;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         command(rt, Self::VERB, &self.id, OperatorCommand::abandon()).await
     }
 }

@@ -2,7 +2,7 @@
 //! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
 
 use argus_machines::Verb;
-use super::{Act, Input, Body, Reply, waited};
+use super::{Act, Input, Body, HttpReply, waited};
 use crate::api::ApiError;
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::reduce::AnswerTo;
@@ -24,10 +24,10 @@ impl Input for Answer {
         &self.id
     }
 
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
         match body.message() {
             Some(message) => Ok(Answer { id, message }),
-            None => Err(Reply::invalid("an answer needs a non-empty message")),
+            None => Err(HttpReply::invalid("an answer needs a non-empty message")),
         }
     }
 
@@ -39,11 +39,11 @@ impl Input for Answer {
 impl Act for Answer {
     const VERB: Verb = Verb::Answer;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let answer = rt.answer(&self.id, self.message);
         waited(rt, &self.id, answer, |a| match a {
             AnswerReply::Intervened(reply) => {
-                let mut r = Reply::of(Self::VERB, &reply);
+                let mut r = HttpReply::of(Self::VERB, &reply);
                 if reply.outcome() != Outcome::Done {
                     // Not accepted by the remote (yet): the operator's question is not lost.
                     if let Some(m) = r.body["message"].as_str() {
@@ -56,7 +56,7 @@ impl Act for Answer {
                 }
                 r
             }
-            AnswerReply::Kept(to) => Reply::ok(json!({
+            AnswerReply::Kept(to) => HttpReply::ok(json!({
                 "outcome": "done",
                 "accepted": true,
                 "delivered_to": to.name(),
@@ -65,12 +65,12 @@ impl Act for Answer {
                     AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
                 },
             })),
-            AnswerReply::NotKept => Reply::refused_here(
+            AnswerReply::NotKept => HttpReply::refused_here(
                 Some(Self::VERB),
                 RefusalCode::StorageFailed,
                 "the answer could not be kept (the state root cannot be written); the question stays pending",
             ),
-            AnswerReply::NothingPending => Reply::verb_error(
+            AnswerReply::NothingPending => HttpReply::verb_error(
                 Self::VERB,
                 ApiError::NothingPending,
                 "the campaign has no pending question",

@@ -1,7 +1,7 @@
 //! `cancel`: cancel the bound remote task (needs the lease).
 
 use argus_machines::Verb;
-use super::{Act, Reply, command};
+use super::{Act, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Cancel the bound remote task (needs the lease).
@@ -18,7 +18,7 @@ input!(Cancel, reason);
 impl Act for Cancel {
     const VERB: Verb = Verb::Cancel;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         // The contract's cancel carries a reason; an operator who gave none is said as such.
         let reason = self
             .reason

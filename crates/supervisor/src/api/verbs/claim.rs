@@ -1,7 +1,7 @@
 //! `claim`: ask the remote for the campaign's lease.
 
 use argus_machines::Verb;
-use super::{Act, Reply, command};
+use super::{Act, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Ask the remote for the campaign's lease.
@@ -15,7 +15,7 @@ input!(Claim);
 impl Act for Claim {
     const VERB: Verb = Verb::Claim;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         command(rt, Self::VERB, &self.id, OperatorCommand::claim()).await
     }
 }

@@ -3,7 +3,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Input, Body, Reply, command};
+use super::{Act, Input, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Send a message to the running task (needs the lease): mid-run, or as the answer to the
@@ -20,10 +20,10 @@ impl Input for Intervene {
         &self.id
     }
 
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
         match body.message() {
             Some(message) => Ok(Intervene { id, message }),
-            None => Err(Reply::invalid("an intervention needs a non-empty message")),
+            None => Err(HttpReply::invalid("an intervention needs a non-empty message")),
         }
     }
 
@@ -35,7 +35,7 @@ impl Input for Intervene {
 impl Act for Intervene {
     const VERB: Verb = Verb::Intervene;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let text = self.message;
         command(
             rt,

@@ -11,7 +11,7 @@
 /// and the body the CLI posts back. The common shapes come from [`input!`].
 pub(crate) trait Input: Sized {
     /// The verb's input from an action route's body, or a 400 naming what is wrong.
-    fn parse(id: String, body: Body) -> Result<Self, Reply>;
+    fn parse(id: String, body: Body) -> Result<Self, HttpReply>;
     /// The campaign it is for.
     fn id(&self) -> &str;
     /// The body the CLI posts to the verb's route.
@@ -23,7 +23,7 @@ pub(crate) trait Act: Input {
     /// The verb: its one name (route, CLI command, feed, `allowed_actions`).
     const VERB: Verb;
     /// Do it, through the campaign's machine, and say what really happened.
-    async fn apply(self, rt: &Runtime) -> Reply;
+    async fn apply(self, rt: &Runtime) -> HttpReply;
 }
 
 /// [`Input`] for the two common shapes: the campaign alone (`input!(Claim)`), or the campaign
@@ -31,7 +31,7 @@ pub(crate) trait Act: Input {
 macro_rules! input {
     ($input:ident) => {
         impl super::Input for $input {
-            fn parse(id: String, _body: super::Body) -> Result<Self, super::Reply> {
+            fn parse(id: String, _body: super::Body) -> Result<Self, super::HttpReply> {
                 Ok($input { id })
             }
             fn id(&self) -> &str {
@@ -44,7 +44,7 @@ macro_rules! input {
     };
     ($input:ident, reason) => {
         impl super::Input for $input {
-            fn parse(id: String, body: super::Body) -> Result<Self, super::Reply> {
+            fn parse(id: String, body: super::Body) -> Result<Self, super::HttpReply> {
                 Ok($input {
                     id,
                     reason: body.reason,
@@ -77,7 +77,7 @@ macro_rules! verbs {
 
         impl VerbInput {
             /// `verb` on campaign `id`, from the route's body.
-            pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbInput, Reply> {
+            pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbInput, HttpReply> {
                 Ok(match verb {
                     $(Verb::$verb => VerbInput::$verb(<$verb as Input>::parse(id, body)?),)*
                 })
@@ -104,7 +104,7 @@ macro_rules! verbs {
             }
 
             /// Do it, through the campaign's machine, and say what really happened.
-            pub async fn apply(self, rt: &Runtime) -> Reply {
+            pub async fn apply(self, rt: &Runtime) -> HttpReply {
                 match self {
                     $(VerbInput::$verb(v) => v.apply(rt).await,)*
                 }
@@ -130,7 +130,7 @@ verbs! {
     Resolve => resolve,
 }
 
-pub(crate) use crate::api::reply::Reply;
+pub(crate) use crate::api::reply::HttpReply;
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::Verb;
@@ -161,7 +161,7 @@ pub const REASON_MAX_BYTES: usize = 4096;
 /// An action's body, or a 400 naming the field and what is wrong with it (a syntax error names
 /// the line and column instead). The body is one JSON value and nothing after it: in
 /// `{"objective":"x"}{"objective":"y"}` neither object is the operator's.
-fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
+fn body_of(bytes: &[u8]) -> Result<Body, HttpReply> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let body = serde_path_to_error::deserialize::<_, Body>(&mut *de).map_err(|e| {
         // The body as a whole has an empty path (serde names an unknown field in its message).
@@ -179,12 +179,12 @@ fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
         } else {
             (json!(path), format!("field `{path}`: {problem}"))
         };
-        let mut reply = Reply::invalid(&message);
+        let mut reply = HttpReply::invalid(&message);
         reply.body["error"]["field"] = field;
         reply
     })?;
     de.end().map_err(|e| {
-        let mut reply = Reply::invalid(&format!("the body is not valid JSON: {e}"));
+        let mut reply = HttpReply::invalid(&format!("the body is not valid JSON: {e}"));
         reply.body["error"]["field"] = Value::Null;
         reply
     })?;
@@ -193,7 +193,7 @@ fn body_of(bytes: &[u8]) -> Result<Body, Reply> {
 
 impl Body {
     /// A field over its limit, refused with the limit (413), never cut.
-    fn too_large(&self) -> Option<Reply> {
+    fn too_large(&self) -> Option<HttpReply> {
         [
             ("objective", &self.objective, OBJECTIVE_MAX_BYTES),
             ("reason", &self.reason, REASON_MAX_BYTES),
@@ -202,7 +202,7 @@ impl Body {
         .find_map(|(field, value, max)| {
             let len = value.as_ref()?.len();
             (len > max).then(|| {
-                let mut reply = Reply::refused_here(
+                let mut reply = HttpReply::refused_here(
                     None,
                     RefusalCode::TooLarge,
                     format!("field `{field}` is {len} bytes; the limit is {max} bytes (nothing was kept or sent)"),
@@ -224,23 +224,23 @@ async fn waited<T>(
     rt: &Runtime,
     id: &str,
     call: impl std::future::Future<Output = Result<T, RuntimeError>>,
-    answer: impl FnOnce(T) -> Reply,
-) -> Reply {
+    answer: impl FnOnce(T) -> HttpReply,
+) -> HttpReply {
     match tokio::time::timeout(ACTION_WAIT, call).await {
         Ok(Ok(t)) => answer(t),
-        Ok(Err(e)) => Reply::runtime(e),
-        Err(_) => Reply::pending(rt, id),
+        Ok(Err(e)) => HttpReply::runtime(e),
+        Err(_) => HttpReply::pending(rt, id),
     }
 }
 
 /// An operator command through the campaign's machine, and its real outcome.
-async fn command(rt: &Runtime, verb: Verb, id: &str, command: OperatorCommand) -> Reply {
-    waited(rt, id, rt.command(id, command), |r| Reply::of(verb, &r)).await
+async fn command(rt: &Runtime, verb: Verb, id: &str, command: OperatorCommand) -> HttpReply {
+    waited(rt, id, rt.command(id, command), |r| HttpReply::of(verb, &r)).await
 }
 
 /// A done answer (200) with what else the verb did, said after it (a refusal, or an outcome still
 /// unknown, is left as it is).
-fn noted(mut reply: Reply, note: &str) -> Reply {
+fn noted(mut reply: HttpReply, note: &str) -> HttpReply {
     if reply.status == http::StatusCode::OK {
         if let Some(m) = reply.body["message"].as_str() {
             reply.body["message"] = Value::String(format!("{m}; {note}"));
@@ -251,7 +251,7 @@ fn noted(mut reply: Reply, note: &str) -> Reply {
 
 /// An action route: `verb` on campaign `id` with the route's raw body. The operator's reason, if
 /// any, is logged (bounded); the verb answers.
-pub async fn act(rt: &Runtime, verb: Verb, id: String, body: &[u8]) -> Reply {
+pub async fn act(rt: &Runtime, verb: Verb, id: String, body: &[u8]) -> HttpReply {
     let body = if body.is_empty() {
         Body::default()
     } else {

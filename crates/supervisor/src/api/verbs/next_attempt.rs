@@ -2,7 +2,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Input, Body, Reply, command};
+use super::{Act, Input, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Settle the finished attempt and start the next: claim, then submit, as one operation.
@@ -18,7 +18,7 @@ impl Input for NextAttempt {
         &self.id
     }
 
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
         Ok(NextAttempt {
             message: body.message(),
             id,
@@ -33,7 +33,7 @@ impl Input for NextAttempt {
 impl Act for NextAttempt {
     const VERB: Verb = Verb::NextAttempt;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let text = self.message.filter(|m| !m.trim().is_empty());
         command(
             rt,

@@ -1,7 +1,7 @@
 //! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
 //! objective (and task) match.
 
-use super::{Act, Input, Body, Reply, command};
+use super::{Act, Input, Body, HttpReply, command};
 use crate::api::ApiError;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
@@ -23,7 +23,7 @@ impl Input for Observe {
         &self.id
     }
 
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
         Ok(Observe {
             id,
             objective: body.objective.unwrap_or_default(),
@@ -39,7 +39,7 @@ impl Input for Observe {
 impl Act for Observe {
     const VERB: Verb = Verb::Observe;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let id = &self.id;
         let task = self.task.map(TaskId::new);
         match rt.create(id, &self.objective).await {
@@ -50,7 +50,7 @@ impl Act for Observe {
                 let bound = doc.as_ref().and_then(|d| d.machine.state.task().cloned());
                 if task.is_none() || task == bound {
                     let state = doc.map(|d| d.machine.state.persisted());
-                    return Reply::ok(json!({
+                    return HttpReply::ok(json!({
                         "outcome": "done",
                         "accepted": true,
                         "state": state,
@@ -60,17 +60,17 @@ impl Act for Observe {
                 }
             }
             Err(RuntimeError::Exists) => {
-                return Reply::verb_error(
+                return HttpReply::verb_error(
                     Self::VERB,
                     ApiError::Exists,
                     "the campaign exists with another objective",
                 )
             }
-            Err(e) => return Reply::runtime(e),
+            Err(e) => return HttpReply::runtime(e),
         }
         if task.is_none() {
             let state = rt.state(id).await.map(|st| st.persisted());
-            return Reply::ok(json!({
+            return HttpReply::ok(json!({
                 "outcome": "done",
                 "accepted": true,
                 "state": state,

@@ -3,7 +3,7 @@
 //! keeps running; `resume` comes back as an observer, and `claim` takes control again.
 
 use argus_machines::Verb;
-use super::{Act, Reply, command, noted};
+use super::{Act, HttpReply, command, noted};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Pause supervision: a held lease is released, nothing is read or written until `resume` (which
@@ -18,7 +18,7 @@ input!(Pause);
 impl Act for Pause {
     const VERB: Verb = Verb::Pause;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let reply = command(rt, Self::VERB, &self.id, OperatorCommand::pause()).await;
         noted(reply, "a held lease is released and nothing is read or written until `resume`, which comes back as an observer")
     }

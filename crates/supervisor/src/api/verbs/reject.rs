@@ -1,7 +1,7 @@
 //! `reject`: the local verdict on a finished attempt (rejected), made only where the campaign's
 //! machine is waiting for one.
 
-use super::{Act, Reply, waited};
+use super::{Act, HttpReply, waited};
 use crate::runtime::Runtime;
 use argus_machines::{Verb, Verdict};
 
@@ -19,8 +19,8 @@ input!(Reject, reason);
 impl Act for Reject {
     const VERB: Verb = Verb::Reject;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let verdict = rt.validate(&self.id, Verdict::Rejected);
-        waited(rt, &self.id, verdict, |r| Reply::of(Self::VERB, &r)).await
+        waited(rt, &self.id, verdict, |r| HttpReply::of(Self::VERB, &r)).await
     }
 }

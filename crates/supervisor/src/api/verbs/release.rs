@@ -1,7 +1,7 @@
 //! `release`: give the lease back.
 
 use argus_machines::Verb;
-use super::{Act, Reply, command};
+use super::{Act, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Give the lease back.
@@ -15,7 +15,7 @@ input!(Release);
 impl Act for Release {
     const VERB: Verb = Verb::Release;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         command(rt, Self::VERB, &self.id, OperatorCommand::release()).await
     }
 }

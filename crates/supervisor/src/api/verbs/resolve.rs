@@ -1,6 +1,6 @@
 //! `resolve`: the operator's confirmation of an ambiguous write the remote cannot read back.
 
-use super::{Act, Input, Body, Reply, command};
+use super::{Act, Input, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 use argus_machines::{TaskId, Verb};
 use serde_json::{json, Value};
@@ -24,7 +24,7 @@ impl Input for Resolve {
     }
 
     /// Exactly one of `{"applied": TASK_ID}` or `{"not_applied": true}`.
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
         match (body.applied, body.not_applied.unwrap_or(false)) {
             (Some(task), false) if !task.trim().is_empty() => Ok(Resolve {
                 id,
@@ -36,7 +36,7 @@ impl Input for Resolve {
                 applied: None,
                 not_applied: true,
             }),
-            _ => Err(Reply::invalid(
+            _ => Err(HttpReply::invalid(
                 "resolve needs exactly one of {\"applied\": TASK_ID} or {\"not_applied\": true}",
             )),
         }
@@ -53,7 +53,7 @@ impl Input for Resolve {
 impl Act for Resolve {
     const VERB: Verb = Verb::Resolve;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let applied = self.applied.map(TaskId::new);
         command(
             rt,

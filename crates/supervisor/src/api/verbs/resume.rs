@@ -2,7 +2,7 @@
 //! `pause`; `claim` takes control again).
 
 use argus_machines::Verb;
-use super::{Act, Reply, command, noted};
+use super::{Act, HttpReply, command, noted};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Resume supervision of a paused campaign, as an observer (`claim` to control it again).
@@ -16,7 +16,7 @@ input!(Resume);
 impl Act for Resume {
     const VERB: Verb = Verb::Resume;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let reply = command(rt, Self::VERB, &self.id, OperatorCommand::resume()).await;
         noted(reply, "observing; `claim` takes control again")
     }

@@ -2,7 +2,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Input, Body, Reply, command};
+use super::{Act, Input, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Submit an attempt (needs the lease).
@@ -19,7 +19,7 @@ impl Input for Submit {
         &self.id
     }
 
-    fn parse(id: String, body: Body) -> Result<Self, Reply> {
+    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
         Ok(Submit {
             message: body.message().unwrap_or_default(),
             id,
@@ -34,7 +34,7 @@ impl Input for Submit {
 impl Act for Submit {
     const VERB: Verb = Verb::Submit;
 
-    async fn apply(self, rt: &Runtime) -> Reply {
+    async fn apply(self, rt: &Runtime) -> HttpReply {
         let text = Some(self.message).filter(|m| !m.trim().is_empty());
         command(rt, Self::VERB, &self.id, OperatorCommand::submit(text)).await
     }

@@ -8,7 +8,7 @@
 //! write-ahead (`persist`: nothing else in that `Ready`, and nothing the step decided happens
 //! unless it is on disk), other records, wakes and significant events for the wake sink, an
 //! answer to keep for Argus, one remote call (made through the authority token the core hands
-//! out with it, and given back with its outcome), the reply to the asker, and whether the
+//! out with it, and given back with its outcome), the reply to the replier, and whether the
 //! campaign just closed.
 //!
 //! Owns: the machine, the [`Token`] that matches it, the [`Ledger`], the unsent
@@ -17,10 +17,12 @@
 //! given) and no socket; `tests.rs` drives it alone.
 
 mod calls;
+mod pace;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use calls::{Call, Done, Reader, WriteCall};
+pub(crate) use pace::{on_slot, seed, Due, Pace};
 
 use super::command::{Acted, Actor};
 use super::ledger::{Checkpoint, Ledger, Write};
@@ -54,6 +56,9 @@ const ANSWER_MAX: usize = 4096;
 pub(crate) struct Env {
     pub config: Arc<RuntimeConfig>,
     pub stats: Arc<Stats>,
+    /// Where the tick slots are counted from (one instant for every campaign, so the ticks of
+    /// one slot wake the runtime together).
+    pub slots_from: tokio::time::Instant,
 }
 
 /// What a campaign's core is given.
@@ -121,7 +126,7 @@ pub(crate) struct Ready {
     /// One remote call; reported with [`Report::Called`].
     pub call: Option<Call>,
     /// The answer to whoever gave the input.
-    pub reply: Option<AskerReply>,
+    pub reply: Option<Reply>,
     /// The input closed the campaign (announced after its last lines).
     pub closed: bool,
     /// These records hold the first significant event a remote reading surfaced: its
@@ -172,9 +177,9 @@ pub(crate) struct Noticed {
     pub first_look: bool,
 }
 
-/// The answer to an input's asker.
+/// The answer to an input's replier.
 #[derive(Debug)]
-pub(crate) enum AskerReply {
+pub(crate) enum Reply {
     Command(CommandReply),
     Answer(AnswerReply),
     Done,
@@ -190,34 +195,16 @@ pub(crate) enum Report {
     Called(Box<Done>),
 }
 
-/// What the asked thing was, for the feed's action line.
-#[derive(Debug)]
-enum Asked {
-    Command(Command),
-    Verdict(Verdict),
-    Answer,
-}
-
-impl Asked {
-    fn acted(&self) -> Acted<'_> {
-        match self {
-            Asked::Command(c) => Acted::Command(c),
-            Asked::Verdict(v) => Acted::Verdict(*v),
-            Asked::Answer => Acted::Answer,
-        }
-    }
-}
-
 /// What the current input ends with, once its steps have settled.
 enum Finish {
     /// A command, a verdict or a remote question's answer: the reply and the action line (boxed:
     /// a resting campaign holds the small variants only).
-    Asked(Box<AskedFor>),
+    Acting(Box<Acting>),
     /// An answer kept for Argus: the question is answered once it is kept.
     Keep { text: String },
     /// The document written, and stop.
     Shutdown,
-    /// `AskerReply::Done`.
+    /// `Reply::Done`.
     Done,
     /// Nothing to answer (a tick, the event log, an entry).
     Quiet,
@@ -225,10 +212,10 @@ enum Finish {
 
 impl Finish {
     /// An operator's command or verdict, to be answered once the machine has taken it or not.
-    fn asked(asked: Asked, actor: Actor, validated: Option<Validated>) -> Self {
-        let command = matches!(asked, Asked::Command(_));
-        Finish::Asked(Box::new(AskedFor {
-            asked,
+    fn acting(acted: Acted, actor: Actor, validated: Option<Validated>) -> Self {
+        let command = matches!(acted, Acted::Command(_));
+        Finish::Acting(Box::new(Acting {
+            acted,
             actor,
             validated,
             command,
@@ -238,8 +225,8 @@ impl Finish {
 }
 
 /// What an operator's input was, and who asked.
-struct AskedFor {
-    asked: Asked,
+struct Acting {
+    acted: Acted,
     actor: Actor,
     /// The verdict the token made, recorded if the machine takes it.
     validated: Option<Validated>,
@@ -277,6 +264,8 @@ pub(crate) struct Core {
     /// A step of the current input could not be persisted.
     storage_failed: bool,
     env: Arc<Env>,
+    /// When the campaign next needs the clock: its tick, hot polls, its stream's life.
+    pace: Pace,
     /// What the core holds only while it handles an input: a resting campaign holds none of it
     /// (most of a campaign's memory is its resting driver).
     busy: Option<Box<Busy>>,
@@ -333,6 +322,7 @@ impl Core {
         let mut ledger = Ledger::open(&machine, Arc::new(doc));
         let published = ledger.publish();
         let core = Core {
+            pace: Pace::new(machine.campaign_id()),
             token: Some(Token::restore(&machine)),
             intents: WriteIntent::queued(&machine).into_iter().collect(),
             machine,
@@ -350,8 +340,24 @@ impl Core {
         self.machine.campaign_id()
     }
 
-    pub(crate) fn machine(&self) -> &CampaignMachine {
-        &self.machine
+    /// When the campaign next needs the clock, besides its inbox and its stream.
+    pub(crate) fn poll_timeout(&self) -> Option<(tokio::time::Instant, Due)> {
+        self.pace.poll_timeout()
+    }
+
+    /// The campaign's pacing, for the driver to report what became of a hot poll's budget and
+    /// of the stream's subscription, end and bells.
+    pub(crate) fn pace(&mut self) -> &mut Pace {
+        &mut self.pace
+    }
+
+    /// A tick was taken at `now` (monotonic; `unix` the machine's clock): the next is set from
+    /// the machine's deadline.
+    pub(crate) fn ticked(&mut self, now: tokio::time::Instant, unix: u64) {
+        let env = &self.env;
+        let deadline = self.machine.next_deadline();
+        self.pace
+            .ticked(&env.config, (now, env.slots_from), deadline, unix);
     }
 
     /// The task a hot poll would read: the campaign controls an attempt whose last reading is
@@ -403,7 +409,7 @@ impl Core {
             } => {
                 self.busy().remote = remote;
                 let validated = self.command(command.clone(), intents, text);
-                Finish::asked(Asked::Command(command), actor, validated)
+                Finish::acting(Acted::Command(command), actor, validated)
             }
             Input::Verdict {
                 verdict,
@@ -414,7 +420,7 @@ impl Core {
                 self.refusal = None;
                 self.storage_failed = false;
                 let validated = self.verdict(verdict, Event::Validated { verdict });
-                Finish::asked(Asked::Verdict(verdict), actor, validated)
+                Finish::acting(Acted::Verdict(verdict), actor, validated)
             }
             Input::Answer {
                 text,
@@ -509,7 +515,7 @@ impl Core {
     fn reading(&mut self, reading: crate::control::Reading) -> Event {
         let first_look = matches!(
             self.busy().finish.as_ref(),
-            Some(Finish::Asked(a)) if matches!(a.asked, Asked::Command(Command::Observe { .. } | Command::Resume))
+            Some(Finish::Acting(a)) if matches!(a.acted, Acted::Command(Command::Observe { .. } | Command::Resume))
         );
         self.busy().reading = Some(Noticed {
             changed_at: reading.changed_at,
@@ -580,7 +586,7 @@ impl Core {
                         AnswerReply::NotKept
                     }
                 };
-                self.out().reply = Some(AskerReply::Answer(reply));
+                self.out().reply = Some(Reply::Answer(reply));
                 self.closing();
             }
             Report::Called(done) => {
@@ -686,8 +692,8 @@ impl Core {
                 }
                 None => self.command(command, vec![intent], Some(text)),
             };
-            return Finish::Asked(Box::new(AskedFor {
-                asked: Asked::Answer,
+            return Finish::Acting(Box::new(Acting {
+                acted: Acted::Answer,
                 actor: Actor::Operator,
                 validated,
                 command: true,
@@ -695,7 +701,7 @@ impl Core {
             }));
         }
         if doc.pending_question.is_none() {
-            self.out().reply = Some(AskerReply::Answer(AnswerReply::NothingPending));
+            self.out().reply = Some(Reply::Answer(AnswerReply::NothingPending));
             return Finish::Quiet;
         }
         let text = crate::security::Untrusted::new(&text, ANSWER_MAX)
@@ -816,22 +822,22 @@ impl Core {
     /// anything its first reading finds (the order in which it was learned). Every other
     /// command's line waits for its outcome.
     fn say_done_at_once(&mut self, now: u64) {
-        let Some(Finish::Asked(a)) = self.busy.as_ref().and_then(|b| b.finish.as_ref()) else {
+        let Some(Finish::Acting(a)) = self.busy.as_ref().and_then(|b| b.finish.as_ref()) else {
             return;
         };
         let at_once = matches!(
-            a.asked,
-            Asked::Command(Command::Observe { .. } | Command::Resume)
+            a.acted,
+            Acted::Command(Command::Observe { .. } | Command::Resume)
         );
         if a.said || !at_once || self.busy.as_ref().is_some_and(|b| b.first != Some(true)) {
             return;
         }
         let reply = self.reply(true);
-        let Some(Finish::Asked(a)) = self.busy.as_mut().and_then(|b| b.finish.as_mut()) else {
+        let Some(Finish::Acting(a)) = self.busy.as_mut().and_then(|b| b.finish.as_mut()) else {
             return;
         };
         a.said = true;
-        let writes = self.ledger.action(a.asked.acted(), &reply, &a.actor, now);
+        let writes = self.ledger.action(&a.acted, &reply, &a.actor, now);
         self.out().records.push(writes);
     }
 
@@ -926,16 +932,7 @@ impl Core {
     /// The input's steps have settled: its answer, its records.
     fn end(&mut self, finish: Finish, now: u64) {
         match finish {
-            Finish::Asked(a) => {
-                let AskedFor {
-                    asked,
-                    actor,
-                    validated,
-                    command,
-                    said,
-                } = *a;
-                self.answered(asked, actor, validated, command, said, now)
-            }
+            Finish::Acting(a) => self.answered(*a, now),
             // Waits for `Report::Kept` (the answer went out with the `Ready` that took it).
             Finish::Keep { text } => {
                 self.busy().finish = Some(Finish::Keep { text });
@@ -944,25 +941,24 @@ impl Core {
             Finish::Shutdown => {
                 let writes = self.ledger.document(&self.machine);
                 self.out().records.push(writes);
-                self.out().reply = Some(AskerReply::Done);
+                self.out().reply = Some(Reply::Done);
                 self.out().stop = true;
             }
-            Finish::Done => self.out().reply = Some(AskerReply::Done),
+            Finish::Done => self.out().reply = Some(Reply::Done),
             Finish::Quiet => {}
         }
         self.closing();
     }
 
     /// A command's, a verdict's or an intervening answer's reply, and its line in the feed.
-    fn answered(
-        &mut self,
-        asked: Asked,
-        actor: Actor,
-        validated: Option<Validated>,
-        command: bool,
-        said: bool,
-        now: u64,
-    ) {
+    fn answered(&mut self, acting: Acting, now: u64) {
+        let Acting {
+            acted,
+            actor,
+            validated,
+            command,
+            said,
+        } = acting;
         // A command refused at the gate was the state's to take: its refusal is the remote's
         // want, said with its code, never "forbidden in this state".
         let gated = std::mem::take(&mut self.busy().gated);
@@ -987,7 +983,6 @@ impl Core {
             let writes = self.ledger.commanded(&self.machine, delivered);
             self.out().records.push(writes);
         }
-        let acted = asked.acted();
         if let Some(refusal) = reply
             .refusal
             .filter(|_| reply.outcome() == Outcome::Refused)
@@ -995,12 +990,12 @@ impl Core {
             tracing::info!(campaign_id = %self.id(), action = acted.verb().name(), refused_by = ?refusal.by(), code = refusal.name(), "action refused");
         }
         if !said {
-            let writes = self.ledger.action(acted, &reply, &actor, now);
+            let writes = self.ledger.action(&acted, &reply, &actor, now);
             self.out().records.push(writes);
         }
-        self.out().reply = Some(match asked {
-            Asked::Answer => AskerReply::Answer(AnswerReply::Intervened(reply)),
-            Asked::Command(_) | Asked::Verdict(_) => AskerReply::Command(reply),
+        self.out().reply = Some(match acted {
+            Acted::Answer => Reply::Answer(AnswerReply::Intervened(reply)),
+            Acted::Command(_) | Acted::Verdict(_) => Reply::Command(reply),
         });
     }
 

@@ -16,6 +16,7 @@ fn core() -> Core {
     let env = Env {
         config: Arc::new(config),
         stats: Arc::new(Stats::default()),
+        slots_from: tokio::time::Instant::now(),
     };
     Core::new(machine, doc, Arc::new(env)).0
 }
@@ -37,7 +38,7 @@ const NOW_MS: u64 = NOW * 1000;
 #[derive(Default, Debug)]
 struct Seen {
     steps: Vec<String>,
-    reply: Option<AskerReply>,
+    reply: Option<Reply>,
 }
 
 /// Pump the core as the driver does: persist succeeds unless `disk_fails`; each poll answers
@@ -130,7 +131,7 @@ fn observe() -> Input {
 
 fn command_reply(seen: &Seen) -> &CommandReply {
     match &seen.reply {
-        Some(AskerReply::Command(r)) => r,
+        Some(Reply::Command(r)) => r,
         other => panic!("expected a command's reply, got {other:?}"),
     }
 }
@@ -218,7 +219,7 @@ fn a_change_the_remote_made_is_noticed_once_after_its_records_with_the_remotes_t
 #[test]
 fn a_step_that_cannot_be_persisted_is_undone_and_nothing_it_decided_is_sent() {
     let mut core = core();
-    let before = core.machine().record();
+    let before = core.machine.record();
     let seen = pump(&mut core, observe(), &reading(RemoteState::Working), true);
     assert_eq!(
         seen.steps,
@@ -228,7 +229,7 @@ fn a_step_that_cannot_be_persisted_is_undone_and_nothing_it_decided_is_sent() {
     );
     let r = command_reply(&seen);
     assert!(r.storage_failed && !r.accepted);
-    assert_eq!(core.machine().record(), before, "the machine went back");
+    assert_eq!(core.machine.record(), before, "the machine went back");
 }
 
 #[test]
@@ -264,7 +265,7 @@ fn an_answer_is_routed_by_who_asked() {
     let seen = pump(&mut core, answer(), &quiet, false);
     assert!(matches!(
         seen.reply,
-        Some(AskerReply::Answer(AnswerReply::NothingPending))
+        Some(Reply::Answer(AnswerReply::NothingPending))
     ));
     // Argus asked: the answer is kept for it first, then the question is answered.
     let ask = Input::Notice {
@@ -277,7 +278,7 @@ fn an_answer_is_routed_by_who_asked() {
     assert!(seen.steps.contains(&"document".to_string()));
     assert!(matches!(
         seen.reply,
-        Some(AskerReply::Answer(AnswerReply::Kept(AnswerTo::Argus)))
+        Some(Reply::Answer(AnswerReply::Kept(AnswerTo::Argus)))
     ));
     assert_eq!(core.ledger.doc().pending_question, None);
     // The remote asks: the answer is an intervention, which an observer cannot send.
@@ -291,7 +292,7 @@ fn an_answer_is_routed_by_who_asked() {
         seen.steps
     );
     match seen.reply {
-        Some(AskerReply::Answer(AnswerReply::Intervened(r))) => {
+        Some(Reply::Answer(AnswerReply::Intervened(r))) => {
             assert_eq!(r.outcome(), Outcome::ForbiddenInState)
         }
         other => panic!("expected an intervention's reply, got {other:?}"),
@@ -352,7 +353,7 @@ fn a_verb_the_remote_cannot_carry_out_is_refused_before_the_machine_and_changes_
     ] {
         let mut core = core();
         pump(&mut core, observe(), &reading(state), false);
-        let (before, doc_before) = (core.machine().record(), core.ledger.doc().clone());
+        let (before, doc_before) = (core.machine.record(), core.ledger.doc().clone());
         let input = Input::Command {
             command,
             intents: vec![WriteIntent::fresh()],
@@ -373,7 +374,7 @@ fn a_verb_the_remote_cannot_carry_out_is_refused_before_the_machine_and_changes_
             .allowed
             .iter()
             .all(|v| v.needs() == argus_machines::RemoteCan::OBSERVE_ONLY));
-        assert_eq!(core.machine().record(), before);
+        assert_eq!(core.machine.record(), before);
         assert_eq!(*core.ledger.doc(), doc_before);
     }
     // A remote that takes no new work now (quarantined): refused with that reason.

@@ -1,9 +1,10 @@
 //! One campaign's driver: a pump around the campaign's [`Core`], in the manner of quinn's
 //! `ConnectionDriver`.
 //!
-//! A loop (this file) over the campaign's inbox (`inbox.rs`) and its heartbeat (`pacing.rs`): each
-//! input or tick is handed to the core, then the core's [`Ready`]s are performed until it has
-//! none left — the write-ahead and the other records through the journal (`journal.rs`), the
+//! A loop (this file) over the campaign's inbox (`inbox.rs`), its stream and the instant the core
+//! next needs the clock (`Core::poll_timeout`: a tick, a hot poll, a rung read, a stream to
+//! reopen; `follow.rs` performs them): each input or tick is handed to the core, then the core's
+//! [`Ready`]s are performed until it has none left — the write-ahead and the other records through the journal (`journal.rs`), the
 //! wakes through the wake sink, the one remote call through the transport (`remote.rs`), the
 //! reply to whoever asked — and what became of each is reported back. A recovered campaign
 //! starts through `start.rs`.
@@ -15,26 +16,36 @@
 mod follow;
 mod inbox;
 mod journal;
-mod pacing;
 mod remote;
 mod start;
 
 pub use inbox::Envelope;
+pub(crate) use inbox::Replier;
 pub use journal::{Published, Snapshot};
 pub(crate) use start::recovered;
 
 use super::core::CrashPoint;
-use super::core::{Core, Input, Ready, Report, Wake};
+use super::core::{Core, Due, Input, Ready, Report, Wake};
 use super::shared::Shared;
 use super::CampaignDoc;
-use crate::control::Transport;
+use crate::control::{Transport, Updates};
 use argus_machines::{Action, CampaignMachine};
-use inbox::Asker;
 use journal::Journal;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+/// The instant `due` names, and why (never, without one).
+async fn until(due: Option<(Instant, Due)>) -> Due {
+    match due {
+        Some((at, why)) => {
+            tokio::time::sleep_until(at).await;
+            why
+        }
+        None => std::future::pending().await,
+    }
+}
 
 /// A driver stopped dead at a crash point (crash injection for tests; the point is logged).
 #[derive(Debug)]
@@ -51,11 +62,8 @@ pub struct Driver<T: Transport + 'static> {
     /// Where to stop dead (crash tests; compiled with `test-hooks` only).
     #[cfg(feature = "test-hooks")]
     crash: Option<CrashPoint>,
-    jitter_seed: u64,
-    /// Hot polling: whether the campaign is counted among the live ones, and its next read.
-    hot: pacing::HotPoll,
-    /// The live task's stream, where the remote streams.
-    follow: Option<Box<follow::Follow>>,
+    /// The live task's open stream, where the remote streams (the core's pacing decides when).
+    updates: Option<Updates>,
 }
 
 impl<T: Transport + 'static> Driver<T> {
@@ -73,7 +81,6 @@ impl<T: Transport + 'static> Driver<T> {
     ) -> (Self, Snapshot) {
         #[cfg(not(feature = "test-hooks"))]
         let _ = crash;
-        let jitter_seed = pacing::seed(&id);
         let (core, published) = Core::new(machine, doc, shared.core_env.clone());
         let (journal, snapshot) = Journal::open(id, published, snapshot);
         let driver = Driver {
@@ -83,9 +90,7 @@ impl<T: Transport + 'static> Driver<T> {
             remote,
             #[cfg(feature = "test-hooks")]
             crash,
-            jitter_seed,
-            hot: pacing::HotPoll::default(),
-            follow: None,
+            updates: None,
         };
         (driver, snapshot)
     }
@@ -106,14 +111,13 @@ impl<T: Transport + 'static> Driver<T> {
         input: Option<Box<Envelope>>,
     ) -> Result<(), Crashed> {
         let supervise = self.shared.config.supervise;
-        // Supervision off: no heartbeat at all (a far deadline that is never reached).
-        let never = Instant::now() + std::time::Duration::from_secs(100 * 365 * 86_400);
         let mut entry = Some(entry).filter(|e| supervise && !e.is_empty());
-        let mut next = match first {
-            _ if !supervise => never,
-            Some(at) => at,
-            None => self.next_tick(),
-        };
+        match first {
+            // Supervision off: no heartbeat at all.
+            _ if !supervise => self.core.pace().first_tick(None),
+            Some(at) => self.core.pace().first_tick(Some(at)),
+            None => self.core.ticked(Instant::now(), self.shared.clock.now()),
+        }
         if let Some(input) = input {
             if !Box::pin(self.take(input)).await? {
                 return Ok(());
@@ -123,9 +127,9 @@ impl<T: Transport + 'static> Driver<T> {
         // a resting driver holds only its own state (a resting driver is most of a campaign's
         // memory), for one allocation per tick.
         loop {
-            // A live campaign is also read between heartbeats (a hot poll, `pacing.rs`, or a
-            // read its stream rang for, `follow.rs`).
-            let (at, due) = self.due_next(next);
+            // A live campaign is also read between heartbeats (a hot poll, or a read its stream
+            // rang for).
+            let due = self.core.poll_timeout();
             tokio::select! {
                 input = rx.recv() => match input {
                     None => return Ok(()),
@@ -135,15 +139,18 @@ impl<T: Transport + 'static> Driver<T> {
                         }
                     }
                 },
-                update = follow::heard(&mut self.follow) => {
+                update = follow::heard(&mut self.updates) => {
                     Box::pin(self.on_update(update)).await?;
                 }
-                _ = tokio::time::sleep_until(at) => {
+                due = until(due) => {
                     match due {
-                        follow::Due::Glance => Box::pin(self.glance()).await?,
-                        follow::Due::Bell => Box::pin(self.ring()).await?,
-                        follow::Due::Reopen => Box::pin(self.reopen()).await,
-                        follow::Due::Tick => {
+                        Due::Glance => Box::pin(self.glance()).await?,
+                        Due::Bell => Box::pin(self.ring()).await?,
+                        Due::Reopen => {
+                            Box::pin(self.paced()).await;
+                            true
+                        }
+                        Due::Tick => {
                             let input = match entry.take() {
                                 Some(entry) => Input::Entry(entry),
                                 None => {
@@ -154,7 +161,7 @@ impl<T: Transport + 'static> Driver<T> {
                                 }
                             };
                             Box::pin(self.tick(input)).await?;
-                            next = if supervise { self.next_tick() } else { never };
+                            self.core.ticked(Instant::now(), self.shared.clock.now());
                             true
                         }
                     };
@@ -169,8 +176,8 @@ impl<T: Transport + 'static> Driver<T> {
         if envelope.needs_log() {
             self.resume().await?;
         }
-        let (input, asker) = (*envelope).open(self.remote.ability());
-        self.pump(input, Some(asker)).await
+        let Envelope { input, replier } = *envelope;
+        self.pump(input, Some(replier)).await
     }
 
     /// A heartbeat (or the restored state's entry): the event log is read first if this is the
@@ -190,17 +197,16 @@ impl<T: Transport + 'static> Driver<T> {
 
     /// Hand the core one input and perform its `Ready`s until it has none. Returns false once the
     /// driver should stop.
-    async fn pump(&mut self, input: Input, mut asker: Option<Asker>) -> Result<bool, Crashed> {
+    async fn pump(&mut self, input: Input, mut replier: Option<Replier>) -> Result<bool, Crashed> {
         self.core.handle(input, self.shared.clock.now());
         let mut go_on = true;
         while let Some(ready) = self.core.ready(self.shared.clock.now()) {
             go_on &= !ready.stop;
-            if let Some(report) = self.perform(ready, &mut asker).await? {
+            if let Some(report) = self.perform(ready, &mut replier).await? {
                 self.core.advance(report, self.shared.clock.now());
             }
         }
-        let streaming = self.follow_live().await;
-        self.count_live(streaming);
+        self.paced().await;
         Ok(go_on)
     }
 
@@ -208,7 +214,7 @@ impl<T: Transport + 'static> Driver<T> {
     async fn perform(
         &mut self,
         ready: Ready,
-        asker: &mut Option<Asker>,
+        replier: &mut Option<Replier>,
     ) -> Result<Option<Report>, Crashed> {
         let sh = self.shared.clone();
         if !ready.persist.is_empty() {
@@ -237,8 +243,8 @@ impl<T: Transport + 'static> Driver<T> {
             }
         }
         if let Some(reply) = ready.reply {
-            if let Some(asker) = asker.take() {
-                asker.send(reply);
+            if let Some(replier) = replier.take() {
+                replier.send(reply);
             }
         }
         if ready.closed {

@@ -1,9 +1,8 @@
 //! A recovered campaign's driver: it reads its own document, then starts at its offset into the
 //! first heartbeat.
 
-use super::super::core::CrashPoint;
+use super::super::core::{on_slot, seed, CrashPoint, Input, Reply};
 use super::super::shared::Shared;
-use super::pacing::{due, seed};
 use super::{Crashed, Driver, Envelope, Snapshot};
 use crate::control::Transport;
 use std::sync::Arc;
@@ -30,18 +29,21 @@ pub(crate) async fn recovered<T: Transport + 'static>(
     mut rx: mpsc::Receiver<Box<Envelope>>,
     crash: Option<CrashPoint>,
 ) -> Result<(), Crashed> {
-    let share = (seed(&id) >> 11) as f64 / (1u64 << 53) as f64;
-    let at = due(&shared, shared.config.heartbeat.mul_f64(share));
+    let share = (seed(id.as_str()) >> 11) as f64 / (1u64 << 53) as f64;
+    let heartbeat = shared.config.heartbeat;
+    let at = on_slot(
+        shared.core_env.slots_from,
+        Instant::now() + heartbeat.mul_f64(share),
+        heartbeat,
+    );
     let input = tokio::select! {
         input = rx.recv() => match input {
             None => return Ok(()),
-            Some(input) => match *input {
-                Envelope::Shutdown { release: false, done } => {
-                    let _ = done.send(());
-                    return Ok(());
-                }
-                other => Some(Box::new(other)),
-            },
+            Some(input) if matches!(input.input, Input::Shutdown { release: false }) => {
+                input.replier.send(Reply::Done);
+                return Ok(());
+            }
+            Some(input) => Some(input),
         },
         _ = tokio::time::sleep_until(at) => None,
     };
