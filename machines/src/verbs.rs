@@ -5,10 +5,10 @@
 //! the machine and never kept by hand.
 
 use crate::model::{Command, Event, RequestId, TaskId, Verdict};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An operator verb.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verb {
     /// Watch the campaign (optionally bound to an existing task).

@@ -72,7 +72,7 @@ impl FakeRemote {
         });
     }
 
-    fn check(&self, s: &mut State, call: &WriteCall<'_>) -> Result<(), RemoteError> {
+    fn check(&self, s: &mut State, call: &WriteId<'_>) -> Result<(), RemoteError> {
         s.writes_received += 1;
         let now = self.clock.now();
         match &s.lease {
@@ -137,7 +137,7 @@ impl Transport for FakeRemote {
         Ok(self.with(|s| s.lease.clone().filter(|l| l.expires_at > now)))
     }
 
-    async fn renew_control(&self, call: WriteCall<'_>, ttl: u64) -> Result<Lease, RemoteError> {
+    async fn renew_control(&self, call: WriteId<'_>, ttl: u64) -> Result<Lease, RemoteError> {
         let now = self.clock.now();
         self.with(|s| {
             self.check(s, &call)?;
@@ -147,7 +147,7 @@ impl Transport for FakeRemote {
         })
     }
 
-    async fn release_control(&self, call: WriteCall<'_>) -> Result<(), RemoteError> {
+    async fn release_control(&self, call: WriteId<'_>) -> Result<(), RemoteError> {
         self.with(|s| {
             self.check(s, &call)?;
             s.lease = None;
@@ -155,7 +155,7 @@ impl Transport for FakeRemote {
         })
     }
 
-    async fn submit(&self, call: WriteCall<'_>, _: &SubmitRequest) -> Result<TaskId, RemoteError> {
+    async fn submit(&self, call: WriteId<'_>, _: &SubmitRequest) -> Result<TaskId, RemoteError> {
         self.with(|s| {
             if s.fault == Fault::Unreachable {
                 return Err(RemoteError::Unavailable);
@@ -173,7 +173,7 @@ impl Transport for FakeRemote {
         })
     }
 
-    async fn intervene(&self, call: WriteCall<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
+    async fn intervene(&self, call: WriteId<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
         self.with(|s| {
             self.check(s, &call)?;
             s.requests.insert(call.request_id().to_string(), None);
@@ -181,7 +181,7 @@ impl Transport for FakeRemote {
         })
     }
 
-    async fn cancel(&self, call: WriteCall<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
+    async fn cancel(&self, call: WriteId<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
         self.with(|s| {
             self.check(s, &call)?;
             s.requests.insert(call.request_id().to_string(), None);

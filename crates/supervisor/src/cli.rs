@@ -5,6 +5,8 @@
 //! `ARGUS_SUPERVISOR_API_TOKEN` only; it is never printed. Remote-provided text is stripped of
 //! control characters before it reaches the terminal.
 
+use crate::api::ActionAnswer;
+use crate::runtime::reply::Outcome;
 use crate::security::{Secret, Untrusted};
 use serde_json::Value;
 
@@ -441,46 +443,37 @@ fn pretty(v: &Value) -> String {
 /// The API's error answer in one line: its own (`refused here (<code>): …. Next: …`), else
 /// `error (<code>): <message>`.
 fn error_line(v: &Value, otherwise: &str) -> String {
-    if let Some(line) = v.get("message").and_then(Value::as_str) {
+    let a = ActionAnswer::read(v);
+    if let Some(line) = &a.message {
         return clean(line);
     }
-    let msg = v
-        .pointer("/error/message")
-        .map(s)
-        .unwrap_or_else(|| otherwise.into());
-    let code = v
-        .pointer("/error/code")
-        .map(s)
-        .unwrap_or_else(|| "error".into());
-    format!("error ({code}): {msg}")
+    match a.error {
+        Some(e) => format!("error ({}): {}", e.code, e.message),
+        None => format!("error (error): {otherwise}"),
+    }
 }
 
 /// An action's answer in one line (with the lease it left, if any), and whether it was done.
 fn action_line(v: &Value, now: u64) -> (String, bool) {
-    let ok = v["outcome"] == "done";
-    let message = v["message"]
-        .as_str()
-        .or_else(|| v.pointer("/error/message").and_then(Value::as_str))
-        .map(clean)
-        .unwrap_or_else(|| format!("{}: {}", s(&v["outcome"]), s(&v["state"])));
+    let a = ActionAnswer::read(v);
+    let ok = a.was_done();
+    let message = clean(&a.line());
     // A refusal's message already says whose it is and what to do next.
-    let line = if ok || v.get("refused_by").is_some() {
+    let line = if ok || a.refused_by.is_some() {
         message
     } else {
-        let code = v
-            .pointer("/error/code")
-            .or_else(|| v.get("outcome"))
-            .map(s)
-            .unwrap_or_else(|| "error".into());
+        let code = (a.error.as_ref().map(|e| e.code.as_str()))
+            .or(a.outcome.map(Outcome::name))
+            .unwrap_or("error");
         format!("error ({code}): {message}")
     };
-    let lease = v
-        .get("lease")
+    let lease = a
+        .lease
         .map(|l| {
             format!(
                 " (lease epoch {}, expires {})",
-                s(&l["epoch"]),
-                when(&l["expires_at"], now)
+                l.epoch,
+                when(&Value::from(l.expires_at), now)
             )
         })
         .unwrap_or_default();

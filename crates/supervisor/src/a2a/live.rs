@@ -12,7 +12,7 @@
 use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
 use crate::control::{
     ClaimCall, Evidence, Reading, RemoteError, StreamBounds, SubmitRequest, Transport, Updates,
-    WriteCall,
+    WriteId,
 };
 use crate::qualification::{Book, Qualification, QualificationStatus};
 use argus_machines::{Lease, ReadbackAnswer, RemoteCondition, RequestId, TaskId};
@@ -610,26 +610,26 @@ impl Transport for LiveRemote {
         let c = self.reader()?;
         self.noted("read_control", c.read_control(campaign_id).await)
     }
-    async fn renew_control(&self, call: WriteCall<'_>, ttl_seconds: u64) -> Answer<Lease> {
+    async fn renew_control(&self, call: WriteId<'_>, ttl_seconds: u64) -> Answer<Lease> {
         // Keeping a lease already held is not new work: allowed until quarantine releases it.
         self.not_quarantined()?;
         let c = self.reader()?;
         self.noted("renew_control", c.renew_control(call, ttl_seconds).await)
     }
-    async fn release_control(&self, call: WriteCall<'_>) -> Answer<()> {
+    async fn release_control(&self, call: WriteId<'_>) -> Answer<()> {
         // Giving a lease back is always allowed where the operation exists.
         let c = self.reader()?;
         self.noted("release_control", c.release_control(call).await)
     }
-    async fn submit(&self, call: WriteCall<'_>, request: &SubmitRequest) -> Answer<TaskId> {
+    async fn submit(&self, call: WriteId<'_>, request: &SubmitRequest) -> Answer<TaskId> {
         let c = self.writer().await?;
         self.noted("submit", c.submit(call, request).await)
     }
-    async fn intervene(&self, call: WriteCall<'_>, task: &TaskId, text: &str) -> Answer<()> {
+    async fn intervene(&self, call: WriteId<'_>, task: &TaskId, text: &str) -> Answer<()> {
         let c = self.writer().await?;
         self.noted("intervene", c.intervene(call, task, text).await)
     }
-    async fn cancel(&self, call: WriteCall<'_>, task: &TaskId, reason: &str) -> Answer<()> {
+    async fn cancel(&self, call: WriteId<'_>, task: &TaskId, reason: &str) -> Answer<()> {
         let c = self.writer().await?;
         self.noted("cancel", c.cancel(call, task, reason).await)
     }

@@ -5,7 +5,7 @@
 //! to talk to it. It must never follow a redirect or `card.url`, never read an unbounded body, never
 //! keep remote error text, never infer a capability from prose, and never send a write the card does
 //! not enable: writes that are not offered fail locally with `CapabilityUnavailable` before sending.
-//! Mutations are reachable only through a `Controller` (the `WriteCall` a write needs is built only by
+//! Mutations are reachable only through a `Controller` (the `WriteId` a write needs is built only by
 //! `control/`).
 
 pub mod card;
@@ -16,7 +16,7 @@ pub mod wire;
 
 use crate::control::{
     ClaimCall, Evidence, Reading, RemoteError, StreamBounds, SubmitRequest, Transport, Updates,
-    WriteCall,
+    WriteId,
 };
 use crate::protocol::{
     self, ClaimParams, Constraints, InterveneParams, Intervention, LeaseAnswer, ReadControlParams,
@@ -436,7 +436,7 @@ impl A2aClient {
 
     /// The identity every lease-bound call carries: the token's own epoch, the request id, the
     /// strict envelope.
-    fn write_meta<'a>(call: &'a WriteCall<'_>) -> WriteMeta<'a> {
+    fn write_meta<'a>(call: &'a WriteId<'_>) -> WriteMeta<'a> {
         WriteMeta {
             campaign_id: call.campaign_id(),
             controller_id: call.controller_id().as_str(),
@@ -536,7 +536,7 @@ impl Transport for A2aClient {
 
     async fn renew_control(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         ttl_seconds: u64,
     ) -> Result<Lease, RemoteError> {
         self.require_mutation("renew_control")?;
@@ -551,7 +551,7 @@ impl Transport for A2aClient {
         )
     }
 
-    async fn release_control(&self, call: WriteCall<'_>) -> Result<(), RemoteError> {
+    async fn release_control(&self, call: WriteId<'_>) -> Result<(), RemoteError> {
         self.require_mutation("release_control")?;
         let method = self.extension_method(Method::ReleaseControl, "release_control")?;
         let params = params(&Self::write_meta(&call));
@@ -571,7 +571,7 @@ impl Transport for A2aClient {
 
     async fn submit(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         request: &SubmitRequest,
     ) -> Result<TaskId, RemoteError> {
         self.require_mutation("submit")?;
@@ -601,7 +601,7 @@ impl Transport for A2aClient {
 
     async fn intervene(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         task: &TaskId,
         intervention: &str,
     ) -> Result<(), RemoteError> {
@@ -623,7 +623,7 @@ impl Transport for A2aClient {
 
     async fn cancel(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         task: &TaskId,
         reason: &str,
     ) -> Result<(), RemoteError> {

@@ -9,7 +9,7 @@ pub mod health;
 pub(crate) mod reply;
 pub(crate) mod verbs;
 
-pub use reply::{ApiError, HttpReply};
+pub use reply::{ActionAnswer, ApiError, ErrorShown, HttpReply};
 
 use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
@@ -89,7 +89,8 @@ pub struct ApiState {
 /// Every API answer's shape, errors included, is a [`HttpReply`].
 impl IntoResponse for HttpReply {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
+        let status = self.status;
+        (status, Json(self.json())).into_response()
     }
 }
 
@@ -207,7 +208,7 @@ async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
     }
     // Subscribed before the lines so far are read: nothing published in between is missed.
     let news = s.runtime.subscribe();
-    let follow = Follow {
+    let follow = Follower {
         sent: 0,
         news,
         id: id.clone(),
@@ -253,7 +254,7 @@ async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
 }
 
 /// One live follower of a campaign's feed.
-struct Follow {
+struct Follower {
     /// Lines sent so far (the feed file's line count as this follower knows it).
     sent: usize,
     news: tokio::sync::broadcast::Receiver<FeedNews>,
@@ -261,7 +262,7 @@ struct Follow {
     done: bool,
 }
 
-impl Follow {
+impl Follower {
     /// The next events to send: a published line, the closing, or — after lagging behind — the
     /// lines the follower missed, read once from the feed.
     async fn next(

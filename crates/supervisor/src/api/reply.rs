@@ -4,23 +4,143 @@
 
 use crate::runtime::reply::{CommandReply, Outcome, RefusalCode, RefusedBy};
 use crate::runtime::{Runtime, RuntimeError};
-use argus_machines::Verb;
+use argus_machines::{Lease, Verb};
 use http::StatusCode;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-/// What an action answers: an HTTP status and a JSON body (`{"outcome", "state", "message", …}`,
-/// or `{"error": {"code", "message"}}`).
+/// What the API answers: an HTTP status and a JSON body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpReply {
     pub status: StatusCode,
-    pub body: Value,
+    pub body: Body,
+}
+
+/// An answer's body: an action's answer (or a refusal the API decides) in its one typed shape,
+/// or a read's document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Answer(Box<ActionAnswer>),
+    Json(Value),
+}
+
+/// An action's answer, or a refusal the API decides itself: the one shape the API serialises and
+/// the CLI and `qualify` read back. A field a shape has no use for is left out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ActionAnswer {
+    /// What became of the action (absent from a refusal the API made before any action).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// Done (a refusal, an unknown or a pending outcome is not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<bool>,
+    /// The campaign's state after it (`null`: not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Option<String>>,
+    /// The answer in one line: the verb, what became of it and, for a refusal, who refused it and
+    /// the next step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The lease held after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
+    /// A refusal's owner: this supervisor or OpenTraining.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_by: Option<RefusedBy>,
+    /// A refusal's code (a [`RefusalCode`]'s or an [`ApiError`]'s name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// A refusal's next step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorShown>,
+    /// What the campaign's state allows now (a verb it forbids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_actions: Option<Vec<Verb>>,
+    /// An observe that changed nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<bool>,
+    /// Where an answer kept for Argus went (`argus`, or `feed` with no Argus attached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_to: Option<String>,
+}
+
+/// A refusal's `error`: its code, what it says, and the body's field it is about (`null`: the
+/// whole body).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorShown {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<Option<String>>,
+}
+
+impl ActionAnswer {
+    /// Done, in state `state`, saying `message`.
+    pub(crate) fn done(state: Option<String>, message: String) -> ActionAnswer {
+        ActionAnswer {
+            outcome: Some(Outcome::Done),
+            accepted: Some(true),
+            state: Some(state),
+            message: Some(message),
+            ..ActionAnswer::default()
+        }
+    }
+
+    /// An answer as the API sent it (a body of another shape reads as an empty answer).
+    pub fn read(v: &Value) -> ActionAnswer {
+        ActionAnswer::deserialize(v).unwrap_or_default()
+    }
+
+    /// The answer's line: its message, else its error's, else its outcome and state.
+    pub fn line(&self) -> String {
+        let said = self.message.as_ref();
+        match said.or(self.error.as_ref().map(|e| &e.message)) {
+            Some(m) => m.clone(),
+            None => format!(
+                "{}: {}",
+                self.outcome.map_or("error", Outcome::name),
+                self.state.clone().flatten().unwrap_or_default()
+            ),
+        }
+    }
+
+    /// Whether the action was done.
+    pub fn was_done(&self) -> bool {
+        self.outcome == Some(Outcome::Done)
+    }
 }
 
 impl HttpReply {
     pub fn ok(body: Value) -> HttpReply {
         HttpReply {
             status: StatusCode::OK,
-            body,
+            body: Body::Json(body),
+        }
+    }
+
+    /// An action's answer with `status`.
+    pub(crate) fn answer(status: StatusCode, answer: ActionAnswer) -> HttpReply {
+        HttpReply {
+            status,
+            body: Body::Answer(Box::new(answer)),
+        }
+    }
+
+    /// The action's answer, to say more in it.
+    pub(crate) fn answer_mut(&mut self) -> Option<&mut ActionAnswer> {
+        match &mut self.body {
+            Body::Answer(a) => Some(a),
+            Body::Json(_) => None,
+        }
+    }
+
+    /// The body as JSON.
+    pub fn json(self) -> Value {
+        match self.body {
+            Body::Answer(a) => serde_json::to_value(*a).unwrap_or(Value::Null),
+            Body::Json(v) => v,
         }
     }
 
@@ -65,16 +185,21 @@ impl HttpReply {
         next: &str,
     ) -> HttpReply {
         let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
-        HttpReply {
-            status,
-            body: json!({
-                "message": format!("{prefix}refused here ({code}): {message}. Next: {next}"),
-                "error": {"code": code, "message": message},
-                "code": code,
-                "refused_by": RefusedBy::Supervisor,
-                "next": next,
+        let answer = ActionAnswer {
+            message: Some(format!(
+                "{prefix}refused here ({code}): {message}. Next: {next}"
+            )),
+            error: Some(ErrorShown {
+                code: code.into(),
+                message,
+                field: None,
             }),
-        }
+            code: Some(code.into()),
+            refused_by: Some(RefusedBy::Supervisor),
+            next: Some(next.into()),
+            ..ActionAnswer::default()
+        };
+        HttpReply::answer(status, answer)
     }
 
     pub(crate) fn invalid(what: &str) -> HttpReply {
@@ -112,10 +237,13 @@ impl HttpReply {
     pub(crate) fn pending(rt: &Runtime, id: &str) -> HttpReply {
         // As published: the driver is busy with the action, never asked to read anything.
         let state = rt.published(id).map(|d| d.machine.state.persisted());
-        HttpReply {
-            status: StatusCode::ACCEPTED,
-            body: json!({"outcome": "pending", "accepted": false, "state": state}),
-        }
+        let answer = ActionAnswer {
+            outcome: Some(Outcome::Pending),
+            accepted: Some(false),
+            state: Some(state),
+            ..ActionAnswer::default()
+        };
+        HttpReply::answer(StatusCode::ACCEPTED, answer)
     }
 
     /// A command's real outcome: 200 done, 202 sent but unknown (read back), 409 refused (by the
@@ -147,11 +275,15 @@ impl HttpReply {
             } else {
                 format!("{verb}: done; state {state}")
             };
-            let mut body = json!({"outcome": outcome, "accepted": outcome == Outcome::Done, "state": state, "message": message});
-            if let Some(l) = &reply.lease {
-                body["lease"] = json!({"controller_id": l.controller_id, "epoch": l.epoch, "expires_at": l.expires_at});
-            }
-            return HttpReply { status, body };
+            let answer = ActionAnswer {
+                outcome: Some(outcome),
+                accepted: Some(outcome == Outcome::Done),
+                state: Some(Some(state)),
+                message: Some(message),
+                lease: reply.lease.clone(),
+                ..ActionAnswer::default()
+            };
+            return HttpReply::answer(status, answer);
         };
         let forbidden = refusal == RefusalCode::ForbiddenInState;
         let next = if forbidden {
@@ -159,38 +291,31 @@ impl HttpReply {
         } else {
             refusal.next_step().to_string()
         };
-        let mut body = refused_body(verb, outcome, refusal, Some(&state), Some(next));
+        let mut answer = refused(verb, outcome, refusal, Some(&state), Some(next));
         if forbidden {
-            body["allowed_actions"] = json!(reply.allowed);
+            answer.allowed_actions = Some(reply.allowed.clone());
         }
-        HttpReply { status, body }
+        HttpReply::answer(status, answer)
     }
 
     /// Every verb while supervision is off (`ARGUS_SUPERVISOR_ENABLED=0`): the API is read-only,
     /// so the verb is refused here before anything is kept or sent — whatever the remote's state.
     pub fn supervision_off(verb: Verb, state: Option<String>) -> HttpReply {
         let refusal = RefusalCode::SupervisionOff;
-        HttpReply {
-            status: StatusCode::CONFLICT,
-            body: refused_body(
-                verb,
-                Outcome::Refused,
-                refusal,
-                state.as_deref(),
-                Some(refusal.next_step().to_string()),
-            ),
-        }
+        let next = Some(refusal.next_step().to_string());
+        let answer = refused(verb, Outcome::Refused, refusal, state.as_deref(), next);
+        HttpReply::answer(StatusCode::CONFLICT, answer)
     }
 }
 
 /// A refusal's answer: who refused, the code, what it means, the next step.
-fn refused_body(
+fn refused(
     verb: Verb,
     outcome: Outcome,
     refusal: RefusalCode,
     state: Option<&str>,
     next: Option<String>,
-) -> Value {
+) -> ActionAnswer {
     let message = format!(
         "{verb}: {}{}{}",
         refusal.says(),
@@ -199,16 +324,21 @@ fn refused_body(
             .map(|n| format!(". Next: {n}"))
             .unwrap_or_default()
     );
-    json!({
-        "outcome": outcome,
-        "accepted": false,
-        "state": state,
-        "message": message,
-        "refused_by": refusal.by(),
-        "code": refusal,
-        "next": next,
-        "error": {"code": refusal, "message": message},
-    })
+    ActionAnswer {
+        outcome: Some(outcome),
+        accepted: Some(false),
+        state: Some(state.map(str::to_string)),
+        error: Some(ErrorShown {
+            code: refusal.name().into(),
+            message: message.clone(),
+            field: None,
+        }),
+        message: Some(message),
+        refused_by: Some(refusal.by()),
+        code: Some(refusal.name().into()),
+        next,
+        ..ActionAnswer::default()
+    }
 }
 
 /// What to do instead of `verb`, from the verbs the state allows now: only verbs it allows, or
@@ -418,6 +548,92 @@ const ENTRIES: [Entry; 15] = [
 mod tests {
     use super::*;
     use argus_machines::RemoteCan;
+    use serde_json::json;
+
+    fn reply(refusal: Option<RefusalCode>, lease: Option<Lease>) -> CommandReply {
+        CommandReply {
+            accepted: true,
+            state: argus_machines::StateName::Ready,
+            storage_failed: false,
+            refusal,
+            lease,
+            ambiguous: false,
+            allowed: vec![Verb::Release],
+        }
+    }
+
+    /// The typed answer keeps the wire shapes clients read (the plugin, the panel, scripts): the
+    /// keys each kind of answer has, and those it leaves out; and the CLI reads it back whole.
+    #[test]
+    fn an_action_answer_is_one_typed_shape_on_the_wire_and_reads_back_whole() {
+        let lease = Lease {
+            controller_id: argus_machines::ControllerId::new("us"),
+            epoch: 3,
+            expires_at: 1_700_000_000,
+        };
+        let done = HttpReply::of(Verb::Claim, &reply(None, Some(lease.clone())));
+        assert_eq!(done.status, StatusCode::OK);
+        let body = done.json();
+        assert_eq!(
+            body,
+            json!({
+                "outcome": "done",
+                "accepted": true,
+                "state": "controlling.ready",
+                "message": "claim: done; state controlling.ready",
+                "lease": {"controller_id": "us", "epoch": 3, "expires_at": 1_700_000_000u64},
+            })
+        );
+        let read = ActionAnswer::read(&body);
+        assert!(read.was_done());
+        assert_eq!(read.lease, Some(lease));
+        let refused = HttpReply::of(Verb::Submit, &reply(Some(RefusalCode::NoLease), None));
+        assert_eq!(refused.status, StatusCode::CONFLICT);
+        let body = refused.json();
+        let keys: Vec<&str> = body
+            .as_object()
+            .map_or(vec![], |o| o.keys().map(String::as_str).collect());
+        assert_eq!(
+            keys,
+            [
+                "accepted",
+                "code",
+                "error",
+                "message",
+                "next",
+                "outcome",
+                "refused_by",
+                "state"
+            ]
+        );
+        assert_eq!(body["refused_by"], "supervisor");
+        assert_eq!(body["error"]["code"], "no_lease");
+        let read = ActionAnswer::read(&body);
+        assert!(!read.was_done());
+        assert_eq!(read.refused_by, Some(RefusedBy::Supervisor));
+        assert_eq!(read.line(), body["message"].as_str().unwrap_or_default());
+        // The API's own refusal: no outcome, no state; the field it is about, when named.
+        let own = HttpReply::error(ApiError::InvalidBody, "field `x`: wrong").json();
+        assert!(
+            own.get("outcome").is_none() && own.get("state").is_none(),
+            "{own}"
+        );
+        assert!(own["error"].get("field").is_none(), "{own}");
+        // A body of another shape reads as an empty answer, never a done one.
+        assert!(!ActionAnswer::read(&json!([1, 2])).was_done());
+        // Pending: the wait ran out, and the state may be unknown (null, present).
+        let pending = serde_json::to_value(ActionAnswer {
+            outcome: Some(Outcome::Pending),
+            accepted: Some(false),
+            state: Some(None),
+            ..ActionAnswer::default()
+        })
+        .unwrap_or_default();
+        assert_eq!(
+            pending,
+            json!({"outcome": "pending", "accepted": false, "state": null})
+        );
+    }
 
     #[test]
     fn the_api_errors_table_is_in_the_enums_order() {

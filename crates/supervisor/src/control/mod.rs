@@ -34,7 +34,7 @@ pub use argus_machines::{
 pub use error::{RemoteError, TlsClass};
 pub use transport::{
     AnswerSource, Artifact, ClaimCall, Disconnected, Evidence, Reading, RemoteAbility,
-    RemoteAnswer, StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates, WriteCall,
+    RemoteAnswer, StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates, WriteId,
 };
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.
@@ -367,8 +367,8 @@ impl Controller {
     }
 
     /// The identity of a write: the epoch is always the token's own.
-    fn call<'a>(&'a self, intent: &'a WriteIntent) -> WriteCall<'a> {
-        WriteCall::new(
+    fn call<'a>(&'a self, intent: &'a WriteIntent) -> WriteId<'a> {
+        WriteId::new(
             &self.who.campaign_id,
             &self.who.controller_id,
             self.lease.epoch,

@@ -1,6 +1,6 @@
 //! What the authority tokens need from the remote: the campaign-control calls and a few reads.
 //!
-//! Write calls take a [`WriteCall`], which only `control/` can build, so code outside this module
+//! Write calls take a [`WriteId`], which only `control/` can build, so code outside this module
 //! cannot reach a write through the transport either: the `Controller` is the only door.
 
 use super::error::RemoteError;
@@ -11,21 +11,21 @@ use std::future::Future;
 /// The identity of one write: campaign, controller, the token's own epoch and the request id.
 /// Built only by the tokens in `control/`; the transport reads it.
 #[derive(Debug)]
-pub struct WriteCall<'a> {
+pub struct WriteId<'a> {
     campaign_id: &'a str,
     controller_id: &'a ControllerId,
     controller_epoch: u64,
     request_id: &'a RequestId,
 }
 
-impl<'a> WriteCall<'a> {
+impl<'a> WriteId<'a> {
     pub(super) fn new(
         campaign_id: &'a str,
         controller_id: &'a ControllerId,
         controller_epoch: u64,
         request_id: &'a RequestId,
     ) -> Self {
-        WriteCall {
+        WriteId {
             campaign_id,
             controller_id,
             controller_epoch,
@@ -233,24 +233,24 @@ pub trait Transport: Send + Sync {
         -> impl Future<Output = Answer<Option<Lease>>> + Send;
     fn renew_control(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         ttl_seconds: u64,
     ) -> impl Future<Output = Answer<Lease>> + Send;
-    fn release_control(&self, call: WriteCall<'_>) -> impl Future<Output = Answer<()>> + Send;
+    fn release_control(&self, call: WriteId<'_>) -> impl Future<Output = Answer<()>> + Send;
     fn submit(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         request: &SubmitRequest,
     ) -> impl Future<Output = Answer<TaskId>> + Send;
     fn intervene(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         task: &TaskId,
         intervention: &str,
     ) -> impl Future<Output = Answer<()>> + Send;
     fn cancel(
         &self,
-        call: WriteCall<'_>,
+        call: WriteId<'_>,
         task: &TaskId,
         reason: &str,
     ) -> impl Future<Output = Answer<()>> + Send;
@@ -293,19 +293,19 @@ impl Transport for Disconnected {
     async fn read_control(&self, _: &str) -> Answer<Option<Lease>> {
         Err(RemoteError::Unavailable)
     }
-    async fn renew_control(&self, _: WriteCall<'_>, _: u64) -> Answer<Lease> {
+    async fn renew_control(&self, _: WriteId<'_>, _: u64) -> Answer<Lease> {
         Err(RemoteError::Unavailable)
     }
-    async fn release_control(&self, _: WriteCall<'_>) -> Answer<()> {
+    async fn release_control(&self, _: WriteId<'_>) -> Answer<()> {
         Err(RemoteError::Unavailable)
     }
-    async fn submit(&self, _: WriteCall<'_>, _: &SubmitRequest) -> Answer<TaskId> {
+    async fn submit(&self, _: WriteId<'_>, _: &SubmitRequest) -> Answer<TaskId> {
         Err(RemoteError::Unavailable)
     }
-    async fn intervene(&self, _: WriteCall<'_>, _: &TaskId, _: &str) -> Answer<()> {
+    async fn intervene(&self, _: WriteId<'_>, _: &TaskId, _: &str) -> Answer<()> {
         Err(RemoteError::Unavailable)
     }
-    async fn cancel(&self, _: WriteCall<'_>, _: &TaskId, _: &str) -> Answer<()> {
+    async fn cancel(&self, _: WriteId<'_>, _: &TaskId, _: &str) -> Answer<()> {
         Err(RemoteError::Unavailable)
     }
     async fn request_status(&self, _: &str, _: &RequestId) -> Answer<ReadbackAnswer> {

@@ -7,7 +7,7 @@
 //! qualification names. It is `pub(crate)`: only [`crate::qualify`] uses it, against the dedicated
 //! test campaign its operator names; the daemon never reaches it.
 
-use super::transport::{ClaimCall, SubmitRequest, Transport, WriteCall};
+use super::transport::{ClaimCall, SubmitRequest, Transport, WriteId};
 use super::RemoteError;
 use argus_machines::{ControllerId, Lease, ReadbackAnswer, RequestId, TaskId};
 
@@ -33,8 +33,8 @@ impl<'r, T: Transport> Trial<'r, T> {
         &self.controller_id
     }
 
-    fn call<'a>(&'a self, epoch: u64, request_id: &'a RequestId) -> WriteCall<'a> {
-        WriteCall::new(self.campaign_id, &self.controller_id, epoch, request_id)
+    fn call<'a>(&'a self, epoch: u64, request_id: &'a RequestId) -> WriteId<'a> {
+        WriteId::new(self.campaign_id, &self.controller_id, epoch, request_id)
     }
 
     pub(crate) async fn claim(&self, ttl_seconds: u64, request_id: &RequestId) -> Answer<Lease> {

@@ -11,6 +11,7 @@
 
 use super::{Check, CheckId, DaemonPlan, Grade, Options, WritePlan};
 use crate::a2a::A2aClient;
+use crate::api::ActionAnswer;
 use crate::cli::Api;
 use crate::control::trial::Trial;
 use crate::protocol::Method;
@@ -155,15 +156,13 @@ async fn act(api: &Api, campaign: &str, verb: &str, body: Value) -> Result<Value
         .call(&format!("/campaigns/{campaign}/{verb}"), Some(body))
         .await
     {
-        Ok((_, v)) if v["outcome"] == "done" => Ok(v),
-        Ok((_, v)) => Err(format!(
-            "{verb}: {}",
-            v["message"]
-                .as_str()
-                .or_else(|| v.pointer("/error/message").and_then(Value::as_str))
-                .map(crate::cli::clean)
-                .unwrap_or_else(|| "not done".into())
-        )),
+        Ok((_, v)) if ActionAnswer::read(&v).was_done() => Ok(v),
+        Ok((_, v)) => {
+            let a = ActionAnswer::read(&v);
+            let said = a.message.or(a.error.map(|e| e.message));
+            let said = said.as_deref().map_or("not done".into(), crate::cli::clean);
+            Err(format!("{verb}: {said}"))
+        }
         Err((_, e)) => Err(format!("{verb}: {e}")),
     }
 }

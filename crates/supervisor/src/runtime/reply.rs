@@ -20,7 +20,7 @@ pub enum AnswerReply {
 }
 
 /// Who refused an action: this process (nothing was sent) or OpenTraining (it answered no).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusedBy {
     Supervisor,
@@ -379,10 +379,12 @@ pub struct CommandReply {
 }
 
 /// What became of an operator's command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Done,
+    /// The API's bounded wait ran out: the action goes on (never the runtime's own outcome).
+    Pending,
     /// Refused here or by OpenTraining (the reply's refusal code says which).
     Refused,
     /// Sent; what became of it is unknown and is being read back.
@@ -401,6 +403,7 @@ impl Outcome {
             Outcome::Refused => "refused",
             Outcome::Ambiguous => "ambiguous",
             Outcome::ForbiddenInState => "forbidden_in_state",
+            Outcome::Pending => "pending",
             Outcome::StorageFailed => "storage_failed",
         }
     }
@@ -429,7 +432,7 @@ impl CommandReply {
             Outcome::StorageFailed => Some(RefusalCode::StorageFailed),
             Outcome::ForbiddenInState => Some(RefusalCode::ForbiddenInState),
             Outcome::Refused => self.refusal,
-            Outcome::Done | Outcome::Ambiguous => None,
+            Outcome::Done | Outcome::Ambiguous | Outcome::Pending => None,
         }
     }
 }

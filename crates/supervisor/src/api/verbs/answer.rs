@@ -3,7 +3,7 @@
 
 use argus_machines::Verb;
 use super::{Act, Input, Body, HttpReply, waited};
-use crate::api::ApiError;
+use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::{AnswerReply, Outcome};
@@ -46,25 +46,29 @@ impl Act for Answer {
                 let mut r = HttpReply::of(Self::VERB, &reply);
                 if reply.outcome() != Outcome::Done {
                     // Not accepted by the remote (yet): the operator's question is not lost.
-                    if let Some(m) = r.body["message"].as_str() {
-                        let said = json!(format!("{m}. The question stays pending."));
-                        if r.body.get("error").is_some() {
-                            r.body["error"]["message"] = said.clone();
+                    if let Some(a) = r.answer_mut() {
+                        if let Some(m) = a.message.as_mut() {
+                            *m = format!("{m}. The question stays pending.");
+                            if let Some(error) = a.error.as_mut() {
+                                error.message = m.clone();
+                            }
                         }
-                        r.body["message"] = said;
                     }
                 }
                 r
             }
-            AnswerReply::Kept(to) => HttpReply::ok(json!({
-                "outcome": "done",
-                "accepted": true,
-                "delivered_to": to.name(),
-                "message": match to {
+            AnswerReply::Kept(to) => {
+                let message = match to {
                     AnswerTo::Argus => "answer: done; kept for Argus, which gets it at its next decision boundary",
                     AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
-                },
-            })),
+                };
+                let answer = ActionAnswer {
+                    state: None,
+                    delivered_to: Some(to.name().into()),
+                    ..ActionAnswer::done(None, message.into())
+                };
+                HttpReply::answer(http::StatusCode::OK, answer)
+            }
             AnswerReply::NotKept => HttpReply::refused_here(
                 Some(Self::VERB),
                 RefusalCode::StorageFailed,

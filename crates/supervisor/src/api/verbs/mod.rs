@@ -135,7 +135,7 @@ use crate::runtime::reply::RefusalCode;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::Verb;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// How long an action waits for its outcome before answering 202 with the state to poll.
 pub const ACTION_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -170,23 +170,19 @@ fn body_of(bytes: &[u8]) -> Result<Body, HttpReply> {
         let inner = e.into_inner();
         let problem = inner.to_string();
         let (field, message) = if inner.is_syntax() || inner.is_eof() {
-            (
-                Value::Null,
-                format!("the body is not valid JSON: {problem}"),
-            )
+            (None, format!("the body is not valid JSON: {problem}"))
         } else if whole {
-            (Value::Null, format!("the body: {problem}"))
+            (None, format!("the body: {problem}"))
         } else {
-            (json!(path), format!("field `{path}`: {problem}"))
+            (Some(path.clone()), format!("field `{path}`: {problem}"))
         };
-        let mut reply = HttpReply::invalid(&message);
-        reply.body["error"]["field"] = field;
-        reply
+        about(HttpReply::invalid(&message), field)
     })?;
     de.end().map_err(|e| {
-        let mut reply = HttpReply::invalid(&format!("the body is not valid JSON: {e}"));
-        reply.body["error"]["field"] = Value::Null;
-        reply
+        about(
+            HttpReply::invalid(&format!("the body is not valid JSON: {e}")),
+            None,
+        )
     })?;
     Ok(body)
 }
@@ -202,13 +198,12 @@ impl Body {
         .find_map(|(field, value, max)| {
             let len = value.as_ref()?.len();
             (len > max).then(|| {
-                let mut reply = HttpReply::refused_here(
+                let reply = HttpReply::refused_here(
                     None,
                     RefusalCode::TooLarge,
                     format!("field `{field}` is {len} bytes; the limit is {max} bytes (nothing was kept or sent)"),
                 );
-                reply.body["error"]["field"] = json!(field);
-                reply
+                about(reply, Some(field.to_string()))
             })
         })
     }
@@ -242,9 +237,17 @@ async fn command(rt: &Runtime, verb: Verb, id: &str, command: OperatorCommand) -
 /// unknown, is left as it is).
 fn noted(mut reply: HttpReply, note: &str) -> HttpReply {
     if reply.status == http::StatusCode::OK {
-        if let Some(m) = reply.body["message"].as_str() {
-            reply.body["message"] = Value::String(format!("{m}; {note}"));
+        if let Some(m) = reply.answer_mut().and_then(|a| a.message.as_mut()) {
+            *m = format!("{m}; {note}");
         }
+    }
+    reply
+}
+
+/// A refusal of the body, naming the field it is about (`None`: the whole body).
+fn about(mut reply: HttpReply, field: Option<String>) -> HttpReply {
+    if let Some(error) = reply.answer_mut().and_then(|a| a.error.as_mut()) {
+        error.field = Some(field);
     }
     reply
 }

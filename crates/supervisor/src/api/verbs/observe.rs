@@ -2,7 +2,7 @@
 //! objective (and task) match.
 
 use super::{Act, Input, Body, HttpReply, command};
-use crate::api::ApiError;
+use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
 use serde_json::{json, Value};
@@ -50,13 +50,15 @@ impl Act for Observe {
                 let bound = doc.as_ref().and_then(|d| d.machine.state.task().cloned());
                 if task.is_none() || task == bound {
                     let state = doc.map(|d| d.machine.state.persisted());
-                    return HttpReply::ok(json!({
-                        "outcome": "done",
-                        "accepted": true,
-                        "state": state,
-                        "unchanged": true,
-                        "message": format!("observe: done (already observed, unchanged); state {}", state.unwrap_or_default()),
-                    }));
+                    let message = format!(
+                        "observe: done (already observed, unchanged); state {}",
+                        state.clone().unwrap_or_default()
+                    );
+                    let answer = ActionAnswer {
+                        unchanged: Some(true),
+                        ..ActionAnswer::done(state, message)
+                    };
+                    return HttpReply::answer(http::StatusCode::OK, answer);
                 }
             }
             Err(RuntimeError::Exists) => {
@@ -70,12 +72,9 @@ impl Act for Observe {
         }
         if task.is_none() {
             let state = rt.state(id).await.map(|st| st.persisted());
-            return HttpReply::ok(json!({
-                "outcome": "done",
-                "accepted": true,
-                "state": state,
-                "message": format!("observe: done; state {}", state.unwrap_or_default()),
-            }));
+            let message = format!("observe: done; state {}", state.clone().unwrap_or_default());
+            let answer = ActionAnswer::done(state, message);
+            return HttpReply::answer(http::StatusCode::OK, answer);
         }
         command(rt, Self::VERB, id, OperatorCommand::observe(task)).await
     }
