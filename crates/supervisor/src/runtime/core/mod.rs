@@ -14,10 +14,13 @@
 //! Owns: the machine, the [`Token`] that matches it, the [`Ledger`], the unsent
 //! [`WriteIntent`]s, the question's life (who asked, how an answer is routed, when it is
 //! answered) and the composition of the operator's answer. Reads no file, no clock (`now` is
-//! given) and no socket; `tests.rs` drives it alone.
+//! given) and no socket; `tests.rs` drives it alone, and `pair.rs` with a remote in memory
+//! (quinn's `Pair`) through every kind of call it asks for.
 
 mod calls;
 mod pace;
+#[cfg(test)]
+mod pair;
 #[cfg(test)]
 mod tests;
 

@@ -22,6 +22,8 @@ mod start;
 pub use inbox::Envelope;
 pub(crate) use inbox::Replier;
 pub use journal::{Published, Snapshot};
+#[cfg(test)]
+pub(crate) use remote::perform;
 pub(crate) use start::recovered;
 
 use super::core::CrashPoint;

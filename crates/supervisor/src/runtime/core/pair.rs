@@ -1,0 +1,563 @@
+//! The core and a remote in memory, as quinn's `Pair`: every call the core asks for is made on a
+//! remote that keeps leases as the contract says (fencing epochs, one answer per request id),
+//! through the driver's own `perform`, on a clock the test moves. No socket, no disk, no sleep:
+//! the core's lease and write paths, driven and checked by what reached the remote.
+
+use super::*;
+use crate::control::{
+    ClaimCall, Clock, Evidence, Reading, RemoteError, SubmitRequest, Transport, WriteId,
+};
+use crate::runtime::driver::perform;
+use crate::runtime::reduce::AnswerTo;
+use crate::runtime::reply::RefusedBy;
+use crate::runtime::OperatorCommand;
+use argus_machines::{
+    CampaignRecord, ControllerId, Lease, Observation, ReadbackAnswer, RemoteState, RequestId,
+    StateName, TaskId,
+};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+
+const START: u64 = 1_000_000;
+
+/// What the remote in memory holds.
+#[derive(Default)]
+struct Held {
+    /// The clock the remote and the core share (Unix seconds).
+    now: u64,
+    lease: Option<Lease>,
+    epoch: u64,
+    /// Request id → the task it created, if any: a repeat gets the first answer.
+    requests: HashMap<String, Option<TaskId>>,
+    /// Each task's state and revision.
+    tasks: Vec<(TaskId, RemoteState, u64)>,
+    /// The next write (or claim) is applied and its answer lost.
+    lose_next_answer: bool,
+    /// What arrived, in order.
+    arrived: Vec<String>,
+}
+
+#[derive(Default)]
+struct Remote(Mutex<Held>);
+
+impl Remote {
+    fn with<R>(&self, f: impl FnOnce(&mut Held) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// A write under `call`: fenced by the lease's holder and epoch.
+    fn fenced(h: &mut Held, what: &str, call: &WriteId<'_>) -> Result<(), RemoteError> {
+        h.arrived
+            .push(format!("{what} epoch {}", call.controller_epoch()));
+        match &h.lease {
+            Some(l)
+                if l.controller_id == *call.controller_id()
+                    && l.epoch == call.controller_epoch()
+                    && l.expires_at > h.now =>
+            {
+                Ok(())
+            }
+            Some(l) if l.controller_id != *call.controller_id() => {
+                Err(RemoteError::LeaseHeldByOther)
+            }
+            _ => Err(RemoteError::StaleEpoch),
+        }
+    }
+
+    /// The answer, or none when it is to be lost after the write was applied.
+    fn answer<T>(h: &mut Held, value: T) -> Result<T, RemoteError> {
+        if std::mem::take(&mut h.lose_next_answer) {
+            return Err(RemoteError::TimeoutAfterSend);
+        }
+        Ok(value)
+    }
+
+    /// Another controller takes the campaign over (the epoch rises).
+    fn take_over(&self) {
+        self.with(|h| {
+            h.epoch += 1;
+            h.lease = Some(Lease {
+                controller_id: ControllerId::new("someone-else"),
+                epoch: h.epoch,
+                expires_at: h.now + 600,
+            });
+        });
+    }
+
+    fn set(&self, task: &str, state: RemoteState) {
+        self.with(
+            |h| match h.tasks.iter_mut().find(|t| t.0.as_str() == task) {
+                Some(t) => {
+                    t.1 = state;
+                    t.2 += 1;
+                }
+                None => h.tasks.push((TaskId::new(task), state, 1)),
+            },
+        );
+    }
+
+    fn arrived(&self) -> Vec<String> {
+        self.with(|h| h.arrived.clone())
+    }
+}
+
+impl Clock for Remote {
+    fn now(&self) -> u64 {
+        self.with(|h| h.now)
+    }
+}
+
+impl Transport for Remote {
+    async fn claim_control(&self, call: ClaimCall<'_>) -> Result<Lease, RemoteError> {
+        self.with(|h| {
+            h.arrived.push("claim".into());
+            // A repeat of a claim already applied gets the lease it granted.
+            if !h.requests.contains_key(call.request_id.as_str()) {
+                if let Some(l) = &h.lease {
+                    if l.expires_at > h.now && l.controller_id != *call.controller_id {
+                        return Err(RemoteError::LeaseHeldByOther);
+                    }
+                }
+                h.epoch += 1;
+                h.lease = Some(Lease {
+                    controller_id: call.controller_id.clone(),
+                    epoch: h.epoch,
+                    expires_at: h.now + call.ttl_seconds,
+                });
+                h.requests.insert(call.request_id.to_string(), None);
+            }
+            let lease = h.lease.clone().ok_or(RemoteError::StaleEpoch)?;
+            Remote::answer(h, lease)
+        })
+    }
+
+    async fn read_control(&self, _: &str) -> Result<Option<Lease>, RemoteError> {
+        self.with(|h| {
+            h.arrived.push("read_control".into());
+            Ok(h.lease.clone().filter(|l| l.expires_at > h.now))
+        })
+    }
+
+    async fn renew_control(&self, call: WriteId<'_>, ttl: u64) -> Result<Lease, RemoteError> {
+        self.with(|h| {
+            Remote::fenced(h, "renew", &call)?;
+            let now = h.now;
+            let lease = h.lease.as_mut().ok_or(RemoteError::StaleEpoch)?;
+            lease.expires_at = now + ttl;
+            Ok(lease.clone())
+        })
+    }
+
+    async fn release_control(&self, call: WriteId<'_>) -> Result<(), RemoteError> {
+        self.with(|h| {
+            Remote::fenced(h, "release", &call)?;
+            h.lease = None;
+            Ok(())
+        })
+    }
+
+    async fn submit(&self, call: WriteId<'_>, _: &SubmitRequest) -> Result<TaskId, RemoteError> {
+        self.with(|h| {
+            if let Some(Some(task)) = h.requests.get(call.request_id().as_str()) {
+                let task = task.clone();
+                return Remote::answer(h, task);
+            }
+            Remote::fenced(h, "submit", &call)?;
+            let task = TaskId::new(format!("task-{}", h.tasks.len() + 1));
+            h.tasks.push((task.clone(), RemoteState::Working, 1));
+            h.requests
+                .insert(call.request_id().to_string(), Some(task.clone()));
+            Remote::answer(h, task)
+        })
+    }
+
+    async fn intervene(&self, call: WriteId<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
+        self.with(|h| {
+            Remote::fenced(h, "intervene", &call)?;
+            h.requests.insert(call.request_id().to_string(), None);
+            Remote::answer(h, ())
+        })
+    }
+
+    async fn cancel(&self, call: WriteId<'_>, task: &TaskId, _: &str) -> Result<(), RemoteError> {
+        self.with(|h| {
+            Remote::fenced(h, "cancel", &call)?;
+            h.requests.insert(call.request_id().to_string(), None);
+            if let Some(t) = h.tasks.iter_mut().find(|t| t.0 == *task) {
+                t.1 = RemoteState::Canceled;
+                t.2 += 1;
+            }
+            Remote::answer(h, ())
+        })
+    }
+
+    async fn request_status(
+        &self,
+        _: &str,
+        request_id: &RequestId,
+    ) -> Result<ReadbackAnswer, RemoteError> {
+        self.with(|h| {
+            h.arrived.push("request_status".into());
+            Ok(match h.requests.get(request_id.as_str()) {
+                Some(task) => ReadbackAnswer::Applied { task: task.clone() },
+                None => ReadbackAnswer::NotApplied,
+            })
+        })
+    }
+
+    async fn status(&self, task: &TaskId) -> Result<Reading, RemoteError> {
+        self.with(|h| {
+            let (state, revision) = (h.tasks.iter())
+                .find(|t| t.0 == *task)
+                .map_or((RemoteState::Working, 1), |t| (t.1, t.2));
+            Ok(Reading {
+                observation: Observation {
+                    revision: Some(revision),
+                    ..Observation::new(task.clone(), state)
+                },
+                changed_at: None,
+            })
+        })
+    }
+
+    async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
+        Ok(Evidence {
+            task: task.clone(),
+            evidence_revision: None,
+            run_id: None,
+            attempt_id: None,
+            artifacts: vec![],
+            answer: None,
+        })
+    }
+}
+
+/// A call's kind, as the coverage check names it.
+fn kind(call: &Call) -> &'static str {
+    match call {
+        Call::Poll { .. } => "poll",
+        Call::Evidence { .. } => "evidence",
+        Call::Confirm { .. } => "confirm",
+        Call::Adopt { .. } => "adopt",
+        Call::StillOurs { .. } => "still_ours",
+        Call::Claim { .. } => "claim",
+        Call::Renew { .. } => "renew",
+        Call::Release { .. } => "release",
+        Call::Write {
+            write: WriteCall::Submit { .. },
+            ..
+        } => "submit",
+        Call::Write {
+            write: WriteCall::Cancel { .. },
+            ..
+        } => "cancel",
+        Call::Write {
+            write: WriteCall::Intervene { .. },
+            ..
+        } => "intervene",
+        Call::Readback { .. } => "readback",
+        Call::RequestStatus { .. } => "request_status",
+    }
+}
+
+/// Every kind of call a core asks for.
+const EVERY_KIND: [&str; 13] = [
+    "adopt",
+    "cancel",
+    "claim",
+    "confirm",
+    "evidence",
+    "intervene",
+    "poll",
+    "readback",
+    "release",
+    "renew",
+    "request_status",
+    "still_ours",
+    "submit",
+];
+
+/// A core and the remote in memory.
+struct Pair {
+    core: Core,
+    remote: Remote,
+    /// The kinds of call the core asked for.
+    kinds: BTreeSet<&'static str>,
+    /// The machine's record at each write-ahead: what a crash would leave on disk.
+    persisted: Vec<CampaignRecord>,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        let config = RuntimeConfig::new(ControllerId::new("us"));
+        let machine = CampaignMachine::new("c1", ControllerId::new("us"), config.policy());
+        Pair::around(machine, vec![], Remote::default(), BTreeSet::new())
+    }
+
+    /// A core around `machine` (restored with `entry` to perform first), on `remote`.
+    fn around(
+        machine: CampaignMachine,
+        entry: Vec<Action>,
+        remote: Remote,
+        kinds: BTreeSet<&'static str>,
+    ) -> Pair {
+        remote.with(|h| h.now = h.now.max(START));
+        let config = RuntimeConfig::new(ControllerId::new("us"));
+        let doc = CampaignDoc::new(&machine, "train", START);
+        let env = Env {
+            config: Arc::new(config),
+            stats: Arc::new(Stats::default()),
+            slots_from: tokio::time::Instant::now(),
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap_or_else(|e| panic!("a runtime: {e}"));
+        let mut pair = Pair {
+            core: Core::new(machine, doc, Arc::new(env)).0,
+            remote,
+            kinds,
+            persisted: vec![],
+            rt,
+        };
+        if !entry.is_empty() {
+            pair.step(Input::Entry(entry));
+        }
+        pair
+    }
+
+    /// The process stops dead after the `n`th write-ahead and starts again from what it left.
+    fn restart_from(self, n: usize) -> Pair {
+        let record = self.persisted[n].clone();
+        let policy = RuntimeConfig::new(ControllerId::new("us")).policy();
+        let (machine, entry) =
+            CampaignMachine::restore(&record, policy).unwrap_or_else(|e| panic!("restore: {e:?}"));
+        Pair::around(machine, entry, self.remote, self.kinds)
+    }
+
+    fn later(&self, seconds: u64) {
+        self.remote.with(|h| h.now += seconds);
+    }
+
+    fn state(&self) -> StateName {
+        self.core.machine.state_name()
+    }
+
+    /// Hand the core one input and perform what it asks, as the driver does (every write-ahead
+    /// succeeds); its reply.
+    fn step(&mut self, input: Input) -> Option<Reply> {
+        let now = self.remote.now();
+        self.core.handle(input, now);
+        let mut reply = None;
+        while let Some(ready) = self.core.ready(self.remote.now()) {
+            let now = self.remote.now();
+            if !ready.persist.is_empty() {
+                self.persisted.push(self.core.machine.record());
+                self.core.advance(Report::Persisted(true), now);
+                continue;
+            }
+            reply = ready.reply.or(reply);
+            if ready.keep_answer.is_some() {
+                self.core.advance(Report::Kept(Ok(AnswerTo::Argus)), now);
+                continue;
+            }
+            if let Some(call) = ready.call {
+                self.kinds.insert(kind(&call));
+                let done = self.rt.block_on(perform(&self.remote, &self.remote, call));
+                self.core.advance(Report::Called(Box::new(done)), now);
+            }
+        }
+        reply
+    }
+
+    fn command(&mut self, c: OperatorCommand) -> CommandReply {
+        let OperatorCommand {
+            command,
+            intents,
+            text,
+        } = c;
+        let input = Input::Command {
+            command,
+            intents,
+            text,
+            actor: Actor::Operator,
+            remote: RemoteAbility::everything(),
+        };
+        match self.step(input) {
+            Some(Reply::Command(r)) => r,
+            other => panic!("expected a command's reply, got {other:?}"),
+        }
+    }
+
+    fn tick(&mut self) {
+        let now = self.remote.now();
+        self.step(Input::Tick { now });
+    }
+}
+
+/// Claim, submit, intervene, renew and release: each goes out once, under the epoch the
+/// remote granted, and the lease is renewed before it ends.
+fn claim_write_renew_release(pair: &mut Pair) {
+    assert_eq!(
+        pair.command(OperatorCommand::claim()).outcome(),
+        Outcome::Done
+    );
+    assert_eq!(pair.state(), StateName::Ready);
+    let r = pair.command(OperatorCommand::submit(Some("attempt 1".into())));
+    assert_eq!(r.outcome(), Outcome::Done, "{r:?}");
+    assert_eq!(pair.state(), StateName::Running);
+    let r = pair.command(OperatorCommand::intervene("smaller batch".into()));
+    assert_eq!(r.outcome(), Outcome::Done, "{r:?}");
+    // The heartbeat asks whether the lease is still ours, and renews it in its window.
+    pair.later(120);
+    pair.tick();
+    pair.later(400);
+    pair.tick();
+    let r = pair.command(OperatorCommand::release());
+    assert_eq!(r.outcome(), Outcome::Done, "{:?} {r:?}", pair.state());
+    assert!(!pair.state().is_controlling(), "{:?}", pair.state());
+    let writes: Vec<String> = (pair.remote.arrived().into_iter())
+        .filter(|a| a.contains("epoch"))
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            "submit epoch 1",
+            "intervene epoch 1",
+            "renew epoch 1",
+            "release epoch 1"
+        ]
+    );
+}
+
+#[test]
+fn a_claim_renewal_and_every_write_go_out_once_under_the_epoch_the_remote_granted() {
+    claim_write_renew_release(&mut Pair::new());
+}
+
+/// A submit whose answer is lost is read back, never sent again; the task it made is bound, and
+/// cancelled under the same lease.
+fn a_lost_answer_is_read_back(pair: &mut Pair) {
+    pair.command(OperatorCommand::claim());
+    pair.remote.with(|h| h.lose_next_answer = true);
+    let r = pair.command(OperatorCommand::submit(Some("attempt 1".into())));
+    assert_eq!(r.outcome(), Outcome::Ambiguous, "{r:?}");
+    assert_eq!(pair.state(), StateName::AmbiguousWrite);
+    // After the grace, the heartbeat reads it back.
+    pair.later(120);
+    pair.tick();
+    assert_eq!(pair.state(), StateName::Running, "{:?}", pair.state());
+    let submits = (pair.remote.arrived().iter())
+        .filter(|a| a.starts_with("submit"))
+        .count();
+    assert_eq!(submits, 1, "{:?}", pair.remote.arrived());
+    assert_eq!(pair.remote.with(|h| h.tasks.len()), 1);
+    // The task it made is the one a cancel then stops.
+    let r = pair.command(OperatorCommand::cancel("enough".into()));
+    assert_eq!(r.outcome(), Outcome::Done, "{r:?}");
+    assert!(pair
+        .remote
+        .arrived()
+        .contains(&"cancel epoch 1".to_string()));
+}
+
+#[test]
+fn a_write_whose_answer_is_lost_is_read_back_and_never_sent_twice() {
+    a_lost_answer_is_read_back(&mut Pair::new());
+}
+
+/// Another controller takes the lease: the heartbeat's check finds it, control is lost, and no
+/// write goes out under the old epoch (refused here, said so).
+fn a_lease_taken_over_is_lost(pair: &mut Pair) {
+    pair.command(OperatorCommand::claim());
+    pair.remote.take_over();
+    pair.later(120);
+    pair.tick();
+    assert!(!pair.state().is_controlling(), "{:?}", pair.state());
+    let arrived = pair.remote.arrived().len();
+    let r = pair.command(OperatorCommand::submit(Some("attempt 1".into())));
+    assert_eq!(r.outcome(), Outcome::ForbiddenInState, "{r:?}");
+    assert_eq!(
+        r.refusal_code().map(RefusalCode::by),
+        Some(RefusedBy::Supervisor)
+    );
+    assert_eq!(
+        pair.remote.arrived().len(),
+        arrived,
+        "nothing reached the remote"
+    );
+}
+
+#[test]
+fn a_lease_taken_over_is_lost_and_no_write_goes_out_under_the_old_epoch() {
+    a_lease_taken_over_is_lost(&mut Pair::new());
+}
+
+/// A process stopped after a claim's write-ahead (the claim applied, its answer never read)
+/// reads the request back and adopts the grant; one stopped while controlling confirms its lease.
+fn a_restart_resolves_what_it_left(pair: Pair) -> Pair {
+    let mut pair = pair;
+    // A new campaign is detached already (observe without a task asks nothing of it).
+    let before = pair.persisted.len();
+    pair.command(OperatorCommand::claim());
+    // The claim's write-ahead was the first after the observe.
+    let mut pair = pair.restart_from(before);
+    assert_eq!(pair.state(), StateName::Ready, "{:?}", pair.state());
+    assert_eq!(pair.remote.with(|h| h.epoch), 1, "claimed once");
+    // Stopped while controlling: confirmed on the way back.
+    let last = pair.persisted.len() - 1;
+    pair.tick();
+    let mut pair = pair.restart_from(last);
+    pair.tick();
+    assert_eq!(pair.state(), StateName::Ready, "{:?}", pair.state());
+    assert_eq!(pair.remote.with(|h| h.epoch), 1, "no second claim");
+    pair
+}
+
+#[test]
+fn a_restart_reads_back_a_claim_it_left_and_confirms_a_lease_it_held() {
+    a_restart_resolves_what_it_left(Pair::new());
+}
+
+/// A finished attempt's evidence is read through the token the attempt left.
+fn an_ended_attempt_is_read(pair: &mut Pair) {
+    pair.command(OperatorCommand::claim());
+    pair.command(OperatorCommand::submit(Some("attempt 1".into())));
+    pair.remote.set("task-1", RemoteState::Completed);
+    pair.later(120);
+    pair.tick();
+    assert!(
+        pair.kinds.contains("evidence"),
+        "{:?} in {:?}",
+        pair.kinds,
+        pair.state()
+    );
+}
+
+#[test]
+fn the_cores_own_tests_ask_for_every_kind_of_call() {
+    let mut seen = BTreeSet::new();
+    let mut pair = Pair::new();
+    claim_write_renew_release(&mut pair);
+    seen.extend(pair.kinds.iter().copied());
+    let mut pair = Pair::new();
+    a_lost_answer_is_read_back(&mut pair);
+    seen.extend(pair.kinds.iter().copied());
+    let mut pair = Pair::new();
+    a_lease_taken_over_is_lost(&mut pair);
+    seen.extend(pair.kinds.iter().copied());
+    seen.extend(
+        a_restart_resolves_what_it_left(Pair::new())
+            .kinds
+            .iter()
+            .copied(),
+    );
+    let mut pair = Pair::new();
+    an_ended_attempt_is_read(&mut pair);
+    seen.extend(pair.kinds.iter().copied());
+    let missing: Vec<&&str> = EVERY_KIND.iter().filter(|k| !seen.contains(*k)).collect();
+    assert!(
+        missing.is_empty(),
+        "never asked for: {missing:?} (seen {seen:?})"
+    );
+}
