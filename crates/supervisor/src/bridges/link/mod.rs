@@ -31,6 +31,7 @@ use super::decisions::{take_new, MissionBudget, Ruling};
 use super::foreman::{Directive, Foreman, ForemanAction, ForemanError};
 use crate::backoff::Backoff;
 
+use crate::runtime::reply::Outcome;
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
 use argus_machines::{Significant, StateName, Verdict};
 use std::path::PathBuf;
@@ -699,55 +700,42 @@ impl Link {
         }
     }
 
-    /// Execute an authorised ruling through the campaign's machine.
+    /// Execute an authorised ruling through the campaign's machine, as [`plan::execution`]
+    /// says for the campaign's state now.
     async fn execute(&self, id: &str, ruling: Ruling, by: Actor) {
         let rt = &self.runtime;
-        match ruling {
-            Ruling::Submit { retry: true, .. }
-                if self.doc(id).await.map(|d| d.machine.state.state_name())
-                    != Some(StateName::RemoteTerminalLocalPending) =>
-            {
-                // A retry follows a finished attempt waiting for its verdict; anything else
-                // (the operator settled it, or another attempt runs) is not Argus's to start.
-                let line = "Argus asked for the next attempt, but no finished attempt waits for it now; not executed.";
-                let _ = rt.decision(id, line.to_string()).await;
+        let state = self.doc(id).await.map(|d| d.machine.state.state_name());
+        match plan::execution(ruling, state, &by) {
+            plan::Execution::Say(line) => {
+                tracing::info!(campaign_id = id, "{line}");
+                let _ = rt.decision(id, line).await;
             }
-            Ruling::Stale { why } => {
-                tracing::info!(campaign_id = id, "{why}");
-                let _ = rt.decision(id, why).await;
+            plan::Execution::Nothing => tracing::info!(
+                campaign_id = id,
+                "Argus's finish decision came after the campaign ended"
+            ),
+            plan::Execution::NextAttempt(text) => {
+                let reply = rt
+                    .command_as(id, OperatorCommand::next_attempt(Some(text)), by)
+                    .await;
+                let started = reply.is_ok_and(|r| r.outcome() == Outcome::Done);
+                self.unless_started(id, started).await;
             }
-            Ruling::Submit { text, retry } => self.start_attempt(id, text, retry, by).await,
-            Ruling::Intervene { text } => {
+            plan::Execution::FirstAttempt(text) => self.first_attempt(id, text, by).await,
+            plan::Execution::Intervene(text) => {
                 let reply = rt
                     .command_as(id, OperatorCommand::intervene(text), by)
                     .await;
                 self.refusal_said(id, "intervene", &reply).await;
             }
-            Ruling::Cancel => {
-                let reason = match &by {
-                    Actor::Argus { why: Some(why) } => format!("Argus decided to cancel: {why}"),
-                    _ => "Argus decided to cancel".into(),
-                };
-                let command = OperatorCommand::cancel(reason);
-                let reply = rt.command_as(id, command, by).await;
+            plan::Execution::Cancel(reason) => {
+                let reply = rt.command_as(id, OperatorCommand::cancel(reason), by).await;
                 self.refusal_said(id, "cancel", &reply).await;
             }
-            Ruling::Finish
-                if self
-                    .doc(id)
-                    .await
-                    .is_some_and(|d| d.machine.state.state_name().is_closed()) =>
-            {
-                // Already ended (the Reviewer's `done` accepted it first): nothing to do.
-                tracing::info!(
-                    campaign_id = id,
-                    "Argus's finish decision came after the campaign ended"
-                );
-            }
-            Ruling::Finish => {
+            plan::Execution::Accept => {
                 let _ = rt.validate_as(id, Verdict::Accepted, by).await;
             }
-            Ruling::NeedsYou { why } => {
+            plan::Execution::NeedsYou(why) => {
                 let _ = rt.notice(id, true, why).await;
             }
         }
@@ -755,39 +743,31 @@ impl Link {
 }
 
 impl Link {
-    /// Argus's attempt (a retry after a finished one, or a first submit), through the same
-    /// operation an operator uses; said when it could not start.
-    async fn start_attempt(&self, id: &str, text: String, retry: bool, by: Actor) {
+    /// Argus's first attempt: claim, then submit once control is held, through the same
+    /// operations an operator uses; said when it could not start.
+    async fn first_attempt(&self, id: &str, text: String, by: Actor) {
         let rt = &self.runtime;
-        let state = self.doc(id).await.map(|d| d.machine.state.state_name());
-        // The same operation an operator uses: settle, claim and submit as one step.
-        let started = if retry && state == Some(StateName::RemoteTerminalLocalPending) {
-            rt.command_as(id, OperatorCommand::next_attempt(Some(text)), by)
-                .await
-                .is_ok_and(|r| r.outcome() == crate::runtime::reply::Outcome::Done)
+        let claimed = rt
+            .command_as(id, OperatorCommand::claim(), by.clone())
+            .await;
+        let started = if claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready) {
+            let reply = rt
+                .command_as(id, OperatorCommand::submit(Some(text)), by)
+                .await;
+            // Control was obtained: a refused submit is said as that refusal.
+            self.refusal_said(id, "start an attempt", &reply).await;
+            reply.is_ok()
         } else {
-            let claimed = rt
-                .command_as(id, OperatorCommand::claim(), by.clone())
-                .await;
-            if !claimed.as_ref().is_ok_and(|r| r.state == StateName::Ready) {
-                false
-            } else {
-                let reply = rt
-                    .command_as(id, OperatorCommand::submit(Some(text)), by)
-                    .await;
-                // Control was obtained: a refused submit is said as that refusal.
-                self.refusal_said(id, "start an attempt", &reply).await;
-                reply.is_ok()
-            }
+            false
         };
+        self.unless_started(id, started).await;
+    }
+
+    /// An attempt Argus asked for that could not start is a question for a person.
+    async fn unless_started(&self, id: &str, started: bool) {
         if !started {
-            let _ = rt
-                .notice(
-                    id,
-                    true,
-                    "Argus asked for an attempt but control could not be obtained.".into(),
-                )
-                .await;
+            let line = "Argus asked for an attempt but control could not be obtained.";
+            let _ = self.runtime.notice(id, true, line.into()).await;
         }
     }
 

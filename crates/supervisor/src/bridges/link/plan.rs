@@ -6,8 +6,9 @@
 
 use super::board::ArgusRecord;
 use crate::bridges::argus::{ArgusStatus, JournalNote, ReviewStatus, VerdictMeans};
+use crate::bridges::decisions::Ruling;
 use crate::bridges::foreman::Hint;
-use crate::runtime::CampaignDoc;
+use crate::runtime::{Actor, CampaignDoc};
 use argus_machines::StateName;
 
 /// What a person is told, in the campaign's feed.
@@ -234,9 +235,107 @@ fn judged_done(doc: &CampaignDoc, status: &ArgusStatus, delivered_at_ms: Option<
             .is_some_and(|v| v.status == ReviewStatus::Done && v.at_ms.is_some_and(|t| t >= since))
 }
 
+/// What executing an authorised ruling does, given the campaign's state now. The link performs
+/// it through the campaign's machine, as an operator's action would be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Execution {
+    /// Nothing is done; the line is said in the campaign's feed.
+    Say(String),
+    /// Nothing is done or said: the campaign ended first (the Reviewer's `done` accepted it).
+    Nothing,
+    /// The next attempt as one step, as an operator's `next-attempt`: settle the finished one,
+    /// claim, submit.
+    NextAttempt(String),
+    /// A first attempt: claim, then submit once control is held.
+    FirstAttempt(String),
+    Intervene(String),
+    Cancel(String),
+    /// Accept the finished attempt (the local verdict).
+    Accept,
+    /// A person must decide.
+    NeedsYou(String),
+}
+
+/// What `ruling` does on a campaign in `state` (`None`: not known), decided by `by`.
+pub(crate) fn execution(ruling: Ruling, state: Option<StateName>, by: &Actor) -> Execution {
+    let waiting = state == Some(StateName::RemoteTerminalLocalPending);
+    match ruling {
+        // A retry follows a finished attempt waiting for its verdict; anything else (the operator
+        // settled it, or another attempt runs) is not Argus's to start.
+        Ruling::Submit { retry: true, .. } if !waiting => Execution::Say(
+            "Argus asked for the next attempt, but no finished attempt waits for it now; not executed."
+                .into(),
+        ),
+        Ruling::Submit { text, retry: true } => Execution::NextAttempt(text),
+        Ruling::Submit { text, retry: false } => Execution::FirstAttempt(text),
+        Ruling::Stale { why } => Execution::Say(why),
+        Ruling::Intervene { text } => Execution::Intervene(text),
+        Ruling::Cancel => Execution::Cancel(match by {
+            Actor::Argus { why: Some(why) } => format!("Argus decided to cancel: {why}"),
+            _ => "Argus decided to cancel".into(),
+        }),
+        Ruling::Finish if state.is_some_and(StateName::is_closed) => Execution::Nothing,
+        Ruling::Finish => Execution::Accept,
+        Ruling::NeedsYou { why } => Execution::NeedsYou(why),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ruling_is_executed_only_where_the_campaigns_state_still_wants_it() {
+        let argus = Actor::Argus {
+            why: Some("the loss diverged".into()),
+        };
+        let pending = Some(StateName::RemoteTerminalLocalPending);
+        let retry = |text: &str| Ruling::Submit {
+            text: text.into(),
+            retry: true,
+        };
+        // The next attempt only while a finished attempt waits for its verdict.
+        assert_eq!(
+            execution(retry("again"), pending, &argus),
+            Execution::NextAttempt("again".into())
+        );
+        assert!(matches!(
+            execution(retry("again"), Some(StateName::Running), &argus),
+            Execution::Say(_)
+        ));
+        let first = Ruling::Submit {
+            text: "go".into(),
+            retry: false,
+        };
+        assert_eq!(
+            execution(first, Some(StateName::Watching), &argus),
+            Execution::FirstAttempt("go".into())
+        );
+        // A cancel carries Argus's reason; a finish after the end does nothing.
+        assert_eq!(
+            execution(Ruling::Cancel, Some(StateName::Running), &argus),
+            Execution::Cancel("Argus decided to cancel: the loss diverged".into())
+        );
+        assert_eq!(
+            execution(Ruling::Cancel, None, &Actor::Argus { why: None }),
+            Execution::Cancel("Argus decided to cancel".into())
+        );
+        assert_eq!(
+            execution(Ruling::Finish, Some(StateName::ClosedAccepted), &argus),
+            Execution::Nothing
+        );
+        assert_eq!(
+            execution(Ruling::Finish, pending, &argus),
+            Execution::Accept
+        );
+        let stale = Ruling::Stale {
+            why: "already started".into(),
+        };
+        assert_eq!(
+            execution(stale, pending, &argus),
+            Execution::Say("already started".into())
+        );
+    }
     use crate::runtime::AttemptRecord;
     use argus_machines::{CampaignMachine, ControllerId, Policy, TaskId};
 
