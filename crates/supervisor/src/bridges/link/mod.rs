@@ -12,11 +12,14 @@
 //!
 //! The link's parts, one job each: `wake.rs` (the runtime's wake sink and the bridges' health),
 //! `board.rs` (each campaign's Argus record, persisted and published), `prompt.rs` (what Argus and
-//! Foreman are told of an event), and this file (the link's task: delivery, decisions, stalls).
+//! Foreman are told of an event), `plan.rs` (what a boundary and a ruling do) and `reach.rs` (an
+//! outage told once, restarts and redeliveries with backoff), both decided without I/O, and this
+//! file (the link's task: it performs them).
 
 mod board;
 mod plan;
 mod prompt;
+mod reach;
 mod wake;
 
 pub use board::{ArgusBoard, ArgusRecord};
@@ -29,7 +32,6 @@ pub use wake::{
 use super::argus::{ArgusClient, ArgusConfig, ArgusError};
 use super::decisions::{take_new, MissionBudget, Ruling};
 use super::foreman::{Directive, Foreman, ForemanAction, ForemanError};
-use crate::backoff::Backoff;
 
 use crate::runtime::reply::Outcome;
 use crate::runtime::{Actor, CampaignDoc, OperatorCommand, Runtime};
@@ -92,15 +94,8 @@ pub struct Link {
     wake: Arc<ArgusWake>,
     cfg: LinkConfig,
     client: Option<ArgusClient>,
-    down_noticed: bool,
-    retry_after: Option<tokio::time::Instant>,
-    /// Argus's restarts: 0.5 s doubling to 5 min.
-    backoff: Backoff,
-    /// The class of the failing deliveries while they fail.
-    degraded: Option<&'static str>,
-    redeliver_after: Option<tokio::time::Instant>,
-    /// A wake Argus did not take, sent again: 1 s doubling to 5 min.
-    redeliver_backoff: Backoff,
+    /// How Argus can be reached: its outage and a failing delivery (`reach.rs` decides).
+    reach: reach::Reach,
     foreman_trouble: ForemanTrouble,
     /// When each campaign was last assessed on a routine event.
     foreman_last: std::collections::HashMap<String, tokio::time::Instant>,
@@ -118,12 +113,7 @@ impl Link {
             wake,
             cfg,
             client: None,
-            down_noticed: false,
-            retry_after: None,
-            backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(300)),
-            degraded: None,
-            redeliver_after: None,
-            redeliver_backoff: Backoff::new(Duration::from_secs(1), Duration::from_secs(300)),
+            reach: reach::Reach::default(),
             foreman_trouble: ForemanTrouble::default(),
             foreman_last: Default::default(),
             foreman_memory: Default::default(),
@@ -178,10 +168,7 @@ impl Link {
 
     async fn client(&mut self, campaign: &str) -> Option<&ArgusClient> {
         if self.client.is_none() {
-            if self
-                .retry_after
-                .is_some_and(|t| tokio::time::Instant::now() < t)
-            {
+            if !self.reach.may_start(tokio::time::Instant::now()) {
                 return None;
             }
             match ArgusClient::start(&self.cfg.argus).await {
@@ -365,9 +352,7 @@ impl Link {
     /// with backoff, and the outage is surfaced once.
     async fn went_down(&mut self, campaign: &str, e: &ArgusError) {
         self.argus_ok(false);
-        self.retry_after = Some(tokio::time::Instant::now() + self.backoff.fail());
-        if !self.down_noticed {
-            self.down_noticed = true;
+        if self.reach.went_down(tokio::time::Instant::now()) {
             let text = format!("Argus is unavailable ({e}); the remote keeps running, supervision is read-only and no new change starts until it is back.");
             let _ = self.runtime.notice(campaign, false, text).await;
         }
@@ -387,12 +372,9 @@ impl Link {
     /// A call succeeded: the child's outage, if any, is over (a failing delivery is not: only a
     /// delivered wake ends it).
     fn back(&mut self) {
-        if self.degraded.is_none() {
+        if self.reach.back() {
             self.argus_ok(true);
         }
-        self.down_noticed = false;
-        self.backoff.reset();
-        self.retry_after = None;
     }
 
     /// Send the campaign's wakes waiting in its record to its project, oldest first, until one is
@@ -435,9 +417,8 @@ impl Link {
     async fn not_taken(&mut self, id: &str, e: &ArgusError) {
         tracing::warn!(campaign_id = id, class = e.class(), error = %e, "Argus did not take the wake; decisions fall to the operator");
         self.failed(e);
-        self.degraded.get_or_insert(e.class());
+        self.reach.not_taken(tokio::time::Instant::now(), e.class());
         set_degraded(&self.wake.argus_status, e.class());
-        self.redeliver_after = Some(tokio::time::Instant::now() + self.redeliver_backoff.fail());
         let told = self
             .wake
             .board
@@ -453,11 +434,9 @@ impl Link {
 
     /// A wake was taken: a failing delivery is over, and said once where it was told.
     async fn delivered(&mut self, id: &str) {
-        if self.degraded.take().is_some() {
+        if self.reach.taken() {
             tracing::info!("Argus takes wakes again");
             self.argus_ok(true);
-            self.redeliver_backoff.reset();
-            self.redeliver_after = None;
         }
         if self
             .wake
@@ -473,10 +452,7 @@ impl Link {
 
     /// Send the wakes Argus did not take again, once their backoff has passed.
     async fn redeliver(&mut self) {
-        if self
-            .redeliver_after
-            .is_some_and(|t| tokio::time::Instant::now() < t)
-        {
+        if !self.reach.may_redeliver(tokio::time::Instant::now()) {
             return;
         }
         for id in self.wake.board.waiting() {
