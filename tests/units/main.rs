@@ -7,6 +7,7 @@ mod argus_bridge;
 mod control;
 mod diagrams;
 mod foreman;
+mod names;
 mod qualification;
 mod refusals;
 mod shape;

@@ -22,7 +22,7 @@ pub enum CampaignsCommand {
     Show { id: String },
     /// An operator verb (`crate::api::verbs`: each one's arguments, input and answer).
     #[command(flatten)]
-    Act(crate::api::verbs::VerbInput),
+    Act(crate::api::verbs::VerbArgs),
     /// The significant-event log.
     Events { id: String },
     /// One campaign whole, as JSON: its document, events and feed (live or archived).

@@ -448,7 +448,7 @@ impl Http {
         method: &str,
         params: &P,
         version: VersionHeader,
-    ) -> Result<Answer, RemoteError> {
+    ) -> Result<RpcAnswer, RemoteError> {
         let body = self.request(method, params)?;
         let outcome = self
             .send(
@@ -496,7 +496,7 @@ impl Http {
         uri: ::http::Uri,
         body: Option<Bytes>,
         version: VersionHeader,
-    ) -> Result<Answer, RemoteError> {
+    ) -> Result<RpcAnswer, RemoteError> {
         let headers = self.headers(body.is_some(), version, "application/json");
         match &self.wire {
             Wire::Direct(client) => {
@@ -515,7 +515,7 @@ impl Http {
                 let status = resp.status();
                 check_status(status)?;
                 let bytes = read_capped(resp).await?;
-                Ok(Answer { status, bytes })
+                Ok(RpcAnswer { status, bytes })
             }
         }
     }
@@ -568,7 +568,7 @@ impl Http {
                 if is_event_stream(resp.headers()) {
                     return Ok(Opened::Stream(StreamBody::Direct(resp.into_body())));
                 }
-                self.read_direct(resp, total).await.map(Opened::Answer)
+                self.read_direct(resp, total).await.map(Opened::RpcAnswer)
             }
             Wire::Proxied(client) => {
                 // The client's total timeout would cut every stream: a stream has none (its
@@ -587,7 +587,7 @@ impl Http {
                     return Ok(Opened::Stream(StreamBody::Proxied(resp)));
                 }
                 let bytes = read_capped(resp).await?;
-                Ok(Opened::Answer(Answer { status, bytes }))
+                Ok(Opened::RpcAnswer(RpcAnswer { status, bytes }))
             }
         }
     }
@@ -598,7 +598,7 @@ impl Http {
         &self,
         client: &DirectClient,
         req: ::http::Request<Full<Bytes>>,
-    ) -> Result<Answer, RemoteError> {
+    ) -> Result<RpcAnswer, RemoteError> {
         let total = tokio::time::Instant::now() + self.total_timeout;
         let resp = tokio::select! {
             biased;
@@ -617,7 +617,7 @@ impl Http {
         &self,
         resp: ::http::Response<hyper::body::Incoming>,
         total: tokio::time::Instant,
-    ) -> Result<Answer, RemoteError> {
+    ) -> Result<RpcAnswer, RemoteError> {
         let next = |now: tokio::time::Instant| (now + self.read_timeout).min(total);
         let timer = tokio::time::sleep_until(next(tokio::time::Instant::now()));
         tokio::pin!(timer);
@@ -670,7 +670,7 @@ impl Http {
             (Some(f), None) => f,
             (None, None) => Bytes::new(),
         };
-        Ok(Answer { status, bytes })
+        Ok(RpcAnswer { status, bytes })
     }
 }
 
@@ -691,7 +691,7 @@ pub enum Opened {
     /// The events, unread.
     Stream(StreamBody),
     /// An ordinary answer (a JSON-RPC error, mostly), read whole within the cap.
-    Answer(Answer),
+    RpcAnswer(RpcAnswer),
 }
 
 /// An event stream's body as it arrives, a chunk at a time; never read whole.
@@ -869,12 +869,12 @@ struct Request<'a, P: ?Sized> {
 }
 
 /// A JSON-RPC answer as it arrived (its HTTP status and bounded body), not yet read.
-pub struct Answer {
+pub struct RpcAnswer {
     status: StatusCode,
     bytes: Bytes,
 }
 
-impl Answer {
+impl RpcAnswer {
     /// The body, for a reader that knows the shape it expects.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
@@ -890,7 +890,7 @@ impl Answer {
     /// and anything else are skipped while parsing), and the result is moved out, not copied.
     pub fn result(self) -> Result<Value, RemoteError> {
         let status = self.status;
-        let Ok(envelope) = serde_json::from_slice::<Envelope>(&self.bytes) else {
+        let Ok(envelope) = serde_json::from_slice::<RpcEnvelope>(&self.bytes) else {
             // A plain 404/500 may come from a proxy in between: a transient failure, never proof
             // that the remote lacks the operation (only JSON-RPC -32601 says that). A 5xx with a
             // body, other than a gateway's or an overloaded server's, is the remote failing while
@@ -919,7 +919,7 @@ impl Answer {
 /// A JSON-RPC answer: an object with a `result` or an `error` (a present `"error": null` counts
 /// as no error, as JSON-RPC's own "MUST NOT exist on success" allows a lenient reader).
 #[derive(serde::Deserialize)]
-struct Envelope {
+struct RpcEnvelope {
     #[serde(default)]
     error: Option<Value>,
     #[serde(default)]

@@ -742,7 +742,7 @@ impl Transport for A2aClient {
                 bounds,
                 self.naive_offset_secs,
             )),
-            Ok(http::Opened::Answer(answer)) => Err(answer
+            Ok(http::Opened::RpcAnswer(answer)) => Err(answer
                 .result()
                 .err()
                 .unwrap_or(RemoteError::MalformedResponse)),

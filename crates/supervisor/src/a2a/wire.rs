@@ -322,7 +322,7 @@ fn answer(
 /// field read of the type expected): the caller then reads it the lenient way
 /// ([`parse_status`] over a `Value`), so wherever this answers, the two agree.
 pub fn read_status_answer(bytes: &[u8]) -> Option<Result<TaskView, RemoteError>> {
-    let envelope: fast::Envelope<'_> = serde_json::from_slice(bytes).ok()?;
+    let envelope: fast::RpcEnvelope<'_> = serde_json::from_slice(bytes).ok()?;
     if envelope.error.is_some() {
         return None;
     }
@@ -364,7 +364,7 @@ mod fast {
     }
 
     #[derive(Deserialize)]
-    pub struct Envelope<'a> {
+    pub struct RpcEnvelope<'a> {
         /// Present and not null: the answer is an error, read the lenient way.
         pub error: Option<IgnoredAny>,
         #[serde(borrow)]

@@ -13,13 +13,13 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpReply {
     pub status: StatusCode,
-    pub body: Body,
+    pub body: ReplyBody,
 }
 
 /// An answer's body: an action's answer (or a refusal the API decides) in its one typed shape,
 /// or a read's document.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Body {
+pub enum ReplyBody {
     Answer(Box<ActionAnswer>),
     Json(Value),
 }
@@ -116,7 +116,7 @@ impl HttpReply {
     pub fn ok(body: Value) -> HttpReply {
         HttpReply {
             status: StatusCode::OK,
-            body: Body::Json(body),
+            body: ReplyBody::Json(body),
         }
     }
 
@@ -124,23 +124,23 @@ impl HttpReply {
     pub(crate) fn answer(status: StatusCode, answer: ActionAnswer) -> HttpReply {
         HttpReply {
             status,
-            body: Body::Answer(Box::new(answer)),
+            body: ReplyBody::Answer(Box::new(answer)),
         }
     }
 
     /// The action's answer, to say more in it.
     pub(crate) fn answer_mut(&mut self) -> Option<&mut ActionAnswer> {
         match &mut self.body {
-            Body::Answer(a) => Some(a),
-            Body::Json(_) => None,
+            ReplyBody::Answer(a) => Some(a),
+            ReplyBody::Json(_) => None,
         }
     }
 
     /// The body as JSON.
     pub fn json(self) -> Value {
         match self.body {
-            Body::Answer(a) => serde_json::to_value(*a).unwrap_or(Value::Null),
-            Body::Json(v) => v,
+            ReplyBody::Answer(a) => serde_json::to_value(*a).unwrap_or(Value::Null),
+            ReplyBody::Json(v) => v,
         }
     }
 

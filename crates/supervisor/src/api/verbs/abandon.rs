@@ -13,7 +13,7 @@ pub struct Abandon {
     pub reason: Option<String>,
 }
 
-input!(Abandon, reason);
+args!(Abandon, reason);
 
 impl Act for Abandon {
     const VERB: Verb = Verb::Abandon;

@@ -14,7 +14,7 @@ pub struct Accept {
     pub reason: Option<String>,
 }
 
-input!(Accept, reason);
+args!(Accept, reason);
 
 impl Act for Accept {
     const VERB: Verb = Verb::Accept;

@@ -2,7 +2,7 @@
 //! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
 
 use argus_machines::Verb;
-use super::{Act, Input, Body, HttpReply, waited};
+use super::{Act, Args, Body, HttpReply, waited};
 use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::reduce::AnswerTo;
@@ -19,7 +19,7 @@ pub struct Answer {
     pub message: String,
 }
 
-impl Input for Answer {
+impl Args for Answer {
     fn id(&self) -> &str {
         &self.id
     }

@@ -13,7 +13,7 @@ pub struct Cancel {
     pub reason: Option<String>,
 }
 
-input!(Cancel, reason);
+args!(Cancel, reason);
 
 impl Act for Cancel {
     const VERB: Verb = Verb::Cancel;

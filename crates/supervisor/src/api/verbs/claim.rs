@@ -10,7 +10,7 @@ pub struct Claim {
     pub id: String,
 }
 
-input!(Claim);
+args!(Claim);
 
 impl Act for Claim {
     const VERB: Verb = Verb::Claim;

@@ -3,7 +3,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Input, Body, HttpReply, command};
+use super::{Act, Args, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Send a message to the running task (needs the lease): mid-run, or as the answer to the
@@ -15,7 +15,7 @@ pub struct Intervene {
     pub message: String,
 }
 
-impl Input for Intervene {
+impl Args for Intervene {
     fn id(&self) -> &str {
         &self.id
     }

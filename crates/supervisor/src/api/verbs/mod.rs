@@ -7,10 +7,10 @@
 //! Every verb goes through the campaign's machine like every other event: nothing here has a path
 //! to the remote client.
 
-/// A verb's input (the struct, also its CLI arguments): how an action route's body becomes it,
-/// and the body the CLI posts back. The common shapes come from [`input!`].
-pub(crate) trait Input: Sized {
-    /// The verb's input from an action route's body, or a 400 naming what is wrong.
+/// A verb's arguments (the struct, also its CLI arguments): how an action route's body becomes them,
+/// and the body the CLI posts back. The common shapes come from [`args!`].
+pub(crate) trait Args: Sized {
+    /// The verb's arguments from an action route's body, or a 400 naming what is wrong.
     fn parse(id: String, body: Body) -> Result<Self, HttpReply>;
     /// The campaign it is for.
     fn id(&self) -> &str;
@@ -18,19 +18,19 @@ pub(crate) trait Input: Sized {
     fn body(&self) -> Value;
 }
 
-/// What each verb's module owns beyond its input: its one name and what it does.
-pub(crate) trait Act: Input {
+/// What each verb's module owns beyond its arguments: its one name and what it does.
+pub(crate) trait Act: Args {
     /// The verb: its one name (route, CLI command, feed, `allowed_actions`).
     const VERB: Verb;
     /// Do it, through the campaign's machine, and say what really happened.
     async fn apply(self, rt: &Runtime) -> HttpReply;
 }
 
-/// [`Input`] for the two common shapes: the campaign alone (`input!(Claim)`), or the campaign
-/// and an optional reason (`input!(Accept, reason)`).
-macro_rules! input {
+/// [`Args`] for the two common shapes: the campaign alone (`args!(Claim)`), or the campaign
+/// and an optional reason (`args!(Accept, reason)`).
+macro_rules! args {
     ($input:ident) => {
-        impl super::Input for $input {
+        impl super::Args for $input {
             fn parse(id: String, _body: super::Body) -> Result<Self, super::HttpReply> {
                 Ok($input { id })
             }
@@ -43,7 +43,7 @@ macro_rules! input {
         }
     };
     ($input:ident, reason) => {
-        impl super::Input for $input {
+        impl super::Args for $input {
             fn parse(id: String, body: super::Body) -> Result<Self, super::HttpReply> {
                 Ok($input {
                     id,
@@ -71,42 +71,42 @@ macro_rules! verbs {
         /// An operator verb with its input: what the CLI parses from its arguments and the API
         /// from a route and its body.
         #[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
-        pub enum VerbInput {
+        pub enum VerbArgs {
             $($verb($verb),)*
         }
 
-        impl VerbInput {
+        impl VerbArgs {
             /// `verb` on campaign `id`, from the route's body.
-            pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbInput, HttpReply> {
+            pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbArgs, HttpReply> {
                 Ok(match verb {
-                    $(Verb::$verb => VerbInput::$verb(<$verb as Input>::parse(id, body)?),)*
+                    $(Verb::$verb => VerbArgs::$verb(<$verb as Args>::parse(id, body)?),)*
                 })
             }
 
             pub fn verb(&self) -> Verb {
                 match self {
-                    $(VerbInput::$verb(_) => <$verb as Act>::VERB,)*
+                    $(VerbArgs::$verb(_) => <$verb as Act>::VERB,)*
                 }
             }
 
             /// The campaign the verb is for.
             pub fn id(&self) -> &str {
                 match self {
-                    $(VerbInput::$verb(v) => v.id(),)*
+                    $(VerbArgs::$verb(v) => v.id(),)*
                 }
             }
 
             /// The body the CLI posts to the verb's route.
             pub fn body(&self) -> Value {
                 match self {
-                    $(VerbInput::$verb(v) => v.body(),)*
+                    $(VerbArgs::$verb(v) => v.body(),)*
                 }
             }
 
             /// Do it, through the campaign's machine, and say what really happened.
             pub async fn apply(self, rt: &Runtime) -> HttpReply {
                 match self {
-                    $(VerbInput::$verb(v) => v.apply(rt).await,)*
+                    $(VerbArgs::$verb(v) => v.apply(rt).await,)*
                 }
             }
         }
@@ -269,7 +269,7 @@ pub async fn act(rt: &Runtime, verb: Verb, id: String, body: &[u8]) -> HttpReply
     if let Some(reason) = &body.reason {
         tracing::info!(campaign_id = %id, action = verb.name(), reason = %crate::security::Untrusted::new(reason, 512).as_str(), "operator reason");
     }
-    match VerbInput::parse(verb, id, body) {
+    match VerbArgs::parse(verb, id, body) {
         Ok(verb) => verb.apply(rt).await,
         Err(reply) => reply,
     }

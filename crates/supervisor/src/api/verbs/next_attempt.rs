@@ -2,7 +2,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Input, Body, HttpReply, command};
+use super::{Act, Args, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Settle the finished attempt and start the next: claim, then submit, as one operation.
@@ -13,7 +13,7 @@ pub struct NextAttempt {
     pub message: Option<String>,
 }
 
-impl Input for NextAttempt {
+impl Args for NextAttempt {
     fn id(&self) -> &str {
         &self.id
     }

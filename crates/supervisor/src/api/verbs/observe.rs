@@ -1,7 +1,7 @@
 //! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
 //! objective (and task) match.
 
-use super::{Act, Input, Body, HttpReply, command};
+use super::{Act, Args, Body, HttpReply, command};
 use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
@@ -18,7 +18,7 @@ pub struct Observe {
     pub task: Option<String>,
 }
 
-impl Input for Observe {
+impl Args for Observe {
     fn id(&self) -> &str {
         &self.id
     }

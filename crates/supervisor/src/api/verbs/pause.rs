@@ -13,7 +13,7 @@ pub struct Pause {
     pub id: String,
 }
 
-input!(Pause);
+args!(Pause);
 
 impl Act for Pause {
     const VERB: Verb = Verb::Pause;

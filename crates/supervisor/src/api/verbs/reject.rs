@@ -14,7 +14,7 @@ pub struct Reject {
     pub reason: Option<String>,
 }
 
-input!(Reject, reason);
+args!(Reject, reason);
 
 impl Act for Reject {
     const VERB: Verb = Verb::Reject;

@@ -10,7 +10,7 @@ pub struct Release {
     pub id: String,
 }
 
-input!(Release);
+args!(Release);
 
 impl Act for Release {
     const VERB: Verb = Verb::Release;

@@ -1,6 +1,6 @@
 //! `resolve`: the operator's confirmation of an ambiguous write the remote cannot read back.
 
-use super::{Act, Input, Body, HttpReply, command};
+use super::{Act, Args, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 use argus_machines::{TaskId, Verb};
 use serde_json::{json, Value};
@@ -18,7 +18,7 @@ pub struct Resolve {
     pub not_applied: bool,
 }
 
-impl Input for Resolve {
+impl Args for Resolve {
     fn id(&self) -> &str {
         &self.id
     }

@@ -11,7 +11,7 @@ pub struct Resume {
     pub id: String,
 }
 
-input!(Resume);
+args!(Resume);
 
 impl Act for Resume {
     const VERB: Verb = Verb::Resume;

@@ -2,7 +2,7 @@
 
 use argus_machines::Verb;
 use serde_json::{json, Value};
-use super::{Act, Input, Body, HttpReply, command};
+use super::{Act, Args, Body, HttpReply, command};
 use crate::runtime::{OperatorCommand, Runtime};
 
 /// Submit an attempt (needs the lease).
@@ -14,7 +14,7 @@ pub struct Submit {
     pub message: String,
 }
 
-impl Input for Submit {
+impl Args for Submit {
     fn id(&self) -> &str {
         &self.id
     }

@@ -115,7 +115,7 @@ pub(crate) enum Input {
 #[derive(Default)]
 pub(crate) struct Ready {
     /// The step's write-ahead. When set, nothing else is in this `Ready`, and the driver reports
-    /// [`Report::Persisted`]; a failed document write undoes the step.
+    /// [`Performed::Persisted`]; a failed document write undoes the step.
     pub persist: Vec<Write>,
     /// Where a crash test stops once `persist` is on disk.
     pub milestone: Option<CrashPoint>,
@@ -124,9 +124,9 @@ pub(crate) struct Ready {
     /// For the wake sink, after the records (a wake finds its event logged).
     pub wakes: Vec<Wake>,
     /// An operator's answer to keep for Argus before the question is cleared; reported with
-    /// [`Report::Kept`].
+    /// [`Performed::Kept`].
     pub keep_answer: Option<String>,
-    /// One remote call; reported with [`Report::Called`].
+    /// One remote call; reported with [`Performed::Called`].
     pub call: Option<Call>,
     /// The answer to whoever gave the input.
     pub reply: Option<Reply>,
@@ -188,8 +188,9 @@ pub(crate) enum Reply {
     Done,
 }
 
-/// What became of a [`Ready`] that waits.
-pub(crate) enum Report {
+/// What became of what a [`Ready`] asked for, when the core waits for it: the driver reports it
+/// with [`Core::advance`].
+pub(crate) enum Performed {
     /// The write-ahead is on disk (`true`), or its document could not be written.
     Persisted(bool),
     /// Where the answer went, or why it could not be kept.
@@ -562,9 +563,9 @@ impl Core {
     }
 
     /// What became of the last [`Ready`] that waited.
-    pub(crate) fn advance(&mut self, report: Report, now: u64) {
+    pub(crate) fn advance(&mut self, report: Performed, now: u64) {
         match report {
-            Report::Persisted(ok) => match self.busy().persisting.take() {
+            Performed::Persisted(ok) => match self.busy().persisting.take() {
                 Some(p) if ok => {
                     let Persisting {
                         actions, settles, ..
@@ -574,7 +575,7 @@ impl Core {
                 Some(p) => self.unpersisted(p),
                 None => {}
             },
-            Report::Kept(kept) => {
+            Performed::Kept(kept) => {
                 let Some(Finish::Keep { text }) = self.busy().finish.take() else {
                     return;
                 };
@@ -592,7 +593,7 @@ impl Core {
                 self.out().reply = Some(Reply::Answer(reply));
                 self.closing();
             }
-            Report::Called(done) => {
+            Performed::Called(done) => {
                 let evidence = matches!(*done, Done::Evidence { .. });
                 if let Some(follow) = self.done(*done) {
                     self.enqueue(follow);
@@ -936,7 +937,7 @@ impl Core {
     fn end(&mut self, finish: Finish, now: u64) {
         match finish {
             Finish::Acting(a) => self.answered(*a, now),
-            // Waits for `Report::Kept` (the answer went out with the `Ready` that took it).
+            // Waits for `Performed::Kept` (the answer went out with the `Ready` that took it).
             Finish::Keep { text } => {
                 self.busy().finish = Some(Finish::Keep { text });
                 return;

@@ -346,18 +346,18 @@ impl Pair {
             let now = self.remote.now();
             if !ready.persist.is_empty() {
                 self.persisted.push(self.core.machine.record());
-                self.core.advance(Report::Persisted(true), now);
+                self.core.advance(Performed::Persisted(true), now);
                 continue;
             }
             reply = ready.reply.or(reply);
             if ready.keep_answer.is_some() {
-                self.core.advance(Report::Kept(Ok(AnswerTo::Argus)), now);
+                self.core.advance(Performed::Kept(Ok(AnswerTo::Argus)), now);
                 continue;
             }
             if let Some(call) = ready.call {
                 self.kinds.insert(kind(&call));
                 let done = self.rt.block_on(perform(&self.remote, &self.remote, call));
-                self.core.advance(Report::Called(Box::new(done)), now);
+                self.core.advance(Performed::Called(Box::new(done)), now);
             }
         }
         reply

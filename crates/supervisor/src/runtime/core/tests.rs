@@ -49,7 +49,7 @@ fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Se
     while let Some(ready) = core.ready(NOW) {
         if !ready.persist.is_empty() {
             seen.steps.push("persist".into());
-            core.advance(Report::Persisted(!disk_fails), NOW);
+            core.advance(Performed::Persisted(!disk_fails), NOW);
             continue;
         }
         for group in &ready.records {
@@ -77,7 +77,7 @@ fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Se
         }
         if let Some(text) = ready.keep_answer {
             seen.steps.push(format!("keep {text}"));
-            core.advance(Report::Kept(Ok(AnswerTo::Argus)), NOW);
+            core.advance(Performed::Kept(Ok(AnswerTo::Argus)), NOW);
         }
         if let Some(call) = ready.call {
             let done = match call {
@@ -104,7 +104,7 @@ fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Se
                     panic!("the core asked for a {name} no test here answers");
                 }
             };
-            core.advance(Report::Called(Box::new(done)), NOW);
+            core.advance(Performed::Called(Box::new(done)), NOW);
         }
     }
     seen
@@ -313,12 +313,12 @@ fn a_failed_read_is_a_condition_for_the_machine_never_a_write() {
     let mut made = vec![];
     while let Some(ready) = core.ready(NOW) {
         if !ready.persist.is_empty() {
-            core.advance(Report::Persisted(true), NOW);
+            core.advance(Performed::Persisted(true), NOW);
         }
         if let Some(call) = ready.call {
             made.push(matches!(call, Call::Poll { .. }));
             core.advance(
-                Report::Called(Box::new(Done::Poll(Err(RemoteError::TaskNotFound)))),
+                Performed::Called(Box::new(Done::Poll(Err(RemoteError::TaskNotFound)))),
                 NOW,
             );
         }

@@ -27,7 +27,7 @@ pub(crate) use remote::perform;
 pub(crate) use start::recovered;
 
 use super::core::CrashPoint;
-use super::core::{Core, Due, Input, Ready, Report, Wake};
+use super::core::{Core, Due, Input, Performed, Ready, Wake};
 use super::shared::Shared;
 use super::CampaignDoc;
 use crate::control::{Transport, Updates};
@@ -217,7 +217,7 @@ impl<T: Transport + 'static> Driver<T> {
         &mut self,
         ready: Ready,
         replier: &mut Option<Replier>,
-    ) -> Result<Option<Report>, Crashed> {
+    ) -> Result<Option<Performed>, Crashed> {
         let sh = self.shared.clone();
         if !ready.persist.is_empty() {
             let (ledger, machine) = self.core.records();
@@ -229,7 +229,7 @@ impl<T: Transport + 'static> Driver<T> {
                     self.crash_at(point)?;
                 }
             }
-            return Ok(Some(Report::Persisted(persisted.is_ok())));
+            return Ok(Some(Performed::Persisted(persisted.is_ok())));
         }
         let (ledger, machine) = self.core.records();
         let written = self.journal.record(&sh, ledger, machine, ready.records);
@@ -254,7 +254,7 @@ impl<T: Transport + 'static> Driver<T> {
         }
         if let Some(text) = ready.keep_answer {
             let kept = sh.wake.keep_answer(self.id(), &text);
-            return Ok(Some(Report::Kept(kept)));
+            return Ok(Some(Performed::Kept(kept)));
         }
         match ready.call {
             Some(call) => {
@@ -263,7 +263,7 @@ impl<T: Transport + 'static> Driver<T> {
                 if write {
                     self.crash_at(CrashPoint::AfterAnswerReceived)?;
                 }
-                Ok(Some(Report::Called(Box::new(done))))
+                Ok(Some(Performed::Called(Box::new(done))))
             }
             None => Ok(None),
         }

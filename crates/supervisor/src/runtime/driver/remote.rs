@@ -6,6 +6,7 @@ use super::super::core::{Call, Done, Reader, WriteCall};
 use super::super::shared::Shared;
 use super::Driver;
 use crate::control::{Clock, Controller, Transport, WriteIntent};
+use argus_machines::RequestId;
 use std::sync::atomic::Ordering;
 
 /// Wait for a slot under the shared limit on remote calls, and count the call.
@@ -100,16 +101,21 @@ pub(crate) async fn perform<T: Transport>(remote: &T, clock: &dyn Clock, call: C
             }
         }
         Call::RequestStatus { reader, request_id } => {
-            let answer = match &reader {
-                Reader::Lost(l) => l.request_status(remote, &request_id).await,
-                Reader::Observer(o) => o.request_status(remote, &request_id).await,
-            };
-            Done::RequestStatus {
-                reader,
-                request_id,
-                answer,
-            }
+            self::request_status(remote, reader, request_id).await
         }
+    }
+}
+
+/// What became of a request, asked by one who does not hold its write.
+async fn request_status<T: Transport>(remote: &T, reader: Reader, request_id: RequestId) -> Done {
+    let answer = match &reader {
+        Reader::Lost(l) => l.request_status(remote, &request_id).await,
+        Reader::Observer(o) => o.request_status(remote, &request_id).await,
+    };
+    Done::RequestStatus {
+        reader,
+        request_id,
+        answer,
     }
 }
 
