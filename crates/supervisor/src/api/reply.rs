@@ -100,8 +100,8 @@ impl ActionAnswer {
             Some(m) => m.clone(),
             None => format!(
                 "{}: {}",
-                self.outcome.map_or("error", Outcome::name),
-                self.state.clone().flatten().unwrap_or_default()
+                self.outcome.map_or("-", Outcome::name),
+                self.state.clone().flatten().as_deref().unwrap_or("-")
             ),
         }
     }
@@ -619,8 +619,9 @@ mod tests {
             "{own}"
         );
         assert!(own["error"].get("field").is_none(), "{own}");
-        // A body of another shape reads as an empty answer, never a done one.
+        // A body of another shape reads as an empty answer, never a done one, said as unknown.
         assert!(!ActionAnswer::read(&json!([1, 2])).was_done());
+        assert_eq!(ActionAnswer::read(&Value::Null).line(), "-: -");
         // Pending: the wait ran out, and the state may be unknown (null, present).
         let pending = serde_json::to_value(ActionAnswer {
             outcome: Some(Outcome::Pending),
