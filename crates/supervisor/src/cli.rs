@@ -91,7 +91,14 @@ pub fn when(v: &Value, now: u64) -> String {
         Value::String(t) => crate::time::parse_rfc3339(t),
         _ => None,
     };
-    let Some(at) = at else { return s(v) };
+    match at {
+        Some(at) => when_secs(at, now),
+        None => s(v),
+    }
+}
+
+/// [`when`] for unix seconds.
+pub fn when_secs(at: u64, now: u64) -> String {
     let span = |d: u64| match d {
         0..=59 => format!("{d}s"),
         60..=3599 => format!("{}m {}s", d / 60, d % 60),
@@ -473,7 +480,7 @@ fn action_line(v: &Value, now: u64) -> (String, bool) {
             format!(
                 " (lease epoch {}, expires {})",
                 l.epoch,
-                when(&Value::from(l.expires_at), now)
+                when_secs(l.expires_at, now)
             )
         })
         .unwrap_or_default();

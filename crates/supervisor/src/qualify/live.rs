@@ -156,9 +156,11 @@ async fn act(api: &Api, campaign: &str, verb: &str, body: Value) -> Result<Value
         .call(&format!("/campaigns/{campaign}/{verb}"), Some(body))
         .await
     {
-        Ok((_, v)) if ActionAnswer::read(&v).was_done() => Ok(v),
         Ok((_, v)) => {
             let a = ActionAnswer::read(&v);
+            if a.was_done() {
+                return Ok(v);
+            }
             let said = a.message.or(a.error.map(|e| e.message));
             let said = said.as_deref().map_or("not done".into(), crate::cli::clean);
             Err(format!("{verb}: {said}"))
