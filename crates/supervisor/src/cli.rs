@@ -5,7 +5,7 @@
 //! `ARGUS_SUPERVISOR_API_TOKEN` only; it is never printed. Remote-provided text is stripped of
 //! control characters before it reaches the terminal.
 
-use crate::api::ActionAnswer;
+use crate::api::{ActionAnswer, CampaignList, CampaignView};
 use crate::runtime::reply::Outcome;
 use crate::security::{Secret, Untrusted};
 use serde_json::Value;
@@ -353,6 +353,9 @@ pub async fn backup_online(base: &str, home: &std::path::Path) -> (String, Exit)
     }
 }
 
+/// How a read's answer is shown: its text, or why this CLI cannot read it.
+type Render = fn(&Value, u64) -> Result<String, String>;
+
 /// Run one CLI command against the API at `base` (e.g. `http://127.0.0.1:8787`). Returns the text
 /// to print and whether the command succeeded (for an action: whether it was done).
 pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (String, Exit) {
@@ -362,7 +365,7 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
         Err(e) => return (e, Exit::Refused),
     };
     let now = crate::time::now_secs();
-    let (path, render): (String, fn(&Value, u64) -> String) = match &command {
+    let (path, render): (String, Render) = match &command {
         C::Watch { id } => return watch(&api, id, as_json).await,
         C::Act(verb) => {
             let path = format!("/campaigns/{}/{}", seg(verb.id()), verb.verb().name());
@@ -404,7 +407,9 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
                 Err((exit, e)) => (e, exit),
             };
         }
-        C::Export { id } => (format!("/campaigns/{}/export", seg(id)), |v, _| pretty(v)),
+        C::Export { id } => (format!("/campaigns/{}/export", seg(id)), |v, _| {
+            Ok(pretty(v))
+        }),
         C::List { archived: true } => ("/archive".into(), archived_list),
         C::List { archived: false } => ("/campaigns".into(), list),
         C::Show { id } => (format!("/campaigns/{}", seg(id)), show),
@@ -414,14 +419,17 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
     };
     match api.call(&path, None).await {
         Ok((exit, v)) if as_json => (pretty(&v), exit),
-        Ok((Exit::Done, v)) => (render(&v, now), Exit::Done),
+        Ok((Exit::Done, v)) => match render(&v, now) {
+            Ok(text) => (text, Exit::Done),
+            Err(why) => (why, Exit::Refused),
+        },
         Ok((exit, v)) => (error_line(&v, "request failed"), exit),
         Err((exit, e)) => (e, exit),
     }
 }
 
 /// `campaigns list --archived`: one line each.
-fn archived_list(v: &Value, now: u64) -> String {
+fn archived_list(v: &Value, now: u64) -> Result<String, String> {
     let rows: Vec<String> = v["archived"]
         .as_array()
         .into_iter()
@@ -436,11 +444,11 @@ fn archived_list(v: &Value, now: u64) -> String {
             )
         })
         .collect();
-    if rows.is_empty() {
+    Ok(if rows.is_empty() {
         "no archived campaign".into()
     } else {
         rows.join("\n")
-    }
+    })
 }
 
 fn pretty(v: &Value) -> String {
@@ -487,30 +495,42 @@ fn action_line(v: &Value, now: u64) -> (String, bool) {
     (format!("{line}{lease}\n"), ok)
 }
 
-fn list(v: &Value, _: u64) -> String {
+fn list(v: &Value, _: u64) -> Result<String, String> {
+    let list: CampaignList = typed(v)?;
     let mut out = format!(
         "{:<28} {:<32} {:>8} {:<14} {}\n",
         "CAMPAIGN", "STATE", "ATTEMPTS", "TASK", "QUESTION"
     );
-    for c in v["campaigns"].as_array().cloned().unwrap_or_default() {
+    for c in list.campaigns {
         out.push_str(&format!(
             "{:<28} {:<32} {:>8} {:<14} {}\n",
-            s(&c["campaign_id"]),
-            s(&c["state"]),
-            c["attempts"].as_u64().unwrap_or(0),
-            s(&c["remote_task_id"]),
-            if c["pending_question"].is_null() {
+            clean(&c.campaign_id),
+            clean(&c.state),
+            c.attempts,
+            o(&c.remote_task_id),
+            if c.pending_question.is_none() {
                 "-"
             } else {
                 "yes"
             },
         ));
     }
-    out
+    Ok(out)
+}
+
+/// Our own API's answer, read whole into its type (a daemon of another version may answer a
+/// shape this CLI does not read: said, never guessed at).
+fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, String> {
+    T::deserialize(v).map_err(|e| format!("the supervisor answered a shape this CLI does not read ({e}); `--json` shows it as it is"))
+}
+
+/// A typed value as [`s`] shows it: `-` for none, remote text cleaned.
+fn o<T: serde::Serialize>(x: &T) -> String {
+    s(&serde_json::to_value(x).unwrap_or(Value::Null))
 }
 
 /// The significant events, one readable line each (`--json` gives the log's lines as they are).
-fn events(v: &Value, now: u64) -> String {
+fn events(v: &Value, now: u64) -> Result<String, String> {
     let mut out = String::new();
     for e in v["events"].as_array().cloned().unwrap_or_default() {
         let event = &e["event"];
@@ -530,7 +550,7 @@ fn events(v: &Value, now: u64) -> String {
             fields
         ));
     }
-    out
+    Ok(out)
 }
 
 /// `key=value` pairs of a JSON value, nested keys joined with `.`.
@@ -550,13 +570,13 @@ fn flat(key: &str, v: &Value, out: &mut Vec<String>) {
 }
 
 /// The feed, each line with its time.
-fn messages(v: &Value, now: u64) -> String {
+fn messages(v: &Value, now: u64) -> Result<String, String> {
     let mut out = String::new();
     for m in v["messages"].as_array().cloned().unwrap_or_default() {
         out.push_str(&feed_line(&m, now));
         out.push('\n');
     }
-    out
+    Ok(out)
 }
 
 fn feed_line(m: &Value, now: u64) -> String {
@@ -568,91 +588,82 @@ fn feed_line(m: &Value, now: u64) -> String {
     )
 }
 
-fn show(v: &Value, now: u64) -> String {
-    let lease = match (
-        v.get("controller_epoch").and_then(Value::as_u64),
-        v["lease_expires_at"].as_str(),
-    ) {
+fn show(v: &Value, now: u64) -> Result<String, String> {
+    let c: CampaignView = typed(v)?;
+    let lease = match (c.controller_epoch, &c.lease_expires_at) {
         (Some(epoch), Some(expires)) => format!(
             "held by {} epoch {epoch}, expires {}",
-            s(&v["controller_id"]),
-            when(&json_str(expires), now)
+            clean(&c.controller_id),
+            when(&Value::String(expires.clone()), now)
         ),
         _ => "none".into(),
     };
-    let last = v
-        .get("latest_significant_event")
-        .filter(|e| !e.is_null())
+    let last = c
+        .latest_significant_event
+        .as_ref()
+        .and_then(|e| serde_json::to_value(e).ok())
         .map(|e| format!("{} {}", s(&e["type"]), clean(&e.to_string())))
         .unwrap_or_else(|| "-".into());
-    // The ended attempt's final answer, on one line and cut (the API has it whole).
-    let answer = match &v["latest_evidence"]["answer"] {
-        Value::Null => "answer    none given".to_string(),
-        a => {
-            let text = clean(a["untrusted_text"].as_str().unwrap_or_default());
-            let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let cut: String = line.chars().take(300).collect();
-            format!(
-                "answer    (untrusted, from its {}, {} bytes) {cut}{}",
-                s(&a["from"]).replace('_', " "),
-                s(&a["bytes"]),
-                if cut.len() < line.len() { "…" } else { "" }
-            )
-        }
+    let answer = answer_line(c.latest_evidence.as_ref().and_then(|e| e.answer.as_ref()));
+    let remote = match (&c.remote_stage, &c.remote_condition) {
+        (stage, None) => stage.as_deref().map(clean).unwrap_or_default(),
+        // The reading above is the last one; what reads meet now is said beside it.
+        (_, Some(now)) => format!(
+            "(last read); now {} since {}",
+            o(&now.condition).replace('_', " "),
+            o(&now.since)
+        ),
     };
     let mut out = format!(
-        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {}\nremote says (untrusted) {}\n{answer}\nlease     {}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {}\nactions   {}\nquarantined {}\n",
-        s(&v["campaign_id"]),
-        s(&v["state"]),
-        s(&v["objective"]),
-        s(&v["remote_task_id"]),
-        s(&v["run_id"]),
-        s(&v["attempt_id"]),
-        s(&v["source_sha"]),
-        s(&v["remote_state"]),
-        match (&v["remote_stage"], &v["remote_condition"]) {
-            (stage, Value::Null) if stage.is_null() => String::new(),
-            (stage, Value::Null) => s(stage),
-            // The reading above is the last one; what reads meet now is said beside it.
-            (_, c) => format!(
-                "(last read); now {} since {}",
-                s(&c["condition"]).replace('_', " "),
-                s(&c["since"])
-            ),
-        },
-        s(&v["remote_message"]),
-        lease,
-        s(&v["attempts"]),
-        s(&v["pending_question"]["text"]),
-        s(&v["argus_status"]),
-        s(&v["argus_project_id"]),
-        s(&v["reviewer_verdict"]),
-        last,
-        v["allowed_actions"]
-            .as_array()
-            .map(|a| a.iter().map(s).collect::<Vec<_>>().join(" "))
-            .unwrap_or_default(),
-        s(&v["quarantined"]),
+        "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {remote}\nremote says (untrusted) {}\n{answer}\nlease     {lease}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {last}\nactions   {}\nquarantined {}\n",
+        clean(&c.campaign_id),
+        clean(&c.state),
+        clean(&c.objective),
+        o(&c.remote_task_id),
+        o(&c.run_id),
+        o(&c.attempt_id),
+        o(&c.source_sha),
+        o(&c.remote_state),
+        o(&c.remote_message),
+        c.attempts,
+        o(&c.pending_question.as_ref().map(|q| &q.text)),
+        o(&c.argus_status),
+        o(&c.argus_project_id),
+        o(&c.reviewer_verdict),
+        c.allowed_actions.iter().map(|v| v.name()).collect::<Vec<_>>().join(" "),
+        c.quarantined,
     );
-    for a in v["attempt_history"].as_array().into_iter().flatten() {
+    for a in &c.attempt_history {
         out.push_str(&format!(
             "  attempt {} task {} run {} source {} outcome {} verdict {}\n",
-            s(&a["attempt_id"]),
-            s(&a["task_id"]),
-            s(&a["run_id"]),
-            s(&a["source_sha"]),
-            s(&a["outcome"]),
-            s(&a["verdict"]),
+            o(&a.attempt_id),
+            o(&a.task_id),
+            o(&a.run_id),
+            o(&a.source_sha),
+            o(&a.outcome),
+            o(&a.verdict),
         ));
     }
-    out
+    Ok(out)
+}
+
+/// The ended attempt's final answer, on one line and cut (the API has it whole).
+fn answer_line(answer: Option<&crate::runtime::AnswerSummary>) -> String {
+    let Some(a) = answer else {
+        return "answer    none given".to_string();
+    };
+    let text = clean(&a.untrusted_text);
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = line.chars().take(300).collect();
+    format!(
+        "answer    (untrusted, from its {}, {} bytes) {cut}{}",
+        o(&a.from).replace('_', " "),
+        a.bytes,
+        if cut.len() < line.len() { "…" } else { "" }
+    )
 }
 
 /// Follow the feed's server-sent events, printing each line, until the campaign closes.
-fn json_str(t: &str) -> Value {
-    Value::String(t.to_string())
-}
-
 async fn watch(api: &Api, id: &str, as_json: bool) -> (String, Exit) {
     use std::io::Write;
     let path = format!("/campaigns/{}/messages/stream", seg(id));
@@ -711,18 +722,25 @@ mod tests {
     #[test]
     fn remote_text_reaches_the_terminal_without_control_characters() {
         let evil = "task-1\u{1b}[2J\u{1b}]0;owned\u{7}\r\u{202e}";
-        let v = json!({
-            "campaign_id": "c1",
-            "state": "controlling.running",
-            "objective": "train",
-            "remote_task_id": evil,
-            "attempts": 1,
-            "remote_state": "working",
-            "remote_stage": evil,
-            "pending_question": {"text": evil},
-            "remote_message": format!("which dataset? {evil}"),
-        });
-        let out = show(&v, 0);
+        let config = crate::runtime::RuntimeConfig::new(argus_machines::ControllerId::new("us"));
+        let m = argus_machines::CampaignMachine::new(
+            "c1",
+            argus_machines::ControllerId::new("us"),
+            config.policy(),
+        );
+        let mut doc = crate::runtime::CampaignDoc::new(&m, "train", 0);
+        doc.pending_question = Some(evil.into());
+        let mut reading = argus_machines::Observation::new(
+            argus_machines::TaskId::new(evil),
+            argus_machines::RemoteState::Working,
+        );
+        reading.stage = Some(evil.into());
+        reading.status_message = Some(format!("which dataset? {evil}"));
+        doc.remote = Some(reading);
+        let view = CampaignView::of(&doc, config.policy(), &Default::default(), None);
+        let mut v = serde_json::to_value(view).expect("a view serialises");
+        v["remote_task_id"] = json!(evil);
+        let out = show(&v, 0).expect("a campaign view reads back");
         assert!(out.contains("task-1"), "{out}");
         assert!(
             out.contains("remote says (untrusted) which dataset?"),

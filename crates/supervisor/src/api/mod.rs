@@ -8,8 +8,10 @@
 pub mod health;
 pub(crate) mod reply;
 pub(crate) mod verbs;
+pub mod view;
 
 pub use reply::{ActionAnswer, ApiError, ErrorShown, HttpReply};
+pub use view::{CampaignLine, CampaignList, CampaignView};
 
 use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
@@ -486,36 +488,16 @@ fn runtime_error(e: RuntimeError) -> Response {
 }
 
 async fn campaigns(State(s): State<Arc<ApiState>>) -> Response {
-    let list: Vec<Value> = s
-        .runtime
-        .documents()
-        .await
-        .into_iter()
-        .map(|d| {
-            json!({
-                "campaign_id": d.campaign_id,
-                "state": d.machine.state.persisted(),
-                "objective": d.objective,
-                "remote_task_id": d.machine.state.task(),
-                "controller_epoch": d.machine.state.held_lease().map(|l| l.epoch),
-                "lease": lease_view(&d),
-                "attempts": d.machine.memory.attempts,
-                "pending_question": d.pending_question,
-                "latest_significant_event": d.latest_significant_event,
-                "latest_significant_at": d.latest_significant_at.map(rfc3339),
-                "latest_significant_age_seconds": d.latest_significant_at.map(|t| now_secs().saturating_sub(t)),
-                "updated_at": d.updated_at,
-            })
-        })
-        .collect();
-    Json(json!({ "campaigns": list })).into_response()
+    let docs = s.runtime.documents().await;
+    let campaigns = docs.iter().map(|d| CampaignLine::of(d)).collect();
+    Json(CampaignList { campaigns }).into_response()
 }
 
 async fn campaign(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {
     match s.runtime.document(&id).await {
         Some(d) => {
             let argus = s.argus.as_ref().and_then(|b| b.get(&d.campaign_id));
-            let mut v = view(
+            let mut v = CampaignView::of(
                 &d,
                 s.runtime.policy(),
                 &s.runtime.remote_ability(),
@@ -530,7 +512,7 @@ async fn campaign(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
                         .as_deref()
                         .map(|s| format!(" (its last status here: {s})"))
                         .unwrap_or_default();
-                    v["argus_status"] = json!(format!(
+                    v.argus_status = Some(format!(
                         "{line}: Argus decides nothing now; decisions fall to the operator{last}"
                     ));
                 }
@@ -539,185 +521,6 @@ async fn campaign(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
         }
         None => runtime_error(RuntimeError::UnknownCampaign),
     }
-}
-
-use crate::time::{now_secs, rfc3339};
-
-/// The lease a campaign holds (only in `controlling.*`): holder, epoch, expiry and time left.
-fn lease_view(d: &crate::runtime::CampaignDoc) -> Value {
-    match d.machine.state.held_lease() {
-        Some(l) => json!({
-            "holder": l.controller_id,
-            "epoch": l.epoch,
-            "expires_at": rfc3339(l.expires_at),
-            "expires_in_seconds": l.expires_at.saturating_sub(now_secs()),
-        }),
-        None => Value::Null,
-    }
-}
-
-/// The campaign as the README's campaign view documents it, composed from the parts each writer owns: the
-/// machine's record, the last reading of the remote, the Argus link's record. Times are
-/// RFC 3339; values that came from the remote are listed in `untrusted_fields`.
-pub fn view(
-    d: &crate::runtime::CampaignDoc,
-    policy: argus_machines::Policy,
-    remote: &crate::control::RemoteAbility,
-    argus: Option<&crate::bridges::link::ArgusRecord>,
-) -> Value {
-    let r = d.remote.as_ref();
-    let held = d.machine.state.held_lease();
-    let mut allowed = argus_machines::allowed_actions(&d.machine, policy, remote.allows());
-    // `answer`: a supervisor's or Argus's question is answered here; the remote's only by an
-    // intervention, which an observer-only remote does not take.
-    let remote_asks = d.machine.state == argus_machines::StateName::AwaitingInput
-        || d.question_source == Some(crate::runtime::QuestionSource::Remote);
-    let answerable = !remote_asks
-        || remote
-            .allows()
-            .covers(argus_machines::Verb::Intervene.needs());
-    if (d.pending_question.is_some() || remote_asks) && answerable {
-        allowed.push(argus_machines::Verb::Answer);
-    }
-    let mut view = json!({
-        "campaign_id": d.campaign_id,
-        "objective": d.objective,
-        "remote_task_id": d.machine.state.task(),
-        "run_id": r.and_then(|r| r.run_id.clone()),
-        "attempt_id": r.and_then(|r| r.attempt_id.clone()),
-        "source_sha": r.and_then(|r| r.source_sha.clone()),
-        "remote_state": r.map(|r| r.state.as_str()),
-        "remote_stage": r.and_then(|r| r.stage.clone()),
-        "remote_message": r.and_then(|r| r.status_message.clone()),
-        "heartbeat_seq": r.and_then(|r| r.heartbeat_seq),
-        "controller_id": d.machine.controller_id,
-        "controller_epoch": held.map(|l| l.epoch),
-        "lease_expires_at": held.map(|l| rfc3339(l.expires_at)),
-        "latest_significant_event": d.latest_significant_event,
-        "latest_evidence_ref": r.and_then(|r| r.evidence_ref.clone()),
-        "pending_question": pending_question(d, remote_asks, answerable, remote),
-        "argus_project_id": argus.and_then(|a| a.project_id.as_ref()),
-        "argus_status": argus.and_then(|a| a.status.as_ref()),
-        "argus_stalled_since": argus.and_then(|a| a.stalled_since).map(rfc3339),
-        // Argus's own journal: its text, not ours, and never sent anywhere.
-        "argus_journal": argus.filter(|a| !a.journal.is_empty()).map(|a| json!({
-            "untrusted": true,
-            "entries": a.journal,
-        })),
-        "reviewer_verdict": argus.and_then(|a| a.reviewer_verdict.as_ref()),
-        "created_at": rfc3339(d.created_at),
-        "updated_at": rfc3339(d.updated_at),
-        "state": d.machine.state.persisted(),
-        "attempts": d.machine.memory.attempts,
-        "attempt_history": attempt_history(d),
-        "older_attempts": d.older_attempts,
-        "allowed_actions": allowed,
-        "actions": argus_machines::Verb::ALL,
-        "lease": lease_view(d),
-        "latest_significant_at": d.latest_significant_at.map(rfc3339),
-        "diagram_state": d.machine.state.state_name().name(),
-        "path": d.path.iter().map(|s| s.name()).collect::<Vec<_>>(),
-        "quarantined": d.quarantined,
-        "latest_evidence": d.latest_evidence,
-        "machine": d.machine,
-        "untrusted_fields": ["objective", "remote_task_id", "run_id", "attempt_id", "source_sha", "remote_stage", "remote_message", "latest_evidence_ref", "latest_evidence", "attempt_history", "pending_question.text"],
-    });
-    // Reads of the task failing now: what they meet, and since when (the remote state above is
-    // its last reading, not the task's state now).
-    view["remote_condition"] = remote_condition(d);
-    // The superstate the overview draws the current state in, and the path with its times.
-    view["diagram_superstate"] = json!(argus_machines::views::group(d.machine.state.state_name()));
-    view["timeline"] = timeline(d);
-    view
-}
-
-/// The pending question, with whether and how it can be answered from here.
-fn pending_question(
-    d: &crate::runtime::CampaignDoc,
-    remote_asks: bool,
-    answerable: bool,
-    remote: &crate::control::RemoteAbility,
-) -> Value {
-    let Some(text) = d.pending_question.as_ref() else {
-        return Value::Null;
-    };
-    json!({
-        "id": format!("q-{}", d.question_asked_at.unwrap_or(d.updated_at)),
-        "text": text,
-        "source": d.question_source.unwrap_or(crate::runtime::QuestionSource::Supervisor),
-        "asked_at": rfc3339(d.question_asked_at.unwrap_or(d.updated_at)),
-        // Whether it can be answered from here, and how (the remote's own question only by
-        // an intervention, which an observer-only remote does not take).
-        "answer_here": answerable,
-        "how": how_to_answer(remote_asks, answerable, remote),
-    })
-}
-
-/// The attempts the campaign has seen, as the remote named them.
-fn attempt_history(d: &crate::runtime::CampaignDoc) -> Value {
-    d.attempt_history
-        .iter()
-        .map(|a| {
-            json!({
-                "task_id": a.task_id,
-                "run_id": a.run_id,
-                "attempt_id": a.attempt_id,
-                "source_sha": a.source_sha,
-                "first_seen_at": rfc3339(a.first_seen_at),
-                "outcome": a.outcome,
-                "verdict": a.verdict,
-            })
-        })
-        .collect()
-}
-
-/// How the pending question can be answered, said beside it.
-fn how_to_answer(
-    remote_asks: bool,
-    answerable: bool,
-    remote: &crate::control::RemoteAbility,
-) -> &'static str {
-    match (remote_asks, answerable) {
-        (false, _) => "campaigns answer ID --message TEXT",
-        (true, true) => "campaigns answer ID --message TEXT (sent to OpenTraining as an intervention)",
-        (true, false) if !remote.can.claim => {
-            "answer it at OpenTraining itself: it offers no campaign control, so this supervisor only observes it"
-        }
-        (true, false) if !remote.can.intervene => {
-            "answer it at OpenTraining itself: its card offers no intervention"
-        }
-        (true, false) => "not now: OpenTraining takes no new work (see `health`)",
-    }
-}
-
-/// What the campaign's failing reads meet now (`null` while they succeed): the task gone, or the
-/// remote failing as its last outage said, since the state was entered.
-fn remote_condition(d: &crate::runtime::CampaignDoc) -> Value {
-    use argus_machines::{RemoteCondition, Significant, StateName};
-    let condition = match d.machine.state.state_name() {
-        StateName::TaskNotFound => RemoteCondition::TaskNotFound,
-        StateName::RemoteUnavailable => match &d.latest_significant_event {
-            Some(Significant::RemoteUnavailable { condition, .. }) => *condition,
-            _ => RemoteCondition::Unreachable,
-        },
-        _ => return Value::Null,
-    };
-    let since = d.path_at.last().copied().filter(|t| *t > 0).map(rfc3339);
-    json!({"condition": condition, "since": since})
-}
-
-/// The path with when each state was entered (`at` null: before times were kept).
-fn timeline(d: &crate::runtime::CampaignDoc) -> Value {
-    d.path
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            json!({
-                "state": s.name(),
-                "at": d.path_at.get(i).copied().filter(|t| *t > 0).map(rfc3339),
-            })
-        })
-        .collect()
 }
 
 async fn events(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Response {

@@ -11,12 +11,13 @@
 
 use super::{Check, CheckId, DaemonPlan, Grade, Options, WritePlan};
 use crate::a2a::A2aClient;
-use crate::api::ActionAnswer;
+use crate::api::{ActionAnswer, CampaignView};
 use crate::cli::Api;
 use crate::control::trial::Trial;
 use crate::protocol::Method;
 use crate::security::Secret;
-use argus_machines::{ControllerId, TaskId};
+use argus_machines::{ControllerId, TaskId, Verb};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -131,17 +132,18 @@ impl Acceptance<'_> {
         &self,
         api: &Api,
         secs: u64,
-        ok: impl Fn(&Value) -> bool,
-    ) -> Result<Value, Value> {
+        ok: impl Fn(&CampaignView) -> bool,
+    ) -> Result<CampaignView, Option<CampaignView>> {
         let path = format!("/campaigns/{}", self.write.campaign_id);
         let deadline = Instant::now() + Duration::from_secs(secs);
-        let mut last = Value::Null;
+        let mut last = None;
         loop {
-            if let Ok((_, v)) = api.call(&path, None).await {
+            let read = api.call(&path, None).await.ok();
+            if let Some(v) = read.and_then(|(_, v)| CampaignView::deserialize(v).ok()) {
                 if ok(&v) {
                     return Ok(v);
                 }
-                last = v;
+                last = Some(v);
             }
             if Instant::now() > deadline {
                 return Err(last);
@@ -185,8 +187,8 @@ async fn ticks(api: &Api) -> u64 {
         .unwrap_or(0)
 }
 
-fn task_of(v: &Value) -> Option<String> {
-    v["remote_task_id"].as_str().map(str::to_string)
+fn task_of(v: &CampaignView) -> Option<String> {
+    v.remote_task_id.as_ref().map(|t| t.as_str().to_string())
 }
 
 /// Run the acceptance; its checks, each PASS, FAIL or SKIPPED.
@@ -304,7 +306,7 @@ async fn claim_submit(a: &mut Acceptance<'_>, campaign: &str) -> Option<(Child, 
         return None;
     };
     let task = task_of(&view)?;
-    let epoch = view["controller_epoch"].as_u64();
+    let epoch = view.controller_epoch;
     a.put(
         CheckId::LiveClaimSubmit,
         Grade::Pass,
@@ -356,7 +358,7 @@ async fn restart(
     a: &mut Acceptance<'_>,
     mut child: Child,
     task: &str,
-) -> Option<(Child, Api, Value)> {
+) -> Option<(Child, Api, CampaignView)> {
     let t = Instant::now();
     let _ = child.0.start_kill();
     let _ = child.0.wait().await;
@@ -376,36 +378,36 @@ async fn restart(
     };
     let recovered = a
         .wait_view(&api, 30, |v| {
-            task_of(v).as_deref() == Some(task) && v["controller_epoch"].as_u64().is_some()
+            task_of(v).as_deref() == Some(task) && v.controller_epoch.is_some()
         })
         .await;
-    match &recovered {
-        Ok(v) => a.put(
-            CheckId::LiveRestart,
-            Grade::Pass,
-            format!(
-                "SIGKILL, restart: recovered in state {} with task {task}, attempts {}, lease confirmed at epoch {}",
-                v["state"].as_str().unwrap_or("?"),
-                v["attempts"],
-                v["controller_epoch"]
-            ),
-            t,
-        ),
-        Err(v) => {
+    let after = match recovered {
+        Ok(v) => v,
+        Err(last) => {
             a.put(
                 CheckId::LiveRestart,
                 Grade::Fail,
                 format!(
                     "after the restart the campaign is in {} with task {} (task {task} and a confirmed lease expected within 30 s)",
-                    v["state"].as_str().unwrap_or("?"),
-                    v["remote_task_id"].as_str().unwrap_or("none")
+                    last.as_ref().map_or("?", |v| v.state.as_str()),
+                    last.as_ref().and_then(task_of).unwrap_or_else(|| "none".into())
                 ),
                 t,
             );
             return None;
         }
-    }
-    let after = recovered.unwrap_or_default();
+    };
+    a.put(
+        CheckId::LiveRestart,
+        Grade::Pass,
+        format!(
+            "SIGKILL, restart: recovered in state {} with task {task}, attempts {}, lease confirmed at epoch {}",
+            after.state,
+            after.attempts,
+            after.controller_epoch.map_or("?".into(), |e| e.to_string())
+        ),
+        t,
+    );
     Some((child, api, after))
 }
 
@@ -418,7 +420,7 @@ async fn one_task(
     campaign: &str,
     task: &str,
     remote_before: Option<crate::control::Lease>,
-    after: &Value,
+    after: &CampaignView,
 ) {
     let t = Instant::now();
     let remote_after = remote.read_control().await.ok().flatten();
@@ -426,7 +428,7 @@ async fn one_task(
         .get_task(Method::Status, &TaskId::new(task.to_string()))
         .await;
     let same_lease = remote_before.is_some() && remote_before == remote_after;
-    let attempts = after["attempts"].as_u64();
+    let attempts = Some(after.attempts);
     let of_campaign = match &on_remote {
         Ok(v) => v.meta.campaign_id.as_deref().is_none_or(|c| c == campaign),
         Err(_) => false,
@@ -462,16 +464,12 @@ async fn release(
     api: &Api,
     campaign: &str,
     task: &str,
-    after: &Value,
+    after: &CampaignView,
 ) {
     let t = Instant::now();
     let mut said = vec![];
-    let allowed = |v: &Value, verb: &str| {
-        v["allowed_actions"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|x| x == verb))
-    };
-    if allowed(after, "cancel") {
+    let allowed = |v: &CampaignView, verb: Verb| v.allowed_actions.contains(&verb);
+    if allowed(after, Verb::Cancel) {
         match act(
             api,
             campaign,
@@ -484,14 +482,14 @@ async fn release(
             Err(e) => said.push(e),
         }
         let _ = a
-            .wait_view(api, 30, |v| allowed(v, "release") || v["lease"].is_null())
+            .wait_view(api, 30, |v| allowed(v, Verb::Release) || v.lease.is_none())
             .await;
     }
     let now = a
-        .wait_view(api, 10, |v| allowed(v, "release") || v["lease"].is_null())
+        .wait_view(api, 10, |v| allowed(v, Verb::Release) || v.lease.is_none())
         .await
-        .unwrap_or_else(|v| v);
-    if allowed(&now, "release") {
+        .map_or_else(|last| last, Some);
+    if now.is_some_and(|v| allowed(&v, Verb::Release)) {
         match act(api, campaign, "release", json!({})).await {
             Ok(_) => said.push("release done".into()),
             Err(e) => said.push(e),
