@@ -412,11 +412,28 @@ async fn an_operator_drives_a_campaign_to_acceptance_in_the_panel() {
     )
     .await;
     assert!(!timeline.contains("time unknown"), "{timeline}");
-    // A destructive action is not sent without confirming: cancel asks, and "keep" sends nothing.
+    // A destructive action is not sent without confirming: cancel asks, saying what it does (the
+    // verb table's row, from the campaign view), and "keep" sends nothing.
     let said = js(&c, "return document.getElementById('outcome').textContent;").await;
     until_enabled(&c, "action-cancel").await;
+    assert_eq!(
+        js(
+            &c,
+            "return document.getElementById('action-cancel').className;"
+        )
+        .await,
+        "danger"
+    );
     click(&c, "#action-cancel").await;
-    text_with(&c, "confirm", &["Really cancel campaign p1?"]).await;
+    text_with(
+        &c,
+        "confirm",
+        &[
+            "Really cancel campaign p1?",
+            "This will cancel the running attempt's task at OpenTraining. This cannot be undone.",
+        ],
+    )
+    .await;
     shots.push(shot(&c, "3a-confirm-cancel").await);
     click(&c, "#confirm-abort").await;
     until(

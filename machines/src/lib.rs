@@ -29,4 +29,4 @@ pub use machine::{admission, allowed_actions, CampaignMachine, Deadline, Step, U
 pub use model::*;
 pub use names::{StateName, Superstate};
 pub use record::{CampaignRecord, RecordError, RecordV1, StateRecord, SCHEMA_VERSION};
-pub use verbs::{Admission, RemoteCan, Verb};
+pub use verbs::{Admission, RemoteCan, Takes, Verb, VerbRow};

@@ -128,6 +128,104 @@ impl Verb {
     }
 }
 
+/// What a verb's route takes beyond the campaign: the body's fields, the CLI's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Takes {
+    /// The campaign alone.
+    Nothing,
+    /// An optional reason (logged; a cancel also sends it to the remote).
+    Reason,
+    /// A message.
+    Message {
+        /// An empty one is refused.
+        required: bool,
+    },
+    /// An optional message.
+    MaybeMessage,
+    /// An objective, and optionally the remote task to attach to.
+    Objective,
+    /// Whether the ambiguous write was applied (and the task it made), or not.
+    Applied,
+}
+
+impl Takes {
+    /// The body's fields, as the route names them.
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Takes::Nothing => &[],
+            Takes::Reason => &["reason"],
+            Takes::Message { .. } | Takes::MaybeMessage => &["message"],
+            Takes::Objective => &["objective", "task_id"],
+            Takes::Applied => &["applied", "not_applied"],
+        }
+    }
+}
+
+/// One row of the verb table: what the API lists beside a campaign (`verbs`), so the panel and
+/// the plugin's page read what a verb takes and whether it is asked first, never keep it by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct VerbRow {
+    /// The verb.
+    pub name: Verb,
+    /// What its route takes beyond the campaign.
+    pub takes: Takes,
+    /// The body's fields (from `takes`).
+    pub fields: &'static [&'static str],
+    /// It writes to the remote, so it needs the lease.
+    pub needs_lease: bool,
+    /// It cannot be undone.
+    pub destructive: bool,
+    /// What it does, said before it is confirmed; `None`: sent without asking.
+    pub confirm: Option<&'static str>,
+}
+
+impl Verb {
+    /// What the verb's route takes beyond the campaign.
+    pub fn takes(self) -> Takes {
+        match self {
+            Verb::Observe => Takes::Objective,
+            Verb::Claim | Verb::Release | Verb::Pause | Verb::Resume => Takes::Nothing,
+            Verb::Cancel | Verb::Abandon | Verb::Accept | Verb::Reject => Takes::Reason,
+            Verb::Submit => Takes::Message { required: false },
+            Verb::Intervene | Verb::Answer => Takes::Message { required: true },
+            Verb::NextAttempt => Takes::MaybeMessage,
+            Verb::Resolve => Takes::Applied,
+        }
+    }
+
+    /// It cannot be undone: the attempt or the campaign ends for good.
+    pub fn destructive(self) -> bool {
+        matches!(self, Verb::Cancel | Verb::Abandon | Verb::Reject)
+    }
+
+    /// What the verb does, said before an operator confirms it: what starts remote work, ends an
+    /// attempt or cannot be undone. `None`: sent without asking.
+    pub fn confirm(self) -> Option<&'static str> {
+        Some(match self {
+            Verb::Submit => "send the first attempt to OpenTraining (a new remote task)",
+            Verb::Accept => "accept the attempt's result and close the campaign",
+            Verb::Reject => "reject the attempt's result and close the campaign",
+            Verb::NextAttempt => "start the next attempt at OpenTraining (a new remote task)",
+            Verb::Cancel => "cancel the running attempt's task at OpenTraining",
+            Verb::Abandon => "stop supervising this campaign for good",
+            _ => return None,
+        })
+    }
+
+    /// The verb's row of the table.
+    pub fn row(self) -> VerbRow {
+        VerbRow {
+            name: self,
+            takes: self.takes(),
+            fields: self.takes().fields(),
+            needs_lease: self.writes(),
+            destructive: self.destructive(),
+            confirm: self.confirm(),
+        }
+    }
+}
+
 /// What the remote lets the supervisor do beyond reading, as the shell learned it (the remote's
 /// card, and whether new work may go to it at all). A verb whose needs it does not cover is
 /// refused before the machine is asked ([`Admission::Incapable`]): a refusal changes nothing.
@@ -263,6 +361,21 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Verb::ALL.len());
+    }
+
+    #[test]
+    fn what_cannot_be_undone_is_asked_first_and_takes_a_reason() {
+        for v in Verb::ALL {
+            let row = v.row();
+            if row.destructive {
+                assert!(row.confirm.is_some(), "{v}");
+                assert_eq!(row.takes, Takes::Reason, "{v}");
+            }
+            // What starts a new remote task is asked first.
+            if v.needs().submit {
+                assert!(row.confirm.is_some(), "{v}");
+            }
+        }
     }
 
     #[test]

@@ -234,7 +234,10 @@ def test_every_duty_from_the_plugins_page_in_the_real_modal(agent_zero, duties, 
     click(chrome, "#argus-sv-confirm-send")
     outcome("submit → 200")
     click(chrome, "#argus-sv-action-cancel")
-    wait_for("the confirmation", lambda: "Really cancel p2?" in text(chrome, "#argus-sv-confirm"))
+    # What it does and that it cannot be undone come from the daemon's verb table (the view's `verbs`).
+    wait_for("the confirmation", lambda: "Really cancel p2? This will cancel the running attempt's task at "
+             "OpenTraining. This cannot be undone." in text(chrome, "#argus-sv-confirm"))
+    assert "danger" in (chrome.find_element(By.CSS_SELECTOR, "#argus-sv-action-cancel").get_attribute("class") or "")
     click(chrome, "#argus-sv-confirm-send")
     outcome("cancel → 20")
     assert [e for e in a0.sent("tasks/cancel") if e["accepted"] and e.get("campaign_id") in (None, "p2")]

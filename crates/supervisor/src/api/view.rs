@@ -12,6 +12,7 @@ use crate::runtime::{AttemptRecord, CampaignDoc, EvidenceSummary, QuestionSource
 use crate::time::{now_secs, rfc3339};
 use argus_machines::{
     CampaignRecord, Policy, RemoteCondition, RemoteOutcome, Significant, StateName, TaskId, Verb,
+    VerbRow,
 };
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +52,11 @@ pub struct CampaignView {
     pub allowed_actions: Vec<Verb>,
     /// Every verb, in the panel's order.
     pub actions: Vec<Verb>,
+    /// The verb table, a row per verb of `actions`: what each takes, whether it is asked first
+    /// and whether it can be undone (the panel and the plugin's page read it; the CLI has its
+    /// own copy, compiled in).
+    #[serde(skip_deserializing)]
+    pub verbs: Vec<VerbRow>,
     pub lease: Option<LeaseView>,
     pub latest_significant_at: Option<String>,
     pub diagram_state: String,
@@ -212,6 +218,7 @@ impl CampaignView {
             older_attempts: d.older_attempts,
             allowed_actions: allowed,
             actions: Verb::ALL.to_vec(),
+            verbs: Verb::ALL.map(Verb::row).to_vec(),
             lease: LeaseView::of(d),
             latest_significant_at: d.latest_significant_at.map(rfc3339),
             diagram_state: d.machine.state.state_name().name().to_string(),
@@ -425,12 +432,22 @@ mod tests {
                 "timeline",
                 "untrusted_fields",
                 "updated_at",
+                "verbs",
             ]
         );
         assert_eq!(wire["pending_question"]["text"], "which dataset?");
         assert_eq!(wire["remote_state"], "working");
+        assert_eq!(wire["verbs"][3]["name"], "intervene");
+        assert_eq!(wire["verbs"][3]["fields"], serde_json::json!(["message"]));
         let back: CampaignView = serde_json::from_value(wire).expect("reads back");
-        assert_eq!(back, view);
+        // The verb table is the reader's own (compiled in), not read back.
+        assert_eq!(
+            back,
+            CampaignView {
+                verbs: vec![],
+                ..view
+            }
+        );
         let line = serde_json::to_value(CampaignList {
             campaigns: vec![CampaignLine::of(&doc())],
         })

@@ -309,9 +309,12 @@ function followFeed(id, list) {
   })().catch(() => {});
 }
 
-const NEEDS_TEXT = { submit: "message", intervene: "message", "next-attempt": "message" };
+// The verb table as the campaign view lists it (`verbs`): what each verb takes, whether it can be
+// undone. Kept from the newest view; never written here.
+let VERBS = new Map();
+const takes = (verb, field) => Boolean(VERBS.get(verb) && VERBS.get(verb).fields.includes(field));
 // What cannot be taken back: each asks to be confirmed and takes a reason.
-const DESTRUCTIVE = new Set(["cancel", "abandon", "reject"]);
+const destructive = (verb) => Boolean(VERBS.get(verb) && VERBS.get(verb).destructive);
 
 async function send(id, action, body, outcome) {
   outcome.textContent = action + ": waiting for the outcome…";
@@ -335,7 +338,7 @@ async function send(id, action, body, outcome) {
 async function act(id, action, box, outcome) {
   const body = {};
   const text = box.value.trim();
-  if ((NEEDS_TEXT[action] || action === "answer") && text) body.message = text;
+  if (takes(action, "message") && text) body.message = text;
   return send(id, action, body, outcome);
 }
 
@@ -345,7 +348,7 @@ function confirmBox(box, id, action, outcome) {
   const yes = el("button", { type: "button", id: "confirm-send", class: "danger" }, "Confirm " + action);
   const no = el("button", { type: "button", id: "confirm-abort" }, "Keep the campaign as it is");
   box.replaceChildren(
-    el("p", { id: "confirm-text" }, "Really " + action + " campaign " + id + "? This cannot be undone."),
+    el("p", { id: "confirm-text" }, "Really " + action + " campaign " + id + "? This will " + (VERBS.get(action).confirm || action) + ". This cannot be undone."),
     reason,
     yes,
     no
@@ -485,15 +488,16 @@ async function campaignPage(view, id) {
       timeline.replaceChildren(
         ...(c.timeline || []).map((t) => el("li", { "data-state": t.state }, el("time", {}, when(t.at)), " ", t.state))
       );
+      VERBS = new Map((c.verbs || []).map((row) => [row.name, row]));
       const allowed = new Set(c.allowed_actions || []);
       const all = (c.actions || []).filter((a) => a !== "observe" && a !== "answer");
       if (shownActions !== all.join(",")) {
         shownActions = all.join(",");
         buttons.replaceChildren(
           ...all.map((a) => {
-            const b = el("button", { type: "button", id: "action-" + a, "data-action": a, class: DESTRUCTIVE.has(a) ? "danger" : "" }, a);
+            const b = el("button", { type: "button", id: "action-" + a, "data-action": a, class: destructive(a) ? "danger" : "" }, a);
             b.addEventListener("click", () => {
-              if (DESTRUCTIVE.has(a)) return confirmBox(confirm, id, a, outcome);
+              if (destructive(a)) return confirmBox(confirm, id, a, outcome);
               if (a === "resolve") return resolveBox(confirm, id, outcome);
               act(id, a, message, outcome);
             });

@@ -4,11 +4,11 @@ import { createStore } from "/js/AlpineStore.js";
 import { fetchApi } from "/js/api.js";
 
 const API = "/api/plugins/argus_supervisor/";
-// Shown in red: cannot be undone.
-const DESTRUCTIVE = new Set(["cancel", "abandon", "reject"]);
-// Asked before they are sent: what starts remote work, ends an attempt or cannot be undone.
-const CONFIRMED = new Set(["submit", "accept", "reject", "next-attempt", "cancel", "abandon"]);
-const WITH_TEXT = new Set(["submit", "intervene", "answer", "next-attempt"]);
+// What a verb takes, whether it is asked first (and what it does, said then) and whether it can
+// be undone: the daemon's verb table, as the campaign's view lists it (`verbs`), never kept here.
+function row(campaign, verb) {
+  return ((campaign && campaign.verbs) || []).find((r) => r.name === verb) || null;
+}
 // Feed kinds that say who decided what and why (the page's "Why" list).
 const WHY_KINDS = new Set(["DECISION", "OPERATOR_ACTION", "NEEDS_YOU", "ATTEMPT_COMPLETED", "ATTEMPT_FAILED",
   "ATTEMPT_CANCELED", "MISSION_COMPLETE", "CRITICAL_FAILURE"]);
@@ -62,20 +62,13 @@ const model = {
 
   live(gen) { return gen === undefined || gen === this.generation; },
 
-  destructive(a) { return DESTRUCTIVE.has(a); },
+  destructive(a) { const r = row(this.campaign, a); return Boolean(r && r.destructive); },
 
   confirmText() {
     const a = this.confirming;
-    const what = {
-      submit: "send the first attempt to OpenTraining (a new remote task)",
-      accept: "accept the attempt's result and close the campaign",
-      reject: "reject the attempt's result and close the campaign",
-      "next-attempt": "start the next attempt at OpenTraining (a new remote task)",
-      cancel: "cancel the running attempt's task at OpenTraining",
-      abandon: "stop supervising this campaign for good",
-    }[a] || a;
-    return "Really " + a + " " + this.selected + "? This will " + what + "." +
-      (DESTRUCTIVE.has(a) ? " This cannot be undone." : "");
+    const r = row(this.campaign, a);
+    return "Really " + a + " " + this.selected + "? This will " + ((r && r.confirm) || a) + "." +
+      (r && r.destructive ? " This cannot be undone." : "");
   },
 
   artifacts() {
@@ -169,7 +162,8 @@ const model = {
   },
 
   press(a) {
-    if (CONFIRMED.has(a)) {
+    const r = row(this.campaign, a);
+    if (r && r.confirm) {
       this.reason = "";
       this.confirming = a;
     } else {
@@ -187,7 +181,8 @@ const model = {
   async act(action, extra) {
     const body = Object.assign({ campaign_id: this.selected, action }, extra);
     const text = this.text.trim();
-    if (WITH_TEXT.has(action) && text) body.message = text;
+    const r = row(this.campaign, action);
+    if (r && r.fields.includes("message") && text) body.message = text;
     const { status, body: a } = await call("campaign_action", body);
     const said = (a && (a.message || (a.error && a.error.message))) || "";
     const who = a && a.refused_by ? " (refused by " + a.refused_by + ")" : "";

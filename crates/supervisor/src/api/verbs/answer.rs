@@ -1,13 +1,13 @@
 //! `answer`: answer the campaign's pending question — the remote's by intervention (under the
 //! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
 
-use argus_machines::Verb;
-use super::{Act, Args, Body, HttpReply, waited};
+use super::{waited, Act, Args, Body, HttpReply};
 use crate::api::{ActionAnswer, ApiError};
-use crate::runtime::reply::RefusalCode;
 use crate::runtime::reduce::AnswerTo;
+use crate::runtime::reply::RefusalCode;
 use crate::runtime::reply::{AnswerReply, Outcome};
 use crate::runtime::Runtime;
+use argus_machines::Verb;
 use serde_json::{json, Value};
 
 /// Answer the campaign's pending question: the remote's by intervention (needs the lease); any
@@ -24,7 +24,7 @@ impl Args for Answer {
         &self.id
     }
 
-    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
         match body.message() {
             Some(message) => Ok(Answer { id, message }),
             None => Err(HttpReply::invalid("an answer needs a non-empty message")),
@@ -37,13 +37,11 @@ impl Args for Answer {
 }
 
 impl Act for Answer {
-    const VERB: Verb = Verb::Answer;
-
     async fn apply(self, rt: &Runtime) -> HttpReply {
         let answer = rt.answer(&self.id, self.message);
         waited(rt, &self.id, answer, |a| match a {
             AnswerReply::Intervened(reply) => {
-                let mut r = HttpReply::of(Self::VERB, &reply);
+                let mut r = HttpReply::of(Verb::Answer, &reply);
                 if reply.outcome() != Outcome::Done {
                     // Not accepted by the remote (yet): the operator's question is not lost.
                     if let Some(a) = r.answer_mut() {
@@ -70,12 +68,12 @@ impl Act for Answer {
                 HttpReply::answer(http::StatusCode::OK, answer)
             }
             AnswerReply::NotKept => HttpReply::refused_here(
-                Some(Self::VERB),
+                Some(Verb::Answer),
                 RefusalCode::StorageFailed,
                 "the answer could not be kept (the state root cannot be written); the question stays pending",
             ),
             AnswerReply::NothingPending => HttpReply::verb_error(
-                Self::VERB,
+                Verb::Answer,
                 ApiError::NothingPending,
                 "the campaign has no pending question",
             ),

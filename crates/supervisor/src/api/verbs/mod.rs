@@ -1,91 +1,98 @@
-//! One home per operator verb (mini-redis's `cmd/`, adapted): each module holds a verb's CLI
-//! arguments, the API input it takes, the runtime call it makes and how its answer reads. The
-//! API's action routes and the CLI's action commands only dispatch here; the feed line an action
-//! leaves is the ledger's (`runtime/ledger.rs`), since Argus's decisions reach the runtime without
-//! going through a verb.
+//! The operator's verbs, one table (mini-redis's `cmd/`, made declarative): each row of
+//! [`verbs!`] is a verb, its doc (the CLI's help), the shape of its arguments and the one step it
+//! takes through the campaign's machine. A verb that does more than one step (`observe`,
+//! `answer`) has its own module; the shapes several verbs share are in [`args`]. The API's action
+//! routes and the CLI's action commands only dispatch here; the feed line an action leaves is the
+//! ledger's (`runtime/ledger.rs`), since Argus's decisions reach the runtime without going
+//! through a verb.
 //!
 //! Every verb goes through the campaign's machine like every other event: nothing here has a path
 //! to the remote client.
 
+mod answer;
+mod args;
+mod observe;
+mod resolve;
+
+pub use answer::Answer;
+pub use args::{MaybeMessage, Message, Plain, Reasoned};
+pub use observe::Observe;
+pub use resolve::Resolve;
+
 /// A verb's arguments (the struct, also its CLI arguments): how an action route's body becomes them,
-/// and the body the CLI posts back. The common shapes come from [`args!`].
+/// and the body the CLI posts back. Several verbs share a shape ([`args`]); `verb` is the one asked.
 pub(crate) trait Args: Sized {
     /// The verb's arguments from an action route's body, or a 400 naming what is wrong.
-    fn parse(id: String, body: Body) -> Result<Self, HttpReply>;
+    fn parse(verb: Verb, id: String, body: Body) -> Result<Self, HttpReply>;
     /// The campaign it is for.
     fn id(&self) -> &str;
     /// The body the CLI posts to the verb's route.
     fn body(&self) -> Value;
 }
 
-/// What each verb's module owns beyond its arguments: its one name and what it does.
+/// A verb that does more than one step through the machine (its own row has no `=>`).
 pub(crate) trait Act: Args {
-    /// The verb: its one name (route, CLI command, feed, `allowed_actions`).
-    const VERB: Verb;
-    /// Do it, through the campaign's machine, and say what really happened.
+    /// Do it, and say what really happened.
     async fn apply(self, rt: &Runtime) -> HttpReply;
 }
 
-/// [`Args`] for the two common shapes: the campaign alone (`args!(Claim)`), or the campaign
-/// and an optional reason (`args!(Accept, reason)`).
-macro_rules! args {
-    ($input:ident) => {
-        impl super::Args for $input {
-            fn parse(id: String, _body: super::Body) -> Result<Self, super::HttpReply> {
-                Ok($input { id })
-            }
-            fn id(&self) -> &str {
-                &self.id
-            }
-            fn body(&self) -> serde_json::Value {
-                serde_json::json!({})
-            }
-        }
-    };
-    ($input:ident, reason) => {
-        impl super::Args for $input {
-            fn parse(id: String, body: super::Body) -> Result<Self, super::HttpReply> {
-                Ok($input {
-                    id,
-                    reason: body.reason,
-                })
-            }
-            fn id(&self) -> &str {
-                &self.id
-            }
-            fn body(&self) -> serde_json::Value {
-                serde_json::json!({ "reason": self.reason })
-            }
-        }
-    };
+/// What a row of the table does: one step through the campaign's machine.
+enum Do {
+    /// An operator command.
+    Command(OperatorCommand),
+    /// An operator command, and what else it did, said after its answer.
+    Noted(OperatorCommand, &'static str),
+    /// The local verdict on a finished attempt, where the machine is waiting for one.
+    Verdict(Verdict),
 }
 
-/// The one table of verbs: each row is the machine's [`Verb`] and the module that owns it. It
-/// yields the modules, the CLI's subcommands and the API's dispatch; the routes and the probe
-/// list come from [`Verb::ALL`]. A verb the machine names without a row here does not compile.
-macro_rules! verbs {
-    ($($verb:ident => $module:ident),* $(,)?) => {
-        $(mod $module;)*
-        $(pub use $module::$verb;)*
+impl Do {
+    async fn perform(self, rt: &Runtime, verb: Verb, id: &str) -> HttpReply {
+        match self {
+            Do::Command(c) => command(rt, verb, id, c).await,
+            Do::Noted(c, note) => noted(command(rt, verb, id, c).await, note),
+            Do::Verdict(v) => waited(rt, id, rt.validate(id, v), |r| HttpReply::of(verb, &r)).await,
+        }
+    }
+}
 
+/// Applies one row: its step, or the verb's own [`Act`].
+macro_rules! apply {
+    ($rt:expr, $verb:ident, $args:ty, $a:expr) => {
+        $a.apply($rt).await
+    };
+    ($rt:expr, $verb:ident, $args:ty, $a:expr, $do:expr) => {{
+        let step: fn($args) -> Do = $do;
+        let a = $a;
+        let id = a.id().to_string();
+        step(a).perform($rt, Verb::$verb, &id).await
+    }};
+}
+
+/// The one table of verbs: each row is the machine's [`Verb`] (its doc is the CLI's help), the
+/// shape of its arguments and what it does. It yields the CLI's subcommands and the API's
+/// dispatch; the routes and the probe list come from [`Verb::ALL`], what each takes and whether
+/// it is asked first from [`Verb::row`]. A verb the machine names without a row does not compile.
+macro_rules! verbs {
+    ($($(#[doc = $doc:literal])* $verb:ident($args:ty) $(=> $do:expr)?),* $(,)?) => {
         /// An operator verb with its input: what the CLI parses from its arguments and the API
         /// from a route and its body.
         #[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
         pub enum VerbArgs {
-            $($verb($verb),)*
+            $($(#[doc = $doc])* $verb($args),)*
         }
 
         impl VerbArgs {
             /// `verb` on campaign `id`, from the route's body.
             pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbArgs, HttpReply> {
                 Ok(match verb {
-                    $(Verb::$verb => VerbArgs::$verb(<$verb as Args>::parse(id, body)?),)*
+                    $(Verb::$verb => VerbArgs::$verb(<$args as Args>::parse(verb, id, body)?),)*
                 })
             }
 
             pub fn verb(&self) -> Verb {
                 match self {
-                    $(VerbArgs::$verb(_) => <$verb as Act>::VERB,)*
+                    $(VerbArgs::$verb(_) => Verb::$verb,)*
                 }
             }
 
@@ -106,7 +113,7 @@ macro_rules! verbs {
             /// Do it, through the campaign's machine, and say what really happened.
             pub async fn apply(self, rt: &Runtime) -> HttpReply {
                 match self {
-                    $(VerbArgs::$verb(v) => v.apply(rt).await,)*
+                    $(VerbArgs::$verb(a) => apply!(rt, $verb, $args, a $(, $do)?),)*
                 }
             }
         }
@@ -114,26 +121,51 @@ macro_rules! verbs {
 }
 
 verbs! {
-    Observe => observe,
-    Claim => claim,
-    Submit => submit,
-    Intervene => intervene,
-    Answer => answer,
-    Cancel => cancel,
-    Release => release,
-    Pause => pause,
-    Resume => resume,
-    Abandon => abandon,
-    Accept => accept,
-    Reject => reject,
-    NextAttempt => next_attempt,
-    Resolve => resolve,
+    /// Create (or attach) a campaign, optionally bound to an existing remote task. Idempotent
+    /// when the objective (and task) match.
+    Observe(Observe),
+    /// Ask the remote for the campaign's lease.
+    Claim(Plain) => |_| Do::Command(OperatorCommand::claim()),
+    /// Submit an attempt (needs the lease).
+    Submit(Message) => |a| Do::Command(OperatorCommand::submit(a.text())),
+    /// Send a message to the running task (needs the lease): mid-run, or as the answer to the
+    /// remote's input-required question (`answer` answers a pending question only).
+    Intervene(Message) => |a| Do::Command(OperatorCommand::intervene(a.message)),
+    /// Answer the campaign's pending question: the remote's by intervention (needs the lease); any
+    /// other is kept for Argus, or recorded in the feed when no Argus is attached.
+    Answer(Answer),
+    /// Cancel the bound remote task (needs the lease).
+    Cancel(Reasoned) => |a| {
+        // The contract's cancel carries a reason; an operator who gave none is said as such.
+        let reason = a.said().unwrap_or_else(|| "cancelled by the operator (no reason given)".into());
+        Do::Command(OperatorCommand::cancel(reason))
+    },
+    /// Give the lease back.
+    Release(Plain) => |_| Do::Command(OperatorCommand::release()),
+    /// Pause supervision: a held lease is released, nothing is read or written until `resume`
+    /// (which comes back as an observer: `claim` to control again); the remote keeps running.
+    Pause(Plain) => |_| Do::Noted(
+        OperatorCommand::pause(),
+        "a held lease is released and nothing is read or written until `resume`, which comes back as an observer",
+    ),
+    /// Resume supervision of a paused campaign, as an observer (`claim` to control it again).
+    Resume(Plain) => |_| Do::Noted(OperatorCommand::resume(), "observing; `claim` takes control again"),
+    /// End the campaign from any open state (a held lease is released first).
+    Abandon(Reasoned) => |_| Do::Command(OperatorCommand::abandon()),
+    /// Accept the finished attempt (local validation): the mission is complete.
+    Accept(Reasoned) => |_| Do::Verdict(Verdict::Accepted),
+    /// Reject the finished attempt: the mission ends rejected.
+    Reject(Reasoned) => |_| Do::Verdict(Verdict::Rejected),
+    /// Settle the finished attempt and start the next: claim, then submit, as one operation.
+    NextAttempt(MaybeMessage) => |a| Do::Command(OperatorCommand::next_attempt(a.text())),
+    /// Confirm an ambiguous write that the remote cannot read back.
+    Resolve(Resolve) => |a| Do::Command(OperatorCommand::resolve(a.applied.map(TaskId::new))),
 }
 
 pub(crate) use crate::api::reply::HttpReply;
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
-use argus_machines::Verb;
+use argus_machines::{TaskId, Verb, Verdict};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
 //! objective (and task) match.
 
-use super::{Act, Args, Body, HttpReply, command};
+use super::{command, Act, Args, Body, HttpReply};
 use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
@@ -23,7 +23,7 @@ impl Args for Observe {
         &self.id
     }
 
-    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
         Ok(Observe {
             id,
             objective: body.objective.unwrap_or_default(),
@@ -37,8 +37,6 @@ impl Args for Observe {
 }
 
 impl Act for Observe {
-    const VERB: Verb = Verb::Observe;
-
     async fn apply(self, rt: &Runtime) -> HttpReply {
         let id = &self.id;
         let task = self.task.map(TaskId::new);
@@ -63,7 +61,7 @@ impl Act for Observe {
             }
             Err(RuntimeError::Exists) => {
                 return HttpReply::verb_error(
-                    Self::VERB,
+                    Verb::Observe,
                     ApiError::Exists,
                     "the campaign exists with another objective",
                 )
@@ -76,6 +74,6 @@ impl Act for Observe {
             let answer = ActionAnswer::done(state, message);
             return HttpReply::answer(http::StatusCode::OK, answer);
         }
-        command(rt, Self::VERB, id, OperatorCommand::observe(task)).await
+        command(rt, Verb::Observe, id, OperatorCommand::observe(task)).await
     }
 }

@@ -1,8 +1,8 @@
-//! `resolve`: the operator's confirmation of an ambiguous write the remote cannot read back.
+//! `resolve`'s arguments: the operator's confirmation of an ambiguous write the remote cannot
+//! read back (what it does is its row of the table).
 
-use super::{Act, Args, Body, HttpReply, command};
-use crate::runtime::{OperatorCommand, Runtime};
-use argus_machines::{TaskId, Verb};
+use super::{Args, Body, HttpReply};
+use argus_machines::Verb;
 use serde_json::{json, Value};
 
 /// Confirm an ambiguous write that the remote cannot read back.
@@ -24,7 +24,7 @@ impl Args for Resolve {
     }
 
     /// Exactly one of `{"applied": TASK_ID}` or `{"not_applied": true}`.
-    fn parse(id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
         match (body.applied, body.not_applied.unwrap_or(false)) {
             (Some(task), false) if !task.trim().is_empty() => Ok(Resolve {
                 id,
@@ -47,20 +47,5 @@ impl Args for Resolve {
             Some(t) => json!({"applied": t}),
             None => json!({"not_applied": self.not_applied}),
         }
-    }
-}
-
-impl Act for Resolve {
-    const VERB: Verb = Verb::Resolve;
-
-    async fn apply(self, rt: &Runtime) -> HttpReply {
-        let applied = self.applied.map(TaskId::new);
-        command(
-            rt,
-            Self::VERB,
-            &self.id,
-            OperatorCommand::resolve(applied),
-        )
-        .await
     }
 }
