@@ -1,45 +1,18 @@
 //! `answer`: answer the campaign's pending question — the remote's by intervention (under the
 //! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
 
-use super::{waited, Act, Args, Body, HttpReply};
+use super::{waited, HttpReply, Message};
 use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::reply::{AnswerReply, Outcome};
 use crate::runtime::Runtime;
 use argus_machines::Verb;
-use serde_json::{json, Value};
 
-/// Answer the campaign's pending question: the remote's by intervention (needs the lease); any
-/// other is kept for Argus, or recorded in the feed when no Argus is attached.
-#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
-pub struct Answer {
-    pub id: String,
-    #[arg(long)]
-    pub message: String,
-}
-
-impl Args for Answer {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
-        match body.message() {
-            Some(message) => Ok(Answer { id, message }),
-            None => Err(HttpReply::invalid("an answer needs a non-empty message")),
-        }
-    }
-
-    fn body(&self) -> Value {
-        json!({"message": self.message})
-    }
-}
-
-impl Act for Answer {
-    async fn apply(self, rt: &Runtime) -> HttpReply {
-        let answer = rt.answer(&self.id, self.message);
-        waited(rt, &self.id, answer, |a| match a {
+/// Answer the pending question with `a`'s message, and say where it went.
+pub(super) async fn apply(a: Message, rt: &Runtime) -> HttpReply {
+    let answer = rt.answer(&a.id, a.message);
+    waited(rt, &a.id, answer, |a| match a {
             AnswerReply::Intervened(reply) => {
                 let mut r = HttpReply::of(Verb::Answer, &reply);
                 if reply.outcome() != Outcome::Done {
@@ -79,5 +52,4 @@ impl Act for Answer {
             ),
         })
         .await
-    }
 }

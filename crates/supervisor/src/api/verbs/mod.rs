@@ -1,10 +1,10 @@
 //! The operator's verbs, one table (mini-redis's `cmd/`, made declarative): each row of
 //! [`verbs!`] is a verb, its doc (the CLI's help), the shape of its arguments and the one step it
 //! takes through the campaign's machine. A verb that does more than one step (`observe`,
-//! `answer`) has its own module; the shapes several verbs share are in [`args`]. The API's action
-//! routes and the CLI's action commands only dispatch here; the feed line an action leaves is the
-//! ledger's (`runtime/ledger.rs`), since Argus's decisions reach the runtime without going
-//! through a verb.
+//! `answer`) has its own module and function (its row says `by`); the shapes several verbs share
+//! are in [`args`]. The API's action routes and the CLI's action commands only dispatch here; the
+//! feed line an action leaves is the ledger's (`runtime/ledger.rs`), since Argus's decisions reach
+//! the runtime without going through a verb.
 //!
 //! Every verb goes through the campaign's machine like every other event: nothing here has a path
 //! to the remote client.
@@ -14,7 +14,6 @@ mod args;
 mod observe;
 mod resolve;
 
-pub use answer::Answer;
 pub use args::{MaybeMessage, Message, Plain, Reasoned};
 pub use observe::Observe;
 pub use resolve::Resolve;
@@ -28,12 +27,6 @@ pub(crate) trait Args: Sized {
     fn id(&self) -> &str;
     /// The body the CLI posts to the verb's route.
     fn body(&self) -> Value;
-}
-
-/// A verb that does more than one step through the machine (its own row has no `=>`).
-pub(crate) trait Act: Args {
-    /// Do it, and say what really happened.
-    async fn apply(self, rt: &Runtime) -> HttpReply;
 }
 
 /// What a row of the table does: one step through the campaign's machine.
@@ -56,12 +49,12 @@ impl Do {
     }
 }
 
-/// Applies one row: its step, or the verb's own [`Act`].
+/// Applies one row: the verb's own function (`by`), or its one step (`=>`).
 macro_rules! apply {
-    ($rt:expr, $verb:ident, $args:ty, $a:expr) => {
-        $a.apply($rt).await
+    ($rt:expr, $verb:ident, $args:ty, $a:expr, by $own:path) => {
+        $own($a, $rt).await
     };
-    ($rt:expr, $verb:ident, $args:ty, $a:expr, $do:expr) => {{
+    ($rt:expr, $verb:ident, $args:ty, $a:expr, => $do:expr) => {{
         let step: fn($args) -> Do = $do;
         let a = $a;
         let id = a.id().to_string();
@@ -74,7 +67,7 @@ macro_rules! apply {
 /// dispatch; the routes and the probe list come from [`Verb::ALL`], what each takes and whether
 /// it is asked first from [`Verb::row`]. A verb the machine names without a row does not compile.
 macro_rules! verbs {
-    ($($(#[doc = $doc:literal])* $verb:ident($args:ty) $(=> $do:expr)?),* $(,)?) => {
+    ($($(#[doc = $doc:literal])* $verb:ident($args:ty) $(by $own:path)? $(=> $do:expr)?),* $(,)?) => {
         /// An operator verb with its input: what the CLI parses from its arguments and the API
         /// from a route and its body.
         #[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
@@ -113,7 +106,7 @@ macro_rules! verbs {
             /// Do it, through the campaign's machine, and say what really happened.
             pub async fn apply(self, rt: &Runtime) -> HttpReply {
                 match self {
-                    $(VerbArgs::$verb(a) => apply!(rt, $verb, $args, a $(, $do)?),)*
+                    $(VerbArgs::$verb(a) => apply!(rt, $verb, $args, a $(, by $own)? $(, => $do)?),)*
                 }
             }
         }
@@ -123,7 +116,7 @@ macro_rules! verbs {
 verbs! {
     /// Create (or attach) a campaign, optionally bound to an existing remote task. Idempotent
     /// when the objective (and task) match.
-    Observe(Observe),
+    Observe(Observe) by Observe::apply,
     /// Ask the remote for the campaign's lease.
     Claim(Plain) => |_| Do::Command(OperatorCommand::claim()),
     /// Submit an attempt (needs the lease).
@@ -133,7 +126,7 @@ verbs! {
     Intervene(Message) => |a| Do::Command(OperatorCommand::intervene(a.message)),
     /// Answer the campaign's pending question: the remote's by intervention (needs the lease); any
     /// other is kept for Argus, or recorded in the feed when no Argus is attached.
-    Answer(Answer),
+    Answer(Message) by answer::apply,
     /// Cancel the bound remote task (needs the lease).
     Cancel(Reasoned) => |a| {
         // The contract's cancel carries a reason; an operator who gave none is said as such.

@@ -1,7 +1,7 @@
 //! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
 //! objective (and task) match.
 
-use super::{command, Act, Args, Body, HttpReply};
+use super::{command, Args, Body, HttpReply};
 use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
@@ -36,8 +36,9 @@ impl Args for Observe {
     }
 }
 
-impl Act for Observe {
-    async fn apply(self, rt: &Runtime) -> HttpReply {
+impl Observe {
+    /// Create the campaign (or find it unchanged), then bind it to the task, if one is given.
+    pub(super) async fn apply(self, rt: &Runtime) -> HttpReply {
         let id = &self.id;
         let task = self.task.map(TaskId::new);
         match rt.create(id, &self.objective).await {
