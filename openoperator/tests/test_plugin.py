@@ -4,6 +4,7 @@ the real daemon on its Unix socket; the simulated remote."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import signal
@@ -87,6 +88,11 @@ def test_every_route_of_section_16_drives_a_campaign_to_acceptance_over_the_sock
     assert status == 409 and answer["refused_by"] == "supervisor", answer
     status, answer = a0.act(s, "c1", "reboot")
     assert status == 400 and answer["refused_by"] == "plugin"
+    # The plugin's own gate takes exactly the daemon's verbs and their fields: the verb table the
+    # campaign's view lists (`verbs`), which the page reads for what to ask first.
+    rows = a0.post(s, "campaigns", {"campaign_id": "c1"})[1]["verbs"]
+    assert sorted(r["name"] for r in rows) == sorted(plugin_constant("ACTIONS"))
+    assert sorted({f for r in rows for f in r["fields"]}) == sorted(plugin_constant("ACTION_FIELDS"))
     # The events and the feed, through the one-segment handler.
     assert a0.post(s, "campaigns", {"campaign_id": "c1", "part": "events"})[1]["events"]
     feed = a0.post(s, "campaigns", {"campaign_id": "c1", "part": "messages"})[1]["messages"]
@@ -95,6 +101,16 @@ def test_every_route_of_section_16_drives_a_campaign_to_acceptance_over_the_sock
     token = (a0.state / "api-token").read_text().strip()
     seen = "".join(s.post(a0.base + API + h, json={}).text for h in ("health", "status", "campaigns"))
     assert token not in seen and token != a0.env["ARGUS_SUPERVISOR_API_TOKEN"]
+
+
+def plugin_constant(name: str):
+    """A constant of the plugin's daemon helper, read from its source (it imports Agent Zero's
+    modules, so it is not imported here)."""
+    tree = ast.parse((PLUGIN / "helpers" / "argus_supervisor_daemon.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"the plugin's helper has no {name}")
 
 
 def notifications(a0, s) -> list[dict]:

@@ -41,7 +41,8 @@ from typing import Any, Callable
 PREFIX = "/api/plugins/argus-supervisor"
 PLUGIN_DIR = Path(__file__).resolve().parents[1]
 
-# The daemon's operator verbs (its POST /campaigns/{id}/{verb} routes), and the fields each takes.
+# The daemon's operator verbs (its POST /campaigns/{id}/{verb} routes), and the fields they take: the
+# plugin's own gate, held to the daemon's verb table (the view's `verbs`) by test_plugin.py.
 ACTIONS = (
     "observe", "claim", "release", "pause", "resume", "cancel", "abandon", "submit",
     "intervene", "answer", "accept", "reject", "next-attempt", "resolve",
