@@ -8,6 +8,7 @@
 use crate::api::{ActionAnswer, CampaignList, CampaignView};
 use crate::runtime::reply::Outcome;
 use crate::security::{Secret, Untrusted};
+use crate::store::retention::ArchiveList;
 use serde_json::Value;
 
 /// Every operator action and read, as the CLI spells them (each is one API route).
@@ -333,6 +334,14 @@ impl Api {
     }
 }
 
+/// What an answer of ours says (its `message`, cleaned; `-` when it says nothing).
+fn said(v: &Value) -> String {
+    ActionAnswer::read(v)
+        .message
+        .as_deref()
+        .map_or_else(|| "-".into(), clean)
+}
+
 /// `backup --url`: the running daemon of `home` at `base` takes a consistent snapshot into its
 /// `backups/`. The line to print, and how it ended.
 pub async fn backup_online(base: &str, home: &std::path::Path) -> (String, Exit) {
@@ -341,12 +350,9 @@ pub async fn backup_online(base: &str, home: &std::path::Path) -> (String, Exit)
         Err(e) => return (e, Exit::Refused),
     };
     match api.call("/backup", Some(serde_json::json!({}))).await {
-        Ok((Exit::Done, v)) => (s(&v["message"]), Exit::Done),
+        Ok((Exit::Done, v)) => (said(&v), Exit::Done),
         Ok((exit, v)) => (
-            format!(
-                "backup: not taken; the supervisor said: {}",
-                s(&v["message"])
-            ),
+            format!("backup: not taken; the supervisor said: {}", said(&v)),
             exit,
         ),
         Err((exit, why)) => (format!("backup: not taken: {why}"), exit),
@@ -388,14 +394,7 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
                 .call(&format!("/archive/{}", seg(id)), Some(Value::Null))
                 .await
             {
-                Ok((Exit::Done, v)) => (
-                    if as_json {
-                        pretty(&v)
-                    } else {
-                        s(&v["message"])
-                    },
-                    Exit::Done,
-                ),
+                Ok((Exit::Done, v)) => (if as_json { pretty(&v) } else { said(&v) }, Exit::Done),
                 Ok((exit, v)) => (
                     if as_json {
                         pretty(&v)
@@ -430,17 +429,18 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
 
 /// `campaigns list --archived`: one line each.
 fn archived_list(v: &Value, now: u64) -> Result<String, String> {
-    let rows: Vec<String> = v["archived"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let list: ArchiveList = typed(v)?;
+    let rows: Vec<String> = list
+        .archived
+        .iter()
         .map(|c| {
             format!(
                 "{}  {}  {}  (last change {})",
-                s(&c["campaign_id"]),
-                s(&c["state"]),
-                s(&c["objective"]),
-                when(&c["updated_at"], now)
+                o(&c.campaign_id),
+                o(&c.state),
+                o(&c.objective),
+                c.updated_at
+                    .map_or_else(|| "-".into(), |t| when_secs(t, now))
             )
         })
         .collect();

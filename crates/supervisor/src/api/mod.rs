@@ -393,8 +393,7 @@ async fn export(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
 
 /// `GET archive`: the campaigns taken out of the live set (`GET campaigns` lists the live ones).
 async fn archived(State(s): State<Arc<ApiState>>) -> Response {
-    Json(json!({ "archived": crate::store::retention::archived(s.runtime.store()) }))
-        .into_response()
+    Json(crate::store::retention::archived(s.runtime.store())).into_response()
 }
 
 /// `POST archive/{id}`: a closed campaign leaves the live set, kept in `archive/<id>/`.

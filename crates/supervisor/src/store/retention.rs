@@ -3,6 +3,7 @@
 //! archives. The move itself is the runtime's (`Runtime::archive`: its driver stops first).
 
 use super::{CampaignId, Store};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -47,23 +48,41 @@ pub fn export(store: &Store, id: &CampaignId) -> Option<Value> {
 }
 
 /// The archived campaigns: id, objective, final state, last update (unix seconds).
-pub fn archived(store: &Store) -> Vec<Value> {
-    let mut out: Vec<Value> = std::fs::read_dir(store.root().join("archive"))
+pub fn archived(store: &Store) -> ArchiveList {
+    let mut archived: Vec<ArchivedLine> = std::fs::read_dir(store.root().join("archive"))
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| {
             let d = doc(&e.path().join("campaign.json"))?;
-            Some(json!({
-                "campaign_id": d["campaign_id"],
-                "objective": d["objective"],
-                "state": d["machine"]["state"]["name"],
-                "updated_at": d["updated_at"],
-            }))
+            let text = |v: &Value| v.as_str().map(str::to_string);
+            Some(ArchivedLine {
+                campaign_id: text(&d["campaign_id"]),
+                objective: text(&d["objective"]),
+                state: text(&d["machine"]["state"]["name"]),
+                updated_at: d["updated_at"].as_u64(),
+            })
         })
         .collect();
-    out.sort_by(|a, b| a["campaign_id"].as_str().cmp(&b["campaign_id"].as_str()));
-    out
+    archived.sort_by(|a, b| a.campaign_id.cmp(&b.campaign_id));
+    ArchiveList { archived }
+}
+
+/// `GET archive`: the campaigns taken out of the live set, by id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveList {
+    pub archived: Vec<ArchivedLine>,
+}
+
+/// An archived campaign as its document says (a field it lacks is null: an archive may hold a
+/// document of an older version).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedLine {
+    pub campaign_id: Option<String>,
+    pub objective: Option<String>,
+    pub state: Option<String>,
+    /// Unix seconds.
+    pub updated_at: Option<u64>,
 }
 
 /// Of `(id, closed, updated_at)`, the closed ones last changed more than `days` ago (`0`: none).
