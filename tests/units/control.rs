@@ -1,11 +1,13 @@
-//! The typestate authority against an in-memory remote that fences like a correct one.
-
-use crate::support::fake as common;
+//! The typestate authority against the library's in-memory remote, which fences like a correct
+//! one (`control::memory`).
 
 use crate::support::clock::TestClock;
 use argus_machines::Policy;
+use argus_supervisor_lib::control::memory::{MemoryFault as Fault, MemoryRemote};
 use argus_supervisor_lib::control::*;
-use common::{FakeRemote, Fault};
+
+/// The library's one in-memory remote, on the test clock.
+type FakeRemote = MemoryRemote<TestClock>;
 
 const T0: u64 = 1_700_000_000;
 

@@ -24,6 +24,8 @@
 //! stale epochs; the tokens make sure we never try.
 
 mod error;
+#[cfg(any(test, feature = "test-hooks"))]
+pub mod memory;
 mod transport;
 pub(crate) mod trial;
 

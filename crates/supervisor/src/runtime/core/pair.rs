@@ -4,226 +4,19 @@
 //! the core's lease and write paths, driven and checked by what reached the remote.
 
 use super::*;
-use crate::control::{
-    ClaimCall, Clock, Evidence, Reading, RemoteError, SubmitRequest, Transport, WriteId,
-};
+use crate::control::memory::{ManualClock, MemoryRemote};
+use crate::control::Clock;
 use crate::runtime::driver::perform;
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::RefusedBy;
 use crate::runtime::OperatorCommand;
-use argus_machines::{
-    CampaignRecord, ControllerId, Lease, Observation, ReadbackAnswer, RemoteState, RequestId,
-    StateName, TaskId,
-};
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use argus_machines::{CampaignRecord, ControllerId, RemoteState, StateName};
+use std::collections::BTreeSet;
 
 const START: u64 = 1_000_000;
 
-/// What the remote in memory holds.
-#[derive(Default)]
-struct Held {
-    /// The clock the remote and the core share (Unix seconds).
-    now: u64,
-    lease: Option<Lease>,
-    epoch: u64,
-    /// Request id → the task it created, if any: a repeat gets the first answer.
-    requests: HashMap<String, Option<TaskId>>,
-    /// Each task's state and revision.
-    tasks: Vec<(TaskId, RemoteState, u64)>,
-    /// The next write (or claim) is applied and its answer lost.
-    lose_next_answer: bool,
-    /// What arrived, in order.
-    arrived: Vec<String>,
-}
-
-#[derive(Default)]
-struct Remote(Mutex<Held>);
-
-impl Remote {
-    fn with<R>(&self, f: impl FnOnce(&mut Held) -> R) -> R {
-        f(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-
-    /// A write under `call`: fenced by the lease's holder and epoch.
-    fn fenced(h: &mut Held, what: &str, call: &WriteId<'_>) -> Result<(), RemoteError> {
-        h.arrived
-            .push(format!("{what} epoch {}", call.controller_epoch()));
-        match &h.lease {
-            Some(l)
-                if l.controller_id == *call.controller_id()
-                    && l.epoch == call.controller_epoch()
-                    && l.expires_at > h.now =>
-            {
-                Ok(())
-            }
-            Some(l) if l.controller_id != *call.controller_id() => {
-                Err(RemoteError::LeaseHeldByOther)
-            }
-            _ => Err(RemoteError::StaleEpoch),
-        }
-    }
-
-    /// The answer, or none when it is to be lost after the write was applied.
-    fn answer<T>(h: &mut Held, value: T) -> Result<T, RemoteError> {
-        if std::mem::take(&mut h.lose_next_answer) {
-            return Err(RemoteError::TimeoutAfterSend);
-        }
-        Ok(value)
-    }
-
-    /// Another controller takes the campaign over (the epoch rises).
-    fn take_over(&self) {
-        self.with(|h| {
-            h.epoch += 1;
-            h.lease = Some(Lease {
-                controller_id: ControllerId::new("someone-else"),
-                epoch: h.epoch,
-                expires_at: h.now + 600,
-            });
-        });
-    }
-
-    fn set(&self, task: &str, state: RemoteState) {
-        self.with(
-            |h| match h.tasks.iter_mut().find(|t| t.0.as_str() == task) {
-                Some(t) => {
-                    t.1 = state;
-                    t.2 += 1;
-                }
-                None => h.tasks.push((TaskId::new(task), state, 1)),
-            },
-        );
-    }
-
-    fn arrived(&self) -> Vec<String> {
-        self.with(|h| h.arrived.clone())
-    }
-}
-
-impl Clock for Remote {
-    fn now(&self) -> u64 {
-        self.with(|h| h.now)
-    }
-}
-
-impl Transport for Remote {
-    async fn claim_control(&self, call: ClaimCall<'_>) -> Result<Lease, RemoteError> {
-        self.with(|h| {
-            h.arrived.push("claim".into());
-            // A repeat of a claim already applied gets the lease it granted.
-            if !h.requests.contains_key(call.request_id.as_str()) {
-                if let Some(l) = &h.lease {
-                    if l.expires_at > h.now && l.controller_id != *call.controller_id {
-                        return Err(RemoteError::LeaseHeldByOther);
-                    }
-                }
-                h.epoch += 1;
-                h.lease = Some(Lease {
-                    controller_id: call.controller_id.clone(),
-                    epoch: h.epoch,
-                    expires_at: h.now + call.ttl_seconds,
-                });
-                h.requests.insert(call.request_id.to_string(), None);
-            }
-            let lease = h.lease.clone().ok_or(RemoteError::StaleEpoch)?;
-            Remote::answer(h, lease)
-        })
-    }
-
-    async fn read_control(&self, _: &str) -> Result<Option<Lease>, RemoteError> {
-        self.with(|h| {
-            h.arrived.push("read_control".into());
-            Ok(h.lease.clone().filter(|l| l.expires_at > h.now))
-        })
-    }
-
-    async fn renew_control(&self, call: WriteId<'_>, ttl: u64) -> Result<Lease, RemoteError> {
-        self.with(|h| {
-            Remote::fenced(h, "renew", &call)?;
-            let now = h.now;
-            let lease = h.lease.as_mut().ok_or(RemoteError::StaleEpoch)?;
-            lease.expires_at = now + ttl;
-            Ok(lease.clone())
-        })
-    }
-
-    async fn release_control(&self, call: WriteId<'_>) -> Result<(), RemoteError> {
-        self.with(|h| {
-            Remote::fenced(h, "release", &call)?;
-            h.lease = None;
-            Ok(())
-        })
-    }
-
-    async fn submit(&self, call: WriteId<'_>, _: &SubmitRequest) -> Result<TaskId, RemoteError> {
-        self.with(|h| {
-            if let Some(Some(task)) = h.requests.get(call.request_id().as_str()) {
-                let task = task.clone();
-                return Remote::answer(h, task);
-            }
-            Remote::fenced(h, "submit", &call)?;
-            let task = TaskId::new(format!("task-{}", h.tasks.len() + 1));
-            h.tasks.push((task.clone(), RemoteState::Working, 1));
-            h.requests
-                .insert(call.request_id().to_string(), Some(task.clone()));
-            Remote::answer(h, task)
-        })
-    }
-
-    async fn intervene(&self, call: WriteId<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
-        self.with(|h| {
-            Remote::fenced(h, "intervene", &call)?;
-            h.requests.insert(call.request_id().to_string(), None);
-            Remote::answer(h, ())
-        })
-    }
-
-    async fn cancel(&self, call: WriteId<'_>, task: &TaskId, _: &str) -> Result<(), RemoteError> {
-        self.with(|h| {
-            Remote::fenced(h, "cancel", &call)?;
-            h.requests.insert(call.request_id().to_string(), None);
-            if let Some(t) = h.tasks.iter_mut().find(|t| t.0 == *task) {
-                t.1 = RemoteState::Canceled;
-                t.2 += 1;
-            }
-            Remote::answer(h, ())
-        })
-    }
-
-    async fn request_status(
-        &self,
-        _: &str,
-        request_id: &RequestId,
-    ) -> Result<ReadbackAnswer, RemoteError> {
-        self.with(|h| {
-            h.arrived.push("request_status".into());
-            Ok(match h.requests.get(request_id.as_str()) {
-                Some(task) => ReadbackAnswer::Applied { task: task.clone() },
-                None => ReadbackAnswer::NotApplied,
-            })
-        })
-    }
-
-    async fn status(&self, task: &TaskId) -> Result<Reading, RemoteError> {
-        self.with(|h| {
-            let (state, revision) = (h.tasks.iter())
-                .find(|t| t.0 == *task)
-                .map_or((RemoteState::Working, 1), |t| (t.1, t.2));
-            Ok(Reading {
-                observation: Observation {
-                    revision: Some(revision),
-                    ..Observation::new(task.clone(), state)
-                },
-                changed_at: None,
-            })
-        })
-    }
-
-    async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
-        Ok(super::tests::no_evidence(task.clone()))
-    }
-}
+/// The remote in memory, on a clock the test moves.
+type Remote = MemoryRemote<ManualClock>;
 
 /// A call's kind, as the coverage check names it.
 fn kind(call: &Call) -> &'static str {
@@ -274,6 +67,7 @@ const EVERY_KIND: [&str; 13] = [
 struct Pair {
     core: Core,
     remote: Remote,
+    clock: ManualClock,
     /// The kinds of call the core asked for.
     kinds: BTreeSet<&'static str>,
     /// The machine's record at each write-ahead: what a crash would leave on disk.
@@ -285,17 +79,22 @@ impl Pair {
     fn new() -> Pair {
         let config = RuntimeConfig::new(ControllerId::new("us"));
         let machine = CampaignMachine::new("c1", ControllerId::new("us"), config.policy());
-        Pair::around(machine, vec![], Remote::default(), BTreeSet::new())
+        let clock = ManualClock::at(START);
+        Pair::around(
+            machine,
+            vec![],
+            (Remote::new(clock.clone()), clock),
+            BTreeSet::new(),
+        )
     }
 
     /// A core around `machine` (restored with `entry` to perform first), on `remote`.
     fn around(
         machine: CampaignMachine,
         entry: Vec<Action>,
-        remote: Remote,
+        (remote, clock): (Remote, ManualClock),
         kinds: BTreeSet<&'static str>,
     ) -> Pair {
-        remote.with(|h| h.now = h.now.max(START));
         let config = RuntimeConfig::new(ControllerId::new("us"));
         let doc = CampaignDoc::new(&machine, "train", START);
         let env = Env {
@@ -309,6 +108,7 @@ impl Pair {
         let mut pair = Pair {
             core: Core::new(machine, doc, Arc::new(env)).0,
             remote,
+            clock,
             kinds,
             persisted: vec![],
             rt,
@@ -325,11 +125,11 @@ impl Pair {
         let policy = RuntimeConfig::new(ControllerId::new("us")).policy();
         let (machine, entry) =
             CampaignMachine::restore(&record, policy).unwrap_or_else(|e| panic!("restore: {e:?}"));
-        Pair::around(machine, entry, self.remote, self.kinds)
+        Pair::around(machine, entry, (self.remote, self.clock), self.kinds)
     }
 
     fn later(&self, seconds: u64) {
-        self.remote.with(|h| h.now += seconds);
+        self.clock.advance(seconds);
     }
 
     fn state(&self) -> StateName {
@@ -463,7 +263,7 @@ fn a_write_whose_answer_is_lost_is_read_back_and_never_sent_twice() {
 /// write goes out under the old epoch (refused here, said so).
 fn a_lease_taken_over_is_lost(pair: &mut Pair) {
     pair.command(OperatorCommand::claim());
-    pair.remote.take_over();
+    pair.remote.take_over("someone-else");
     pair.later(120);
     pair.tick();
     assert!(!pair.state().is_controlling(), "{:?}", pair.state());

@@ -1,0 +1,307 @@
+//! A remote in memory that keeps leases as the campaign-control contract says: fencing epochs,
+//! expiry, one answer per request id, a read-back of what a request did. The one in-memory
+//! remote of the unit tests (the core's, `runtime/core/pair.rs`, and control's,
+//! `tests/units/control.rs`); compiled only for tests (`test-hooks`). It is no double of a real
+//! server (the extension has none to run); the simulated remote over HTTP serves the process tests.
+
+use super::{ClaimCall, Clock, Evidence, Reading, RemoteError, SubmitRequest, Transport, WriteId};
+use argus_machines::{
+    ControllerId, Lease, Observation, ReadbackAnswer, RemoteState, RequestId, TaskId,
+};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How the remote in memory answers calls that would change it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MemoryFault {
+    #[default]
+    None,
+    /// Apply every write, then lose its answer (the client sees a timeout after sending).
+    ApplyThenDrop,
+    /// Fail claims and submits before anything is applied.
+    Unreachable,
+}
+
+/// What the remote in memory holds (a test reads and sets it through [`MemoryRemote::with`]).
+#[derive(Debug, Default)]
+pub struct Held {
+    pub lease: Option<Lease>,
+    pub epoch: u64,
+    /// Request id → the task it created, if any: a repeat gets the first answer.
+    pub requests: HashMap<String, Option<TaskId>>,
+    /// Each task with its state and revision.
+    pub tasks: Vec<(TaskId, RemoteState, u64)>,
+    /// Writes that arrived at all, whatever became of them.
+    pub writes_received: usize,
+    /// Writes refused for a stale, foreign or expired lease.
+    pub stale_rejected: usize,
+    pub fault: MemoryFault,
+    /// The next claim or write is applied and only its answer is lost.
+    pub lose_next_answer: bool,
+    /// `request_status` answers (else: the method is unavailable).
+    pub readback_available: bool,
+    /// What arrived, in order (`claim`, `submit epoch 1`, `read_control`, …).
+    pub arrived: Vec<String>,
+}
+
+/// A clock a test moves by hand (Unix seconds; clones share it).
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock(Arc<AtomicU64>);
+
+impl ManualClock {
+    pub fn at(now: u64) -> ManualClock {
+        ManualClock(Arc::new(AtomicU64::new(now)))
+    }
+
+    /// Move now `secs` further on.
+    pub fn advance(&self, secs: u64) {
+        self.0.fetch_add(secs, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The remote in memory, on the clock `C` (clones share the remote).
+#[derive(Clone)]
+pub struct MemoryRemote<C> {
+    held: Arc<Mutex<Held>>,
+    clock: C,
+}
+
+impl<C: Clock> MemoryRemote<C> {
+    pub fn new(clock: C) -> Self {
+        let held = Held {
+            readback_available: true,
+            ..Held::default()
+        };
+        MemoryRemote {
+            held: Arc::new(Mutex::new(held)),
+            clock,
+        }
+    }
+
+    /// Read or change what it holds.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Held) -> R) -> R {
+        f(&mut self.held.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Another controller takes the campaign over (the epoch rises).
+    pub fn take_over(&self, who: &str) {
+        let now = self.clock.now();
+        self.with(|h| {
+            h.epoch += 1;
+            h.lease = Some(Lease {
+                controller_id: ControllerId::new(who),
+                epoch: h.epoch,
+                expires_at: now + 600,
+            });
+        });
+    }
+
+    /// Task `task` is in `state` now (a new revision).
+    pub fn set(&self, task: &str, state: RemoteState) {
+        self.with(
+            |h| match h.tasks.iter_mut().find(|t| t.0.as_str() == task) {
+                Some(t) => {
+                    t.1 = state;
+                    t.2 += 1;
+                }
+                None => h.tasks.push((TaskId::new(task), state, 1)),
+            },
+        );
+    }
+
+    /// What arrived, in order.
+    pub fn arrived(&self) -> Vec<String> {
+        self.with(|h| h.arrived.clone())
+    }
+
+    /// A write under `call`, fenced by the lease's holder, epoch and expiry.
+    fn fenced(&self, h: &mut Held, what: &str, call: &WriteId<'_>) -> Result<(), RemoteError> {
+        h.writes_received += 1;
+        h.arrived
+            .push(format!("{what} epoch {}", call.controller_epoch()));
+        let refused = match &h.lease {
+            Some(l)
+                if l.controller_id == *call.controller_id()
+                    && l.epoch == call.controller_epoch() =>
+            {
+                (l.expires_at <= self.clock.now()).then_some(RemoteError::LeaseExpired)
+            }
+            Some(l) if l.controller_id != *call.controller_id() => {
+                Some(RemoteError::LeaseHeldByOther)
+            }
+            _ => Some(RemoteError::StaleEpoch),
+        };
+        match refused {
+            Some(e) => {
+                h.stale_rejected += 1;
+                Err(e)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The answer, or none when it is lost after the call was applied.
+    fn answer<T>(h: &mut Held, value: T) -> Result<T, RemoteError> {
+        if std::mem::take(&mut h.lose_next_answer) || h.fault == MemoryFault::ApplyThenDrop {
+            return Err(RemoteError::TimeoutAfterSend);
+        }
+        Ok(value)
+    }
+
+    fn reachable(h: &Held) -> Result<(), RemoteError> {
+        match h.fault {
+            MemoryFault::Unreachable => Err(RemoteError::Unavailable),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<C: Clock> Clock for MemoryRemote<C> {
+    fn now(&self) -> u64 {
+        self.clock.now()
+    }
+}
+
+impl<C: Clock> Transport for MemoryRemote<C> {
+    async fn claim_control(&self, call: ClaimCall<'_>) -> Result<Lease, RemoteError> {
+        let now = self.clock.now();
+        self.with(|h| {
+            Self::reachable(h)?;
+            h.arrived.push("claim".into());
+            // A repeat of a claim already applied gets the lease it granted; a live lease is
+            // kept by its holder (no new epoch) and refused to anyone else.
+            if !h.requests.contains_key(call.request_id.as_str()) {
+                match &h.lease {
+                    Some(l) if l.expires_at > now && l.controller_id != *call.controller_id => {
+                        return Err(RemoteError::LeaseHeldByOther);
+                    }
+                    Some(l) if l.expires_at > now => {}
+                    _ => {
+                        h.epoch += 1;
+                        h.lease = Some(Lease {
+                            controller_id: call.controller_id.clone(),
+                            epoch: h.epoch,
+                            expires_at: now + call.ttl_seconds,
+                        });
+                    }
+                }
+                h.requests.insert(call.request_id.to_string(), None);
+            }
+            let lease = h.lease.clone().ok_or(RemoteError::StaleEpoch)?;
+            Self::answer(h, lease)
+        })
+    }
+
+    async fn read_control(&self, _: &str) -> Result<Option<Lease>, RemoteError> {
+        let now = self.clock.now();
+        self.with(|h| {
+            h.arrived.push("read_control".into());
+            Ok(h.lease.clone().filter(|l| l.expires_at > now))
+        })
+    }
+
+    async fn renew_control(&self, call: WriteId<'_>, ttl: u64) -> Result<Lease, RemoteError> {
+        let now = self.clock.now();
+        self.with(|h| {
+            self.fenced(h, "renew", &call)?;
+            let lease = h.lease.as_mut().ok_or(RemoteError::StaleEpoch)?;
+            lease.expires_at = now + ttl;
+            Ok(lease.clone())
+        })
+    }
+
+    async fn release_control(&self, call: WriteId<'_>) -> Result<(), RemoteError> {
+        self.with(|h| {
+            self.fenced(h, "release", &call)?;
+            h.lease = None;
+            Ok(())
+        })
+    }
+
+    async fn submit(&self, call: WriteId<'_>, _: &SubmitRequest) -> Result<TaskId, RemoteError> {
+        self.with(|h| {
+            Self::reachable(h)?;
+            if let Some(Some(task)) = h.requests.get(call.request_id().as_str()) {
+                let task = task.clone();
+                return Self::answer(h, task);
+            }
+            self.fenced(h, "submit", &call)?;
+            let task = TaskId::new(format!("task-{}", h.tasks.len() + 1));
+            h.tasks.push((task.clone(), RemoteState::Working, 1));
+            h.requests
+                .insert(call.request_id().to_string(), Some(task.clone()));
+            Self::answer(h, task)
+        })
+    }
+
+    async fn intervene(&self, call: WriteId<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
+        self.with(|h| {
+            self.fenced(h, "intervene", &call)?;
+            h.requests.insert(call.request_id().to_string(), None);
+            Self::answer(h, ())
+        })
+    }
+
+    async fn cancel(&self, call: WriteId<'_>, task: &TaskId, _: &str) -> Result<(), RemoteError> {
+        self.with(|h| {
+            self.fenced(h, "cancel", &call)?;
+            h.requests.insert(call.request_id().to_string(), None);
+            if let Some(t) = h.tasks.iter_mut().find(|t| t.0 == *task) {
+                t.1 = RemoteState::Canceled;
+                t.2 += 1;
+            }
+            Self::answer(h, ())
+        })
+    }
+
+    async fn request_status(
+        &self,
+        _: &str,
+        request_id: &RequestId,
+    ) -> Result<ReadbackAnswer, RemoteError> {
+        self.with(|h| {
+            h.arrived.push("request_status".into());
+            if !h.readback_available {
+                return Err(RemoteError::MethodUnavailable);
+            }
+            Ok(match h.requests.get(request_id.as_str()) {
+                Some(task) => ReadbackAnswer::Applied { task: task.clone() },
+                None => ReadbackAnswer::NotApplied,
+            })
+        })
+    }
+
+    async fn status(&self, task: &TaskId) -> Result<Reading, RemoteError> {
+        self.with(|h| {
+            let (state, revision) = (h.tasks.iter())
+                .find(|t| t.0 == *task)
+                .map_or((RemoteState::Working, 1), |t| (t.1, t.2));
+            Ok(Reading {
+                observation: Observation {
+                    revision: Some(revision),
+                    heartbeat_seq: Some(revision),
+                    ..Observation::new(task.clone(), state)
+                },
+                changed_at: None,
+            })
+        })
+    }
+
+    async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
+        Ok(Evidence {
+            task: task.clone(),
+            evidence_revision: None,
+            run_id: None,
+            attempt_id: None,
+            artifacts: vec![],
+            answer: None,
+        })
+    }
+}
