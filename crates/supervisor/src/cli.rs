@@ -6,6 +6,7 @@
 //! control characters before it reaches the terminal.
 
 use crate::api::{ActionAnswer, CampaignList, CampaignView};
+use crate::runtime::reduce::EventLog;
 use crate::runtime::reply::Outcome;
 use crate::security::{Secret, Untrusted};
 use crate::store::retention::ArchiveList;
@@ -531,9 +532,10 @@ fn o<T: serde::Serialize>(x: &T) -> String {
 
 /// The significant events, one readable line each (`--json` gives the log's lines as they are).
 fn events(v: &Value, now: u64) -> Result<String, String> {
+    let log: EventLog = typed(v)?;
     let mut out = String::new();
-    for e in v["events"].as_array().cloned().unwrap_or_default() {
-        let event = &e["event"];
+    for e in &log.events {
+        let event = serde_json::to_value(&e.event).unwrap_or(Value::Null);
         // The event's own fields, after its type, as `key=value` (nested ones as `a.b=value`;
         // remote text cleaned).
         let mut fields = vec![];
@@ -545,7 +547,7 @@ fn events(v: &Value, now: u64) -> Result<String, String> {
         let fields = fields.join(" ");
         out.push_str(&format!(
             "{}  {}  {}\n",
-            when(&e["at"], now),
+            when_secs(e.at, now),
             s(&event["type"]),
             fields
         ));

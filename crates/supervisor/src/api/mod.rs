@@ -527,7 +527,7 @@ async fn events(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     match s.runtime.events(&id) {
-        Ok(lines) => Json(json!({ "events": lines })).into_response(),
+        Ok(events) => Json(crate::runtime::reduce::EventLog { events }).into_response(),
         Err(e) => runtime_error(e),
     }
 }

@@ -17,6 +17,13 @@ const REMEMBERED: usize = 4096;
 /// lines are appended, never rewritten, so their version moves on its own).
 pub const EVENT_LINE_VERSION: u32 = 1;
 
+/// `GET /campaigns/{id}/events`: the campaign's significant-event log, oldest first (the API
+/// serialises it; the CLI reads it back whole).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventLog {
+    pub events: Vec<EventLine>,
+}
+
 /// One line of `events/<campaign-id>.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventLine {
