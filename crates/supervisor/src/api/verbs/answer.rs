@@ -9,47 +9,47 @@ use crate::runtime::reply::{AnswerReply, Outcome};
 use crate::runtime::Runtime;
 use argus_machines::Verb;
 
-/// Answer the pending question with `a`'s message, and say where it went.
-pub(super) async fn apply(a: Message, rt: &Runtime) -> HttpReply {
-    let answer = rt.answer(&a.id, a.message);
-    waited(rt, &a.id, answer, |a| match a {
-            AnswerReply::Intervened(reply) => {
-                let mut r = HttpReply::of(Verb::Answer, &reply);
-                if reply.outcome() != Outcome::Done {
-                    // Not accepted by the remote (yet): the operator's question is not lost.
-                    if let Some(a) = r.answer_mut() {
-                        if let Some(m) = a.message.as_mut() {
-                            *m = format!("{m}. The question stays pending.");
-                            if let Some(error) = a.error.as_mut() {
-                                error.message = m.clone();
-                            }
+/// Answer the pending question with `args`'s message, and say where it went.
+pub(super) async fn apply(args: Message, rt: &Runtime) -> HttpReply {
+    let answer = rt.answer(&args.id, args.message);
+    waited(rt, &args.id, answer, |answered| match answered {
+        AnswerReply::Intervened(reply) => {
+            let mut r = HttpReply::of(Verb::Answer, &reply);
+            if reply.outcome() != Outcome::Done {
+                // Not accepted by the remote (yet): the operator's question is not lost.
+                if let Some(body) = r.answer_mut() {
+                    if let Some(m) = body.message.as_mut() {
+                        *m = format!("{m}. The question stays pending.");
+                        if let Some(error) = body.error.as_mut() {
+                            error.message = m.clone();
                         }
                     }
                 }
-                r
             }
-            AnswerReply::Kept(to) => {
-                let message = match to {
-                    AnswerTo::Argus => "answer: done; kept for Argus, which gets it at its next decision boundary",
-                    AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
-                };
-                let answer = ActionAnswer {
-                    state: None,
-                    delivered_to: Some(to.name().into()),
-                    ..ActionAnswer::done(None, message.into())
-                };
-                HttpReply::answer(http::StatusCode::OK, answer)
-            }
-            AnswerReply::NotKept => HttpReply::refused_here(
-                Some(Verb::Answer),
-                RefusalCode::StorageFailed,
-                "the answer could not be kept (the state root cannot be written); the question stays pending",
-            ),
-            AnswerReply::NothingPending => HttpReply::verb_error(
-                Verb::Answer,
-                ApiError::NothingPending,
-                "the campaign has no pending question",
-            ),
-        })
-        .await
+            r
+        }
+        AnswerReply::Kept(to) => {
+            let message = match to {
+                AnswerTo::Argus => "answer: done; kept for Argus, which gets it at its next decision boundary",
+                AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
+            };
+            let answer = ActionAnswer {
+                state: None,
+                delivered_to: Some(to.name().into()),
+                ..ActionAnswer::done(None, message.into())
+            };
+            HttpReply::answer(http::StatusCode::OK, answer)
+        }
+        AnswerReply::NotKept => HttpReply::refused_here(
+            Some(Verb::Answer),
+            RefusalCode::StorageFailed,
+            "the answer could not be kept (the state root cannot be written); the question stays pending",
+        ),
+        AnswerReply::NothingPending => HttpReply::verb_error(
+            Verb::Answer,
+            ApiError::NothingPending,
+            "the campaign has no pending question",
+        ),
+    })
+    .await
 }

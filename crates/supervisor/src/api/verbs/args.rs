@@ -2,7 +2,7 @@
 //! takes which is its row of the table (`verbs!`), and what the route's body may hold is the
 //! machine's [`Verb::takes`].
 
-use super::{Args, Body, HttpReply};
+use super::{said, Args, Body, HttpReply};
 use argus_machines::{Takes, Verb};
 use serde_json::{json, Value};
 
@@ -38,11 +38,6 @@ pub struct MaybeMessage {
     /// The text sent to the remote (none: the campaign's objective).
     #[arg(long)]
     pub message: Option<String>,
-}
-
-/// Text that says something, or none.
-fn said(text: Option<String>) -> Option<String> {
-    text.filter(|t| !t.trim().is_empty())
 }
 
 impl Args for Plain {

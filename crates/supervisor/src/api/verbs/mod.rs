@@ -235,8 +235,13 @@ impl Body {
 
     /// The operator's message, when it says anything.
     fn message(&self) -> Option<String> {
-        self.message.clone().filter(|m| !m.trim().is_empty())
+        said(self.message.clone())
     }
+}
+
+/// Text that says something, or none.
+fn said(text: Option<String>) -> Option<String> {
+    text.filter(|t| !t.trim().is_empty())
 }
 
 /// Wait at most [`ACTION_WAIT`] for an action's answer from the runtime.

@@ -88,7 +88,7 @@ fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Se
                 // An ended attempt's evidence: the remote gave none.
                 Call::Evidence { task, through } => {
                     seen.steps.push("evidence".into());
-                    let read = Ok(no_evidence(task.clone()));
+                    let read = Ok(crate::control::memory::no_evidence(task.clone()));
                     Done::Evidence {
                         task,
                         through,
@@ -108,18 +108,6 @@ fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Se
         }
     }
     seen
-}
-
-/// An ended attempt's evidence when the remote gave none.
-pub(super) fn no_evidence(task: TaskId) -> crate::control::Evidence {
-    crate::control::Evidence {
-        task,
-        evidence_revision: None,
-        run_id: None,
-        attempt_id: None,
-        artifacts: vec![],
-        answer: None,
-    }
 }
 
 fn observe() -> Input {
