@@ -31,6 +31,8 @@ struct RemoteArgs {
     /// Allow plain http:// to a loopback address.
     #[arg(long)]
     allow_insecure_loopback: bool,
+    #[command(flatten)]
+    reach: argus_supervisor_lib::settings::ReachArgs,
 }
 
 /// The state root a command works on: serve's own setting, read the same way.
@@ -106,6 +108,9 @@ enum Command {
             value_name = "DAYS"
         )]
         qualification_max_age_days: u64,
+        /// Foreman as serve would run it (probe asks it what it is).
+        #[command(flatten)]
+        foreman: argus_supervisor_lib::settings::ForemanArgs,
     },
     /// Prove what a live remote promises (fencing, idempotency, readback) and write the report.
     /// Read-only unless --write-campaign and --message name a dedicated test campaign and a
@@ -181,6 +186,9 @@ struct BenchArgs {
     /// With --remote: allow plain http:// to a loopback address.
     #[arg(long)]
     allow_insecure_loopback: bool,
+    /// With --remote: how it is reached (serve's settings).
+    #[command(flatten)]
+    reach: argus_supervisor_lib::settings::ReachArgs,
     /// Heartbeat in seconds during the measurement (default: max(1, campaigns / 2000), so the
     /// simulated remote keeps up); 120 measures the real cadence.
     #[arg(long)]
@@ -467,7 +475,14 @@ fn main() -> ExitCode {
             json,
             root,
             qualification_max_age_days,
-        } => run_probe(remote, json, &root.path, qualification_max_age_days),
+            foreman,
+        } => run_probe(
+            remote,
+            json,
+            &root.path,
+            qualification_max_age_days,
+            &foreman,
+        ),
         Command::Qualify(args) => run_qualify(args),
         Command::Sim(args) => sim(args),
         Command::Diagrams { check, dir } => diagrams(check, &dir),
@@ -639,10 +654,7 @@ fn campaigns(
 }
 
 fn run_bench(a: BenchArgs) -> ExitCode {
-    let remote = match a
-        .remote
-        .map(|url| argus_supervisor_lib::a2a::HttpConfig::new(url).with_trust_from_env())
-    {
+    let remote = match a.remote.map(|url| a.reach.http(url)) {
         None => None,
         Some(Ok(mut c)) => {
             c.token = argus_supervisor_lib::security::Secret::from_env("OPENTRAINING_A2A_TOKEN");
@@ -823,26 +835,15 @@ fn run_sim(
     })
 }
 
-/// The remote as `probe` and `qualify` reach it: the URL, trust from the environment, the token
-/// from the variable `token_env` names. An unusable trust setting is said here (exit 2).
+/// The remote as `probe` and `qualify` reach it: the URL, trust and zone as serve reads them, the
+/// token from the variable `token_env` names. An unusable trust setting is said here (exit 2).
 fn remote_config(remote: RemoteArgs) -> Result<argus_supervisor_lib::a2a::HttpConfig, ExitCode> {
-    let mut config = argus_supervisor_lib::a2a::HttpConfig::new(remote.url)
-        .with_trust_from_env()
-        .map_err(|e| {
-            eprintln!("{e}");
-            ExitCode::from(2)
-        })?;
+    let mut config = remote.reach.http(remote.url).map_err(|e| {
+        eprintln!("{e}");
+        ExitCode::from(2)
+    })?;
     config.token = argus_supervisor_lib::security::Secret::from_env(&remote.token_env);
     config.allow_insecure_loopback = remote.allow_insecure_loopback;
-    if let Some(v) = std::env::var("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    {
-        config.naive_time_offset_secs = argus_supervisor_lib::time::parse_offset(&v).ok_or_else(|| {
-            eprintln!("ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET: must be an offset from UTC as +HH:MM or -HH:MM");
-            ExitCode::from(2)
-        })?;
-    }
     Ok(config)
 }
 
@@ -851,6 +852,7 @@ fn run_probe(
     as_json: bool,
     home: &std::path::Path,
     max_age_days: u64,
+    foreman: &argus_supervisor_lib::settings::ForemanArgs,
 ) -> ExitCode {
     use argus_supervisor_lib::a2a;
     let config = match remote_config(remote) {
@@ -871,14 +873,10 @@ fn run_probe(
             .status(sha)
     });
     // Foreman as serve would run it, asked what it is: the pin is the runtime's word.
-    report.foreman = match argus_supervisor_lib::daemon::foreman_from_env() {
-        Ok(Some(f)) => Some(runtime.block_on(f.pin())),
-        Ok(None) => Some(argus_supervisor_lib::bridges::foreman::ForemanPin::Off),
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
+    report.foreman = Some(match foreman.foreman() {
+        Some(f) => runtime.block_on(f.pin()),
+        None => argus_supervisor_lib::bridges::foreman::ForemanPin::Off,
+    });
     if as_json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

@@ -19,25 +19,12 @@ use crate::runtime::{Runtime, RuntimeConfig};
 use crate::security::Secret;
 use crate::store::Store;
 use argus_machines::ControllerId;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A configuration error: names the variable, never echoes a secret value.
-#[derive(Debug, thiserror::Error)]
-#[error("invalid configuration: {variable}: {problem}")]
-pub struct ConfigError {
-    pub variable: &'static str,
-    pub problem: String,
-}
-
-fn bad(variable: &'static str, problem: impl Into<String>) -> ConfigError {
-    ConfigError {
-        variable,
-        problem: problem.into(),
-    }
-}
+use crate::settings::{bad, set};
+pub use crate::settings::{valid_controller_id, ConfigError, Listen, ServeArgs, SECRET_SETTINGS};
 
 /// Everything `serve` needs.
 #[derive(Debug)]
@@ -106,23 +93,6 @@ pub struct ServeConfig {
     pub backend_source: crate::deployment::BackendSource,
 }
 
-/// Where `serve` listens: one TCP address, or one Unix socket (no TCP listener at all).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Listen {
-    Tcp(SocketAddr),
-    /// `unix:PATH`: a socket file, mode 0600; a relative path is under the state root.
-    Unix(PathBuf),
-}
-
-impl std::fmt::Display for Listen {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Listen::Tcp(a) => write!(f, "{a}"),
-            Listen::Unix(p) => write!(f, "unix:{}", p.display()),
-        }
-    }
-}
-
 /// The file under the state root holding the API token `serve` made for a Unix socket when none
 /// was given (mode 0600): what a local client on the same machine (the OpenOperator plugin) reads.
 pub const TOKEN_FILE: &str = "api-token";
@@ -148,279 +118,13 @@ impl From<String> for ServeError {
     }
 }
 
-/// `serve`'s configuration as declared: each setting once, with its variable, default and meaning
-/// (`serve --help` lists them). Values stay raw here; [`ServeConfig::from_args`] validates them and
-/// names the variable of any it refuses. An empty variable counts as unset.
-#[derive(Debug, Default, Clone, clap::Args)]
-#[command(next_help_heading = "Configuration (flag or environment variable)")]
-pub struct ServeArgs {
-    /// The remote's A2A base URL: HTTPS (plain HTTP only on loopback with
-    /// --allow-insecure-loopback); may carry a path such as /a2a/t-<token>/, so it is never printed.
-    /// Required.
-    #[arg(
-        long = "remote-url",
-        env = "OPENTRAINING_A2A_URL",
-        hide_env_values = true,
-        value_name = "URL"
-    )]
-    pub remote_url: Option<String>,
-    /// Token sent to the remote as `Authorization: Bearer` and `X-API-KEY` (environment only).
-    #[arg(
-        long = "remote-token",
-        env = "OPENTRAINING_A2A_TOKEN",
-        hide_env_values = true,
-        value_name = "SECRET"
-    )]
-    pub remote_token: Option<String>,
-    /// Project selection sent with submits.
-    #[arg(long, env = "OPENTRAINING_A2A_PROJECT", value_name = "NAME")]
-    pub project: Option<String>,
-    /// Our controller id in leases (1-128 of A-Z a-z 0-9 - _ . :). [default: argus-openoperator]
-    #[arg(long, env = "ARGUS_SUPERVISOR_CONTROLLER_ID", value_name = "ID")]
-    pub controller_id: Option<String>,
-    /// 0: serve the persisted state read-only; no polling, no mutation. [default: 1]
-    #[arg(long, env = "ARGUS_SUPERVISOR_ENABLED", value_name = "0|1")]
-    pub enabled: Option<String>,
-    /// Poll cadence in seconds (jittered ±10%). [default: 120]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
-        value_name = "SECONDS"
-    )]
-    pub heartbeat_seconds: Option<String>,
-    /// Lease TTL in seconds; must exceed two heartbeats + 60 s, at most 1 day. [default: 600]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
-        value_name = "SECONDS"
-    )]
-    pub lease_ttl_seconds: Option<String>,
-    /// A controlled campaign whose attempt is live (running or asking) is also read this often
-    /// between heartbeats, within the request budget; 0: off (1-3600). [default: 2]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_HOT_POLL_SECONDS",
-        value_name = "SECONDS"
-    )]
-    pub hot_poll_seconds: Option<String>,
-    /// Requests per second hot polling may add to the remote, on top of the heartbeat's, shared by
-    /// the live campaigns (0.1-1000). [default: 4]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS",
-        value_name = "REQUESTS"
-    )]
-    pub remote_budget_rps: Option<String>,
-    /// Subscriptions open at once where the remote's card says it streams (a live campaign's
-    /// updates ring for a read); beyond them, hot polling; 0: never stream (0-100000). [default: 1024]
-    #[arg(long, env = "ARGUS_SUPERVISOR_MAX_STREAMS", value_name = "STREAMS")]
-    pub max_streams: Option<String>,
-    /// A stream with no byte for this long is closed, the task read and a new stream opened
-    /// (5-86400). [default: 300]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS",
-        value_name = "SECONDS"
-    )]
-    pub stream_silence_seconds: Option<String>,
-    /// Wait after a write became ambiguous before reading it back (at most 1 day). [default: 60]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
-        value_name = "SECONDS"
-    )]
-    pub readback_grace_seconds: Option<String>,
-    /// How long an upgrade's copy of the documents it rewrote is kept (`confirm-upgrade` drops
-    /// it sooner). [default: 14]
-    #[arg(long, env = "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS", value_name = "DAYS")]
-    pub upgrade_keep_days: Option<String>,
-    /// Closed campaigns last changed more than this many days ago leave the live set (kept in
-    /// `archive/`, readable, exportable); 0 keeps them live. [default: 30]
-    #[arg(long, env = "ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS", value_name = "DAYS")]
-    pub archive_after_days: Option<String>,
-    /// How many days a passing qualification record is trusted; older, writes wait for `qualify`
-    /// again (with ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION). [default: 90]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
-        value_name = "DAYS"
-    )]
-    pub qualification_max_age_days: Option<String>,
-    /// Argus's MCP server executable (argus-plugin-server); unset: no Argus, decisions are the
-    /// operator's.
-    #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_BIN", value_name = "PATH")]
-    pub argus_bin: Option<String>,
-    /// Given to Argus as ARGUS_SKILL_HOME. [default: <state root>/argus-home]
-    #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_HOME", value_name = "DIR")]
-    pub argus_home: Option<String>,
-    /// Given to Argus as ARGUS_SKILL_RUNNER_BACKEND (its model backend, e.g. codex).
-    #[arg(long, env = "ARGUS_SUPERVISOR_BACKEND", value_name = "NAME")]
-    pub backend: Option<String>,
-    /// Names of further variables passed to Argus (model credentials), comma- or space-separated;
-    /// our tokens are refused.
-    #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_ENV", value_name = "NAMES")]
-    pub argus_env: Option<String>,
-    /// The mission's bound on attempts Argus may start. [default: 3]
-    #[arg(long, env = "ARGUS_SUPERVISOR_MAX_ATTEMPTS", value_name = "N")]
-    pub max_attempts: Option<String>,
-    /// How often Argus's status and decision files are read between wakes (1-3600). [default: 30]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
-        value_name = "SECONDS"
-    )]
-    pub argus_poll_seconds: Option<String>,
-    /// 1: consult Foreman (needs Argus) on non-boundary events. [default: 0]
-    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_ENABLED", value_name = "0|1")]
-    pub foreman_enabled: Option<String>,
-    /// Foreman's executable.
-    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_BIN", value_name = "PATH")]
-    pub foreman_bin: Option<String>,
-    /// Names of variables passed to Foreman (its decision model's provider, model and
-    /// credentials: FOREMAN_*, OPENAI_*, TYPESAFE_*), comma- or space-separated; our tokens are
-    /// refused.
-    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_ENV", value_name = "NAMES")]
-    pub foreman_env: Option<String>,
-    /// Failed Foreman assessments in a row before the campaign's feed says so (1-100). [default: 3]
-    #[arg(long, env = "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD", value_name = "N")]
-    pub foreman_failures_told: Option<String>,
-    /// How often the agent card is re-read (1-86400; also before every write). [default: 600]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS",
-        value_name = "SECONDS"
-    )]
-    pub card_refresh_seconds: Option<String>,
-    /// 1: claims and new writes are refused here (unqualified_remote) unless `argus-supervisor
-    /// qualify` kept a passing record for this remote URL and its current agent card in the state
-    /// root. [default: 1]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION",
-        value_name = "0|1"
-    )]
-    pub require_qualification: Option<String>,
-    /// Pin the agent card: any other hash is quarantined_pending_review.
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_EXPECTED_CARD_SHA256",
-        value_name = "HEX"
-    )]
-    pub expected_card_sha256: Option<String>,
-    /// The zone the remote writes times without one in (Agent Zero: its local time), as +HH:MM
-    /// or -HH:MM; `health` says whether the remote writes any. [default: +00:00]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
-        value_name = "+HH:MM"
-    )]
-    pub remote_time_offset: Option<String>,
-    /// State root. [default: /a0/usr/argus-supervisor]
-    #[arg(long, env = "ARGUS_SUPERVISOR_HOME", value_name = "DIR")]
-    pub home: Option<String>,
-    /// A PEM bundle of CA certificates trusted in addition to the platform's and built-in roots.
-    #[arg(long, env = "ARGUS_SUPERVISOR_CA_FILE", value_name = "PATH")]
-    pub ca_file: Option<String>,
-    /// 1: trust only --ca-file. [default: 0]
-    #[arg(long, env = "ARGUS_SUPERVISOR_CA_ONLY", value_name = "0|1")]
-    pub ca_only: Option<String>,
-    /// The one listener: HOST:PORT, or unix:PATH for a Unix socket (mode 0600; a relative path is
-    /// under the state root; then no TCP listener at all). [default: 127.0.0.1:8787]
-    #[arg(
-        long,
-        env = "ARGUS_SUPERVISOR_LISTEN",
-        value_name = "HOST:PORT|unix:PATH"
-    )]
-    pub listen: Option<String>,
-    /// The API's token (environment only); required unless --insecure-no-auth on loopback.
-    #[arg(
-        long = "api-token",
-        env = "ARGUS_SUPERVISOR_API_TOKEN",
-        hide_env_values = true,
-        value_name = "SECRET"
-    )]
-    pub api_token: Option<String>,
-    /// Serve without an API token (refused unless the listener is loopback).
-    #[arg(long)]
-    pub insecure_no_auth: bool,
-    /// Allow a plain-HTTP remote on loopback (tests, the sim).
-    #[arg(long, env = "ARGUS_SUPERVISOR_ALLOW_INSECURE_LOOPBACK", value_parser = clap::builder::FalseyValueParser::new())]
-    pub allow_insecure_loopback: bool,
-    /// Log filter, tracing-subscriber's syntax (e.g. warn, info,argus_supervisor_lib=debug).
-    #[arg(
-        long = "log-level",
-        env = "RUST_LOG",
-        default_value = "info",
-        value_name = "FILTER"
-    )]
-    pub log_level: String,
-    /// Log every line as JSON.
-    #[arg(long, env = "ARGUS_SUPERVISOR_LOG_JSON", value_parser = clap::builder::FalseyValueParser::new())]
-    pub log_json: bool,
-}
-
-/// The settings that are secrets: read from the environment only, never echoed; `serve --help`
-/// says whether each is set.
-pub const SECRET_SETTINGS: [(&str, &str); 2] = [
-    ("remote_token", "OPENTRAINING_A2A_TOKEN"),
-    ("api_token", "ARGUS_SUPERVISOR_API_TOKEN"),
-];
-
-/// A controller id as leases carry it: 1-128 characters of `A-Z a-z 0-9 - _ . :`.
-pub fn valid_controller_id(id: &str) -> bool {
-    (1..=128).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
-}
-
-fn set(v: &Option<String>) -> Option<String> {
-    v.clone().filter(|v| !v.trim().is_empty())
-}
-
-fn flag(name: &'static str, raw: &Option<String>, default: bool) -> Result<bool, ConfigError> {
-    match set(raw).as_deref().map(str::trim) {
-        None => Ok(default),
-        Some("1" | "true" | "yes") => Ok(true),
-        Some("0" | "false" | "no") => Ok(false),
-        Some(_) => Err(bad(name, "expected 1 or 0")),
-    }
-}
-
-/// A whole number within `range` (its default when unset or empty), or the variable named with
-/// what it expects.
-fn within(
-    name: &'static str,
-    raw: &Option<String>,
-    default: u64,
-    range: std::ops::RangeInclusive<u64>,
-    expected: &'static str,
-) -> Result<u64, ConfigError> {
-    let n = number(name, raw, default)?;
-    if range.contains(&n) {
-        Ok(n)
-    } else {
-        Err(bad(name, expected))
-    }
-}
-
 /// Where `serve` listens, and the token its API asks for: one is required unless the listener is
 /// a Unix socket (which makes its own) or loopback with `--insecure-no-auth`.
-fn listener(
-    a: &ServeArgs,
-    home: &std::path::Path,
-) -> Result<(Listen, Option<Secret>), ConfigError> {
-    let listen =
-        match set(&a.listen) {
-            Some(v) => match v.trim().strip_prefix("unix:") {
-                Some("") => return Err(bad("ARGUS_SUPERVISOR_LISTEN", "unix: needs a path")),
-                Some(path) => Listen::Unix(home.join(path)),
-                None => Listen::Tcp(v.trim().parse().map_err(|_| {
-                    bad("ARGUS_SUPERVISOR_LISTEN", "expected HOST:PORT or unix:PATH")
-                })?),
-            },
-            None => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], 8787))),
-        };
+fn listener(a: &ServeArgs) -> Result<(Listen, Option<Secret>), ConfigError> {
+    let listen = match &a.listen {
+        Listen::Unix(path) => Listen::Unix(a.home.join(path)),
+        tcp => tcp.clone(),
+    };
     // A socket file is reached only by who may open it (mode 0600): local like loopback.
     let local = match &listen {
         Listen::Tcp(a) => a.ip().is_loopback(),
@@ -438,259 +142,64 @@ fn listener(
     Ok((listen, api_token))
 }
 
-fn number(name: &'static str, raw: &Option<String>, default: u64) -> Result<u64, ConfigError> {
-    match set(raw) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| bad(name, "expected a whole number")),
-    }
-}
-
-/// The remote's URL (checked, never printed: it may carry a token in its path) and the
-/// controller id this daemon claims as.
-fn remote_and_controller(a: &ServeArgs) -> Result<(String, String), ConfigError> {
+/// The remote's URL, checked (never printed: it may carry a token in its path).
+fn remote_url(a: &ServeArgs) -> Result<String, ConfigError> {
     let remote_url =
         set(&a.remote_url).ok_or_else(|| bad("OPENTRAINING_A2A_URL", "is required"))?;
-    // Validate the URL now (without printing it: it may carry a token in its path).
     crate::a2a::Endpoint::parse(&remote_url, a.allow_insecure_loopback)
         .map_err(|e| bad("OPENTRAINING_A2A_URL", e.to_string()))?;
-    let controller_id = set(&a.controller_id).unwrap_or_else(|| "argus-openoperator".into());
-    if !valid_controller_id(&controller_id) {
-        return Err(bad(
-            "ARGUS_SUPERVISOR_CONTROLLER_ID",
-            "1-128 characters of A-Z a-z 0-9 - _ . :",
-        ));
-    }
-    Ok((remote_url, controller_id))
-}
-
-/// The trust for the remote's TLS: refused here (exit 2, naming the variable) rather than at the
-/// first handshake.
-fn trust(a: &ServeArgs, remote_url: &str) -> Result<HttpConfig, ConfigError> {
-    HttpConfig::new(remote_url.to_string())
-        .with_trust(set(&a.ca_file).as_deref(), set(&a.ca_only).as_deref())
-        .map_err(|e| {
-            bad(
-                if matches!(e, crate::a2a::TrustError::BadFlag) {
-                    "ARGUS_SUPERVISOR_CA_ONLY"
-                } else {
-                    "ARGUS_SUPERVISOR_CA_FILE"
-                },
-                e.to_string(),
-            )
-        })
-}
-
-/// The remote's zone for times written without one (`+HH:MM`), in seconds east of UTC.
-fn time_offset(a: &ServeArgs) -> Result<i32, ConfigError> {
-    match set(&a.remote_time_offset) {
-        None => Ok(0),
-        Some(v) => crate::time::parse_offset(&v).ok_or_else(|| {
-            bad(
-                "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
-                "must be an offset from UTC as +HH:MM or -HH:MM",
-            )
-        }),
-    }
-}
-
-/// How often `serve` reads and writes, and how much at once: the pacing settings.
-struct Pacing {
-    heartbeat_secs: u64,
-    readback_grace_secs: u64,
-    lease_ttl_secs: u64,
-    hot_poll_secs: u64,
-    remote_budget_rps: f64,
-    max_streams: u64,
-    stream_silence_secs: u64,
-}
-
-impl Pacing {
-    fn read(a: &ServeArgs) -> Result<Pacing, ConfigError> {
-        let heartbeat_secs = number(
-            "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
-            &a.heartbeat_seconds,
-            120,
-        )?;
-        let readback_grace_secs = within(
-            "ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS",
-            &a.readback_grace_seconds,
-            60,
-            0..=86_400,
-            "must be at most 1 day",
-        )?;
-        let lease_ttl_secs = number(
-            "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
-            &a.lease_ttl_seconds,
-            600,
-        )?;
-        let hot_poll_secs = within(
-            "ARGUS_SUPERVISOR_HOT_POLL_SECONDS",
-            &a.hot_poll_seconds,
-            2,
-            0..=3600,
-            "must be 0 (off) or 1-3600",
-        )?;
-        let remote_budget_rps = match set(&a.remote_budget_rps) {
-            None => 4.0,
-            Some(v) => v
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|r| (0.1..=1000.0).contains(r))
-                .ok_or_else(|| {
-                    bad(
-                        "ARGUS_SUPERVISOR_REMOTE_BUDGET_RPS",
-                        "must be a number of requests per second from 0.1 to 1000",
-                    )
-                })?,
-        };
-        let max_streams = within(
-            "ARGUS_SUPERVISOR_MAX_STREAMS",
-            &a.max_streams,
-            1024,
-            0..=100_000,
-            "must be 0 (never stream) to 100000",
-        )?;
-        let stream_silence_secs = within(
-            "ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS",
-            &a.stream_silence_seconds,
-            300,
-            5..=86_400,
-            "must be 5 to 86400",
-        )?;
-        Ok(Pacing {
-            heartbeat_secs,
-            readback_grace_secs,
-            lease_ttl_secs,
-            hot_poll_secs,
-            remote_budget_rps,
-            max_streams,
-            stream_silence_secs,
-        })
-    }
-}
-
-/// What `serve` keeps and for how long, and how often it looks again: the keeping settings.
-struct Keeping {
-    qualification_max_age_days: u64,
-    archive_after_days: u64,
-    upgrade_keep_days: u64,
-    argus_poll_secs: u64,
-    card_refresh_secs: u64,
-}
-
-impl Keeping {
-    fn read(a: &ServeArgs) -> Result<Keeping, ConfigError> {
-        let qualification_max_age_days = number(
-            "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
-            &a.qualification_max_age_days,
-            crate::qualification::DEFAULT_MAX_AGE_DAYS,
-        )?;
-        let archive_after_days = number(
-            "ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS",
-            &a.archive_after_days,
-            30,
-        )?;
-        let upgrade_keep_days = number(
-            "ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS",
-            &a.upgrade_keep_days,
-            14,
-        )?
-        .min(3650);
-        let argus_poll_secs = number(
-            "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS",
-            &a.argus_poll_seconds,
-            30,
-        )?
-        .clamp(1, 3600);
-        let card_refresh_secs = number(
-            "ARGUS_SUPERVISOR_CARD_REFRESH_SECONDS",
-            &a.card_refresh_seconds,
-            600,
-        )?
-        .clamp(1, 86_400);
-        Ok(Keeping {
-            qualification_max_age_days,
-            archive_after_days,
-            upgrade_keep_days,
-            argus_poll_secs,
-            card_refresh_secs,
-        })
-    }
+    Ok(remote_url)
 }
 
 impl ServeConfig {
-    /// Validate the declared settings. Nothing starts when this fails.
+    /// Check what the declared settings say together (each alone was parsed where it was
+    /// declared). Nothing starts when this fails.
     pub fn from_args(a: &ServeArgs) -> Result<ServeConfig, ConfigError> {
-        let enabled = flag("ARGUS_SUPERVISOR_ENABLED", &a.enabled, true)?;
-        let foreman = ForemanSettings::read(&a.foreman_enabled, &a.foreman_bin, &a.foreman_env)?;
-        let (remote_url, controller_id) = remote_and_controller(a)?;
-        let (pacing, keeping) = (Pacing::read(a)?, Keeping::read(a)?);
-        let home = set(&a.home)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/a0/usr/argus-supervisor"));
-        let (listen, api_token) = listener(a, &home)?;
-        let trust = trust(a, &remote_url)?;
+        let remote_url = remote_url(a)?;
+        let (listen, api_token) = listener(a)?;
+        let trust = a.reach.http(remote_url.clone())?;
         let cfg = ServeConfig {
             remote_url,
             remote_token: set(&a.remote_token).map(Secret::new),
             project: set(&a.project),
-            enabled,
-            controller_id,
-            heartbeat_secs: pacing.heartbeat_secs,
-            lease_ttl_secs: pacing.lease_ttl_secs,
-            readback_grace_secs: pacing.readback_grace_secs,
-            hot_poll_secs: pacing.hot_poll_secs,
-            remote_budget_rps: pacing.remote_budget_rps,
-            max_streams: pacing.max_streams,
-            stream_silence_secs: pacing.stream_silence_secs,
+            enabled: a.enabled,
+            controller_id: a.controller_id.clone(),
+            heartbeat_secs: a.heartbeat_seconds,
+            lease_ttl_secs: a.lease_ttl_seconds,
+            readback_grace_secs: a.readback_grace_seconds,
+            hot_poll_secs: a.hot_poll_seconds,
+            remote_budget_rps: a.remote_budget_rps,
+            max_streams: a.max_streams,
+            stream_silence_secs: a.stream_silence_seconds,
             ca_pem: trust.ca_pem,
             ca_only: trust.ca_only,
             argus_bin: set(&a.argus_bin).map(PathBuf::from),
             argus_home: set(&a.argus_home).map(PathBuf::from),
             backend: set(&a.backend),
-            argus_env: env_names(set(&a.argus_env), "Argus")
-                .map_err(|e| bad("ARGUS_SUPERVISOR_ARGUS_ENV", e))?,
-            max_attempts: u32::try_from(number(
-                "ARGUS_SUPERVISOR_MAX_ATTEMPTS",
-                &a.max_attempts,
-                3,
-            )?)
-            .map_err(|_| bad("ARGUS_SUPERVISOR_MAX_ATTEMPTS", "too large"))?,
-            foreman_enabled: foreman.enabled,
-            qualification_max_age_days: keeping.qualification_max_age_days,
-            archive_after_days: keeping.archive_after_days,
-            upgrade_keep_days: keeping.upgrade_keep_days,
-            argus_poll_secs: keeping.argus_poll_secs,
-            card_refresh_secs: keeping.card_refresh_secs,
+            argus_env: a.argus_env.0.clone(),
+            // Parsed within u32's range: the cast is exact.
+            max_attempts: a.max_attempts as u32,
+            foreman_enabled: a.foreman.foreman_enabled,
+            qualification_max_age_days: a.qualification_max_age_days,
+            archive_after_days: a.archive_after_days,
+            upgrade_keep_days: a.upgrade_keep_days,
+            argus_poll_secs: a.argus_poll_seconds,
+            card_refresh_secs: a.card_refresh_seconds,
             expected_card_sha256: set(&a.expected_card_sha256),
-            remote_time_offset_secs: time_offset(a)?,
-            require_qualification: flag(
-                "ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION",
-                &a.require_qualification,
-                true,
-            )?,
-            foreman_bin: foreman.bin,
-            foreman_env: foreman.pass_env,
+            remote_time_offset_secs: a.reach.remote_time_offset,
+            require_qualification: a.require_qualification,
+            foreman_bin: set(&a.foreman.foreman_bin).map(PathBuf::from),
+            foreman_env: a.foreman.foreman_env.0.clone(),
             // At most 100: the cast is exact.
-            foreman_failures_told: within(
-                "ARGUS_SUPERVISOR_FOREMAN_FAILURES_TOLD",
-                &a.foreman_failures_told,
-                3,
-                1..=100,
-                "expected 1-100",
-            )? as u32,
-            home,
+            foreman_failures_told: a.foreman_failures_told as u32,
+            home: a.home.clone(),
             listen,
             api_token,
             insecure_no_auth: a.insecure_no_auth,
             allow_insecure_loopback: a.allow_insecure_loopback,
             build: crate::deployment::Build::unknown(),
             // The command line tells a flag from the variable (`main` sets `Flag`).
-            backend_source: match a.backend {
+            backend_source: match set(&a.backend) {
                 Some(_) => BackendSource::Environment,
                 None => BackendSource::ArgusDefault,
             },
@@ -1375,65 +884,4 @@ fn socket_token(path: &std::path::Path) -> std::io::Result<Secret> {
     f.write_all(token.as_bytes())?;
     f.sync_all()?;
     Ok(Secret::new(token))
-}
-
-/// The variable names `ARGUS_SUPERVISOR_ARGUS_ENV` or `ARGUS_SUPERVISOR_FOREMAN_ENV` lists (comma-
-/// or space-separated), checked: a name of ours that carries a secret (the OpenTraining or API
-/// token) is refused, so no setting can hand it to the `child` (Argus, Foreman).
-/// Foreman's settings, read once for `serve` and for `probe` alike.
-struct ForemanSettings {
-    enabled: bool,
-    bin: Option<PathBuf>,
-    pass_env: Vec<String>,
-}
-
-impl ForemanSettings {
-    fn read(
-        enabled: &Option<String>,
-        bin: &Option<String>,
-        names: &Option<String>,
-    ) -> Result<ForemanSettings, ConfigError> {
-        Ok(ForemanSettings {
-            enabled: flag("ARGUS_SUPERVISOR_FOREMAN_ENABLED", enabled, false)?,
-            bin: set(bin).map(PathBuf::from),
-            pass_env: env_names(set(names), "Foreman")
-                .map_err(|e| bad("ARGUS_SUPERVISOR_FOREMAN_ENV", e))?,
-        })
-    }
-}
-
-/// Foreman as `serve` would configure it from this environment (`probe` asks it what it is);
-/// `None` when it is off.
-pub fn foreman_from_env() -> Result<Option<Foreman>, ConfigError> {
-    let var = |n: &str| std::env::var(n).ok();
-    let s = ForemanSettings::read(
-        &var("ARGUS_SUPERVISOR_FOREMAN_ENABLED"),
-        &var("ARGUS_SUPERVISOR_FOREMAN_BIN"),
-        &var("ARGUS_SUPERVISOR_FOREMAN_ENV"),
-    )?;
-    Ok(s.enabled.then(|| {
-        Foreman::new(
-            s.bin.unwrap_or_default(),
-            crate::bridges::foreman::DEFAULT_TIMEOUT,
-            s.pass_env,
-        )
-    }))
-}
-
-fn env_names(list: Option<String>, child: &str) -> Result<Vec<String>, String> {
-    let mut names = vec![];
-    for name in list
-        .unwrap_or_default()
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|n| !n.is_empty())
-    {
-        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!("{name:?} is not a variable name"));
-        }
-        if SECRET_SETTINGS.iter().any(|(_, secret)| *secret == name) {
-            return Err(format!("{name} is never given to {child}"));
-        }
-        names.push(name.to_string());
-    }
-    Ok(names)
 }

@@ -22,6 +22,7 @@ pub mod qualification;
 pub mod qualify;
 pub mod runtime;
 pub mod security;
+pub mod settings;
 pub mod store;
 pub mod time;
 pub(crate) mod ui;

@@ -117,8 +117,6 @@ pub enum TrustError {
     NoCertificate,
     #[error("ARGUS_SUPERVISOR_CA_ONLY=1 needs ARGUS_SUPERVISOR_CA_FILE")]
     OnlyWithoutFile,
-    #[error("ARGUS_SUPERVISOR_CA_ONLY: expected 1 or 0")]
-    BadFlag,
 }
 
 impl HttpConfig {
@@ -163,27 +161,14 @@ impl HttpConfig {
         }
     }
 
-    /// Read `ARGUS_SUPERVISOR_CA_FILE` and `ARGUS_SUPERVISOR_CA_ONLY` into this configuration.
-    pub fn with_trust_from_env(self) -> Result<Self, TrustError> {
-        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
-        self.with_trust(
-            var("ARGUS_SUPERVISOR_CA_FILE").as_deref(),
-            var("ARGUS_SUPERVISOR_CA_ONLY").as_deref(),
-        )
-    }
-
     /// Trust the certificates of the PEM bundle at `ca_file` besides the usual roots, or
-    /// (`ca_only` 1) only them.
+    /// (`ca_only`) only them.
     pub fn with_trust(
         mut self,
-        ca_file: Option<&str>,
-        ca_only: Option<&str>,
+        ca_file: Option<&std::path::Path>,
+        ca_only: bool,
     ) -> Result<Self, TrustError> {
-        self.ca_only = match ca_only.map(str::trim) {
-            None | Some("0" | "false" | "no") => false,
-            Some("1" | "true" | "yes") => true,
-            Some(_) => return Err(TrustError::BadFlag),
-        };
+        self.ca_only = ca_only;
         if let Some(path) = ca_file {
             let pem =
                 std::fs::read(path).map_err(|e| TrustError::Unreadable(e.kind().to_string()))?;
