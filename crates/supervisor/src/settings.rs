@@ -468,7 +468,9 @@ mod tests {
             .map(|e| e.to_string());
         let said = e.unwrap_or_default();
         assert!(
-            said.contains("invalid configuration: ARGUS_SETTINGS_TEST_SECONDS: expected a whole number"),
+            said.contains(
+                "invalid configuration: ARGUS_SETTINGS_TEST_SECONDS: expected a whole number"
+            ),
             "{said}"
         );
         assert!(!said.contains("s3cr3t"), "{said}");

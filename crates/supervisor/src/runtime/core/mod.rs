@@ -1,15 +1,15 @@
 //! One campaign's core: everything its driver decides, without I/O.
 //!
-//! The shape is raft-rs's `RawNode`: the driver [`handle`](Core::handle)s an [`Input`] (an
-//! operator's command with its actor and text, a verdict, an answer, a notice, the event log read
-//! at the first step, a tick, a restored state's entry), then asks [`ready`](Core::ready) for
-//! what to do next and reports what became of it with [`advance`](Core::advance), until `ready`
-//! has nothing left. A [`Ready`] says, in the order the driver performs it: the step's
-//! write-ahead (`persist`: nothing else in that `Ready`, and nothing the step decided happens
-//! unless it is on disk), other records, wakes and significant events for the wake sink, an
-//! answer to keep for Argus, one remote call (made through the authority token the core hands
-//! out with it, and given back with its outcome), the reply to the replier, and whether the
-//! campaign just closed.
+//! The shape is raft-rs's `RawNode` and quinn-proto's `Connection`: the driver
+//! [`handle`](Core::handle)s an [`Input`] (an operator's command with its actor and text, a
+//! verdict, an answer, a notice, the event log read at the first step, a tick, a restored state's
+//! entry), then asks [`poll_effect`](Core::poll_effect) for what to do next and reports what
+//! became of it with [`advance`](Core::advance), until `poll_effect` has nothing left. An
+//! [`Effect`] is one of: the step's write-ahead (alone: nothing the step decided happens unless it
+//! is on disk), other records, a wake or significant event for the wake sink, the reply to the
+//! replier, the campaign's closing, the driver's stop, an answer to keep for Argus, or one remote
+//! call (made through the authority token the core hands out with it, and given back with its
+//! outcome).
 //!
 //! Owns: the machine, the [`Token`] that matches it, the [`Ledger`], the unsent
 //! [`WriteIntent`]s, the question's life (who asked, how an answer is routed, when it is
@@ -42,7 +42,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Where the pump stops dead in a crash test (a `Ready`'s `milestone`), as a killed process
+/// Where the pump stops dead in a crash test (an [`Effect::Persist`]'s `milestone`), as a killed process
 /// would. ("After the request was sent" is exercised by killing mid-request.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CrashPoint {
@@ -111,35 +111,54 @@ pub(crate) enum Input {
     Shutdown { release: bool },
 }
 
-/// What the driver does next, in this order.
-#[derive(Default)]
-pub(crate) struct Ready {
-    /// The step's write-ahead. When set, nothing else is in this `Ready`, and the driver reports
-    /// [`Performed::Persisted`]; a failed document write undoes the step.
-    pub persist: Vec<Write>,
-    /// Where a crash test stops once `persist` is on disk.
-    pub milestone: Option<CrashPoint>,
-    /// Other records, each group stopped by its own failed document write.
-    pub records: Vec<Vec<Write>>,
+/// One thing the driver does, in the order [`Core::poll_effect`] gives them. Three wait for a
+/// report through [`Core::advance`] (`Persist`, `KeepAnswer`, `Call`); each is the last of what
+/// one step gathered, so nothing comes out after it until it is reported.
+pub(crate) enum Effect {
+    /// The step's write-ahead, alone: reported with [`Performed::Persisted`]; a failed document
+    /// write undoes the step. A crash test stops at `milestone` once it is on disk.
+    Persist {
+        writes: Vec<Write>,
+        milestone: Option<CrashPoint>,
+    },
+    /// Other records, each group stopped by its own failed document write. When they hold the
+    /// first significant event a remote reading surfaced (`noticed`), its time-to-notice is
+    /// measured once they are written.
+    Record {
+        groups: Vec<Vec<Write>>,
+        noticed: Option<Noticed>,
+    },
     /// For the wake sink, after the records (a wake finds its event logged).
-    pub wakes: Vec<Wake>,
-    /// An operator's answer to keep for Argus before the question is cleared; reported with
-    /// [`Performed::Kept`].
-    pub keep_answer: Option<String>,
-    /// One remote call; reported with [`Performed::Called`].
-    pub call: Option<Call>,
+    Wake(Wake),
     /// The answer to whoever gave the input.
-    pub reply: Option<Reply>,
+    Reply(Reply),
     /// The input closed the campaign (announced after its last lines).
-    pub closed: bool,
-    /// These records hold the first significant event a remote reading surfaced: its
-    /// time-to-notice is measured once they are written.
-    pub noticed: Option<Noticed>,
-    /// The driver stops after this.
-    pub stop: bool,
+    Closed,
+    /// The driver stops once the input is settled.
+    Stop,
+    /// An operator's answer to keep for Argus before the question is cleared: reported with
+    /// [`Performed::Kept`].
+    KeepAnswer(String),
+    /// One remote call: reported with [`Performed::Called`].
+    Call(Call),
 }
 
-impl Ready {
+/// What a step gathered for the driver, given out as [`Effect`]s in their order.
+#[derive(Default)]
+struct Batch {
+    persist: Vec<Write>,
+    milestone: Option<CrashPoint>,
+    records: Vec<Vec<Write>>,
+    wakes: VecDeque<Wake>,
+    keep_answer: Option<String>,
+    call: Option<Call>,
+    reply: Option<Reply>,
+    closed: bool,
+    noticed: Option<Noticed>,
+    stop: bool,
+}
+
+impl Batch {
     fn is_empty(&self) -> bool {
         self.persist.is_empty()
             && self.records.is_empty()
@@ -155,6 +174,36 @@ impl Ready {
     /// The core waits for a report before it goes on.
     fn waits(&self) -> bool {
         !self.persist.is_empty() || self.keep_answer.is_some() || self.call.is_some()
+    }
+
+    /// The next effect, in order: the write-ahead alone; the records; the wakes; the reply;
+    /// the closing; the stop; then what waits for its report.
+    fn next(&mut self) -> Option<Effect> {
+        use std::mem::take;
+        if !self.persist.is_empty() {
+            let (writes, milestone) = (take(&mut self.persist), self.milestone.take());
+            return Some(Effect::Persist { writes, milestone });
+        }
+        if !self.records.is_empty() || self.noticed.is_some() {
+            let (groups, noticed) = (take(&mut self.records), self.noticed.take());
+            return Some(Effect::Record { groups, noticed });
+        }
+        if let Some(wake) = self.wakes.pop_front() {
+            return Some(Effect::Wake(wake));
+        }
+        if let Some(reply) = self.reply.take() {
+            return Some(Effect::Reply(reply));
+        }
+        if take(&mut self.closed) {
+            return Some(Effect::Closed);
+        }
+        if take(&mut self.stop) {
+            return Some(Effect::Stop);
+        }
+        if let Some(text) = self.keep_answer.take() {
+            return Some(Effect::KeepAnswer(text));
+        }
+        self.call.take().map(Effect::Call)
     }
 }
 
@@ -188,7 +237,7 @@ pub(crate) enum Reply {
     Done,
 }
 
-/// What became of what a [`Ready`] asked for, when the core waits for it: the driver reports it
+/// What became of an [`Effect`] that waits, when the core waits for it: the driver reports it
 /// with [`Core::advance`].
 pub(crate) enum Performed {
     /// The write-ahead is on disk (`true`), or its document could not be written.
@@ -273,6 +322,8 @@ pub(crate) struct Core {
     /// What the core holds only while it handles an input: a resting campaign holds none of it
     /// (most of a campaign's memory is its resting driver).
     busy: Option<Box<Busy>>,
+    /// The batch being given out as effects.
+    giving: Option<Box<Batch>>,
 }
 
 /// The work of the input being handled.
@@ -289,8 +340,8 @@ struct Busy {
     finish: Option<Finish>,
     /// A step awaiting its write-ahead report (boxed: most inputs have none).
     persisting: Option<Box<Persisting>>,
-    /// What the next `Ready` says, gathered since the last one.
-    out: Ready,
+    /// What the next [`Batch`] says, gathered since the last one.
+    out: Batch,
     /// Whether the input's first step had an effect (`None` before it).
     first: Option<bool>,
     was_closed: bool,
@@ -336,6 +387,7 @@ impl Core {
             storage_failed: false,
             env,
             busy: None,
+            giving: None,
         };
         (core, published)
     }
@@ -377,7 +429,7 @@ impl Core {
         (!ended).then_some(task)
     }
 
-    /// The ledger and the machine, for the journal performing a [`Ready`]'s writes: it tells the
+    /// The ledger and the machine, for the journal performing an [`Effect`]'s writes: it tells the
     /// ledger what became of the two writes whose outcome changes the document.
     pub(crate) fn records(&mut self) -> (&mut Ledger, &CampaignMachine) {
         (&mut self.ledger, &self.machine)
@@ -480,9 +532,29 @@ impl Core {
         Finish::Quiet
     }
 
-    /// What to do next, or `None` once the input is settled. A `Ready` that waits (a
-    /// write-ahead, an answer to keep, a remote call) must be [`advance`](Core::advance)d.
-    pub(crate) fn ready(&mut self, now: u64) -> Option<Ready> {
+    /// What to do next, or `None` once the input is settled. An effect that waits (a
+    /// write-ahead, an answer to keep, a remote call) must be [`advance`](Core::advance)d before
+    /// this is asked again.
+    pub(crate) fn poll_effect(&mut self, now: u64) -> Option<Effect> {
+        loop {
+            if let Some(effect) = self.giving.as_mut().and_then(|b| b.next()) {
+                return Some(effect);
+            }
+            match (self.batch(now), self.giving.as_mut()) {
+                (Some(batch), Some(giving)) => **giving = batch,
+                (Some(batch), None) => self.giving = Some(Box::new(batch)),
+                // Settled: the campaign rests holding nothing.
+                (None, _) => {
+                    self.giving = None;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// What the input's steps gathered up to what waits for a report, or `None` once it is
+    /// settled.
+    fn batch(&mut self, now: u64) -> Option<Batch> {
         // Resting: nothing to do.
         self.busy.as_ref()?;
         while !self.waits() {
@@ -510,8 +582,8 @@ impl Core {
                 return rest.filter(|r| !r.is_empty());
             }
         }
-        let ready = std::mem::take(&mut self.busy().out);
-        (!ready.is_empty()).then_some(ready)
+        let batch = std::mem::take(&mut self.busy().out);
+        (!batch.is_empty()).then_some(batch)
     }
 
     /// The event a remote reading is; its change time is kept until the reading surfaces a
@@ -557,12 +629,12 @@ impl Core {
             .unwrap_or_default()
     }
 
-    /// What the next `Ready` says.
-    fn out(&mut self) -> &mut Ready {
+    /// What the next batch says.
+    fn out(&mut self) -> &mut Batch {
         &mut self.busy().out
     }
 
-    /// What became of the last [`Ready`] that waited.
+    /// What became of the last [`Effect`] that waited.
     pub(crate) fn advance(&mut self, report: Performed, now: u64) {
         match report {
             Performed::Persisted(ok) => match self.busy().persisting.take() {
@@ -874,7 +946,7 @@ impl Core {
                     .decision_points
                     .fetch_add(1, Ordering::Relaxed);
                 let latest = self.ledger.doc().latest_significant_event.clone();
-                self.out().wakes.push(Wake::Argus { reason, latest });
+                self.out().wakes.push_back(Wake::Argus { reason, latest });
             }
             Action::Quarantine { task, reason } => {
                 tracing::warn!(campaign_id = %self.id(), task = %task, ?reason, "remote data quarantined");
@@ -890,7 +962,7 @@ impl Core {
     /// it goes now — EVIDENCE_READY's telling, then Argus's wake.
     fn evidence_read(&mut self, now: u64) {
         for sig in std::mem::take(&mut self.busy().held) {
-            self.out().wakes.push(Wake::Significant(sig));
+            self.out().wakes.push_back(Wake::Significant(sig));
         }
         for wake in std::mem::take(&mut self.busy().after_evidence) {
             self.effect(wake, now);
@@ -916,7 +988,7 @@ impl Core {
         if self.busy().fetching && matches!(sig, Significant::EvidenceReady { .. }) {
             self.busy().held.push(sig);
         } else {
-            self.out().wakes.push(Wake::Significant(sig));
+            self.out().wakes.push_back(Wake::Significant(sig));
         }
         if let Some(noticed) = self.busy().reading.take() {
             self.out().noticed = Some(noticed);
@@ -937,7 +1009,7 @@ impl Core {
     fn end(&mut self, finish: Finish, now: u64) {
         match finish {
             Finish::Acting(a) => self.answered(*a, now),
-            // Waits for `Performed::Kept` (the answer went out with the `Ready` that took it).
+            // Waits for `Performed::Kept` (the answer went out as `Effect::KeepAnswer`).
             Finish::Keep { text } => {
                 self.busy().finish = Some(Finish::Keep { text });
                 return;

@@ -142,22 +142,23 @@ impl Pair {
         let now = self.remote.now();
         self.core.handle(input, now);
         let mut reply = None;
-        while let Some(ready) = self.core.ready(self.remote.now()) {
+        while let Some(effect) = self.core.poll_effect(self.remote.now()) {
             let now = self.remote.now();
-            if !ready.persist.is_empty() {
-                self.persisted.push(self.core.machine.record());
-                self.core.advance(Performed::Persisted(true), now);
-                continue;
-            }
-            reply = ready.reply.or(reply);
-            if ready.keep_answer.is_some() {
-                self.core.advance(Performed::Kept(Ok(AnswerTo::Argus)), now);
-                continue;
-            }
-            if let Some(call) = ready.call {
-                self.kinds.insert(kind(&call));
-                let done = self.rt.block_on(perform(&self.remote, &self.remote, call));
-                self.core.advance(Performed::Called(Box::new(done)), now);
+            match effect {
+                Effect::Persist { .. } => {
+                    self.persisted.push(self.core.machine.record());
+                    self.core.advance(Performed::Persisted(true), now);
+                }
+                Effect::Reply(r) => reply = Some(r),
+                Effect::KeepAnswer(_) => {
+                    self.core.advance(Performed::Kept(Ok(AnswerTo::Argus)), now);
+                }
+                Effect::Call(call) => {
+                    self.kinds.insert(kind(&call));
+                    let done = self.rt.block_on(perform(&self.remote, &self.remote, call));
+                    self.core.advance(Performed::Called(Box::new(done)), now);
+                }
+                Effect::Record { .. } | Effect::Wake(_) | Effect::Closed | Effect::Stop => {}
             }
         }
         reply

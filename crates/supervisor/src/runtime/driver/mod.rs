@@ -4,9 +4,10 @@
 //! A loop (this file) over the campaign's inbox (`inbox.rs`), its stream and the instant the core
 //! next needs the clock (`Core::poll_timeout`: a tick, a hot poll, a rung read, a stream to
 //! reopen; `follow.rs` performs them): each input or tick is handed to the core, then the core's
-//! [`Ready`]s are performed until it has none left — the write-ahead and the other records through the journal (`journal.rs`), the
-//! wakes through the wake sink, the one remote call through the transport (`remote.rs`), the
-//! reply to whoever asked — and what became of each is reported back. A recovered campaign
+//! [`Effect`]s are performed until it has none left — the write-ahead and the other records
+//! through the journal (`journal.rs`), the wakes through the wake sink, a remote call through the
+//! transport (`remote.rs`), the reply to whoever asked — and what became of each that waits is
+//! reported back. A recovered campaign
 //! starts through `start.rs`.
 //!
 //! Owns: the core, the journal (the campaign's files and its published snapshot), its handle on
@@ -27,7 +28,7 @@ pub(crate) use remote::perform;
 pub(crate) use start::recovered;
 
 use super::core::CrashPoint;
-use super::core::{Core, Due, Input, Performed, Ready, Wake};
+use super::core::{Core, Due, Effect, Input, Performed, Wake};
 use super::shared::Shared;
 use super::CampaignDoc;
 use crate::control::{Transport, Updates};
@@ -197,14 +198,14 @@ impl<T: Transport + 'static> Driver<T> {
         }
     }
 
-    /// Hand the core one input and perform its `Ready`s until it has none. Returns false once the
-    /// driver should stop.
+    /// Hand the core one input and perform its effects until it has none. Returns false once
+    /// the driver should stop.
     async fn pump(&mut self, input: Input, mut replier: Option<Replier>) -> Result<bool, Crashed> {
         self.core.handle(input, self.shared.clock.now());
         let mut go_on = true;
-        while let Some(ready) = self.core.ready(self.shared.clock.now()) {
-            go_on &= !ready.stop;
-            if let Some(report) = self.perform(ready, &mut replier).await? {
+        while let Some(effect) = self.core.poll_effect(self.shared.clock.now()) {
+            go_on &= !matches!(effect, Effect::Stop);
+            if let Some(report) = self.perform(effect, &mut replier).await? {
                 self.core.advance(report, self.shared.clock.now());
             }
         }
@@ -212,61 +213,59 @@ impl<T: Transport + 'static> Driver<T> {
         Ok(go_on)
     }
 
-    /// Perform one `Ready`, in its order; the report, when the core waits for one.
+    /// Perform one effect; the report, when the core waits for one.
     async fn perform(
         &mut self,
-        ready: Ready,
+        effect: Effect,
         replier: &mut Option<Replier>,
     ) -> Result<Option<Performed>, Crashed> {
         let sh = self.shared.clone();
-        if !ready.persist.is_empty() {
-            let (ledger, machine) = self.core.records();
-            let persisted = self
-                .journal
-                .write_ahead(&sh, ledger, machine, ready.persist);
-            if persisted.is_ok() {
-                if let Some(point) = ready.milestone {
+        match effect {
+            Effect::Persist { writes, milestone } => {
+                let (ledger, machine) = self.core.records();
+                let persisted = self
+                    .journal
+                    .write_ahead(&sh, ledger, machine, writes)
+                    .is_ok();
+                if let (true, Some(point)) = (persisted, milestone) {
                     self.crash_at(point)?;
                 }
+                return Ok(Some(Performed::Persisted(persisted)));
             }
-            return Ok(Some(Performed::Persisted(persisted.is_ok())));
-        }
-        let (ledger, machine) = self.core.records();
-        let written = self.journal.record(&sh, ledger, machine, ready.records);
-        match ready.noticed.filter(|_| written) {
-            Some(n) if n.first_look => sh.stats.notice.found(),
-            Some(n) => sh.stats.notice.noticed(n.changed_at, crate::time::now_ms()),
-            None => {}
-        }
-        for wake in ready.wakes {
-            match wake {
-                Wake::Significant(sig) => sh.wake.significant(self.id(), &sig),
-                Wake::Argus { reason, latest } => sh.wake.wake(self.id(), reason, latest.as_ref()),
+            Effect::Record { groups, noticed } => {
+                let (ledger, machine) = self.core.records();
+                let written = self.journal.record(&sh, ledger, machine, groups);
+                match noticed.filter(|_| written) {
+                    Some(n) if n.first_look => sh.stats.notice.found(),
+                    Some(n) => sh.stats.notice.noticed(n.changed_at, crate::time::now_ms()),
+                    None => {}
+                }
             }
-        }
-        if let Some(reply) = ready.reply {
-            if let Some(replier) = replier.take() {
-                replier.send(reply);
+            Effect::Wake(Wake::Significant(sig)) => sh.wake.significant(self.id(), &sig),
+            Effect::Wake(Wake::Argus { reason, latest }) => {
+                sh.wake.wake(self.id(), reason, latest.as_ref())
             }
-        }
-        if ready.closed {
-            self.journal.announce_closing(&sh);
-        }
-        if let Some(text) = ready.keep_answer {
-            let kept = sh.wake.keep_answer(self.id(), &text);
-            return Ok(Some(Performed::Kept(kept)));
-        }
-        match ready.call {
-            Some(call) => {
+            Effect::Reply(reply) => {
+                if let Some(replier) = replier.take() {
+                    replier.send(reply);
+                }
+            }
+            Effect::Closed => self.journal.announce_closing(&sh),
+            Effect::Stop => {}
+            Effect::KeepAnswer(text) => {
+                let kept = sh.wake.keep_answer(self.id(), &text);
+                return Ok(Some(Performed::Kept(kept)));
+            }
+            Effect::Call(call) => {
                 let write = call.is_write();
                 let done = self.make(call).await;
                 if write {
                     self.crash_at(CrashPoint::AfterAnswerReceived)?;
                 }
-                Ok(Some(Performed::Called(Box::new(done))))
+                return Ok(Some(Performed::Called(Box::new(done))));
             }
-            None => Ok(None),
         }
+        Ok(None)
     }
 
     /// Stop dead at `point` when a crash test asked for it; a no-op in a release build.
