@@ -129,7 +129,7 @@ fn messages(r: &Rig) -> Vec<String> {
     r.rt.messages("c1")
         .expect("messages")
         .iter()
-        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .map(|m| m.text.clone())
         .collect()
 }
 

@@ -529,7 +529,7 @@ async fn a_submit_read_back_not_applied_is_surfaced_with_a_question() {
         .messages("c1")
         .expect("feed")
         .iter()
-        .filter_map(|m| m["text"].as_str().map(str::to_string))
+        .map(|m| m.text.clone())
         .collect();
     assert!(feed.iter().any(|t| t.contains("not applied")), "{feed:?}");
     let audit = r.sim.audit();
@@ -850,7 +850,7 @@ async fn a_feed_message_a_crash_left_unwritten_is_written_once_before_the_first_
         rt.messages("c1")
             .expect("feed")
             .iter()
-            .filter(|m| m["text"] == lost.text.as_str() && m["at"] == lost.at)
+            .filter(|m| m.text == lost.text && m.at == lost.at)
             .count()
     };
     wait_for("the lost feed message to be written", || count(&rt) >= 1).await;

@@ -10,6 +10,7 @@ use crate::support::rig::{
 use argus_machines::{ControlChange, LossReason, Significant, StateName, Verdict};
 use argus_sim::Fault;
 use argus_supervisor_lib::a2a::{A2aClient, HttpConfig};
+use argus_supervisor_lib::runtime::messages::MessageKind;
 use argus_supervisor_lib::runtime::{CrashPoint, OperatorCommand, Runtime, RuntimeConfig};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -422,8 +423,8 @@ async fn long_noisy_gives_few_events_and_no_wakes_for_routine_updates() {
         .messages("c1")
         .expect("messages")
         .iter()
-        .filter(|m| m["kind"] != "OPERATOR_ACTION")
-        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .filter(|m| m.kind != MessageKind::OperatorAction)
+        .map(|m| m.text.clone())
         .collect();
     assert_eq!(
         feed,
@@ -736,26 +737,23 @@ async fn the_human_feed_is_persisted_and_holds_only_what_a_person_must_see() {
     );
     wait_state(&rt, "c1", StateName::ClosedAccepted).await;
     eventually("the operator's accept in the feed", || {
-        rt.messages("c1").is_ok_and(|m| {
-            m.iter().any(|m| {
-                m["text"]
-                    .as_str()
-                    .is_some_and(|t| t.starts_with("Operator accept"))
-            })
-        })
+        rt.messages("c1")
+            .is_ok_and(|m| m.iter().any(|m| m.text.starts_with("Operator accept")))
     })
     .await;
     let feed: Vec<String> = rt
         .messages("c1")
         .expect("messages")
         .iter()
-        .map(|m| m["text"].as_str().unwrap_or("").to_string())
+        .map(|m| m.text.clone())
         .collect();
     let kinds: Vec<String> = rt
         .messages("c1")
         .expect("messages")
         .iter()
-        .map(|m| m["kind"].as_str().unwrap_or("").to_string())
+        // The kinds' wire names.
+        .filter_map(|m| serde_json::to_value(m.kind).ok())
+        .map(|k| k.as_str().unwrap_or_default().to_string())
         .collect();
     assert!(
         feed.iter()

@@ -362,7 +362,9 @@ async fn noticed(
         let FeedNews::Line { campaign, line } = news else {
             continue;
         };
-        if line["kind"] == "NEEDS_YOU" && asked.contains(campaign.as_str()) {
+        if line.kind == argus_supervisor_lib::runtime::messages::MessageKind::NeedsYou
+            && asked.contains(campaign.as_str())
+        {
             took.entry(campaign.as_str().to_string())
                 .or_insert_with(|| changed.elapsed().as_secs_f64());
         }

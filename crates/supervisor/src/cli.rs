@@ -6,6 +6,7 @@
 //! control characters before it reaches the terminal.
 
 use crate::api::{ActionAnswer, CampaignList, CampaignView};
+use crate::runtime::messages::{Feed, HumanMessage};
 use crate::runtime::reduce::EventLog;
 use crate::runtime::reply::Outcome;
 use crate::security::{Secret, Untrusted};
@@ -573,20 +574,21 @@ fn flat(key: &str, v: &Value, out: &mut Vec<String>) {
 
 /// The feed, each line with its time.
 fn messages(v: &Value, now: u64) -> Result<String, String> {
+    let feed: Feed = typed(v)?;
     let mut out = String::new();
-    for m in v["messages"].as_array().cloned().unwrap_or_default() {
-        out.push_str(&feed_line(&m, now));
+    for m in &feed.messages {
+        out.push_str(&feed_line(m, now));
         out.push('\n');
     }
     Ok(out)
 }
 
-fn feed_line(m: &Value, now: u64) -> String {
+fn feed_line(m: &HumanMessage, now: u64) -> String {
     format!(
         "{}  [{}] {}",
-        when(&m["at"], now),
-        s(&m["kind"]),
-        s(&m["text"])
+        when_secs(m.at, now),
+        o(&m.kind),
+        clean(&m.text)
     )
 }
 
@@ -693,11 +695,11 @@ async fn watch(api: &Api, id: &str, as_json: bool) -> (String, Exit) {
                 if event == "closed" {
                     return (String::new(), Exit::Done);
                 }
-                let m: Value = serde_json::from_str(data.trim()).unwrap_or(Value::Null);
-                let text = if as_json {
-                    m.to_string()
-                } else {
-                    feed_line(&m, crate::time::now_secs())
+                let data = data.trim();
+                let text = match serde_json::from_str::<HumanMessage>(data) {
+                    _ if as_json => data.to_string(),
+                    Ok(m) => feed_line(&m, crate::time::now_secs()),
+                    Err(e) => format!("(a feed line this CLI cannot read: {e})"),
                 };
                 let mut out = stdout.lock();
                 let _ = writeln!(out, "{text}");

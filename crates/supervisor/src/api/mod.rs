@@ -13,6 +13,7 @@ pub mod view;
 pub use reply::{ActionAnswer, ApiError, ErrorShown, HttpReply};
 pub use view::{CampaignLine, CampaignList, CampaignView};
 
+use crate::runtime::messages::{Feed, HumanMessage};
 use crate::runtime::{FeedNews, Runtime, RuntimeError};
 use crate::security::{presents_token, Secret};
 use axum::body::Bytes;
@@ -236,9 +237,8 @@ async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
     follow.sent = first.len();
     closed = closed || s.runtime.state(&id).await.is_none_or(|st| st.is_closed());
     follow.done = closed;
-    let message = |l: &serde_json::Value| Ok(Event::default().event("message").data(l.to_string()));
     let mut opening: Vec<Result<Event, std::convert::Infallible>> =
-        first.iter().map(message).collect();
+        first.iter().map(feed_event).collect();
     if closed {
         opening.push(Ok(Event::default().event("closed").data("{}")));
     }
@@ -253,6 +253,14 @@ async fn stream(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
     Sse::new(futures_util::stream::iter(opening).chain(live))
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// A feed line as a server-sent event.
+fn feed_event(line: &HumanMessage) -> Result<axum::response::sse::Event, std::convert::Infallible> {
+    let data = serde_json::to_string(line).unwrap_or_default();
+    Ok(axum::response::sse::Event::default()
+        .event("message")
+        .data(data))
 }
 
 /// One live follower of a campaign's feed.
@@ -273,14 +281,12 @@ impl Follower {
     ) -> Vec<Result<axum::response::sse::Event, std::convert::Infallible>> {
         use axum::response::sse::Event;
         use tokio::sync::broadcast::error::RecvError;
-        let message =
-            |l: &serde_json::Value| Ok(Event::default().event("message").data(l.to_string()));
         let closing = || vec![Ok(Event::default().event("closed").data("{}"))];
         loop {
             match self.news.recv().await {
                 Ok(FeedNews::Line { campaign, line }) if campaign.as_str() == self.id => {
                     self.sent += 1;
-                    return vec![message(&line)];
+                    return vec![feed_event(&line)];
                 }
                 Ok(FeedNews::Closed { campaign }) if campaign.as_str() == self.id => {
                     self.done = true;
@@ -289,7 +295,7 @@ impl Follower {
                 Ok(_) => continue,
                 Err(RecvError::Lagged(_)) => {
                     let lines = s.runtime.messages(&self.id).unwrap_or_default();
-                    let missed: Vec<_> = lines.iter().skip(self.sent).map(message).collect();
+                    let missed: Vec<_> = lines.iter().skip(self.sent).map(feed_event).collect();
                     self.sent = lines.len().max(self.sent);
                     let mut out = missed;
                     if s.runtime
@@ -536,7 +542,7 @@ async fn events(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
 /// campaign), naming the campaigns waiting on it.
 async fn remote_messages(State(s): State<Arc<ApiState>>) -> Response {
     match s.runtime.remote_feed() {
-        Ok(messages) => Json(json!({ "messages": messages })).into_response(),
+        Ok(messages) => Json(Feed { messages }).into_response(),
         Err(e) => runtime_error(e),
     }
 }
@@ -546,7 +552,7 @@ async fn messages(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Res
         return runtime_error(RuntimeError::UnknownCampaign);
     }
     match s.runtime.messages(&id) {
-        Ok(messages) => Json(json!({ "messages": messages })).into_response(),
+        Ok(messages) => Json(Feed { messages }).into_response(),
         Err(e) => runtime_error(e),
     }
 }

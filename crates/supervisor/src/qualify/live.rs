@@ -15,6 +15,7 @@ use crate::api::{ActionAnswer, CampaignView};
 use crate::cli::Api;
 use crate::control::trial::Trial;
 use crate::protocol::Method;
+use crate::runtime::messages::Feed;
 use crate::security::Secret;
 use argus_machines::{ControllerId, TaskId, Verb};
 use serde::Deserialize;
@@ -176,7 +177,8 @@ async fn feed_len(api: &Api, campaign: &str) -> Option<usize> {
     api.call(&format!("/campaigns/{campaign}/messages"), None)
         .await
         .ok()
-        .and_then(|(_, v)| v["messages"].as_array().map(Vec::len))
+        .and_then(|(_, v)| serde_json::from_value::<Feed>(v).ok())
+        .map(|feed| feed.messages.len())
 }
 
 async fn ticks(api: &Api) -> u64 {

@@ -5,7 +5,7 @@
 use super::core::CrashPoint;
 use super::core::Input;
 use super::driver::{self, Envelope, Published, Replier, Snapshot};
-use super::messages::MessageKind;
+use super::messages::{HumanMessage, MessageKind};
 use super::recover;
 use super::reduce::{EventLine, WakeSink};
 use super::reply::{AnswerReply, CommandReply};
@@ -584,18 +584,18 @@ impl Runtime {
     }
 
     /// The campaign's persisted human-facing feed, oldest first.
-    pub fn messages(&self, id: &str) -> Result<Vec<serde_json::Value>, RuntimeError> {
+    pub fn messages(&self, id: &str) -> Result<Vec<HumanMessage>, RuntimeError> {
         self.read_log(id, Store::messages_path)
     }
 
     /// The remote's feed, oldest first: each change of how OpenTraining answers.
-    pub fn remote_feed(&self) -> Result<Vec<serde_json::Value>, RuntimeError> {
+    pub fn remote_feed(&self) -> Result<Vec<HumanMessage>, RuntimeError> {
         let store = &self.shared.store;
         Ok(store.read_lines(&store.remote_feed_path())?.0)
     }
 
     /// Tell a change of how the remote answers, once, in the remote's feed (durably).
-    pub fn tell_remote(&self, message: &super::messages::HumanMessage) -> Result<(), RuntimeError> {
+    pub fn tell_remote(&self, message: &HumanMessage) -> Result<(), RuntimeError> {
         let store = &self.shared.store;
         store.append_line(&store.remote_feed_path(), message)?;
         Ok(())

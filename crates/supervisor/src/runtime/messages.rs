@@ -8,9 +8,9 @@ use argus_machines::{
     BlockReason, ControlChange, LeaseRefusal, LossReason, MissionEnd, Operation, RemoteCondition,
     RemoteOutcome, Significant,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MessageKind {
     NeedsYou,
@@ -35,11 +35,19 @@ pub enum MessageKind {
     RemoteRecovered,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One line of a feed (a campaign's, or the remote's), as it is stored and served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HumanMessage {
     pub at: u64,
     pub kind: MessageKind,
     pub text: String,
+}
+
+/// A feed as the API serves it (`GET /campaigns/{id}/messages`, `GET /remote/messages`) and the
+/// CLI reads it: its lines, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Feed {
+    pub messages: Vec<HumanMessage>,
 }
 
 /// The line that tells, once, that the state root refused writes from `since` to `until`.

@@ -125,7 +125,7 @@ pub enum FeedNews {
     /// A line appended to the campaign's feed, as it is written there.
     Line {
         campaign: crate::store::CampaignId,
-        line: Arc<serde_json::Value>,
+        line: Arc<super::messages::HumanMessage>,
     },
     /// The campaign reached a closed state (its document says so on disk).
     Closed { campaign: crate::store::CampaignId },

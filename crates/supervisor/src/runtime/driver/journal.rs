@@ -288,12 +288,10 @@ impl Journal {
         if sh.news.receiver_count() == 0 {
             return true;
         }
-        if let Ok(line) = serde_json::to_value(m) {
-            let _ = sh.news.send(FeedNews::Line {
-                campaign: self.id.clone(),
-                line: Arc::new(line),
-            });
-        }
+        let _ = sh.news.send(FeedNews::Line {
+            campaign: self.id.clone(),
+            line: Arc::new(m.clone()),
+        });
         true
     }
 }
