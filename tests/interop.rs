@@ -174,11 +174,10 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
     assert_eq!(client.dialect(), dialect);
     assert!(client.mutation().enabled, "{:?}", client.mutation());
     print_probe(script, args, &server).await;
-    let ctl = match Observer::new("c1", ControllerId::new("argus-openoperator"))
-        .claim(&client, &SystemClock, WriteIntent::fresh(), 120)
-        .await
-    {
-        ClaimOutcome::Granted(c) => c,
+    let observer = Observer::new("c1", ControllerId::new("argus-openoperator"));
+    let asked = observer.ask_claim(WriteIntent::fresh(), 120);
+    let ctl = match call(&client, &SystemClock, asked).await {
+        Settled::Claim(_, ClaimOutcome::Granted(c)) => c,
         other => panic!("{other:?}"),
     };
     let submit = WriteIntent::fresh();
@@ -187,8 +186,10 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
         text: "hello campaign".into(),
         project: None,
     };
-    let (ctl, task) = match ctl.submit(&client, &SystemClock, submit, &request).await {
-        WriteResult::Applied(c, t) => (c, t),
+    let asked = ctl.ask_write(submit, Mutation::Submit(request), SystemClock.now());
+    let asked = asked.expect("a fresh lease is usable");
+    let (ctl, task) = match call(&client, &SystemClock, asked).await {
+        Settled::Write(_, WriteResult::Applied(c, Some(t))) => (c, t),
         other => panic!("{other:?}"),
     };
     wait_for(&client, &task, RemoteState::Working).await;
@@ -198,9 +199,10 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
         Ok(ReadbackAnswer::Applied { task: Some(t) }) => assert_eq!(t, task),
         other => panic!("{other:?}"),
     }
-    let (observer, released) = ctl.release(&client, WriteIntent::fresh()).await;
-    assert_eq!(released, Ok(()));
-    drop(observer);
+    match call(&client, &SystemClock, ctl.ask_release()).await {
+        Settled::Release(_, released) => assert_eq!(released, Ok(())),
+        other => panic!("{other:?}"),
+    }
     assert_eq!(client.read_control("c1").await, Ok(None));
 }
 

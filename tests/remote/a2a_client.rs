@@ -49,11 +49,13 @@ fn req() -> SubmitRequest {
     }
 }
 
+/// Submit [`req`] through `ctl`, under a fresh intent.
+async fn submit(c: &A2aClient, ctl: Controller) -> WriteResult<Option<TaskId>> {
+    crate::support::fake::write(c, &SystemClock, ctl, Mutation::Submit(req())).await
+}
+
 async fn controller(c: &A2aClient, campaign: &str) -> Controller {
-    match Observer::new(campaign, us())
-        .claim(c, &SystemClock, WriteIntent::fresh(), 120)
-        .await
-    {
+    match crate::support::fake::claim(c, &SystemClock, Observer::new(campaign, us()), 120).await {
         ClaimOutcome::Granted(ctl) => ctl,
         ClaimOutcome::Refused(_, why) => panic!("claim refused: {why:?}"),
     }
@@ -86,11 +88,8 @@ async fn a_full_controlled_lifecycle_goes_through_the_client() {
     cfg.token = Some(Secret::new(TOKEN));
     let c = A2aClient::discover(&cfg).await.expect("discover");
     let ctl = controller(&c, "c1").await;
-    let (ctl, task) = match ctl
-        .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
-        .await
-    {
-        WriteResult::Applied(ctl, task) => (ctl, task),
+    let (ctl, task) = match submit(&c, ctl).await {
+        WriteResult::Applied(ctl, Some(task)) => (ctl, task),
         other => panic!("{other:?}"),
     };
     let read = c.status(&task).await.expect("status");
@@ -109,8 +108,10 @@ async fn a_full_controlled_lifecycle_goes_through_the_client() {
         c.status(&task).await.expect("status").observation.state,
         argus_machines::RemoteState::Canceled
     );
-    let (_observer, released) = ctl.release(&c, WriteIntent::fresh()).await;
-    assert_eq!(released, Ok(()));
+    match call(&c, &SystemClock, ctl.ask_release()).await {
+        Settled::Release(_, released) => assert_eq!(released, Ok(())),
+        other => panic!("{other:?}"),
+    }
     let audit = sim.audit();
     assert_eq!(audit.counters.tasks_per_campaign.get("c1"), Some(&1));
     assert_eq!(audit.counters.stale_or_expired_accepted, 0);
@@ -158,9 +159,7 @@ async fn the_token_never_appears_in_logs_debug_output_or_errors() {
     cfg.token = Some(Secret::new(TOKEN));
     let c = A2aClient::discover(&cfg).await.expect("discover");
     let ctl = controller(&c, "c1").await;
-    let _ = ctl
-        .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
-        .await;
+    let _ = submit(&c, ctl).await;
     let wrong = {
         let mut bad = config(&sim);
         bad.token = Some(Secret::new("not-the-token"));
@@ -193,10 +192,7 @@ async fn a_timeout_after_sending_is_ambiguous_and_readback_finds_one_task() {
         ms: 2_500,
         times: Some(1),
     });
-    let pending = match ctl
-        .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
-        .await
-    {
+    let pending = match submit(&c, ctl).await {
         WriteResult::Ambiguous(a) => a,
         other => panic!("{other:?}"),
     };
@@ -214,11 +210,14 @@ async fn a_timeout_after_sending_is_ambiguous_and_readback_finds_one_task() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    match pending.request_status(&c).await {
-        ReadbackOutcome::Resolved {
-            applied: Some(Some(task)),
-            ..
-        } => assert!(task.as_str().starts_with("task-")),
+    match call(&c, &SystemClock, pending.ask_readback()).await {
+        Settled::Readback(
+            _,
+            ReadbackOutcome::Resolved {
+                applied: Some(Some(task)),
+                ..
+            },
+        ) => assert!(task.as_str().starts_with("task-")),
         other => panic!("{other:?}"),
     }
     assert_eq!(
@@ -238,11 +237,7 @@ async fn a_dropped_answer_is_ambiguous_but_an_unreachable_remote_is_not() {
         method: "message/send".into(),
         times: Some(1),
     });
-    assert!(matches!(
-        ctl.submit(&c, &SystemClock, WriteIntent::fresh(), &req())
-            .await,
-        WriteResult::Ambiguous(_)
-    ));
+    assert!(matches!(submit(&c, ctl).await, WriteResult::Ambiguous(_)));
     // Nothing listening: the request cannot have been sent; the controller comes back.
     let ctl = controller(&c, "c2").await;
     sim.arm(Fault::Unreachable { ms: 1_000 });
@@ -254,10 +249,7 @@ async fn a_dropped_answer_is_ambiguous_but_an_unreachable_remote_is_not() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    match ctl
-        .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
-        .await
-    {
+    match submit(&c, ctl).await {
         WriteResult::Rejected(_, RemoteError::Unavailable) => {}
         other => panic!("{other:?}"),
     }
@@ -269,11 +261,8 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
     let sim = sim_with("happy", None).await;
     let c = client(&sim).await;
     let ctl = controller(&c, "c1").await;
-    let (ctl, task) = match ctl
-        .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
-        .await
-    {
-        WriteResult::Applied(ctl, t) => (ctl, t),
+    let (ctl, task) = match submit(&c, ctl).await {
+        WriteResult::Applied(ctl, Some(t)) => (ctl, t),
         other => panic!("{other:?}"),
     };
     sim.arm(Fault::MalformedJson {
@@ -312,15 +301,12 @@ async fn malformed_oversized_and_redirected_answers_get_safe_classes() {
         method: "campaign/intervene".into(),
         times: Some(1),
     });
+    let intervention = Mutation::Intervene {
+        task: task.clone(),
+        text: "use dataset A".into(),
+    };
     assert!(matches!(
-        ctl.intervene(
-            &c,
-            &SystemClock,
-            WriteIntent::fresh(),
-            &task,
-            "use dataset A"
-        )
-        .await,
+        crate::support::fake::write(&c, &SystemClock, ctl, intervention).await,
         WriteResult::Ambiguous(_)
     ));
     // A plain-text 500 is the remote failing while it answers (a remote error, not an outage),
@@ -412,10 +398,7 @@ async fn a_stale_epoch_is_fenced_by_the_remote_and_loses_control() {
         campaign_id: "c1".into(),
         controller_id: "loopx-local".into(),
     });
-    match ctl
-        .submit(&c, &SystemClock, WriteIntent::fresh(), &req())
-        .await
-    {
+    match submit(&c, ctl).await {
         WriteResult::Lost(_, reason, _) => assert_eq!(reason, LossReason::Fenced),
         other => panic!("{other:?}"),
     }

@@ -1,8 +1,8 @@
 use argus_supervisor_lib::control::*;
 
-async fn attempt(pending: AmbiguousWrite, clock: SystemClock) {
-    let request = SubmitRequest { text: "x".into(), project: None };
-    let _ = pending.submit(&Disconnected, &clock, WriteIntent::fresh(), &request).await;
+fn attempt(pending: AmbiguousWrite) {
+    let write = Mutation::Submit(SubmitRequest { text: "x".into(), project: None });
+    let _ = pending.ask_write(WriteIntent::fresh(), write, 0);
 }
 
 fn main() {}

@@ -1,8 +1,8 @@
 use argus_supervisor_lib::control::*;
 
-async fn attempt(lost: ControlLost, clock: SystemClock) {
-    let request = SubmitRequest { text: "x".into(), project: None };
-    let _ = lost.submit(&Disconnected, &clock, WriteIntent::fresh(), &request).await;
+fn attempt(lost: ControlLost) {
+    let write = Mutation::Submit(SubmitRequest { text: "x".into(), project: None });
+    let _ = lost.ask_write(WriteIntent::fresh(), write, 0);
 }
 
 fn main() {}

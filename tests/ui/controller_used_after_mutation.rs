@@ -1,9 +1,9 @@
 use argus_supervisor_lib::control::*;
 
-async fn twice(controller: Controller, clock: SystemClock) {
-    let request = SubmitRequest { text: "x".into(), project: None };
-    let _ = controller.submit(&Disconnected, &clock, WriteIntent::fresh(), &request).await;
-    let _ = controller.submit(&Disconnected, &clock, WriteIntent::fresh(), &request).await;
+fn twice(controller: Controller) {
+    let write = || Mutation::Submit(SubmitRequest { text: "x".into(), project: None });
+    let _ = controller.ask_write(WriteIntent::fresh(), write(), 0);
+    let _ = controller.ask_write(WriteIntent::fresh(), write(), 0);
 }
 
 fn main() {}

@@ -1,8 +1,8 @@
 use argus_supervisor_lib::control::*;
 
-async fn with_epoch(controller: Controller, clock: SystemClock) {
-    let request = SubmitRequest { text: "x".into(), project: None };
-    let _ = controller.submit(&Disconnected, &clock, WriteIntent::fresh(), &request, 7).await;
+fn with_epoch(controller: Controller) {
+    let write = Mutation::Submit(SubmitRequest { text: "x".into(), project: None });
+    let _ = controller.ask_write(WriteIntent::fresh(), write, 0, 7);
 }
 
 fn main() {}

@@ -1,8 +1,8 @@
 use argus_supervisor_lib::control::*;
 
-async fn attempt(observer: Observer, clock: SystemClock) {
-    let request = SubmitRequest { text: "x".into(), project: None };
-    let _ = observer.submit(&Disconnected, &clock, WriteIntent::fresh(), &request).await;
+fn attempt(observer: Observer) {
+    let write = Mutation::Submit(SubmitRequest { text: "x".into(), project: None });
+    let _ = observer.ask_write(WriteIntent::fresh(), write, 0);
 }
 
 fn main() {}

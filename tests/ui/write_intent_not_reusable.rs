@@ -1,10 +1,10 @@
 use argus_supervisor_lib::control::*;
 
-async fn resend(controller: Controller, clock: SystemClock) {
-    let request = SubmitRequest { text: "x".into(), project: None };
+fn resend(controller: Controller) {
+    let write = Mutation::Submit(SubmitRequest { text: "x".into(), project: None });
     let intent = WriteIntent::fresh();
     let again = intent.clone();
-    let _ = controller.submit(&Disconnected, &clock, intent, &request).await;
+    let _ = controller.ask_write(intent, write, 0);
     let _ = again;
 }
 

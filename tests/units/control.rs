@@ -2,6 +2,7 @@
 //! one (`control::memory`).
 
 use crate::support::clock::TestClock;
+use crate::support::fake::{claim, confirm, readback, write};
 use argus_machines::Policy;
 use argus_supervisor_lib::control::memory::{MemoryFault as Fault, MemoryRemote};
 use argus_supervisor_lib::control::*;
@@ -22,11 +23,17 @@ fn request() -> SubmitRequest {
     }
 }
 
+/// A submit of [`request`] through `c`.
+async fn submit(
+    remote: &FakeRemote,
+    clock: &TestClock,
+    c: Controller,
+) -> WriteResult<Option<TaskId>> {
+    write(remote, clock, c, Mutation::Submit(request())).await
+}
+
 async fn controller(remote: &FakeRemote, clock: &TestClock) -> Controller {
-    match Observer::new("c1", us())
-        .claim(remote, clock, WriteIntent::fresh(), 600)
-        .await
-    {
+    match claim(remote, clock, Observer::new("c1", us()), 600).await {
         ClaimOutcome::Granted(c) => c,
         ClaimOutcome::Refused(_, why) => panic!("claim refused: {why:?}"),
     }
@@ -38,24 +45,24 @@ async fn claim_submit_renew_release() {
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     assert_eq!(c.lease().epoch, 1);
-    let c = match c
-        .submit(&remote, &clock, WriteIntent::fresh(), &request())
-        .await
-    {
+    let c = match submit(&remote, &clock, c).await {
         WriteResult::Applied(c, task) => {
-            assert_eq!(task.as_str(), "task-1");
+            assert_eq!(task, Some(TaskId::new("task-1")));
             c
         }
         other => panic!("{other:?}"),
     };
     clock.advance(400);
-    let c = match c.renew(&remote, &clock, WriteIntent::fresh(), 600).await {
-        RenewOutcome::Renewed(c) => c,
+    let asked = c.ask_renew(600, clock.now()).expect("usable");
+    let c = match call(&remote, &clock, asked).await {
+        Settled::Renew(RenewOutcome::Renewed(c)) => c,
         other => panic!("{other:?}"),
     };
     assert_eq!(c.lease().expires_at, T0 + 400 + 600);
-    let (_observer, answer) = c.release(&remote, WriteIntent::fresh()).await;
-    assert_eq!(answer, Ok(()));
+    match call(&remote, &clock, c.ask_release()).await {
+        Settled::Release(_, answer) => assert_eq!(answer, Ok(())),
+        other => panic!("{other:?}"),
+    }
     assert!(remote.with(|s| s.lease.is_none()));
 }
 
@@ -65,10 +72,7 @@ async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.take_over("loopx-local");
-    let lost = match c
-        .submit(&remote, &clock, WriteIntent::fresh(), &request())
-        .await
-    {
+    let lost = match submit(&remote, &clock, c).await {
         WriteResult::Lost(lost, reason, cause) => {
             assert_eq!(reason, LossReason::Fenced);
             assert!(
@@ -89,11 +93,8 @@ async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
     // The way back is an explicit claim by an observer, which the remote refuses while the
     // other holds it.
     drop(lost);
-    match Observer::new("c1", us())
-        .with_epoch_floor(1)
-        .claim(&remote, &clock, WriteIntent::fresh(), 600)
-        .await
-    {
+    let observer = Observer::new("c1", us()).with_epoch_floor(1);
+    match claim(&remote, &clock, observer, 600).await {
         ClaimOutcome::Refused(_, ClaimRefusal::Remote(RemoteError::LeaseHeldByOther)) => {}
         other => panic!("{other:?}"),
     }
@@ -105,10 +106,7 @@ async fn expired_token_refuses_locally_without_sending() {
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     clock.advance(600 - Policy::default().expiry_margin);
-    match c
-        .submit(&remote, &clock, WriteIntent::fresh(), &request())
-        .await
-    {
+    match submit(&remote, &clock, c).await {
         WriteResult::Lost(_, reason, cause) => {
             assert_eq!(reason, LossReason::Expired);
             assert!(cause.is_none(), "nothing was sent, so nothing answered");
@@ -129,16 +127,13 @@ async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
     let c = controller(&remote, &clock).await;
     let last = c.lease().clone();
     remote.with(|s| s.fault = Fault::ApplyThenDrop);
-    let ambiguous = match c
-        .submit(&remote, &clock, WriteIntent::fresh(), &request())
-        .await
-    {
+    let ambiguous = match submit(&remote, &clock, c).await {
         WriteResult::Ambiguous(a) => a,
         other => panic!("{other:?}"),
     };
     assert_eq!(ambiguous.operation(), Operation::Submit);
     remote.with(|s| s.fault = Fault::None);
-    let observer = match ambiguous.request_status(&remote).await {
+    let observer = match readback(&remote, &clock, ambiguous).await {
         ReadbackOutcome::Resolved { observer, applied } => {
             assert_eq!(applied, Some(Some(TaskId::new("task-1"))));
             observer
@@ -147,7 +142,7 @@ async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
     };
     assert_eq!(remote.with(|s| s.tasks.len()), 1, "exactly one remote task");
     // Authority is confirmed again, not assumed.
-    match observer.confirm(&remote, &clock, &last).await {
+    match confirm(&remote, &clock, observer, Some(&last)).await {
         ConfirmOutcome::Confirmed(c) => assert_eq!(c.lease().epoch, last.epoch),
         other => panic!("{other:?}"),
     }
@@ -159,10 +154,7 @@ async fn timeout_before_send_is_a_plain_rejection_keeping_control() {
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.with(|s| s.fault = Fault::Unreachable);
-    match c
-        .submit(&remote, &clock, WriteIntent::fresh(), &request())
-        .await
-    {
+    match submit(&remote, &clock, c).await {
         WriteResult::Rejected(c, RemoteError::Unavailable) => assert_eq!(c.lease().epoch, 1),
         other => panic!("{other:?}"),
     }
@@ -177,20 +169,15 @@ async fn readback_unavailable_stays_ambiguous() {
         s.fault = Fault::ApplyThenDrop;
         s.readback_available = false;
     });
-    let a = match c
-        .cancel(
-            &remote,
-            &clock,
-            WriteIntent::fresh(),
-            &TaskId::new("task-9"),
-            "test",
-        )
-        .await
-    {
+    let cancel = Mutation::Cancel {
+        task: TaskId::new("task-9"),
+        reason: "test".into(),
+    };
+    let a = match write(&remote, &clock, c, cancel).await {
         WriteResult::Ambiguous(a) => a,
         other => panic!("{other:?}"),
     };
-    match a.request_status(&remote).await {
+    match readback(&remote, &clock, a).await {
         ReadbackOutcome::Unresolved(a, RemoteError::MethodUnavailable) => {
             assert_eq!(a.operation(), Operation::Cancel)
         }
@@ -207,7 +194,7 @@ async fn restart_confirm_refuses_a_lease_that_moved_on() {
     drop(c); // the process died
     remote.take_over("loopx-local");
     let observer = Observer::new("c1", us()).with_epoch_floor(persisted.epoch);
-    match observer.confirm(&remote, &clock, &persisted).await {
+    match confirm(&remote, &clock, observer, Some(&persisted)).await {
         ConfirmOutcome::NotConfirmed(_, Some(l)) => {
             assert_eq!(l.controller_id.as_str(), "loopx-local")
         }
@@ -220,10 +207,7 @@ async fn a_grant_below_the_fencing_floor_is_refused() {
     let clock = TestClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let observer = Observer::new("c1", us()).with_epoch_floor(7);
-    match observer
-        .claim(&remote, &clock, WriteIntent::fresh(), 600)
-        .await
-    {
+    match claim(&remote, &clock, observer, 600).await {
         ClaimOutcome::Refused(_, ClaimRefusal::NotOurs(_)) => {}
         other => panic!("{other:?}"),
     }
@@ -232,10 +216,7 @@ async fn a_grant_below_the_fencing_floor_is_refused() {
 #[tokio::test]
 async fn the_disconnected_transport_never_grants() {
     let clock = TestClock::at(T0);
-    match Observer::new("c1", us())
-        .claim(&Disconnected, &clock, WriteIntent::fresh(), 600)
-        .await
-    {
+    match claim(&Disconnected, &clock, Observer::new("c1", us()), 600).await {
         ClaimOutcome::Refused(_, ClaimRefusal::Remote(RemoteError::Unavailable)) => {}
         other => panic!("{other:?}"),
     }

@@ -5,12 +5,16 @@
 //! to a remote write. It must never let a write happen without a `Controller`, never let a
 //! `Controller` be made from anything but a remote grant, and never let a caller choose the epoch.
 //!
-//! - Mutations are `Controller` methods taking `self`; the `Controller` comes back only in the
-//!   success (or definitely-not-applied) arm. A write that may have reached the remote yields an
-//!   [`AmbiguousWrite`], which can only read back.
+//! - A token asks for a call as data ([`Request`], with the [`Waiting`] token) and settles its
+//!   answer ([`Waiting::settle`]); both are pure, so the campaign's core decides with them and
+//!   only [`send`] does I/O (`request.rs`).
+//! - Mutations are asked by `Controller` methods taking `self`; the `Controller` comes back only
+//!   in the success (or definitely-not-applied) arm. A write that may have reached the remote
+//!   yields an [`AmbiguousWrite`], which can only read back.
 //! - `Controller` has private fields and no `Clone`, `Default` or `Deserialize`.
-//! - The epoch sent is the token's own; before sending, the token asks [`Lease::usable_at`] (the
-//!   machine's own rule, with the policy's one `expiry_margin`) and refuses locally once expired.
+//! - The epoch sent is the token's own; when it asks, and again when the call is sent, the token's
+//!   lease must be usable ([`Lease::usable_at`]: the machine's own rule, with the policy's one
+//!   `expiry_margin`); once expired, the write is refused locally and nothing is sent.
 //! - [`WriteIntent`] (the request id of one logical write) is minted only here
 //!   ([`WriteIntent::fresh`]), is not `Clone`, and is consumed by the write, so the same decision
 //!   cannot be sent twice by accident and no caller can turn a raw request id into a write.
@@ -26,6 +30,7 @@
 mod error;
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod memory;
+mod request;
 mod transport;
 pub(crate) mod trial;
 
@@ -34,6 +39,10 @@ pub use argus_machines::{
     ControllerId, Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId, Verdict,
 };
 pub use error::{RemoteError, TlsClass};
+pub use request::{
+    ask_evidence, ask_status, call, send, ClaimStamp, Mutation, Reader, Request, Response, Settled,
+    Stamp, Waiting,
+};
 pub use transport::{
     AnswerSource, Artifact, ClaimCall, Disconnected, Evidence, Reading, RemoteAbility,
     RemoteAnswer, StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates, WriteId,
@@ -266,85 +275,6 @@ impl Observer {
     pub fn campaign_id(&self) -> &str {
         &self.who.campaign_id
     }
-
-    /// Ask the remote for the lease.
-    pub async fn claim(
-        self,
-        remote: &impl Transport,
-        clock: &dyn Clock,
-        intent: WriteIntent,
-        ttl_seconds: u64,
-    ) -> ClaimOutcome {
-        let answer = remote
-            .claim_control(ClaimCall {
-                campaign_id: &self.who.campaign_id,
-                controller_id: &self.who.controller_id,
-                ttl_seconds,
-                request_id: &intent.request_id,
-            })
-            .await;
-        match answer {
-            Ok(lease) if self.who.grants(self.epoch_floor, &lease, clock.now()) => {
-                ClaimOutcome::Granted(Controller {
-                    who: self.who,
-                    lease,
-                })
-            }
-            Ok(lease) => ClaimOutcome::Refused(self, ClaimRefusal::NotOurs(lease)),
-            Err(e) => ClaimOutcome::Refused(self, ClaimRefusal::Remote(e)),
-        }
-    }
-
-    /// After a restart (or a resolved ambiguity): become a `Controller` again only if `read_control`
-    /// says the lease is still ours, with the same epoch, and not expired.
-    pub async fn confirm(
-        self,
-        remote: &impl Transport,
-        clock: &dyn Clock,
-        last: &Lease,
-    ) -> ConfirmOutcome {
-        self.read_grant(remote, clock, Some(last.epoch)).await
-    }
-
-    /// A claim whose answer was lost was read back as applied: become a `Controller` only if
-    /// `read_control` now names us, not below the fencing floor and unexpired (the epoch is the
-    /// new grant's, so it is not compared with an earlier lease).
-    pub async fn adopt_claim(self, remote: &impl Transport, clock: &dyn Clock) -> ConfirmOutcome {
-        self.read_grant(remote, clock, None).await
-    }
-
-    async fn read_grant(
-        self,
-        remote: &impl Transport,
-        clock: &dyn Clock,
-        epoch: Option<u64>,
-    ) -> ConfirmOutcome {
-        match remote.read_control(&self.who.campaign_id).await {
-            Ok(Some(lease))
-                if self.who.grants(self.epoch_floor, &lease, clock.now())
-                    && epoch.is_none_or(|e| e == lease.epoch) =>
-            {
-                ConfirmOutcome::Confirmed(Controller {
-                    who: self.who,
-                    lease,
-                })
-            }
-            Ok(read) => ConfirmOutcome::NotConfirmed(self, read),
-            Err(e) => ConfirmOutcome::Unanswered(self, e),
-        }
-    }
-
-    /// Ask `campaign/request_status` what became of a claim (or, for a lost control, a write)
-    /// whose answer was lost. Never resends it.
-    pub async fn request_status(
-        &self,
-        remote: &impl Transport,
-        request_id: &RequestId,
-    ) -> Result<ReadbackAnswer, RemoteError> {
-        remote
-            .request_status(&self.who.campaign_id, request_id)
-            .await
-    }
 }
 
 impl Controller {
@@ -363,140 +293,11 @@ impl Controller {
         }
     }
 
-    /// Expired by our clock (with the policy's margin): refuse locally, send nothing.
-    fn expired(&self, clock: &dyn Clock) -> bool {
-        !self.lease.usable_at(clock.now(), self.who.margin)
-    }
-
-    /// The identity of a write: the epoch is always the token's own.
-    fn call<'a>(&'a self, intent: &'a WriteIntent) -> WriteId<'a> {
-        WriteId::new(
-            &self.who.campaign_id,
-            &self.who.controller_id,
-            self.lease.epoch,
-            &intent.request_id,
-        )
-    }
-
-    /// Classify a write's answer into the next typestate.
-    fn settle<T>(
-        self,
-        intent: WriteIntent,
-        operation: Operation,
-        answer: Result<T, RemoteError>,
-    ) -> WriteResult<T> {
-        match answer {
-            Ok(value) => WriteResult::Applied(self, value),
-            Err(e) if e.is_fencing() => WriteResult::Lost(self.lost(), LossReason::Fenced, Some(e)),
-            // Only an answer that proves the write was not applied gives the lease back for
-            // another decision; anything else is read back, never resent.
-            Err(e) if e.proves_not_applied() => WriteResult::Rejected(self, e),
-            Err(_) => WriteResult::Ambiguous(AmbiguousWrite {
-                floor: self.lease.epoch,
-                who: self.who,
-                request_id: intent.request_id,
-                operation,
-            }),
-        }
-    }
-
-    /// Submit a task (`message/send`, non-blocking). Applied answers carry the durable task id.
-    pub async fn submit(
-        self,
-        remote: &impl Transport,
-        clock: &dyn Clock,
-        intent: WriteIntent,
-        request: &SubmitRequest,
-    ) -> WriteResult<TaskId> {
-        if self.expired(clock) {
-            return WriteResult::Lost(self.lost(), LossReason::Expired, None);
-        }
-        let answer = remote.submit(self.call(&intent), request).await;
-        self.settle(intent, Operation::Submit, answer)
-    }
-
-    pub async fn intervene(
-        self,
-        remote: &impl Transport,
-        clock: &dyn Clock,
-        intent: WriteIntent,
-        task: &TaskId,
-        intervention: &str,
-    ) -> WriteResult<()> {
-        if self.expired(clock) {
-            return WriteResult::Lost(self.lost(), LossReason::Expired, None);
-        }
-        let answer = remote
-            .intervene(self.call(&intent), task, intervention)
-            .await;
-        self.settle(intent, Operation::Intervene, answer)
-    }
-
-    /// Ask the remote to cancel the bound task. The answer is advisory: confirm by polling.
-    pub async fn cancel(
-        self,
-        remote: &impl Transport,
-        clock: &dyn Clock,
-        intent: WriteIntent,
-        task: &TaskId,
-        reason: &str,
-    ) -> WriteResult<()> {
-        if self.expired(clock) {
-            return WriteResult::Lost(self.lost(), LossReason::Expired, None);
-        }
-        let answer = remote.cancel(self.call(&intent), task, reason).await;
-        self.settle(intent, Operation::Cancel, answer)
-    }
-
-    /// Extend the lease. The answer must name us with the same epoch.
-    pub async fn renew(
-        mut self,
-        remote: &impl Transport,
-        clock: &dyn Clock,
-        intent: WriteIntent,
-        ttl_seconds: u64,
-    ) -> RenewOutcome {
-        if self.expired(clock) {
-            return RenewOutcome::Lost(self.lost(), LossReason::Expired);
-        }
-        let answer = remote.renew_control(self.call(&intent), ttl_seconds).await;
-        match answer {
-            Ok(l) if l.controller_id == self.lease.controller_id && l.epoch == self.lease.epoch => {
-                self.lease.expires_at = self.lease.expires_at.max(l.expires_at);
-                RenewOutcome::Renewed(self)
-            }
-            Ok(_) => RenewOutcome::Lost(self.lost(), LossReason::TakenOver),
-            Err(e) if e.is_fencing() => {
-                RenewOutcome::Lost(self.lost(), LossReason::Refused(e.lease_refusal()))
-            }
-            Err(e) => RenewOutcome::Unanswered(self, e),
-        }
-    }
-
     /// Stop using this lease locally, without a remote call (the machine already left control, e.g.
     /// on local expiry). Authority can only be given up this way, never gained.
     fn relinquish(self) -> Observer {
         let floor = self.lease.epoch;
         self.who.observer(floor)
-    }
-
-    /// Who the remote says holds the lease now (a read: it grants nothing).
-    pub async fn read_control(
-        &self,
-        remote: &impl Transport,
-    ) -> Result<Option<Lease>, RemoteError> {
-        remote.read_control(&self.who.campaign_id).await
-    }
-
-    /// Give the lease back. Local authority ends whatever the remote answers (an unanswered release
-    /// lets the lease expire on its own).
-    pub async fn release(
-        self,
-        remote: &impl Transport,
-        intent: WriteIntent,
-    ) -> (Observer, Result<(), RemoteError>) {
-        let answer = remote.release_control(self.call(&intent)).await;
-        (self.relinquish(), answer)
     }
 }
 
@@ -507,21 +308,6 @@ impl AmbiguousWrite {
 
     pub fn operation(&self) -> Operation {
         self.operation
-    }
-
-    /// Ask `campaign/request_status` what became of the write. Never resends it.
-    pub async fn request_status(self, remote: &impl Transport) -> ReadbackOutcome {
-        match remote
-            .request_status(&self.who.campaign_id, &self.request_id)
-            .await
-        {
-            Ok(ReadbackAnswer::Applied { task }) => self.resolved(Some(task)),
-            Ok(ReadbackAnswer::NotApplied) => self.resolved(None),
-            Ok(ReadbackAnswer::Unavailable) => {
-                ReadbackOutcome::Unresolved(self, RemoteError::MethodUnavailable)
-            }
-            Err(e) => ReadbackOutcome::Unresolved(self, e),
-        }
     }
 
     fn resolved(self, applied: Option<Option<TaskId>>) -> ReadbackOutcome {
@@ -539,25 +325,9 @@ impl AmbiguousWrite {
     }
 }
 
-impl ControlLost {
-    /// Read back the write that was in flight when control was lost. Never resends it.
-    pub async fn request_status(
-        &self,
-        remote: &impl Transport,
-        request_id: &RequestId,
-    ) -> Result<ReadbackAnswer, RemoteError> {
-        self.observer.request_status(remote, request_id).await
-    }
-}
-
 impl RemoteTerminalLocalPending {
     pub fn task(&self) -> &TaskId {
         &self.task
-    }
-
-    /// Late evidence of the finished attempt (artifacts arriving after the terminal state).
-    pub async fn evidence(&self, remote: &impl Transport) -> Result<Evidence, RemoteError> {
-        remote.evidence(&self.task).await
     }
 
     /// Record the local verdict. Whatever it is, authority does not come back with it.

@@ -1,91 +1,25 @@
-//! The core's remote calls: which call a step's action becomes (with the authority it needs,
-//! or none at all), and which event its outcome is.
+//! The core's remote calls: which call a step's action becomes (asked by the token that allows
+//! it, or by none), and which event its answer is once the token has settled it.
 //!
-//! A [`Call`] carries the token that allows it and the intent whose request id it sends, both
-//! taken from the core; its [`Done`] gives the token back with the outcome. So the driver only
-//! makes calls: it never chooses an epoch (the token does), never picks a request id (the
-//! intent the command brought is the only one sent, once), and never decides what an answer
-//! means.
+//! The core keeps its token while a call is out: the token asks for the call as data
+//! ([`Request`]) and waits ([`Waiting`]); the driver only sends the request and hands back the
+//! [`Response`]; the token settles it here (`control/request.rs`). So the driver never chooses an
+//! epoch (the token does), never picks a request id (the intent the command brought is the only
+//! one sent, once), and never decides what an answer means, and the core's own tests drive every
+//! claim, renewal and write with no transport.
 
 use super::super::reply::RefusalCode;
 use super::super::EvidenceSummary;
 use super::Core;
 use crate::control::{
-    AmbiguousWrite, ClaimOutcome, ClaimRefusal, ConfirmOutcome, ControlLost, Controller, Evidence,
-    Observer, ReadbackOutcome, RemoteError, RemoteTerminalLocalPending, RenewOutcome,
-    SubmitRequest, Token, WriteIntent, WriteResult,
+    ask_evidence, ask_status, ClaimOutcome, ClaimRefusal, ConfirmOutcome, Evidence, Mutation,
+    ReadbackOutcome, Reader, RemoteError, RenewOutcome, Request, Settled, SubmitRequest, Token,
+    Waiting, WriteIntent, WriteResult,
 };
 use argus_machines::{
-    Action, Event, Lease, LeaseRefusal, LossReason, ReadbackAnswer, RequestId, TaskId, WriteOutcome,
+    Action, Event, LeaseRefusal, LossReason, ReadbackAnswer, RequestId, TaskId, WriteOutcome,
 };
 use std::sync::atomic::Ordering;
-
-/// One remote call, with the authority it is made under.
-pub(crate) enum Call {
-    /// Read the task's status.
-    Poll {
-        task: TaskId,
-    },
-    /// Read an attempt's evidence: through its token once the attempt has ended.
-    Evidence {
-        task: TaskId,
-        through: Option<RemoteTerminalLocalPending>,
-    },
-    /// An observer confirms its last lease (a restart, a resolved ambiguity).
-    Confirm {
-        observer: Observer,
-        last: Lease,
-    },
-    /// An observer adopts the grant of a claim read back as applied, if the remote names us.
-    Adopt {
-        observer: Observer,
-    },
-    /// A controller's heartbeat check: does the remote still name us?
-    StillOurs {
-        controller: Controller,
-    },
-    /// Ask for the lease, under the command's own intent.
-    Claim {
-        observer: Observer,
-        intent: WriteIntent,
-        ttl: u64,
-    },
-    Renew {
-        controller: Controller,
-        ttl: u64,
-    },
-    Release {
-        controller: Controller,
-    },
-    /// A mutation, under the command's own intent.
-    Write {
-        controller: Controller,
-        intent: WriteIntent,
-        write: WriteCall,
-    },
-    /// What became of an ambiguous write: through its token.
-    Readback {
-        ambiguous: AmbiguousWrite,
-    },
-    /// What became of a request (a write in flight when control was lost; a claim).
-    RequestStatus {
-        reader: Reader,
-        request_id: RequestId,
-    },
-}
-
-/// The three mutations.
-pub(crate) enum WriteCall {
-    Submit { request: SubmitRequest },
-    Cancel { task: TaskId, reason: String },
-    Intervene { task: TaskId, text: String },
-}
-
-/// Who reads a request's status without holding its write.
-pub(crate) enum Reader {
-    Lost(ControlLost),
-    Observer(Observer),
-}
 
 impl Reader {
     fn into_token(self) -> Token {
@@ -96,76 +30,33 @@ impl Reader {
     }
 }
 
-impl Call {
-    /// A mutation, whose answer a crash test may stop after.
-    pub(crate) fn is_write(&self) -> bool {
-        matches!(self, Call::Write { .. })
-    }
-}
-
-/// A call's outcome, with the authority it gives back. `now`: when it was sent.
-pub(crate) enum Done {
-    Poll(Result<crate::control::Reading, RemoteError>),
-    Evidence {
-        task: TaskId,
-        through: Option<RemoteTerminalLocalPending>,
-        read: Result<Evidence, RemoteError>,
-    },
-    Confirm {
-        outcome: ConfirmOutcome,
-        now: u64,
-    },
-    StillOurs {
-        controller: Controller,
-        read: Result<Option<Lease>, RemoteError>,
-        now: u64,
-    },
-    Claim {
-        request_id: RequestId,
-        outcome: ClaimOutcome,
-        now: u64,
-    },
-    Renew {
-        outcome: RenewOutcome,
-        now: u64,
-    },
-    Release {
-        observer: Observer,
-        answer: Result<(), RemoteError>,
-    },
-    Write {
-        request_id: RequestId,
-        result: WriteResult<Option<TaskId>>,
-    },
-    Readback {
-        request_id: RequestId,
-        outcome: ReadbackOutcome,
-    },
-    RequestStatus {
-        reader: Reader,
-        request_id: RequestId,
-        answer: Result<ReadbackAnswer, RemoteError>,
-    },
-}
+/// A call asked for: the token waiting for its answer, and the request to send.
+pub(crate) type Asked = (Waiting, Request);
 
 impl Core {
-    /// The call an action becomes, with its authority; `None` when nothing is to be sent (a
-    /// refused local write queues the event that says so).
-    pub(super) fn call(&mut self, action: Action, now: u64) -> Option<Call> {
+    /// The call an action becomes, asked by the token that allows it; `None` when nothing is to
+    /// be sent (a refused local write queues the event that says so).
+    pub(super) fn call(&mut self, action: Action, now: u64) -> Option<Asked> {
         match action {
-            Action::Poll { task } => Some(Call::Poll { task }),
+            Action::Poll { task } => Some(ask_status(task)),
             Action::FetchEvidence { task } => Some(self.evidence(task)),
             Action::ReadControl => self.read_control(),
             Action::Claim { request_id } => self.claim(request_id),
             Action::Renew { .. } => match self.take_token() {
-                Token::Controller(controller) => Some(Call::Renew {
-                    controller,
-                    ttl: self.env.config.lease_ttl_secs,
-                }),
+                Token::Controller(c) => match c.ask_renew(self.env.config.lease_ttl_secs, now) {
+                    Ok(asked) => Some(asked),
+                    // No longer usable: nothing is sent, and the loss is the machine's to take.
+                    Err(lost) => {
+                        if let Some(event) = self.renewed(lost, now) {
+                            self.enqueue(event);
+                        }
+                        None
+                    }
+                },
                 other => self.keep(other),
             },
             Action::Release { .. } => match self.take_token() {
-                Token::Controller(controller) => Some(Call::Release { controller }),
+                Token::Controller(controller) => Some(controller.ask_release()),
                 other => {
                     // The step that released already moved the machine on: the token follows.
                     self.token = Some(other);
@@ -181,19 +72,19 @@ impl Core {
                         .unwrap_or_else(|| self.ledger.doc().objective.clone()),
                     project: self.env.config.project.clone(),
                 };
-                self.write(request_id, WriteCall::Submit { request })
+                self.write(request_id, Mutation::Submit(request), now)
             }
             Action::Cancel {
                 request_id, task, ..
             } => {
                 let reason = self.text.take().unwrap_or_default();
-                self.write(request_id, WriteCall::Cancel { task, reason })
+                self.write(request_id, Mutation::Cancel { task, reason }, now)
             }
             Action::Intervene {
                 request_id, task, ..
             } => {
                 let text = self.text.take().unwrap_or_default();
-                self.write(request_id, WriteCall::Intervene { task, text })
+                self.write(request_id, Mutation::Intervene { task, text }, now)
             }
             Action::Readback { request_id } => self.readback(request_id, now),
             // Local effects are the core's own.
@@ -202,31 +93,30 @@ impl Core {
     }
 
     /// Put a token back; nothing is sent.
-    fn keep(&mut self, token: Token) -> Option<Call> {
+    fn keep(&mut self, token: Token) -> Option<Asked> {
         self.token = Some(token);
         None
     }
 
-    fn evidence(&mut self, task: TaskId) -> Call {
-        let through = match self.token.take() {
-            Some(Token::RemoteTerminalLocalPending(p)) if *p.task() == task => Some(p),
+    fn evidence(&mut self, task: TaskId) -> Asked {
+        match self.token.take() {
+            Some(Token::RemoteTerminalLocalPending(p)) if *p.task() == task => p.ask_evidence(),
             other => {
                 self.token = other;
-                None
+                ask_evidence(task)
             }
-        };
-        Call::Evidence { task, through }
+        }
     }
 
-    fn read_control(&mut self) -> Option<Call> {
+    fn read_control(&mut self) -> Option<Asked> {
         match self.take_token() {
             // With a last lease: confirm it. Without one: a claim read back as applied, whose
             // grant is adopted only if the remote names us.
-            Token::Observer(observer) => Some(match self.machine.record().state.lease().cloned() {
-                Some(last) => Call::Confirm { observer, last },
-                None => Call::Adopt { observer },
-            }),
-            Token::Controller(controller) => Some(Call::StillOurs { controller }),
+            Token::Observer(observer) => {
+                let last = self.machine.record().state.lease().cloned();
+                Some(observer.ask_grant(last.as_ref()))
+            }
+            Token::Controller(controller) => Some(controller.ask_still_ours()),
             other => self.keep(other),
         }
     }
@@ -240,13 +130,11 @@ impl Core {
         Some(self.intents.swap_remove(at))
     }
 
-    fn claim(&mut self, request_id: RequestId) -> Option<Call> {
+    fn claim(&mut self, request_id: RequestId) -> Option<Asked> {
         match (self.take_token(), self.intent(&request_id)) {
-            (Token::Observer(observer), Some(intent)) => Some(Call::Claim {
-                observer,
-                intent,
-                ttl: self.env.config.lease_ttl_secs,
-            }),
+            (Token::Observer(observer), Some(intent)) => {
+                Some(observer.ask_claim(intent, self.env.config.lease_ttl_secs))
+            }
             (token, _) => {
                 // Only a command's own claim is sent, once; anything else is not applied.
                 tracing::error!(campaign_id = %self.id(), "a claim without its command's intent is not sent");
@@ -260,13 +148,19 @@ impl Core {
     }
 
     /// One mutation: through the `Controller`, with the command's own intent, once.
-    fn write(&mut self, request_id: RequestId, write: WriteCall) -> Option<Call> {
+    fn write(&mut self, request_id: RequestId, mutation: Mutation, now: u64) -> Option<Asked> {
         match (self.take_token(), self.intent(&request_id)) {
-            (Token::Controller(controller), Some(intent)) => Some(Call::Write {
-                controller,
-                intent,
-                write,
-            }),
+            (Token::Controller(controller), Some(intent)) => {
+                match controller.ask_write(intent, mutation, now) {
+                    Ok(asked) => Some(asked),
+                    // The lease is no longer usable: nothing is sent; said as the write's outcome.
+                    Err(lost) => {
+                        let event = self.settle(request_id, lost);
+                        self.enqueue(event);
+                        None
+                    }
+                }
+            }
             (token, _) => {
                 // Without control, or without the intent its command brought (a persisted request
                 // id is only ever read back), nothing is sent.
@@ -282,7 +176,7 @@ impl Core {
     }
 
     /// Read back a write (or claim) of unknown outcome; never resend it.
-    fn readback(&mut self, request_id: RequestId, now: u64) -> Option<Call> {
+    fn readback(&mut self, request_id: RequestId, now: u64) -> Option<Asked> {
         // Too early: the request may still be in flight at the remote. The grace counts from the
         // persisted moment the write became ambiguous, across restarts; the heartbeat asks again.
         // Timestamps are whole seconds: one more second keeps the grace from ever being shorter
@@ -294,49 +188,35 @@ impl Core {
         }
         match self.take_token() {
             Token::AmbiguousWrite(ambiguous) if *ambiguous.request_id() == request_id => {
-                Some(Call::Readback { ambiguous })
+                Some(ambiguous.ask_readback())
             }
             // A write in flight when control was lost, and a claim, are read back the same way.
-            Token::ControlLost(l) => Some(Call::RequestStatus {
-                reader: Reader::Lost(l),
-                request_id,
-            }),
-            Token::Observer(o) => Some(Call::RequestStatus {
-                reader: Reader::Observer(o),
-                request_id,
-            }),
+            Token::ControlLost(l) => Some(l.ask_status(request_id)),
+            Token::Observer(o) => Some(o.ask_status(request_id)),
             other => self.keep(other),
         }
     }
 
-    /// The event a call's outcome is, with its token put back.
-    pub(super) fn done(&mut self, done: Done) -> Option<Event> {
-        match done {
-            Done::Poll(Ok(reading)) => Some(self.reading(reading)),
-            Done::Poll(Err(e)) => {
+    /// The event a settled call is, with its token put back.
+    pub(super) fn done(&mut self, settled: Settled, now: u64) -> Option<Event> {
+        match settled {
+            Settled::Reading(Ok(reading)) => Some(self.reading(reading)),
+            Settled::Reading(Err(e)) => {
                 tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
                 // A hot poll that fails says nothing: outages are counted at the heartbeat's
                 // cadence, whatever the hot polls do.
                 let glance = self.busy().glance;
                 (!glance).then(|| Event::PollFailed(e.read_condition()))
             }
-            Done::Evidence {
-                task,
-                through,
-                read,
-            } => {
+            Settled::Evidence(task, through, read) => {
                 if let Some(p) = through {
                     self.token = Some(Token::RemoteTerminalLocalPending(p));
                 }
                 self.keep_evidence(&task, read);
                 None
             }
-            Done::Confirm { outcome, now } => Some(self.confirmed(outcome, now)),
-            Done::StillOurs {
-                controller,
-                read,
-                now,
-            } => {
+            Settled::Confirm(outcome) => Some(self.confirmed(outcome, now)),
+            Settled::StillOurs(controller, read) => {
                 self.token = Some(Token::Controller(controller));
                 match read {
                     Ok(lease) => Some(Event::ControlRead { lease, now }),
@@ -348,13 +228,9 @@ impl Core {
                     }
                 }
             }
-            Done::Claim {
-                request_id,
-                outcome,
-                now,
-            } => Some(self.claimed(request_id, outcome, now)),
-            Done::Renew { outcome, now } => self.renewed(outcome, now),
-            Done::Release { observer, answer } => {
+            Settled::Claim(request_id, outcome) => Some(self.claimed(request_id, outcome, now)),
+            Settled::Renew(outcome) => self.renewed(outcome, now),
+            Settled::Release(observer, answer) => {
                 if let Err(e) = answer {
                     tracing::warn!(campaign_id = %self.id(), class = e.class(), "release unanswered; the lease will expire");
                 }
@@ -364,11 +240,8 @@ impl Core {
                 self.align_token();
                 None
             }
-            Done::Write { request_id, result } => Some(self.settle(request_id, result)),
-            Done::Readback {
-                request_id,
-                outcome,
-            } => {
+            Settled::Write(request_id, result) => Some(self.settle(request_id, result)),
+            Settled::Readback(request_id, outcome) => {
                 let (token, answer) = match outcome {
                     ReadbackOutcome::Resolved { observer, applied } => {
                         (Token::Observer(observer), Ok(applied_or_not(applied)))
@@ -378,11 +251,7 @@ impl Core {
                 self.token = Some(token);
                 Some(read_back(request_id, answer))
             }
-            Done::RequestStatus {
-                reader,
-                request_id,
-                answer,
-            } => {
+            Settled::RequestStatus(reader, request_id, answer) => {
                 self.token = Some(reader.into_token());
                 Some(read_back(request_id, answer))
             }

@@ -24,7 +24,6 @@ mod pair;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use calls::{Call, Done, Reader, WriteCall};
 pub(crate) use pace::{on_slot, seed, Due, Pace};
 
 use super::command::{Acted, Actor};
@@ -33,7 +32,9 @@ use super::messages::MessageKind;
 use super::reduce::{AnswerTo, EventLine};
 use super::reply::{AnswerReply, CommandReply, Outcome, RefusalCode};
 use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
-use crate::control::{RemoteAbility, Token, TokenKind, Validated, WriteIntent};
+use crate::control::{
+    RemoteAbility, Request, Response, Settled, Token, TokenKind, Validated, Waiting, WriteIntent,
+};
 use argus_machines::{
     Action, CampaignMachine, Command, Event, Significant, StateName, TaskId, Undo, Verdict,
     WakeReason,
@@ -139,8 +140,9 @@ pub(crate) enum Effect {
     /// An operator's answer to keep for Argus before the question is cleared: reported with
     /// [`Performed::Kept`].
     KeepAnswer(String),
-    /// One remote call: reported with [`Performed::Called`].
-    Call(Call),
+    /// One remote call, as data (its token waits in the core): reported with
+    /// [`Performed::Called`].
+    Call(Request),
 }
 
 /// What a step gathered for the driver, given out as [`Effect`]s in their order.
@@ -151,7 +153,7 @@ struct Batch {
     records: Vec<Vec<Write>>,
     wakes: VecDeque<Wake>,
     keep_answer: Option<String>,
-    call: Option<Call>,
+    call: Option<Request>,
     reply: Option<Reply>,
     closed: bool,
     noticed: Option<Noticed>,
@@ -244,8 +246,8 @@ pub(crate) enum Performed {
     Persisted(bool),
     /// Where the answer went, or why it could not be kept.
     Kept(std::io::Result<AnswerTo>),
-    /// The remote call's outcome, with the authority it gives back.
-    Called(Box<Done>),
+    /// What the remote answered to the call (its token settles it).
+    Called(Box<Response>),
 }
 
 /// What the current input ends with, once its steps have settled.
@@ -340,6 +342,8 @@ struct Busy {
     finish: Option<Finish>,
     /// A step awaiting its write-ahead report (boxed: most inputs have none).
     persisting: Option<Box<Persisting>>,
+    /// The token of the call that is out, waiting for its answer.
+    waiting: Option<Waiting>,
     /// What the next [`Batch`] says, gathered since the last one.
     out: Batch,
     /// Whether the input's first step had an effect (`None` before it).
@@ -560,9 +564,9 @@ impl Core {
         while !self.waits() {
             let b = self.busy();
             if let Some(action) = b.calls.pop() {
-                let call = self.call(action, now);
-                if call.is_some() {
-                    self.out().call = call;
+                if let Some((waiting, request)) = self.call(action, now) {
+                    self.busy().waiting = Some(waiting);
+                    self.out().call = Some(request);
                 }
             } else if !b.queue.is_empty() && !b.out.is_empty() {
                 // A step's write-ahead goes alone: what came before it is done first.
@@ -613,7 +617,7 @@ impl Core {
     fn waits(&self) -> bool {
         self.busy
             .as_ref()
-            .is_some_and(|b| b.persisting.is_some() || b.out.waits())
+            .is_some_and(|b| b.persisting.is_some() || b.waiting.is_some() || b.out.waits())
     }
 
     /// The input's work.
@@ -665,9 +669,14 @@ impl Core {
                 self.out().reply = Some(Reply::Answer(reply));
                 self.closing();
             }
-            Performed::Called(done) => {
-                let evidence = matches!(*done, Done::Evidence { .. });
-                if let Some(follow) = self.done(*done) {
+            Performed::Called(response) => {
+                let Some(waiting) = self.busy().waiting.take() else {
+                    tracing::error!(campaign_id = %self.id(), "an answer to no call; dropped");
+                    return;
+                };
+                let settled = waiting.settle(*response, now);
+                let evidence = matches!(settled, Settled::Evidence(..));
+                if let Some(follow) = self.done(settled, now) {
                     self.enqueue(follow);
                 }
                 if evidence {

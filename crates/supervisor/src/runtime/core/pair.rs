@@ -1,12 +1,11 @@
-//! The core and a remote in memory, as quinn's `Pair`: every call the core asks for is made on a
+//! The core and a remote in memory, as quinn's `Pair`: every call the core asks for is sent to a
 //! remote that keeps leases as the contract says (fencing epochs, one answer per request id),
-//! through the driver's own `perform`, on a clock the test moves. No socket, no disk, no sleep:
+//! through the driver's own `send`, on a clock the test moves. No socket, no disk, no sleep:
 //! the core's lease and write paths, driven and checked by what reached the remote.
 
 use super::*;
 use crate::control::memory::{ManualClock, MemoryRemote};
 use crate::control::Clock;
-use crate::runtime::driver::perform;
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::RefusedBy;
 use crate::runtime::OperatorCommand;
@@ -17,34 +16,6 @@ const START: u64 = 1_000_000;
 
 /// The remote in memory, on a clock the test moves.
 type Remote = MemoryRemote<ManualClock>;
-
-/// A call's kind, as the coverage check names it.
-fn kind(call: &Call) -> &'static str {
-    match call {
-        Call::Poll { .. } => "poll",
-        Call::Evidence { .. } => "evidence",
-        Call::Confirm { .. } => "confirm",
-        Call::Adopt { .. } => "adopt",
-        Call::StillOurs { .. } => "still_ours",
-        Call::Claim { .. } => "claim",
-        Call::Renew { .. } => "renew",
-        Call::Release { .. } => "release",
-        Call::Write {
-            write: WriteCall::Submit { .. },
-            ..
-        } => "submit",
-        Call::Write {
-            write: WriteCall::Cancel { .. },
-            ..
-        } => "cancel",
-        Call::Write {
-            write: WriteCall::Intervene { .. },
-            ..
-        } => "intervene",
-        Call::Readback { .. } => "readback",
-        Call::RequestStatus { .. } => "request_status",
-    }
-}
 
 /// Every kind of call a core asks for.
 const EVERY_KIND: [&str; 13] = [
@@ -153,10 +124,13 @@ impl Pair {
                 Effect::KeepAnswer(_) => {
                     self.core.advance(Performed::Kept(Ok(AnswerTo::Argus)), now);
                 }
-                Effect::Call(call) => {
-                    self.kinds.insert(kind(&call));
-                    let done = self.rt.block_on(perform(&self.remote, &self.remote, call));
-                    self.core.advance(Performed::Called(Box::new(done)), now);
+                Effect::Call(request) => {
+                    let waiting = self.core.busy.as_ref().and_then(|b| b.waiting.as_ref());
+                    self.kinds.insert(waiting.map_or("none", Waiting::name));
+                    let sent = crate::control::send(&self.remote, &self.remote, request);
+                    let response = self.rt.block_on(sent);
+                    self.core
+                        .advance(Performed::Called(Box::new(response)), now);
                 }
                 Effect::Record { .. } | Effect::Wake(_) | Effect::Closed | Effect::Stop => {}
             }

@@ -4,8 +4,9 @@
 use super::*;
 use crate::control::{Reading, RemoteError};
 use crate::runtime::reduce::AnswerTo;
+use crate::runtime::reply::Outcome;
 use crate::runtime::reply::RefusedBy;
-use argus_machines::{ControllerId, Observation, RemoteState, TaskId};
+use argus_machines::{ControllerId, Observation, ReadbackAnswer, RemoteState, TaskId};
 
 const NOW: u64 = 1_000_000;
 
@@ -42,15 +43,42 @@ struct Seen {
 }
 
 /// Pump the core as the driver does: persist succeeds unless `disk_fails`; each poll answers
-/// `answer`; an answer to keep is kept for Argus.
+/// `answer`, an evidence read finds none; an answer to keep is kept for Argus. Any other call
+/// fails the test (see [`pump_with`]).
 fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Seen {
-    core.handle(input, NOW);
+    pump_with(core, input, disk_fails, &mut |request| match request {
+        Request::Status(_) => Response::Reading(Ok(answer.clone())),
+        other => panic!("the core asked for a {} no test here answers", other.name()),
+    })
+}
+
+/// [`pump`], the remote's part played by `respond`: what it answers to each request (a poll's
+/// reading, a claim's grant, a write's acknowledgement or silence). An evidence read finds none
+/// unless `respond` says otherwise.
+fn pump_with(
+    core: &mut Core,
+    input: Input,
+    disk_fails: bool,
+    respond: &mut dyn FnMut(&Request) -> Response,
+) -> Seen {
+    pump_at(core, input, NOW, disk_fails, respond)
+}
+
+/// [`pump_with`] at `now`.
+fn pump_at(
+    core: &mut Core,
+    input: Input,
+    now: u64,
+    disk_fails: bool,
+    respond: &mut dyn FnMut(&Request) -> Response,
+) -> Seen {
+    core.handle(input, now);
     let mut seen = Seen::default();
-    while let Some(effect) = core.poll_effect(NOW) {
+    while let Some(effect) = core.poll_effect(now) {
         match effect {
             Effect::Persist { .. } => {
                 seen.steps.push("persist".into());
-                core.advance(Performed::Persisted(!disk_fails), NOW);
+                core.advance(Performed::Persisted(!disk_fails), now);
             }
             Effect::Record { groups, noticed } => {
                 for w in groups.iter().flatten() {
@@ -74,34 +102,21 @@ fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Se
             Effect::Closed | Effect::Stop => {}
             Effect::KeepAnswer(text) => {
                 seen.steps.push(format!("keep {text}"));
-                core.advance(Performed::Kept(Ok(AnswerTo::Argus)), NOW);
+                core.advance(Performed::Kept(Ok(AnswerTo::Argus)), now);
             }
-            Effect::Call(call) => {
-                let done = match call {
-                    Call::Poll { .. } => {
-                        seen.steps.push("poll".into());
-                        Done::Poll(Ok(answer.clone()))
-                    }
+            Effect::Call(request) => {
+                seen.steps.push(match &request {
+                    Request::Status(_) => "poll".into(),
+                    other => other.name().into(),
+                });
+                let response = match &request {
                     // An ended attempt's evidence: the remote gave none.
-                    Call::Evidence { task, through } => {
-                        seen.steps.push("evidence".into());
-                        let read = Ok(crate::control::memory::no_evidence(task.clone()));
-                        Done::Evidence {
-                            task,
-                            through,
-                            read,
-                        }
+                    Request::Evidence(task) => {
+                        Response::Evidence(Ok(crate::control::memory::no_evidence(task.clone())))
                     }
-                    other => {
-                        let name = match other {
-                            Call::Claim { .. } => "claim",
-                            Call::Write { .. } => "write",
-                            _ => "another call",
-                        };
-                        panic!("the core asked for a {name} no test here answers");
-                    }
+                    other => respond(other),
                 };
-                core.advance(Performed::Called(Box::new(done)), NOW);
+                core.advance(Performed::Called(Box::new(response)), now);
             }
         }
     }
@@ -301,9 +316,9 @@ fn a_failed_read_is_a_condition_for_the_machine_never_a_write() {
     while let Some(effect) = core.poll_effect(NOW) {
         match effect {
             Effect::Persist { .. } => core.advance(Performed::Persisted(true), NOW),
-            Effect::Call(call) => {
-                made.push(matches!(call, Call::Poll { .. }));
-                let failed = Done::Poll(Err(RemoteError::TaskNotFound));
+            Effect::Call(request) => {
+                made.push(matches!(request, Request::Status(_)));
+                let failed = Response::Reading(Err(RemoteError::TaskNotFound));
                 core.advance(Performed::Called(Box::new(failed)), NOW);
             }
             _ => {}
@@ -388,5 +403,220 @@ fn a_verb_the_remote_cannot_carry_out_is_refused_before_the_machine_and_changes_
     assert_eq!(
         command_reply(&seen).refusal,
         Some(RefusalCode::CardNotQualified)
+    );
+}
+
+/// An operator's command, as the API hands it to the core.
+fn operator(c: crate::runtime::OperatorCommand) -> Input {
+    Input::Command {
+        command: c.command,
+        intents: c.intents,
+        text: c.text,
+        actor: Actor::Operator,
+        remote: RemoteAbility::everything(),
+    }
+}
+
+/// Our lease, as the remote grants it at `epoch`, for the policy's default term.
+fn granted(epoch: u64) -> argus_machines::Lease {
+    argus_machines::Lease {
+        controller_id: ControllerId::new("us"),
+        epoch,
+        expires_at: NOW + 600,
+    }
+}
+
+/// The remote's part, played by a table: a claim is granted at epoch 1, the lease read names
+/// us, a renewal extends it, a release is taken; a write is answered by `write`. Every request is
+/// written down, by name.
+fn remote<'a>(
+    sent: &'a mut Vec<&'static str>,
+    write: &'a mut dyn FnMut() -> Response,
+) -> impl FnMut(&Request) -> Response + 'a {
+    move |request| {
+        sent.push(request.name());
+        match request {
+            Request::Claim(_) => Response::Lease(Ok(granted(1))),
+            Request::ReadControl(_) => Response::Control(Ok(Some(granted(1)))),
+            Request::Renew { .. } => Response::Lease(Ok(argus_machines::Lease {
+                expires_at: NOW + 1200,
+                ..granted(1)
+            })),
+            Request::Release(_) => Response::Released(Ok(())),
+            Request::Write { .. } => write(),
+            Request::Status(_) => Response::Reading(Ok(reading(RemoteState::Working))),
+            Request::Evidence(_) | Request::RequestStatus { .. } => {
+                panic!("{} is answered by the test itself", request.name())
+            }
+        }
+    }
+}
+
+#[test]
+fn the_core_claims_and_writes_under_the_grant_it_read_itself_with_no_transport() {
+    use crate::runtime::OperatorCommand as Op;
+    let mut core = core();
+    let mut sent = vec![];
+    let mut acked = || Response::Written(Ok(Some(TaskId::new("t1"))));
+    let seen = pump_with(
+        &mut core,
+        operator(Op::claim()),
+        false,
+        &mut remote(&mut sent, &mut acked),
+    );
+    assert_eq!(command_reply(&seen).outcome(), Outcome::Done, "{seen:?}");
+    // The claim's intent is on disk before the claim goes out.
+    let at = |what: &str| seen.steps.iter().position(|s| s == what);
+    assert!(at("persist") < at("claim"), "{:?}", seen.steps);
+    assert_eq!(core.machine.held_lease(), Some(&granted(1)));
+    // Its submit goes out once, under the epoch the core read from the grant.
+    let seen = pump_with(
+        &mut core,
+        operator(Op::submit(Some("attempt 1".into()))),
+        false,
+        &mut remote(&mut sent, &mut acked),
+    );
+    assert_eq!(command_reply(&seen).outcome(), Outcome::Done, "{seen:?}");
+    assert_eq!(core.machine.state_name(), StateName::Running);
+    // (Then the task it made is read.)
+    assert_eq!(sent, ["claim", "submit", "status"]);
+    // A grant not ours is refused as the machine judges it, and nothing is written under it.
+    let mut core = self::core();
+    let mut theirs = |request: &Request| match request {
+        Request::Claim(_) => Response::Lease(Ok(argus_machines::Lease {
+            controller_id: ControllerId::new("someone-else"),
+            ..granted(2)
+        })),
+        other => panic!("{} after a refused claim", other.name()),
+    };
+    let seen = pump_with(&mut core, operator(Op::claim()), false, &mut theirs);
+    assert_ne!(command_reply(&seen).outcome(), Outcome::Done, "{seen:?}");
+    assert!(!core.machine.state_name().is_controlling());
+}
+
+#[test]
+fn a_write_answered_with_silence_is_read_back_after_its_grace_never_sent_again() {
+    use crate::runtime::OperatorCommand as Op;
+    let mut core = core();
+    let mut sent = vec![];
+    let mut silent = || Response::Written(Err(RemoteError::TimeoutAfterSend));
+    let mut respond = remote(&mut sent, &mut silent);
+    pump_with(&mut core, operator(Op::claim()), false, &mut respond);
+    let seen = pump_with(
+        &mut core,
+        operator(Op::submit(Some("attempt 1".into()))),
+        false,
+        &mut respond,
+    );
+    assert_eq!(
+        command_reply(&seen).outcome(),
+        Outcome::Ambiguous,
+        "{seen:?}"
+    );
+    assert_eq!(core.machine.state_name(), StateName::AmbiguousWrite);
+    // Within the grace the heartbeat reads the task, never the write.
+    let mut within = |r: &Request| match r {
+        Request::RequestStatus { .. } | Request::Write { .. } => panic!("{} too early", r.name()),
+        _ => respond(r),
+    };
+    pump_at(
+        &mut core,
+        Input::Tick { now: NOW + 30 },
+        NOW + 30,
+        false,
+        &mut within,
+    );
+    // After it: read back (applied, with its task), never resent.
+    let later = NOW + 200;
+    let mut answered = |r: &Request| match r {
+        Request::RequestStatus { .. } => Response::Readback(Ok(ReadbackAnswer::Applied {
+            task: Some(TaskId::new("t1")),
+        })),
+        Request::Write { .. } => panic!("the write was sent again"),
+        _ => respond(r),
+    };
+    let seen = pump_at(
+        &mut core,
+        Input::Tick { now: later },
+        later,
+        false,
+        &mut answered,
+    );
+    assert!(
+        seen.steps.contains(&"request_status".to_string()),
+        "{seen:?}"
+    );
+    assert_ne!(core.machine.state_name(), StateName::AmbiguousWrite);
+    drop(respond);
+    assert_eq!(
+        sent.iter().filter(|s| **s == "submit").count(),
+        1,
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn a_lease_another_holds_now_is_lost_and_an_expired_one_sends_nothing() {
+    use crate::runtime::OperatorCommand as Op;
+    let mut core = core();
+    let mut sent = vec![];
+    let mut never = || -> Response { panic!("no write in this test") };
+    pump_with(
+        &mut core,
+        operator(Op::claim()),
+        false,
+        &mut remote(&mut sent, &mut never),
+    );
+    // The heartbeat's renewal is answered with another holder: control is lost.
+    let later = NOW + 400;
+    let mut taken = |r: &Request| match r {
+        Request::Renew { .. } => Response::Lease(Ok(argus_machines::Lease {
+            controller_id: ControllerId::new("someone-else"),
+            ..granted(2)
+        })),
+        Request::ReadControl(_) => Response::Control(Ok(Some(argus_machines::Lease {
+            controller_id: ControllerId::new("someone-else"),
+            ..granted(2)
+        }))),
+        Request::Status(_) => Response::Reading(Ok(reading(RemoteState::Working))),
+        other => panic!("{} after the lease moved on", other.name()),
+    };
+    pump_at(
+        &mut core,
+        Input::Tick { now: later },
+        later,
+        false,
+        &mut taken,
+    );
+    assert!(
+        !core.machine.state_name().is_controlling(),
+        "{:?}",
+        core.machine.state_name()
+    );
+    // A lease past its term (by the policy's margin) is never used: nothing is sent under it.
+    let mut core = self::core();
+    pump_with(
+        &mut core,
+        operator(Op::claim()),
+        false,
+        &mut remote(&mut sent, &mut never),
+    );
+    let expired = NOW + 600;
+    let mut nothing = |r: &Request| match r {
+        Request::Status(_) => Response::Reading(Ok(reading(RemoteState::Working))),
+        Request::ReadControl(_) => Response::Control(Ok(Some(granted(1)))),
+        other => panic!("{} under an expired lease", other.name()),
+    };
+    pump_at(
+        &mut core,
+        Input::Tick { now: expired },
+        expired,
+        false,
+        &mut nothing,
+    );
+    assert!(
+        !core.machine.state_name().is_controlling(),
+        "{:?}",
+        core.machine.state_name()
     );
 }

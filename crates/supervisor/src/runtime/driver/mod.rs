@@ -23,8 +23,6 @@ mod start;
 pub use inbox::Envelope;
 pub(crate) use inbox::Replier;
 pub use journal::{Published, Snapshot};
-#[cfg(test)]
-pub(crate) use remote::perform;
 pub(crate) use start::recovered;
 
 use super::core::CrashPoint;
@@ -256,13 +254,13 @@ impl<T: Transport + 'static> Driver<T> {
                 let kept = sh.wake.keep_answer(self.id(), &text);
                 return Ok(Some(Performed::Kept(kept)));
             }
-            Effect::Call(call) => {
-                let write = call.is_write();
-                let done = self.make(call).await;
+            Effect::Call(request) => {
+                let write = request.is_write();
+                let response = self.make(request).await;
                 if write {
                     self.crash_at(CrashPoint::AfterAnswerReceived)?;
                 }
-                return Ok(Some(Performed::Called(Box::new(done))));
+                return Ok(Some(Performed::Called(Box::new(response))));
             }
         }
         Ok(None)

@@ -1,0 +1,531 @@
+//! Authority as data: a token asks for one remote call ([`Request`]) and waits for its answer
+//! ([`Waiting`]); whoever holds the transport sends it ([`send`]) and hands back the
+//! [`Response`]; the token settles it ([`Waiting::settle`]) into its next typestate. Asking and
+//! settling are pure (the instant is given), so the campaign's core decides every claim, renewal
+//! and write itself and its own tests drive them with no transport; only `send` does I/O.
+//!
+//! A write's identity ([`Stamp`]) is made only here, from a `Controller`'s own lease and a
+//! consumed [`WriteIntent`]: it is not `Clone`, and `send` takes the request by value, so no
+//! decision can be sent twice and no caller can choose an epoch.
+
+use super::transport::{ClaimCall, Evidence, Reading, SubmitRequest, Transport, WriteId};
+use super::{
+    AmbiguousWrite, ClaimOutcome, ClaimRefusal, Clock, ConfirmOutcome, ControlLost, Controller,
+    Observer, ReadbackOutcome, RemoteError, RemoteTerminalLocalPending, RenewOutcome, WriteIntent,
+    WriteResult,
+};
+use argus_machines::{
+    ControllerId, Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId,
+};
+
+type Answer<T> = Result<T, RemoteError>;
+
+/// The identity of one write as data: campaign, controller, the token's own epoch, the request
+/// id, and (for what the lease must still allow) the lease's expiry with the policy's margin.
+/// Made only by a `Controller`.
+#[derive(Debug)]
+pub struct Stamp {
+    campaign_id: String,
+    controller_id: ControllerId,
+    epoch: u64,
+    request_id: RequestId,
+    /// The lease's expiry and the margin it is usable within; `None`: sent whatever the expiry
+    /// (a release gives the lease back regardless).
+    term: Option<(u64, u64)>,
+}
+
+impl Stamp {
+    /// The lease no longer allows this write at `now` ([`Lease::usable_at`]'s rule).
+    fn expired(&self, now: u64) -> bool {
+        self.term
+            .is_some_and(|(expires_at, margin)| expires_at <= now.saturating_add(margin))
+    }
+
+    fn id(&self) -> WriteId<'_> {
+        WriteId::new(
+            &self.campaign_id,
+            &self.controller_id,
+            self.epoch,
+            &self.request_id,
+        )
+    }
+}
+
+/// A claim as data: made only by an `Observer`, under a consumed intent.
+#[derive(Debug)]
+pub struct ClaimStamp {
+    campaign_id: String,
+    controller_id: ControllerId,
+    ttl_seconds: u64,
+    request_id: RequestId,
+}
+
+/// A mutation a `Controller` may make.
+#[derive(Debug)]
+pub enum Mutation {
+    Submit(SubmitRequest),
+    Cancel { task: TaskId, reason: String },
+    Intervene { task: TaskId, text: String },
+}
+
+impl Mutation {
+    fn operation(&self) -> Operation {
+        match self {
+            Mutation::Submit(_) => Operation::Submit,
+            Mutation::Cancel { .. } => Operation::Cancel,
+            Mutation::Intervene { .. } => Operation::Intervene,
+        }
+    }
+}
+
+/// One remote call, as data.
+#[derive(Debug)]
+pub enum Request {
+    Status(TaskId),
+    Evidence(TaskId),
+    ReadControl(String),
+    Claim(ClaimStamp),
+    Renew {
+        stamp: Stamp,
+        ttl_seconds: u64,
+    },
+    Release(Stamp),
+    Write {
+        stamp: Stamp,
+        mutation: Mutation,
+    },
+    RequestStatus {
+        campaign_id: String,
+        request_id: RequestId,
+    },
+}
+
+impl Request {
+    /// A mutation, whose answer a crash test may stop after.
+    pub fn is_write(&self) -> bool {
+        matches!(self, Request::Write { .. })
+    }
+
+    /// Its name, as the logs and the tests' coverage say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Status(_) => "status",
+            Request::Evidence(_) => "evidence",
+            Request::ReadControl(_) => "read_control",
+            Request::Claim(_) => "claim",
+            Request::Renew { .. } => "renew",
+            Request::Release(_) => "release",
+            Request::Write { mutation, .. } => match mutation {
+                Mutation::Submit(_) => "submit",
+                Mutation::Cancel { .. } => "cancel",
+                Mutation::Intervene { .. } => "intervene",
+            },
+            Request::RequestStatus { .. } => "request_status",
+        }
+    }
+}
+
+/// What the remote answered to a [`Request`].
+#[derive(Debug)]
+pub enum Response {
+    Reading(Answer<Reading>),
+    Evidence(Answer<Evidence>),
+    Control(Answer<Option<Lease>>),
+    Lease(Answer<Lease>),
+    Released(Answer<()>),
+    /// A mutation's answer: a submit's task, nothing for a cancel or an intervention.
+    Written(Answer<Option<TaskId>>),
+    Readback(Answer<ReadbackAnswer>),
+    /// Not sent: the lease was no longer usable (by the policy's margin) when its turn came.
+    Expired,
+}
+
+/// Send one request: the only I/O of a remote call. A write whose lease is no longer usable at
+/// `clock`'s now is not sent.
+pub async fn send<T: Transport>(remote: &T, clock: &dyn Clock, request: Request) -> Response {
+    match request {
+        Request::Status(task) => Response::Reading(remote.status(&task).await),
+        Request::Evidence(task) => Response::Evidence(remote.evidence(&task).await),
+        Request::ReadControl(campaign) => Response::Control(remote.read_control(&campaign).await),
+        Request::Claim(c) => Response::Lease(
+            remote
+                .claim_control(ClaimCall {
+                    campaign_id: &c.campaign_id,
+                    controller_id: &c.controller_id,
+                    ttl_seconds: c.ttl_seconds,
+                    request_id: &c.request_id,
+                })
+                .await,
+        ),
+        Request::Renew { stamp, .. } | Request::Write { stamp, .. }
+            if stamp.expired(clock.now()) =>
+        {
+            Response::Expired
+        }
+        Request::Renew { stamp, ttl_seconds } => {
+            Response::Lease(remote.renew_control(stamp.id(), ttl_seconds).await)
+        }
+        Request::Release(stamp) => Response::Released(remote.release_control(stamp.id()).await),
+        Request::Write { stamp, mutation } => Response::Written(match &mutation {
+            Mutation::Submit(r) => remote.submit(stamp.id(), r).await.map(Some),
+            Mutation::Cancel { task, reason } => {
+                remote.cancel(stamp.id(), task, reason).await.map(|()| None)
+            }
+            Mutation::Intervene { task, text } => remote
+                .intervene(stamp.id(), task, text)
+                .await
+                .map(|()| None),
+        }),
+        Request::RequestStatus {
+            campaign_id,
+            request_id,
+        } => Response::Readback(remote.request_status(&campaign_id, &request_id).await),
+    }
+}
+
+/// Ask, send and settle one call, for a caller that holds the transport itself (tests, tools):
+/// `call(remote, clock, observer.ask_claim(intent, ttl))`.
+pub async fn call<T: Transport>(
+    remote: &T,
+    clock: &dyn Clock,
+    (waiting, request): (Waiting, Request),
+) -> Settled {
+    let response = send(remote, clock, request).await;
+    waiting.settle(response, clock.now())
+}
+
+/// A token waiting for the answer to the one call it asked for.
+#[derive(Debug)]
+pub enum Waiting {
+    Status,
+    /// An attempt's evidence, read through its token once the attempt has ended.
+    Evidence(TaskId, Option<RemoteTerminalLocalPending>),
+    /// An observer's claim.
+    Claim(Observer, RequestId),
+    /// An observer confirming its last lease (`Some` epoch), or adopting a claim read back as
+    /// applied (`None`).
+    Grant(Observer, Option<u64>),
+    /// A controller's check that the remote still names it.
+    StillOurs(Controller),
+    Renew(Controller),
+    Release(Controller),
+    Write(Controller, RequestId, Operation),
+    Readback(AmbiguousWrite),
+    /// What became of a request, asked by one who does not hold its write.
+    RequestStatus(Reader, RequestId),
+}
+
+impl Waiting {
+    /// What the token waits for, as the logs and the tests' coverage name it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Waiting::Status => "poll",
+            Waiting::Evidence(..) => "evidence",
+            Waiting::Claim(..) => "claim",
+            Waiting::Grant(_, Some(_)) => "confirm",
+            Waiting::Grant(_, None) => "adopt",
+            Waiting::StillOurs(_) => "still_ours",
+            Waiting::Renew(_) => "renew",
+            Waiting::Release(_) => "release",
+            Waiting::Write(_, _, Operation::Submit) => "submit",
+            Waiting::Write(_, _, Operation::Cancel) => "cancel",
+            Waiting::Write(_, _, Operation::Intervene) => "intervene",
+            Waiting::Readback(_) => "readback",
+            Waiting::RequestStatus(..) => "request_status",
+        }
+    }
+}
+
+/// Who reads a request's status without holding its write.
+#[derive(Debug)]
+pub enum Reader {
+    Lost(ControlLost),
+    Observer(Observer),
+}
+
+/// A settled call: the outcome, with the token it leaves (and the request id or task it was
+/// about).
+#[derive(Debug)]
+pub enum Settled {
+    Reading(Answer<Reading>),
+    Evidence(TaskId, Option<RemoteTerminalLocalPending>, Answer<Evidence>),
+    Claim(RequestId, ClaimOutcome),
+    Confirm(ConfirmOutcome),
+    StillOurs(Controller, Answer<Option<Lease>>),
+    Renew(RenewOutcome),
+    Release(Observer, Answer<()>),
+    Write(RequestId, WriteResult<Option<TaskId>>),
+    Readback(RequestId, ReadbackOutcome),
+    RequestStatus(Reader, RequestId, Answer<ReadbackAnswer>),
+}
+
+/// An answer of another kind than the call asked for: a read that failed. (A write given one is
+/// ambiguous: nothing proves it was not applied.)
+fn mismatched<T>() -> Answer<T> {
+    Err(RemoteError::MalformedResponse)
+}
+
+impl Waiting {
+    /// What the answer means for the token, at `now` (the instant the answer came).
+    pub fn settle(self, response: Response, now: u64) -> Settled {
+        match (self, response) {
+            (Waiting::Status, Response::Reading(r)) => Settled::Reading(r),
+            (Waiting::Status, _) => Settled::Reading(mismatched()),
+            (Waiting::Evidence(t, p), Response::Evidence(r)) => Settled::Evidence(t, p, r),
+            (Waiting::Evidence(t, p), _) => Settled::Evidence(t, p, mismatched()),
+            (Waiting::Claim(o, id), Response::Lease(answer)) => {
+                Settled::Claim(id, o.claimed(answer, now))
+            }
+            (Waiting::Claim(o, id), _) => Settled::Claim(id, o.claimed(mismatched(), now)),
+            (Waiting::Grant(o, epoch), Response::Control(r)) => {
+                Settled::Confirm(o.granted(r, epoch, now))
+            }
+            (Waiting::Grant(o, epoch), _) => Settled::Confirm(o.granted(mismatched(), epoch, now)),
+            (Waiting::StillOurs(c), Response::Control(r)) => Settled::StillOurs(c, r),
+            (Waiting::StillOurs(c), _) => Settled::StillOurs(c, mismatched()),
+            (Waiting::Renew(c), Response::Expired) => {
+                Settled::Renew(RenewOutcome::Lost(c.lost(), LossReason::Expired))
+            }
+            (Waiting::Renew(c), Response::Lease(answer)) => Settled::Renew(c.renewed(answer)),
+            (Waiting::Renew(c), _) => Settled::Renew(c.renewed(mismatched())),
+            (Waiting::Release(c), Response::Released(r)) => Settled::Release(c.relinquish(), r),
+            (Waiting::Release(c), _) => Settled::Release(c.relinquish(), mismatched()),
+            (Waiting::Write(c, id, _), Response::Expired) => {
+                Settled::Write(id, WriteResult::Lost(c.lost(), LossReason::Expired, None))
+            }
+            (Waiting::Write(c, id, op), Response::Written(answer)) => {
+                Settled::Write(id.clone(), c.settle(id, op, answer))
+            }
+            (Waiting::Write(c, id, op), _) => {
+                Settled::Write(id.clone(), c.settle(id, op, mismatched()))
+            }
+            (Waiting::Readback(a), response) => {
+                let id = a.request_id.clone();
+                let answer = match response {
+                    Response::Readback(answer) => answer,
+                    _ => mismatched(),
+                };
+                Settled::Readback(id, a.read_back(answer))
+            }
+            (Waiting::RequestStatus(r, id), Response::Readback(answer)) => {
+                Settled::RequestStatus(r, id, answer)
+            }
+            (Waiting::RequestStatus(r, id), _) => Settled::RequestStatus(r, id, mismatched()),
+        }
+    }
+}
+
+impl Observer {
+    /// Ask the remote for the lease, under `intent` (consumed: sent once).
+    pub fn ask_claim(self, intent: WriteIntent, ttl_seconds: u64) -> (Waiting, Request) {
+        let request = Request::Claim(ClaimStamp {
+            campaign_id: self.who.campaign_id.clone(),
+            controller_id: self.who.controller_id.clone(),
+            ttl_seconds,
+            request_id: intent.request_id.clone(),
+        });
+        (Waiting::Claim(self, intent.request_id), request)
+    }
+
+    /// Read who holds the lease, to confirm `last` (after a restart, a resolved ambiguity) or,
+    /// without one, to adopt a claim read back as applied.
+    pub fn ask_grant(self, last: Option<&Lease>) -> (Waiting, Request) {
+        let request = Request::ReadControl(self.who.campaign_id.clone());
+        (Waiting::Grant(self, last.map(|l| l.epoch)), request)
+    }
+
+    /// Ask what became of a request (a claim whose answer was lost). Never resends it.
+    pub fn ask_status(self, request_id: RequestId) -> (Waiting, Request) {
+        let request = Request::RequestStatus {
+            campaign_id: self.who.campaign_id.clone(),
+            request_id: request_id.clone(),
+        };
+        (
+            Waiting::RequestStatus(Reader::Observer(self), request_id),
+            request,
+        )
+    }
+}
+
+impl Controller {
+    fn stamp(&self, request_id: RequestId, checked: bool) -> Stamp {
+        Stamp {
+            campaign_id: self.who.campaign_id.clone(),
+            controller_id: self.who.controller_id.clone(),
+            epoch: self.lease.epoch,
+            request_id,
+            term: checked.then_some((self.lease.expires_at, self.who.margin)),
+        }
+    }
+
+    /// Ask whether the remote still names us (a read: it grants nothing).
+    pub fn ask_still_ours(self) -> (Waiting, Request) {
+        let request = Request::ReadControl(self.who.campaign_id.clone());
+        (Waiting::StillOurs(self), request)
+    }
+
+    /// Extend the lease; refused here, nothing sent, once it is no longer usable at `now`.
+    pub fn ask_renew(self, ttl_seconds: u64, now: u64) -> Result<(Waiting, Request), RenewOutcome> {
+        if !self.lease.usable_at(now, self.who.margin) {
+            return Err(RenewOutcome::Lost(self.lost(), LossReason::Expired));
+        }
+        let stamp = self.stamp(WriteIntent::fresh().request_id, true);
+        Ok((Waiting::Renew(self), Request::Renew { stamp, ttl_seconds }))
+    }
+
+    /// Give the lease back. Local authority ends whatever the remote answers.
+    pub fn ask_release(self) -> (Waiting, Request) {
+        let stamp = self.stamp(WriteIntent::fresh().request_id, false);
+        (Waiting::Release(self), Request::Release(stamp))
+    }
+
+    /// One mutation under `intent` (consumed: sent once); refused here, nothing sent, once the
+    /// lease is no longer usable at `now`.
+    pub fn ask_write(
+        self,
+        intent: WriteIntent,
+        mutation: Mutation,
+        now: u64,
+    ) -> Result<(Waiting, Request), WriteResult<Option<TaskId>>> {
+        if !self.lease.usable_at(now, self.who.margin) {
+            return Err(WriteResult::Lost(self.lost(), LossReason::Expired, None));
+        }
+        let operation = mutation.operation();
+        let stamp = self.stamp(intent.request_id.clone(), true);
+        let waiting = Waiting::Write(self, intent.request_id, operation);
+        Ok((waiting, Request::Write { stamp, mutation }))
+    }
+}
+
+impl AmbiguousWrite {
+    /// Ask what became of the write. Never resends it.
+    pub fn ask_readback(self) -> (Waiting, Request) {
+        let request = Request::RequestStatus {
+            campaign_id: self.who.campaign_id.clone(),
+            request_id: self.request_id.clone(),
+        };
+        (Waiting::Readback(self), request)
+    }
+}
+
+impl ControlLost {
+    /// Read back the write that was in flight when control was lost. Never resends it.
+    pub fn ask_status(self, request_id: RequestId) -> (Waiting, Request) {
+        let request = Request::RequestStatus {
+            campaign_id: self.observer.who.campaign_id.clone(),
+            request_id: request_id.clone(),
+        };
+        (
+            Waiting::RequestStatus(Reader::Lost(self), request_id),
+            request,
+        )
+    }
+}
+
+impl RemoteTerminalLocalPending {
+    /// Late evidence of the finished attempt (artifacts arriving after the terminal state).
+    pub fn ask_evidence(self) -> (Waiting, Request) {
+        let task = self.task.clone();
+        (
+            Waiting::Evidence(task.clone(), Some(self)),
+            Request::Evidence(task),
+        )
+    }
+}
+
+/// A plain read of a task's status, under no authority.
+pub fn ask_status(task: TaskId) -> (Waiting, Request) {
+    (Waiting::Status, Request::Status(task))
+}
+
+/// A plain read of a task's evidence, under no authority (the attempt has not ended).
+pub fn ask_evidence(task: TaskId) -> (Waiting, Request) {
+    (
+        Waiting::Evidence(task.clone(), None),
+        Request::Evidence(task),
+    )
+}
+
+// What an answer makes of a token: the typestate rules, without I/O.
+impl Observer {
+    fn claimed(self, answer: Answer<Lease>, now: u64) -> ClaimOutcome {
+        match answer {
+            Ok(lease) if self.who.grants(self.epoch_floor, &lease, now) => {
+                ClaimOutcome::Granted(Controller {
+                    who: self.who,
+                    lease,
+                })
+            }
+            Ok(lease) => ClaimOutcome::Refused(self, ClaimRefusal::NotOurs(lease)),
+            Err(e) => ClaimOutcome::Refused(self, ClaimRefusal::Remote(e)),
+        }
+    }
+
+    fn granted(self, read: Answer<Option<Lease>>, epoch: Option<u64>, now: u64) -> ConfirmOutcome {
+        match read {
+            Ok(Some(lease))
+                if self.who.grants(self.epoch_floor, &lease, now)
+                    && epoch.is_none_or(|e| e == lease.epoch) =>
+            {
+                ConfirmOutcome::Confirmed(Controller {
+                    who: self.who,
+                    lease,
+                })
+            }
+            Ok(read) => ConfirmOutcome::NotConfirmed(self, read),
+            Err(e) => ConfirmOutcome::Unanswered(self, e),
+        }
+    }
+}
+
+impl Controller {
+    /// Classify a write's answer into the next typestate.
+    fn settle<T>(
+        self,
+        request_id: RequestId,
+        operation: Operation,
+        answer: Answer<T>,
+    ) -> WriteResult<T> {
+        match answer {
+            Ok(value) => WriteResult::Applied(self, value),
+            Err(e) if e.is_fencing() => WriteResult::Lost(self.lost(), LossReason::Fenced, Some(e)),
+            // Only an answer that proves the write was not applied gives the lease back for
+            // another decision; anything else is read back, never resent.
+            Err(e) if e.proves_not_applied() => WriteResult::Rejected(self, e),
+            Err(_) => WriteResult::Ambiguous(AmbiguousWrite {
+                floor: self.lease.epoch,
+                who: self.who,
+                request_id,
+                operation,
+            }),
+        }
+    }
+
+    /// A renewal's answer must name us with the same epoch.
+    fn renewed(mut self, answer: Answer<Lease>) -> RenewOutcome {
+        match answer {
+            Ok(l) if l.controller_id == self.lease.controller_id && l.epoch == self.lease.epoch => {
+                self.lease.expires_at = self.lease.expires_at.max(l.expires_at);
+                RenewOutcome::Renewed(self)
+            }
+            Ok(_) => RenewOutcome::Lost(self.lost(), LossReason::TakenOver),
+            Err(e) if e.is_fencing() => {
+                RenewOutcome::Lost(self.lost(), LossReason::Refused(e.lease_refusal()))
+            }
+            Err(e) => RenewOutcome::Unanswered(self, e),
+        }
+    }
+}
+
+impl AmbiguousWrite {
+    fn read_back(self, answer: Answer<ReadbackAnswer>) -> ReadbackOutcome {
+        match answer {
+            Ok(ReadbackAnswer::Applied { task }) => self.resolved(Some(task)),
+            Ok(ReadbackAnswer::NotApplied) => self.resolved(None),
+            Ok(ReadbackAnswer::Unavailable) => {
+                ReadbackOutcome::Unresolved(self, RemoteError::MethodUnavailable)
+            }
+            Err(e) => ReadbackOutcome::Unresolved(self, e),
+        }
+    }
+}
