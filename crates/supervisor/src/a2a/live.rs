@@ -10,12 +10,9 @@
 //! It must never let a write through while quarantined or before discovery.
 
 use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
-use crate::control::{
-    ClaimCall, Evidence, Reading, RemoteError, StreamBounds, SubmitRequest, Transport, Updates,
-    WriteId,
-};
+use crate::control::{Gate, RemoteError, Request, Response, StreamBounds, Transport, Updates};
 use crate::qualification::{Book, Qualification, QualificationStatus};
-use argus_machines::{Lease, ReadbackAnswer, RemoteCondition, RequestId, TaskId};
+use argus_machines::{RemoteCondition, TaskId};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -337,11 +334,17 @@ impl LiveRemote {
     /// Note one call's outcome (`op`: which operation); a change of how the remote answers is
     /// told once.
     fn noted<T>(&self, op: &'static str, result: Answer<T>) -> Answer<T> {
-        let failure = match &result {
-            Ok(_) => None,
+        self.note(op, result.as_ref().err());
+        result
+    }
+
+    /// Note one call's outcome by its error, if any.
+    fn note(&self, op: &'static str, error: Option<&RemoteError>) {
+        let failure = match error {
+            None => None,
             // Refused here before sending: it says nothing of the remote.
-            Err(e) if e.never_left() => return result,
-            Err(e) => e.remote_failure().map(|c| (c, e.class())),
+            Some(e) if e.never_left() => return,
+            Some(e) => e.remote_failure().map(|c| (c, e.class())),
         };
         let change = self
             .answering
@@ -364,7 +367,6 @@ impl LiveRemote {
                 let _ = tx.send(change);
             }
         }
-        result
     }
 
     /// The remote's call counts (for `metrics`).
@@ -602,48 +604,22 @@ fn judge_change(old: &A2aClient, new: &A2aClient) -> Option<String> {
 }
 
 impl Transport for LiveRemote {
-    async fn claim_control(&self, call: ClaimCall<'_>) -> Answer<Lease> {
-        let c = self.writer().await?;
-        self.noted("claim_control", c.claim_control(call).await)
-    }
-    async fn read_control(&self, campaign_id: &str) -> Answer<Option<Lease>> {
-        let c = self.reader()?;
-        self.noted("read_control", c.read_control(campaign_id).await)
-    }
-    async fn renew_control(&self, call: WriteId<'_>, ttl_seconds: u64) -> Answer<Lease> {
-        // Keeping a lease already held is not new work: allowed until quarantine releases it.
-        self.not_quarantined()?;
-        let c = self.reader()?;
-        self.noted("renew_control", c.renew_control(call, ttl_seconds).await)
-    }
-    async fn release_control(&self, call: WriteId<'_>) -> Answer<()> {
-        // Giving a lease back is always allowed where the operation exists.
-        let c = self.reader()?;
-        self.noted("release_control", c.release_control(call).await)
-    }
-    async fn submit(&self, call: WriteId<'_>, request: &SubmitRequest) -> Answer<TaskId> {
-        let c = self.writer().await?;
-        self.noted("submit", c.submit(call, request).await)
-    }
-    async fn intervene(&self, call: WriteId<'_>, task: &TaskId, text: &str) -> Answer<()> {
-        let c = self.writer().await?;
-        self.noted("intervene", c.intervene(call, task, text).await)
-    }
-    async fn cancel(&self, call: WriteId<'_>, task: &TaskId, reason: &str) -> Answer<()> {
-        let c = self.writer().await?;
-        self.noted("cancel", c.cancel(call, task, reason).await)
-    }
-    async fn request_status(&self, campaign_id: &str, id: &RequestId) -> Answer<ReadbackAnswer> {
-        let c = self.reader()?;
-        self.noted("request_status", c.request_status(campaign_id, id).await)
-    }
-    async fn status(&self, task: &TaskId) -> Answer<Reading> {
-        let c = self.reader()?;
-        self.noted("status", c.status(task).await)
-    }
-    async fn evidence(&self, task: &TaskId) -> Answer<Evidence> {
-        let c = self.reader()?;
-        self.noted("evidence", c.evidence(task).await)
+    /// Through the card read now, under the gate the request needs: new work waits for a
+    /// card read again and qualified; keeping a lease held, for a remote not quarantined; a read
+    /// or a release, for a card at all. What became of it is noted (how the remote answers).
+    async fn call(&self, request: Request) -> Response {
+        let client = match request.gate() {
+            Gate::NewWork => self.writer().await,
+            Gate::Keep => self.not_quarantined().and_then(|()| self.reader()),
+            Gate::Read => self.reader(),
+        };
+        let name = request.name();
+        let response = match client {
+            Ok(c) => c.call(request).await,
+            Err(e) => request.refused(e),
+        };
+        self.note(name, response.error());
+        response
     }
     fn streams(&self) -> bool {
         self.current().is_some_and(|c| c.streams())

@@ -4,10 +4,11 @@
 //! `tests/units/control.rs`); compiled only for tests (`test-hooks`). It is no double of a real
 //! server (the extension has none to run); the simulated remote over HTTP serves the process tests.
 
-use super::{ClaimCall, Clock, Evidence, Reading, RemoteError, SubmitRequest, Transport, WriteId};
-use argus_machines::{
-    ControllerId, Lease, Observation, ReadbackAnswer, RemoteState, RequestId, TaskId,
+use super::{
+    ClaimStamp, Clock, Evidence, Mutation, Reading, RemoteError, Request, Response, Stamp,
+    Transport,
 };
+use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RemoteState, TaskId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -122,7 +123,7 @@ impl<C: Clock> MemoryRemote<C> {
     }
 
     /// A write under `call`, fenced by the lease's holder, epoch and expiry.
-    fn fenced(&self, h: &mut Held, what: &str, call: &WriteId<'_>) -> Result<(), RemoteError> {
+    fn fenced(&self, h: &mut Held, what: &str, call: &Stamp) -> Result<(), RemoteError> {
         h.writes_received += 1;
         h.arrived
             .push(format!("{what} epoch {}", call.controller_epoch()));
@@ -146,20 +147,20 @@ impl<C: Clock> MemoryRemote<C> {
             None => Ok(()),
         }
     }
+}
 
-    /// The answer, or none when it is lost after the call was applied.
-    fn answer<T>(h: &mut Held, value: T) -> Result<T, RemoteError> {
-        if std::mem::take(&mut h.lose_next_answer) || h.fault == MemoryFault::ApplyThenDrop {
-            return Err(RemoteError::TimeoutAfterSend);
-        }
-        Ok(value)
+/// The answer, or none when it is lost after the call was applied.
+fn answer<T>(h: &mut Held, value: T) -> Result<T, RemoteError> {
+    if std::mem::take(&mut h.lose_next_answer) || h.fault == MemoryFault::ApplyThenDrop {
+        return Err(RemoteError::TimeoutAfterSend);
     }
+    Ok(value)
+}
 
-    fn reachable(h: &Held) -> Result<(), RemoteError> {
-        match h.fault {
-            MemoryFault::Unreachable => Err(RemoteError::Unavailable),
-            _ => Ok(()),
-        }
+fn reachable(h: &Held) -> Result<(), RemoteError> {
+    match h.fault {
+        MemoryFault::Unreachable => Err(RemoteError::Unavailable),
+        _ => Ok(()),
     }
 }
 
@@ -170,132 +171,124 @@ impl<C: Clock> Clock for MemoryRemote<C> {
 }
 
 impl<C: Clock> Transport for MemoryRemote<C> {
-    async fn claim_control(&self, call: ClaimCall<'_>) -> Result<Lease, RemoteError> {
+    /// Each request answered at once, inside the lock: as the contract says, or as the fault set
+    /// makes it.
+    async fn call(&self, request: Request) -> Response {
         let now = self.clock.now();
-        self.with(|h| {
-            Self::reachable(h)?;
-            h.arrived.push("claim".into());
-            // A repeat of a claim already applied gets the lease it granted; a live lease is
-            // kept by its holder (no new epoch) and refused to anyone else.
-            if !h.requests.contains_key(call.request_id.as_str()) {
-                match &h.lease {
-                    Some(l) if l.expires_at > now && l.controller_id != *call.controller_id => {
-                        return Err(RemoteError::LeaseHeldByOther);
-                    }
-                    Some(l) if l.expires_at > now => {}
-                    _ => {
-                        h.epoch += 1;
-                        h.lease = Some(Lease {
-                            controller_id: call.controller_id.clone(),
-                            epoch: h.epoch,
-                            expires_at: now + call.ttl_seconds,
-                        });
-                    }
-                }
-                h.requests.insert(call.request_id.to_string(), None);
+        self.with(|h| match request {
+            Request::Status(task) => Response::Reading(Ok(reading(h, task))),
+            Request::Evidence(task) => Response::Evidence(Ok(no_evidence(task))),
+            Request::ReadControl(_) => {
+                h.arrived.push("read_control".into());
+                Response::Control(Ok(h.lease.clone().filter(|l| l.expires_at > now)))
             }
-            let lease = h.lease.clone().ok_or(RemoteError::StaleEpoch)?;
-            Self::answer(h, lease)
-        })
-    }
-
-    async fn read_control(&self, _: &str) -> Result<Option<Lease>, RemoteError> {
-        let now = self.clock.now();
-        self.with(|h| {
-            h.arrived.push("read_control".into());
-            Ok(h.lease.clone().filter(|l| l.expires_at > now))
-        })
-    }
-
-    async fn renew_control(&self, call: WriteId<'_>, ttl: u64) -> Result<Lease, RemoteError> {
-        let now = self.clock.now();
-        self.with(|h| {
-            self.fenced(h, "renew", &call)?;
-            let lease = h.lease.as_mut().ok_or(RemoteError::StaleEpoch)?;
-            lease.expires_at = now + ttl;
-            Ok(lease.clone())
-        })
-    }
-
-    async fn release_control(&self, call: WriteId<'_>) -> Result<(), RemoteError> {
-        self.with(|h| {
-            self.fenced(h, "release", &call)?;
-            h.lease = None;
-            Ok(())
-        })
-    }
-
-    async fn submit(&self, call: WriteId<'_>, _: &SubmitRequest) -> Result<TaskId, RemoteError> {
-        self.with(|h| {
-            Self::reachable(h)?;
-            if let Some(Some(task)) = h.requests.get(call.request_id().as_str()) {
-                let task = task.clone();
-                return Self::answer(h, task);
+            Request::Claim(claim) => Response::Lease(claimed(h, &claim, now)),
+            Request::Renew { stamp, ttl_seconds } => {
+                Response::Lease(self.fenced(h, "renew", &stamp).and_then(|()| {
+                    let lease = h.lease.as_mut().ok_or(RemoteError::StaleEpoch)?;
+                    lease.expires_at = now + ttl_seconds;
+                    Ok(lease.clone())
+                }))
             }
-            self.fenced(h, "submit", &call)?;
-            let task = TaskId::new(format!("task-{}", h.tasks.len() + 1));
-            h.tasks.push((task.clone(), RemoteState::Working, 1));
-            h.requests
-                .insert(call.request_id().to_string(), Some(task.clone()));
-            Self::answer(h, task)
-        })
-    }
-
-    async fn intervene(&self, call: WriteId<'_>, _: &TaskId, _: &str) -> Result<(), RemoteError> {
-        self.with(|h| {
-            self.fenced(h, "intervene", &call)?;
-            h.requests.insert(call.request_id().to_string(), None);
-            Self::answer(h, ())
-        })
-    }
-
-    async fn cancel(&self, call: WriteId<'_>, task: &TaskId, _: &str) -> Result<(), RemoteError> {
-        self.with(|h| {
-            self.fenced(h, "cancel", &call)?;
-            h.requests.insert(call.request_id().to_string(), None);
-            if let Some(t) = h.tasks.iter_mut().find(|t| t.0 == *task) {
-                t.1 = RemoteState::Canceled;
-                t.2 += 1;
+            Request::Release(stamp) => {
+                Response::Released(self.fenced(h, "release", &stamp).map(|()| h.lease = None))
             }
-            Self::answer(h, ())
+            Request::Write { stamp, mutation } => {
+                Response::Written(self.written(h, &stamp, &mutation))
+            }
+            Request::RequestStatus { request_id, .. } => {
+                h.arrived.push("request_status".into());
+                Response::Readback(match h.readback_available {
+                    false => Err(RemoteError::MethodUnavailable),
+                    true => Ok(match h.requests.get(request_id.as_str()) {
+                        Some(task) => ReadbackAnswer::Applied { task: task.clone() },
+                        None => ReadbackAnswer::NotApplied,
+                    }),
+                })
+            }
         })
     }
+}
 
-    async fn request_status(
+impl<C: Clock> MemoryRemote<C> {
+    /// A mutation under `call`: a repeated submit gets its first answer; anything else is fenced
+    /// by the lease, applied, and answered (or its answer lost).
+    fn written(
         &self,
-        _: &str,
-        request_id: &RequestId,
-    ) -> Result<ReadbackAnswer, RemoteError> {
-        self.with(|h| {
-            h.arrived.push("request_status".into());
-            if !h.readback_available {
-                return Err(RemoteError::MethodUnavailable);
+        h: &mut Held,
+        call: &Stamp,
+        mutation: &Mutation,
+    ) -> Result<Option<TaskId>, RemoteError> {
+        let request_id = call.request_id().to_string();
+        match mutation {
+            Mutation::Submit(_) => {
+                reachable(h)?;
+                if let Some(Some(task)) = h.requests.get(&request_id) {
+                    let task = task.clone();
+                    return answer(h, Some(task));
+                }
+                self.fenced(h, "submit", call)?;
+                let task = TaskId::new(format!("task-{}", h.tasks.len() + 1));
+                h.tasks.push((task.clone(), RemoteState::Working, 1));
+                h.requests.insert(request_id, Some(task.clone()));
+                answer(h, Some(task))
             }
-            Ok(match h.requests.get(request_id.as_str()) {
-                Some(task) => ReadbackAnswer::Applied { task: task.clone() },
-                None => ReadbackAnswer::NotApplied,
-            })
-        })
+            Mutation::Intervene { .. } => {
+                self.fenced(h, "intervene", call)?;
+                h.requests.insert(request_id, None);
+                answer(h, None)
+            }
+            Mutation::Cancel { task, .. } => {
+                self.fenced(h, "cancel", call)?;
+                h.requests.insert(request_id, None);
+                if let Some(t) = h.tasks.iter_mut().find(|t| t.0 == *task) {
+                    t.1 = RemoteState::Canceled;
+                    t.2 += 1;
+                }
+                answer(h, None)
+            }
+        }
     }
+}
 
-    async fn status(&self, task: &TaskId) -> Result<Reading, RemoteError> {
-        self.with(|h| {
-            let (state, revision) = (h.tasks.iter())
-                .find(|t| t.0 == *task)
-                .map_or((RemoteState::Working, 1), |t| (t.1, t.2));
-            Ok(Reading {
-                observation: Observation {
-                    revision: Some(revision),
-                    heartbeat_seq: Some(revision),
-                    ..Observation::new(task.clone(), state)
-                },
-                changed_at: None,
-            })
-        })
+/// A claim: a repeat of one already applied gets the lease it granted; a live lease is kept by
+/// its holder (no new epoch) and refused to anyone else.
+fn claimed(h: &mut Held, call: &ClaimStamp, now: u64) -> Result<Lease, RemoteError> {
+    reachable(h)?;
+    h.arrived.push("claim".into());
+    if !h.requests.contains_key(call.request_id().as_str()) {
+        match &h.lease {
+            Some(l) if l.expires_at > now && l.controller_id != *call.controller_id() => {
+                return Err(RemoteError::LeaseHeldByOther);
+            }
+            Some(l) if l.expires_at > now => {}
+            _ => {
+                h.epoch += 1;
+                h.lease = Some(Lease {
+                    controller_id: call.controller_id().clone(),
+                    epoch: h.epoch,
+                    expires_at: now + call.ttl_seconds(),
+                });
+            }
+        }
+        h.requests.insert(call.request_id().to_string(), None);
     }
+    let lease = h.lease.clone().ok_or(RemoteError::StaleEpoch)?;
+    answer(h, lease)
+}
 
-    async fn evidence(&self, task: &TaskId) -> Result<Evidence, RemoteError> {
-        Ok(no_evidence(task.clone()))
+/// A task as the remote in memory shows it (one that never was is working).
+fn reading(h: &Held, task: TaskId) -> Reading {
+    let (state, revision) = (h.tasks.iter())
+        .find(|t| t.0 == task)
+        .map_or((RemoteState::Working, 1), |t| (t.1, t.2));
+    Reading {
+        observation: Observation {
+            revision: Some(revision),
+            heartbeat_seq: Some(revision),
+            ..Observation::new(task, state)
+        },
+        changed_at: None,
     }
 }
 

@@ -40,12 +40,12 @@ pub use argus_machines::{
 };
 pub use error::{RemoteError, TlsClass};
 pub use request::{
-    ask_evidence, ask_status, call, send, ClaimStamp, Mutation, Reader, Request, Response, Settled,
-    Stamp, Waiting,
+    ask_evidence, ask_status, call, send, ClaimStamp, Gate, Mutation, Reader, Request, Response,
+    Settled, Stamp, Waiting,
 };
 pub use transport::{
-    AnswerSource, Artifact, ClaimCall, Disconnected, Evidence, Reading, RemoteAbility,
-    RemoteAnswer, StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates, WriteId,
+    AnswerSource, Artifact, Disconnected, Evidence, Reading, RemoteAbility, RemoteAnswer,
+    StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates,
 };
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.

@@ -8,7 +8,7 @@
 //! consumed [`WriteIntent`]: it is not `Clone`, and `send` takes the request by value, so no
 //! decision can be sent twice and no caller can choose an epoch.
 
-use super::transport::{ClaimCall, Evidence, Reading, SubmitRequest, Transport, WriteId};
+use super::transport::{Evidence, Reading, SubmitRequest, Transport};
 use super::{
     AmbiguousWrite, ClaimOutcome, ClaimRefusal, Clock, ConfirmOutcome, ControlLost, Controller,
     Observer, ReadbackOutcome, RemoteError, RemoteTerminalLocalPending, RenewOutcome, WriteIntent,
@@ -20,18 +20,18 @@ use argus_machines::{
 
 type Answer<T> = Result<T, RemoteError>;
 
-/// The identity of one write as data: campaign, controller, the token's own epoch, the request
-/// id, and (for what the lease must still allow) the lease's expiry with the policy's margin.
-/// Made only by a `Controller`.
+/// The identity of one write: campaign, controller, the token's own epoch, the request id, and
+/// (for what the lease must still allow) the lease's expiry with the policy's margin. Made only
+/// by a `Controller` (and `qualify`'s trial), never cloned, consumed by the write that sends it.
 #[derive(Debug)]
 pub struct Stamp {
-    campaign_id: String,
-    controller_id: ControllerId,
-    epoch: u64,
-    request_id: RequestId,
+    pub(super) campaign_id: String,
+    pub(super) controller_id: ControllerId,
+    pub(super) epoch: u64,
+    pub(super) request_id: RequestId,
     /// The lease's expiry and the margin it is usable within; `None`: sent whatever the expiry
     /// (a release gives the lease back regardless).
-    term: Option<(u64, u64)>,
+    pub(super) term: Option<(u64, u64)>,
 }
 
 impl Stamp {
@@ -41,23 +41,50 @@ impl Stamp {
             .is_some_and(|(expires_at, margin)| expires_at <= now.saturating_add(margin))
     }
 
-    fn id(&self) -> WriteId<'_> {
-        WriteId::new(
-            &self.campaign_id,
-            &self.controller_id,
-            self.epoch,
-            &self.request_id,
-        )
+    pub fn campaign_id(&self) -> &str {
+        &self.campaign_id
+    }
+
+    pub fn controller_id(&self) -> &ControllerId {
+        &self.controller_id
+    }
+
+    /// The epoch it is sent under: always its lease's own (a `Controller` made it).
+    pub fn controller_epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    pub fn request_id(&self) -> &RequestId {
+        &self.request_id
     }
 }
 
-/// A claim as data: made only by an `Observer`, under a consumed intent.
+/// A claim: campaign, controller, TTL and the request id of a consumed intent. Made only by an
+/// `Observer` (and `qualify`'s trial), consumed by the claim that sends it.
 #[derive(Debug)]
 pub struct ClaimStamp {
-    campaign_id: String,
-    controller_id: ControllerId,
-    ttl_seconds: u64,
-    request_id: RequestId,
+    pub(super) campaign_id: String,
+    pub(super) controller_id: ControllerId,
+    pub(super) ttl_seconds: u64,
+    pub(super) request_id: RequestId,
+}
+
+impl ClaimStamp {
+    pub fn campaign_id(&self) -> &str {
+        &self.campaign_id
+    }
+
+    pub fn controller_id(&self) -> &ControllerId {
+        &self.controller_id
+    }
+
+    pub fn ttl_seconds(&self) -> u64 {
+        self.ttl_seconds
+    }
+
+    pub fn request_id(&self) -> &RequestId {
+        &self.request_id
+    }
 }
 
 /// A mutation a `Controller` may make.
@@ -100,21 +127,58 @@ pub enum Request {
     },
 }
 
+/// What a remote must allow for a request to go to it now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Reads, and giving a lease back (always allowed where the operation exists).
+    Read,
+    /// Keeping a lease already held (a renewal): not new work, allowed until quarantine.
+    Keep,
+    /// New work: a claim or a mutation (the card is read again first).
+    NewWork,
+}
+
 impl Request {
+    /// What the remote must allow for it.
+    pub fn gate(&self) -> Gate {
+        match self {
+            Request::Claim(_) | Request::Write { .. } => Gate::NewWork,
+            Request::Renew { .. } => Gate::Keep,
+            Request::Status(_)
+            | Request::Evidence(_)
+            | Request::ReadControl(_)
+            | Request::Release(_)
+            | Request::RequestStatus { .. } => Gate::Read,
+        }
+    }
+
+    /// The answer of this request's kind that says it was refused, `e`, before it was sent.
+    pub fn refused(&self, e: RemoteError) -> Response {
+        match self {
+            Request::Status(_) => Response::Reading(Err(e)),
+            Request::Evidence(_) => Response::Evidence(Err(e)),
+            Request::ReadControl(_) => Response::Control(Err(e)),
+            Request::Claim(_) | Request::Renew { .. } => Response::Lease(Err(e)),
+            Request::Release(_) => Response::Released(Err(e)),
+            Request::Write { .. } => Response::Written(Err(e)),
+            Request::RequestStatus { .. } => Response::Readback(Err(e)),
+        }
+    }
+
     /// A mutation, whose answer a crash test may stop after.
     pub fn is_write(&self) -> bool {
         matches!(self, Request::Write { .. })
     }
 
-    /// Its name, as the logs and the tests' coverage say it.
+    /// The operation, as the card and the logs name it.
     pub fn name(&self) -> &'static str {
         match self {
             Request::Status(_) => "status",
             Request::Evidence(_) => "evidence",
             Request::ReadControl(_) => "read_control",
-            Request::Claim(_) => "claim",
-            Request::Renew { .. } => "renew",
-            Request::Release(_) => "release",
+            Request::Claim(_) => "claim_control",
+            Request::Renew { .. } => "renew_control",
+            Request::Release(_) => "release_control",
             Request::Write { mutation, .. } => match mutation {
                 Mutation::Submit(_) => "submit",
                 Mutation::Cancel { .. } => "cancel",
@@ -140,46 +204,32 @@ pub enum Response {
     Expired,
 }
 
+impl Response {
+    /// The error it carries, if any.
+    pub fn error(&self) -> Option<&RemoteError> {
+        match self {
+            Response::Reading(r) => r.as_ref().err(),
+            Response::Evidence(r) => r.as_ref().err(),
+            Response::Control(r) => r.as_ref().err(),
+            Response::Lease(r) => r.as_ref().err(),
+            Response::Released(r) => r.as_ref().err(),
+            Response::Written(r) => r.as_ref().err(),
+            Response::Readback(r) => r.as_ref().err(),
+            Response::Expired => None,
+        }
+    }
+}
+
 /// Send one request: the only I/O of a remote call. A write whose lease is no longer usable at
 /// `clock`'s now is not sent.
 pub async fn send<T: Transport>(remote: &T, clock: &dyn Clock, request: Request) -> Response {
-    match request {
-        Request::Status(task) => Response::Reading(remote.status(&task).await),
-        Request::Evidence(task) => Response::Evidence(remote.evidence(&task).await),
-        Request::ReadControl(campaign) => Response::Control(remote.read_control(&campaign).await),
-        Request::Claim(c) => Response::Lease(
-            remote
-                .claim_control(ClaimCall {
-                    campaign_id: &c.campaign_id,
-                    controller_id: &c.controller_id,
-                    ttl_seconds: c.ttl_seconds,
-                    request_id: &c.request_id,
-                })
-                .await,
-        ),
+    match &request {
         Request::Renew { stamp, .. } | Request::Write { stamp, .. }
             if stamp.expired(clock.now()) =>
         {
             Response::Expired
         }
-        Request::Renew { stamp, ttl_seconds } => {
-            Response::Lease(remote.renew_control(stamp.id(), ttl_seconds).await)
-        }
-        Request::Release(stamp) => Response::Released(remote.release_control(stamp.id()).await),
-        Request::Write { stamp, mutation } => Response::Written(match &mutation {
-            Mutation::Submit(r) => remote.submit(stamp.id(), r).await.map(Some),
-            Mutation::Cancel { task, reason } => {
-                remote.cancel(stamp.id(), task, reason).await.map(|()| None)
-            }
-            Mutation::Intervene { task, text } => remote
-                .intervene(stamp.id(), task, text)
-                .await
-                .map(|()| None),
-        }),
-        Request::RequestStatus {
-            campaign_id,
-            request_id,
-        } => Response::Readback(remote.request_status(&campaign_id, &request_id).await),
+        _ => remote.call(request).await,
     }
 }
 

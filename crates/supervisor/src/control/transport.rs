@@ -1,59 +1,14 @@
-//! What the authority tokens need from the remote: the campaign-control calls and a few reads.
+//! What the authority tokens need from the remote: one typed call, and the subscription's reads.
 //!
-//! Write calls take a [`WriteId`], which only `control/` can build, so code outside this module
-//! cannot reach a write through the transport either: the `Controller` is the only door.
+//! A write's request carries a `Stamp` (and a claim a `ClaimStamp`), which only `control/` can
+//! build and every write consumes, so code outside this module cannot reach a write through the
+//! transport either: the `Controller` is the only door.
 
 use super::error::RemoteError;
+use super::request::{Request, Response};
 use crate::security::Untrusted;
-use argus_machines::{ControllerId, Lease, Observation, ReadbackAnswer, RequestId, TaskId};
+use argus_machines::{Observation, TaskId};
 use std::future::Future;
-
-/// The identity of one write: campaign, controller, the token's own epoch and the request id.
-/// Built only by the tokens in `control/`; the transport reads it.
-#[derive(Debug)]
-pub struct WriteId<'a> {
-    campaign_id: &'a str,
-    controller_id: &'a ControllerId,
-    controller_epoch: u64,
-    request_id: &'a RequestId,
-}
-
-impl<'a> WriteId<'a> {
-    pub(super) fn new(
-        campaign_id: &'a str,
-        controller_id: &'a ControllerId,
-        controller_epoch: u64,
-        request_id: &'a RequestId,
-    ) -> Self {
-        WriteId {
-            campaign_id,
-            controller_id,
-            controller_epoch,
-            request_id,
-        }
-    }
-    pub fn campaign_id(&self) -> &str {
-        self.campaign_id
-    }
-    pub fn controller_id(&self) -> &ControllerId {
-        self.controller_id
-    }
-    pub fn controller_epoch(&self) -> u64 {
-        self.controller_epoch
-    }
-    pub fn request_id(&self) -> &RequestId {
-        self.request_id
-    }
-}
-
-/// A claim: campaign, controller, TTL and a unique request id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimCall<'a> {
-    pub campaign_id: &'a str,
-    pub controller_id: &'a ControllerId,
-    pub ttl_seconds: u64,
-    pub request_id: &'a RequestId,
-}
 
 /// What to submit: the task text and the optional project selection (sent as metadata).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,41 +181,12 @@ pub struct StreamBounds {
     pub stream_bytes: usize,
 }
 
-/// The remote as the authority layer sees it. The A2A client implements it; tests use fakes.
+/// The remote as the authority layer sees it: one typed call (a [`Request`] answered by a
+/// [`Response`] of its kind), and the subscription's reads. A refusal before anything is sent (an
+/// operation the card lacks, a remote quarantined) is an answer too: the request's own kind, with
+/// its error ([`Request::refused`]).
 pub trait Transport: Send + Sync {
-    fn claim_control(&self, call: ClaimCall<'_>) -> impl Future<Output = Answer<Lease>> + Send;
-    fn read_control(&self, campaign_id: &str)
-        -> impl Future<Output = Answer<Option<Lease>>> + Send;
-    fn renew_control(
-        &self,
-        call: WriteId<'_>,
-        ttl_seconds: u64,
-    ) -> impl Future<Output = Answer<Lease>> + Send;
-    fn release_control(&self, call: WriteId<'_>) -> impl Future<Output = Answer<()>> + Send;
-    fn submit(
-        &self,
-        call: WriteId<'_>,
-        request: &SubmitRequest,
-    ) -> impl Future<Output = Answer<TaskId>> + Send;
-    fn intervene(
-        &self,
-        call: WriteId<'_>,
-        task: &TaskId,
-        intervention: &str,
-    ) -> impl Future<Output = Answer<()>> + Send;
-    fn cancel(
-        &self,
-        call: WriteId<'_>,
-        task: &TaskId,
-        reason: &str,
-    ) -> impl Future<Output = Answer<()>> + Send;
-    fn request_status(
-        &self,
-        campaign_id: &str,
-        request_id: &RequestId,
-    ) -> impl Future<Output = Answer<ReadbackAnswer>> + Send;
-    fn status(&self, task: &TaskId) -> impl Future<Output = Answer<Reading>> + Send;
-    fn evidence(&self, task: &TaskId) -> impl Future<Output = Answer<Evidence>> + Send;
+    fn call(&self, request: Request) -> impl Future<Output = Response> + Send;
     /// Whether the remote says it streams a task's updates (its card's `capabilities.streaming`).
     fn streams(&self) -> bool {
         false
@@ -287,34 +213,7 @@ pub trait Transport: Send + Sync {
 pub struct Disconnected;
 
 impl Transport for Disconnected {
-    async fn claim_control(&self, _: ClaimCall<'_>) -> Answer<Lease> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn read_control(&self, _: &str) -> Answer<Option<Lease>> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn renew_control(&self, _: WriteId<'_>, _: u64) -> Answer<Lease> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn release_control(&self, _: WriteId<'_>) -> Answer<()> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn submit(&self, _: WriteId<'_>, _: &SubmitRequest) -> Answer<TaskId> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn intervene(&self, _: WriteId<'_>, _: &TaskId, _: &str) -> Answer<()> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn cancel(&self, _: WriteId<'_>, _: &TaskId, _: &str) -> Answer<()> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn request_status(&self, _: &str, _: &RequestId) -> Answer<ReadbackAnswer> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn status(&self, _: &TaskId) -> Answer<Reading> {
-        Err(RemoteError::Unavailable)
-    }
-    async fn evidence(&self, _: &TaskId) -> Answer<Evidence> {
-        Err(RemoteError::Unavailable)
+    async fn call(&self, request: Request) -> Response {
+        request.refused(RemoteError::Unavailable)
     }
 }

@@ -7,7 +7,8 @@
 //! qualification names. It is `pub(crate)`: only [`crate::qualify`] uses it, against the dedicated
 //! test campaign its operator names; the daemon never reaches it.
 
-use super::transport::{ClaimCall, SubmitRequest, Transport, WriteId};
+use super::request::{ClaimStamp, Mutation, Request, Response, Stamp};
+use super::transport::{SubmitRequest, Transport};
 use super::RemoteError;
 use argus_machines::{ControllerId, Lease, ReadbackAnswer, RequestId, TaskId};
 
@@ -19,6 +20,12 @@ pub(crate) struct Trial<'r, T: Transport> {
 }
 
 type Answer<T> = Result<T, RemoteError>;
+
+/// An answer of another kind than the request's: the remote's (or the transport's) fault.
+fn mismatched<T>(_: Response) -> Answer<T> {
+    tracing::error!("an answer of another kind than asked");
+    Err(RemoteError::MalformedResponse)
+}
 
 impl<'r, T: Transport> Trial<'r, T> {
     pub(crate) fn new(remote: &'r T, campaign_id: &'r str, controller_id: ControllerId) -> Self {
@@ -33,23 +40,48 @@ impl<'r, T: Transport> Trial<'r, T> {
         &self.controller_id
     }
 
-    fn call<'a>(&'a self, epoch: u64, request_id: &'a RequestId) -> WriteId<'a> {
-        WriteId::new(self.campaign_id, &self.controller_id, epoch, request_id)
+    /// A write's identity under the epoch and request id the qualification names (sent
+    /// whatever the lease's expiry: the remote is the one judged).
+    fn stamp(&self, epoch: u64, request_id: &RequestId) -> Stamp {
+        Stamp {
+            campaign_id: self.campaign_id.to_string(),
+            controller_id: self.controller_id.clone(),
+            epoch,
+            request_id: request_id.clone(),
+            term: None,
+        }
+    }
+
+    async fn lease(&self, request: Request) -> Answer<Lease> {
+        match self.remote.call(request).await {
+            Response::Lease(answer) => answer,
+            other => mismatched(other),
+        }
+    }
+
+    async fn written(&self, stamp: Stamp, mutation: Mutation) -> Answer<Option<TaskId>> {
+        match self.remote.call(Request::Write { stamp, mutation }).await {
+            Response::Written(answer) => answer,
+            other => mismatched(other),
+        }
     }
 
     pub(crate) async fn claim(&self, ttl_seconds: u64, request_id: &RequestId) -> Answer<Lease> {
-        self.remote
-            .claim_control(ClaimCall {
-                campaign_id: self.campaign_id,
-                controller_id: &self.controller_id,
-                ttl_seconds,
-                request_id,
-            })
-            .await
+        self.lease(Request::Claim(ClaimStamp {
+            campaign_id: self.campaign_id.to_string(),
+            controller_id: self.controller_id.clone(),
+            ttl_seconds,
+            request_id: request_id.clone(),
+        }))
+        .await
     }
 
     pub(crate) async fn read_control(&self) -> Answer<Option<Lease>> {
-        self.remote.read_control(self.campaign_id).await
+        let request = Request::ReadControl(self.campaign_id.to_string());
+        match self.remote.call(request).await {
+            Response::Control(answer) => answer,
+            other => mismatched(other),
+        }
     }
 
     /// A renewal under `epoch` — the lease's own, or on purpose a stale or released one.
@@ -59,9 +91,8 @@ impl<'r, T: Transport> Trial<'r, T> {
         ttl_seconds: u64,
         request_id: &RequestId,
     ) -> Answer<Lease> {
-        self.remote
-            .renew_control(self.call(epoch, request_id), ttl_seconds)
-            .await
+        let stamp = self.stamp(epoch, request_id);
+        self.lease(Request::Renew { stamp, ttl_seconds }).await
     }
 
     /// A submit under `request_id` — a fresh one, or on purpose the one already applied.
@@ -71,9 +102,12 @@ impl<'r, T: Transport> Trial<'r, T> {
         request_id: &RequestId,
         request: &SubmitRequest,
     ) -> Answer<TaskId> {
-        self.remote
-            .submit(self.call(epoch, request_id), request)
-            .await
+        let submit = Mutation::Submit(request.clone());
+        match self.written(self.stamp(epoch, request_id), submit).await {
+            Ok(Some(task)) => Ok(task),
+            Ok(None) => Err(RemoteError::MalformedResponse),
+            Err(e) => Err(e),
+        }
     }
 
     pub(crate) async fn cancel(
@@ -83,20 +117,30 @@ impl<'r, T: Transport> Trial<'r, T> {
         task: &TaskId,
         reason: &str,
     ) -> Answer<()> {
-        self.remote
-            .cancel(self.call(epoch, request_id), task, reason)
-            .await
+        let cancel = Mutation::Cancel {
+            task: task.clone(),
+            reason: reason.to_string(),
+        };
+        let stamp = self.stamp(epoch, request_id);
+        self.written(stamp, cancel).await.map(|_| ())
     }
 
     pub(crate) async fn release(&self, epoch: u64, request_id: &RequestId) -> Answer<()> {
-        self.remote
-            .release_control(self.call(epoch, request_id))
-            .await
+        let stamp = self.stamp(epoch, request_id);
+        match self.remote.call(Request::Release(stamp)).await {
+            Response::Released(answer) => answer,
+            other => mismatched(other),
+        }
     }
 
     pub(crate) async fn request_status(&self, request_id: &RequestId) -> Answer<ReadbackAnswer> {
-        self.remote
-            .request_status(self.campaign_id, request_id)
-            .await
+        let request = Request::RequestStatus {
+            campaign_id: self.campaign_id.to_string(),
+            request_id: request_id.clone(),
+        };
+        match self.remote.call(request).await {
+            Response::Readback(answer) => answer,
+            other => mismatched(other),
+        }
     }
 }

@@ -467,7 +467,7 @@ fn the_core_claims_and_writes_under_the_grant_it_read_itself_with_no_transport()
     assert_eq!(command_reply(&seen).outcome(), Outcome::Done, "{seen:?}");
     // The claim's intent is on disk before the claim goes out.
     let at = |what: &str| seen.steps.iter().position(|s| s == what);
-    assert!(at("persist") < at("claim"), "{:?}", seen.steps);
+    assert!(at("persist") < at("claim_control"), "{:?}", seen.steps);
     assert_eq!(core.machine.held_lease(), Some(&granted(1)));
     // Its submit goes out once, under the epoch the core read from the grant.
     let seen = pump_with(
@@ -479,7 +479,7 @@ fn the_core_claims_and_writes_under_the_grant_it_read_itself_with_no_transport()
     assert_eq!(command_reply(&seen).outcome(), Outcome::Done, "{seen:?}");
     assert_eq!(core.machine.state_name(), StateName::Running);
     // (Then the task it made is read.)
-    assert_eq!(sent, ["claim", "submit", "status"]);
+    assert_eq!(sent, ["claim_control", "submit", "status"]);
     // A grant not ours is refused as the machine judges it, and nothing is written under it.
     let mut core = self::core();
     let mut theirs = |request: &Request| match request {
