@@ -4,7 +4,9 @@
 
 use super::core::CrashPoint;
 use super::core::Input;
-use super::driver::{self, Envelope, Published, Replier, Snapshot};
+use super::driver;
+use super::inbox::{Envelope, Replier};
+use super::journal::{Published, Snapshot};
 use super::messages::{HumanMessage, MessageKind};
 use super::recover;
 use super::reduce::{EventLine, WakeSink};
@@ -84,7 +86,7 @@ trait Spawner: Send + Sync {
     ) -> (DriverTask, Snapshot);
 
     /// The driver of a campaign found in `campaigns/`: it reads `path` itself, before its
-    /// first step ([`driver::recovered`]).
+    /// first step ([`recover::recovered`]).
     fn recovered(
         &self,
         shared: Arc<Shared>,
@@ -122,7 +124,7 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
         rx: mpsc::Receiver<Box<Envelope>>,
         crash: Option<CrashPoint>,
     ) -> DriverTask {
-        tokio::spawn(driver::recovered(
+        tokio::spawn(recover::recovered(
             shared,
             self.0.clone(),
             id,
@@ -309,7 +311,7 @@ impl Runtime {
     }
 
     /// Spawn the driver of a campaign found in `campaigns/`: it reads `path` itself, before its
-    /// first step ([`driver::recovered`]).
+    /// first step ([`recover::recovered`]).
     fn spawn_recovered(&self, id: CampaignId, path: std::path::PathBuf) {
         let key = id.as_str().to_string();
         let snapshot = Snapshot::unread();

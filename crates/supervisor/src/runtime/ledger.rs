@@ -5,7 +5,7 @@
 //! fact — a step the machine took, a reading, a significant event, a notice, a verdict, an
 //! operator's action or answer — changes the document in memory and answers the [`Write`]s that
 //! record it, in the order they must happen. It reads no file, writes none and reads no clock
-//! (`now` is given): the journal (`driver/journal.rs`) performs the writes and tells the ledger
+//! (`now` is given): the journal (`journal.rs`) performs the writes and tells the ledger
 //! what became of the two whose outcome changes the document ([`Ledger::fed`],
 //! [`Ledger::unwritten`]).
 

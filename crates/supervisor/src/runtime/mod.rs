@@ -9,9 +9,10 @@
 //! One file per job: [`config`] (pacing), [`stats`] (counters), [`document`] (the persisted
 //! campaign document and its upgrade), [`command`] (what an operator asks), [`reply`] (what a
 //! campaign answers), [`shared`] (what every driver shares), [`handle`] (the runtime itself),
-//! [`recover`] (reading a campaign back at a start), [`driver`] (one campaign's loop),
-//! [`ledger`] (what to record after a step or an input, decided without I/O), [`reduce`] and
-//! [`messages`] (significant events and the human feed).
+//! [`recover`] (reading a campaign back at a start, and starting its driver), [`driver`] (one
+//! campaign's loop), [`inbox`] (what a driver is given), [`ledger`] (what to record after a step
+//! or an input, decided without I/O) and [`journal`] (performing it, and the snapshot it
+//! publishes), [`reduce`] and [`messages`] (significant events and the human feed).
 
 pub(crate) mod command;
 pub(crate) mod config;
@@ -19,6 +20,8 @@ mod core;
 pub(crate) mod document;
 pub(crate) mod driver;
 pub(crate) mod handle;
+pub(crate) mod inbox;
+pub(crate) mod journal;
 pub(crate) mod ledger;
 pub mod messages;
 mod recover;

@@ -1,8 +1,8 @@
 //! What a driver's inbox takes: one of the core's inputs (a command, a verdict, an answer, a
 //! notice), never a raw machine event, with the channel its answer goes back on.
 
-use super::super::core::{Input, Reply};
-use super::super::reply::{AnswerReply, CommandReply};
+use super::core::{Input, Reply};
+use super::reply::{AnswerReply, CommandReply};
 use tokio::sync::oneshot;
 
 /// An input for a campaign's core, with where its answer goes.
@@ -23,14 +23,14 @@ pub(crate) enum Replier {
 impl Envelope {
     /// Whether the input needs the campaign's event log (a shutdown that releases nothing and a
     /// read do not: a start of many campaigns stopped again, or listed, reads no event log).
-    pub(super) fn needs_log(&self) -> bool {
+    pub(crate) fn needs_log(&self) -> bool {
         !matches!(self.input, Input::Shutdown { release: false } | Input::Read)
     }
 }
 
 impl Replier {
     /// Send the core's reply, if it is the kind this replier waits for.
-    pub(super) fn send(self, reply: Reply) {
+    pub(crate) fn send(self, reply: Reply) {
         match (self, reply) {
             (Replier::Command(tx), Reply::Command(r)) => {
                 let _ = tx.send(r);

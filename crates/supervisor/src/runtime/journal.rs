@@ -11,12 +11,12 @@
 //! already knows (the document and the event log are each read once, before the first step), and
 //! never decide what to record: the ledger does, and this executes it.
 
-use super::super::ledger::{Ledger, Write};
-use super::super::messages::{HumanMessage, MessageKind};
-use super::super::reduce::EventLine;
-use super::super::shared::FeedNews;
-use super::super::shared::Shared;
-use super::super::CampaignDoc;
+use super::ledger::{Ledger, Write};
+use super::messages::{HumanMessage, MessageKind};
+use super::reduce::EventLine;
+use super::shared::FeedNews;
+use super::shared::Shared;
+use super::CampaignDoc;
 use crate::store::{CampaignId, Durability, StoreError};
 use argus_machines::CampaignMachine;
 use std::sync::atomic::Ordering;
