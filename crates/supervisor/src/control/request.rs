@@ -244,9 +244,14 @@ pub async fn call<T: Transport>(
     waiting.settle(response, clock.now())
 }
 
-/// A token waiting for the answer to the one call it asked for.
+/// A token waiting for the answer to the one call it asked for. Made only by a token's `ask_*`
+/// (so no caller can settle a claim it never asked for into a `Controller`), consumed by
+/// [`Waiting::settle`].
 #[derive(Debug)]
-pub enum Waiting {
+pub struct Waiting(Wait);
+
+#[derive(Debug)]
+enum Wait {
     Status,
     /// An attempt's evidence, read through its token once the attempt has ended.
     Evidence(TaskId, Option<RemoteTerminalLocalPending>),
@@ -268,20 +273,20 @@ pub enum Waiting {
 impl Waiting {
     /// What the token waits for, as the logs and the tests' coverage name it.
     pub fn name(&self) -> &'static str {
-        match self {
-            Waiting::Status => "poll",
-            Waiting::Evidence(..) => "evidence",
-            Waiting::Claim(..) => "claim",
-            Waiting::Grant(_, Some(_)) => "confirm",
-            Waiting::Grant(_, None) => "adopt",
-            Waiting::StillOurs(_) => "still_ours",
-            Waiting::Renew(_) => "renew",
-            Waiting::Release(_) => "release",
-            Waiting::Write(_, _, Operation::Submit) => "submit",
-            Waiting::Write(_, _, Operation::Cancel) => "cancel",
-            Waiting::Write(_, _, Operation::Intervene) => "intervene",
-            Waiting::Readback(_) => "readback",
-            Waiting::RequestStatus(..) => "request_status",
+        match &self.0 {
+            Wait::Status => "poll",
+            Wait::Evidence(..) => "evidence",
+            Wait::Claim(..) => "claim",
+            Wait::Grant(_, Some(_)) => "confirm",
+            Wait::Grant(_, None) => "adopt",
+            Wait::StillOurs(_) => "still_ours",
+            Wait::Renew(_) => "renew",
+            Wait::Release(_) => "release",
+            Wait::Write(_, _, Operation::Submit) => "submit",
+            Wait::Write(_, _, Operation::Cancel) => "cancel",
+            Wait::Write(_, _, Operation::Intervene) => "intervene",
+            Wait::Readback(_) => "readback",
+            Wait::RequestStatus(..) => "request_status",
         }
     }
 }
@@ -318,38 +323,38 @@ fn mismatched<T>() -> Answer<T> {
 impl Waiting {
     /// What the answer means for the token, at `now` (the instant the answer came).
     pub fn settle(self, response: Response, now: u64) -> Settled {
-        match (self, response) {
-            (Waiting::Status, Response::Reading(r)) => Settled::Reading(r),
-            (Waiting::Status, _) => Settled::Reading(mismatched()),
-            (Waiting::Evidence(t, p), Response::Evidence(r)) => Settled::Evidence(t, p, r),
-            (Waiting::Evidence(t, p), _) => Settled::Evidence(t, p, mismatched()),
-            (Waiting::Claim(o, id), Response::Lease(answer)) => {
+        match (self.0, response) {
+            (Wait::Status, Response::Reading(r)) => Settled::Reading(r),
+            (Wait::Status, _) => Settled::Reading(mismatched()),
+            (Wait::Evidence(t, p), Response::Evidence(r)) => Settled::Evidence(t, p, r),
+            (Wait::Evidence(t, p), _) => Settled::Evidence(t, p, mismatched()),
+            (Wait::Claim(o, id), Response::Lease(answer)) => {
                 Settled::Claim(id, o.claimed(answer, now))
             }
-            (Waiting::Claim(o, id), _) => Settled::Claim(id, o.claimed(mismatched(), now)),
-            (Waiting::Grant(o, epoch), Response::Control(r)) => {
+            (Wait::Claim(o, id), _) => Settled::Claim(id, o.claimed(mismatched(), now)),
+            (Wait::Grant(o, epoch), Response::Control(r)) => {
                 Settled::Confirm(o.granted(r, epoch, now))
             }
-            (Waiting::Grant(o, epoch), _) => Settled::Confirm(o.granted(mismatched(), epoch, now)),
-            (Waiting::StillOurs(c), Response::Control(r)) => Settled::StillOurs(c, r),
-            (Waiting::StillOurs(c), _) => Settled::StillOurs(c, mismatched()),
-            (Waiting::Renew(c), Response::Expired) => {
+            (Wait::Grant(o, epoch), _) => Settled::Confirm(o.granted(mismatched(), epoch, now)),
+            (Wait::StillOurs(c), Response::Control(r)) => Settled::StillOurs(c, r),
+            (Wait::StillOurs(c), _) => Settled::StillOurs(c, mismatched()),
+            (Wait::Renew(c), Response::Expired) => {
                 Settled::Renew(RenewOutcome::Lost(c.lost(), LossReason::Expired))
             }
-            (Waiting::Renew(c), Response::Lease(answer)) => Settled::Renew(c.renewed(answer)),
-            (Waiting::Renew(c), _) => Settled::Renew(c.renewed(mismatched())),
-            (Waiting::Release(c), Response::Released(r)) => Settled::Release(c.relinquish(), r),
-            (Waiting::Release(c), _) => Settled::Release(c.relinquish(), mismatched()),
-            (Waiting::Write(c, id, _), Response::Expired) => {
+            (Wait::Renew(c), Response::Lease(answer)) => Settled::Renew(c.renewed(answer)),
+            (Wait::Renew(c), _) => Settled::Renew(c.renewed(mismatched())),
+            (Wait::Release(c), Response::Released(r)) => Settled::Release(c.relinquish(), r),
+            (Wait::Release(c), _) => Settled::Release(c.relinquish(), mismatched()),
+            (Wait::Write(c, id, _), Response::Expired) => {
                 Settled::Write(id, WriteResult::Lost(c.lost(), LossReason::Expired, None))
             }
-            (Waiting::Write(c, id, op), Response::Written(answer)) => {
+            (Wait::Write(c, id, op), Response::Written(answer)) => {
                 Settled::Write(id.clone(), c.settle(id, op, answer))
             }
-            (Waiting::Write(c, id, op), _) => {
+            (Wait::Write(c, id, op), _) => {
                 Settled::Write(id.clone(), c.settle(id, op, mismatched()))
             }
-            (Waiting::Readback(a), response) => {
+            (Wait::Readback(a), response) => {
                 let id = a.request_id.clone();
                 let answer = match response {
                     Response::Readback(answer) => answer,
@@ -357,10 +362,10 @@ impl Waiting {
                 };
                 Settled::Readback(id, a.read_back(answer))
             }
-            (Waiting::RequestStatus(r, id), Response::Readback(answer)) => {
+            (Wait::RequestStatus(r, id), Response::Readback(answer)) => {
                 Settled::RequestStatus(r, id, answer)
             }
-            (Waiting::RequestStatus(r, id), _) => Settled::RequestStatus(r, id, mismatched()),
+            (Wait::RequestStatus(r, id), _) => Settled::RequestStatus(r, id, mismatched()),
         }
     }
 }
@@ -374,14 +379,14 @@ impl Observer {
             ttl_seconds,
             request_id: intent.request_id.clone(),
         });
-        (Waiting::Claim(self, intent.request_id), request)
+        (Waiting(Wait::Claim(self, intent.request_id)), request)
     }
 
     /// Read who holds the lease, to confirm `last` (after a restart, a resolved ambiguity) or,
     /// without one, to adopt a claim read back as applied.
     pub fn ask_grant(self, last: Option<&Lease>) -> (Waiting, Request) {
         let request = Request::ReadControl(self.who.campaign_id.clone());
-        (Waiting::Grant(self, last.map(|l| l.epoch)), request)
+        (Waiting(Wait::Grant(self, last.map(|l| l.epoch))), request)
     }
 
     /// Ask what became of a request (a claim whose answer was lost). Never resends it.
@@ -391,7 +396,7 @@ impl Observer {
             request_id: request_id.clone(),
         };
         (
-            Waiting::RequestStatus(Reader::Observer(self), request_id),
+            Waiting(Wait::RequestStatus(Reader::Observer(self), request_id)),
             request,
         )
     }
@@ -411,7 +416,7 @@ impl Controller {
     /// Ask whether the remote still names us (a read: it grants nothing).
     pub fn ask_still_ours(self) -> (Waiting, Request) {
         let request = Request::ReadControl(self.who.campaign_id.clone());
-        (Waiting::StillOurs(self), request)
+        (Waiting(Wait::StillOurs(self)), request)
     }
 
     /// Extend the lease; refused here, nothing sent, once it is no longer usable at `now`.
@@ -420,13 +425,16 @@ impl Controller {
             return Err(RenewOutcome::Lost(self.lost(), LossReason::Expired));
         }
         let stamp = self.stamp(WriteIntent::fresh().request_id, true);
-        Ok((Waiting::Renew(self), Request::Renew { stamp, ttl_seconds }))
+        Ok((
+            Waiting(Wait::Renew(self)),
+            Request::Renew { stamp, ttl_seconds },
+        ))
     }
 
     /// Give the lease back. Local authority ends whatever the remote answers.
     pub fn ask_release(self) -> (Waiting, Request) {
         let stamp = self.stamp(WriteIntent::fresh().request_id, false);
-        (Waiting::Release(self), Request::Release(stamp))
+        (Waiting(Wait::Release(self)), Request::Release(stamp))
     }
 
     /// One mutation under `intent` (consumed: sent once); refused here, nothing sent, once the
@@ -442,7 +450,7 @@ impl Controller {
         }
         let operation = mutation.operation();
         let stamp = self.stamp(intent.request_id.clone(), true);
-        let waiting = Waiting::Write(self, intent.request_id, operation);
+        let waiting = Waiting(Wait::Write(self, intent.request_id, operation));
         Ok((waiting, Request::Write { stamp, mutation }))
     }
 }
@@ -454,7 +462,7 @@ impl AmbiguousWrite {
             campaign_id: self.who.campaign_id.clone(),
             request_id: self.request_id.clone(),
         };
-        (Waiting::Readback(self), request)
+        (Waiting(Wait::Readback(self)), request)
     }
 }
 
@@ -466,7 +474,7 @@ impl ControlLost {
             request_id: request_id.clone(),
         };
         (
-            Waiting::RequestStatus(Reader::Lost(self), request_id),
+            Waiting(Wait::RequestStatus(Reader::Lost(self), request_id)),
             request,
         )
     }
@@ -477,7 +485,7 @@ impl RemoteTerminalLocalPending {
     pub fn ask_evidence(self) -> (Waiting, Request) {
         let task = self.task.clone();
         (
-            Waiting::Evidence(task.clone(), Some(self)),
+            Waiting(Wait::Evidence(task.clone(), Some(self))),
             Request::Evidence(task),
         )
     }
@@ -485,13 +493,13 @@ impl RemoteTerminalLocalPending {
 
 /// A plain read of a task's status, under no authority.
 pub fn ask_status(task: TaskId) -> (Waiting, Request) {
-    (Waiting::Status, Request::Status(task))
+    (Waiting(Wait::Status), Request::Status(task))
 }
 
 /// A plain read of a task's evidence, under no authority (the attempt has not ended).
 pub fn ask_evidence(task: TaskId) -> (Waiting, Request) {
     (
-        Waiting::Evidence(task.clone(), None),
+        Waiting(Wait::Evidence(task.clone(), None)),
         Request::Evidence(task),
     )
 }
