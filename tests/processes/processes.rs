@@ -862,6 +862,47 @@ fn probe_help_never_prints_the_remote_url() {
     assert!(!text.contains("pathsecret77"), "{text}");
 }
 
+/// `probe`, `qualify` and `bench --remote` read serve's trust, zone and Foreman settings through
+/// the same declarations: a value serve refuses, they refuse alike, naming the variable, exit 2,
+/// before anything is sent (the remote named here does not exist).
+#[test]
+fn the_tools_refuse_what_serve_refuses_naming_the_same_variable() {
+    let remote = "https://agent.example/a2a/t-pathsecret77/";
+    for (args, variable, bad) in [
+        (
+            vec!["probe", "--url", remote],
+            "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
+            "east",
+        ),
+        (
+            vec!["qualify", "--url", remote],
+            "ARGUS_SUPERVISOR_CA_ONLY",
+            "maybe",
+        ),
+        (
+            vec!["probe", "--url", remote],
+            "ARGUS_SUPERVISOR_FOREMAN_ENV",
+            "OPENTRAINING_A2A_TOKEN",
+        ),
+        (
+            vec!["bench", "--remote", remote],
+            "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
+            "+25:00",
+        ),
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .env_clear()
+            .env(variable, bad)
+            .output()
+            .expect("the tool");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {variable}: {err}");
+        assert!(err.contains(variable), "{args:?}: {err}");
+        assert!(!err.contains("pathsecret77"), "{args:?}: {err}");
+    }
+}
+
 /// A state root `serve` left behind (and stopped): `c1` claimed and `controlling.ready`, and
 /// `observers` observing without a task (objective "watch").
 fn stopped_with_a_controller(url: &str, tag: &str, observers: &[&str]) -> (PathBuf, u16) {
