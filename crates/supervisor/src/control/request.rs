@@ -204,7 +204,63 @@ pub enum Response {
     Expired,
 }
 
+/// Each answer of the kind asked for; an answer of another kind is a malformed response (a read
+/// that failed; a write given one is ambiguous: nothing proves it was not applied).
 impl Response {
+    pub fn reading(self) -> Answer<Reading> {
+        match self {
+            Response::Reading(r) => r,
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    pub fn evidence(self) -> Answer<Evidence> {
+        match self {
+            Response::Evidence(r) => r,
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    pub fn control(self) -> Answer<Option<Lease>> {
+        match self {
+            Response::Control(r) => r,
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    pub fn lease(self) -> Answer<Lease> {
+        match self {
+            Response::Lease(r) => r,
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    pub fn released(self) -> Answer<()> {
+        match self {
+            Response::Released(r) => r,
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    pub fn written(self) -> Answer<Option<TaskId>> {
+        match self {
+            Response::Written(r) => r,
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    pub fn readback(self) -> Answer<ReadbackAnswer> {
+        match self {
+            Response::Readback(r) => r,
+            _ => Err(RemoteError::MalformedResponse),
+        }
+    }
+
+    /// Not sent: the lease was no longer usable.
+    fn expired(&self) -> bool {
+        matches!(self, Response::Expired)
+    }
+
     /// The error it carries, if any.
     pub fn error(&self) -> Option<&RemoteError> {
         match self {
@@ -314,58 +370,27 @@ pub enum Settled {
     RequestStatus(Reader, RequestId, Answer<ReadbackAnswer>),
 }
 
-/// An answer of another kind than the call asked for: a read that failed. (A write given one is
-/// ambiguous: nothing proves it was not applied.)
-fn mismatched<T>() -> Answer<T> {
-    Err(RemoteError::MalformedResponse)
-}
-
 impl Waiting {
     /// What the answer means for the token, at `now` (the instant the answer came).
     pub fn settle(self, response: Response, now: u64) -> Settled {
-        match (self.0, response) {
-            (Wait::Status, Response::Reading(r)) => Settled::Reading(r),
-            (Wait::Status, _) => Settled::Reading(mismatched()),
-            (Wait::Evidence(t, p), Response::Evidence(r)) => Settled::Evidence(t, p, r),
-            (Wait::Evidence(t, p), _) => Settled::Evidence(t, p, mismatched()),
-            (Wait::Claim(o, id), Response::Lease(answer)) => {
-                Settled::Claim(id, o.claimed(answer, now))
-            }
-            (Wait::Claim(o, id), _) => Settled::Claim(id, o.claimed(mismatched(), now)),
-            (Wait::Grant(o, epoch), Response::Control(r)) => {
-                Settled::Confirm(o.granted(r, epoch, now))
-            }
-            (Wait::Grant(o, epoch), _) => Settled::Confirm(o.granted(mismatched(), epoch, now)),
-            (Wait::StillOurs(c), Response::Control(r)) => Settled::StillOurs(c, r),
-            (Wait::StillOurs(c), _) => Settled::StillOurs(c, mismatched()),
-            (Wait::Renew(c), Response::Expired) => {
+        let r = response;
+        match self.0 {
+            Wait::Status => Settled::Reading(r.reading()),
+            Wait::Evidence(t, p) => Settled::Evidence(t, p, r.evidence()),
+            Wait::Claim(o, id) => Settled::Claim(id, o.claimed(r.lease(), now)),
+            Wait::Grant(o, epoch) => Settled::Confirm(o.granted(r.control(), epoch, now)),
+            Wait::StillOurs(c) => Settled::StillOurs(c, r.control()),
+            Wait::Renew(c) if r.expired() => {
                 Settled::Renew(RenewOutcome::Lost(c.lost(), LossReason::Expired))
             }
-            (Wait::Renew(c), Response::Lease(answer)) => Settled::Renew(c.renewed(answer)),
-            (Wait::Renew(c), _) => Settled::Renew(c.renewed(mismatched())),
-            (Wait::Release(c), Response::Released(r)) => Settled::Release(c.relinquish(), r),
-            (Wait::Release(c), _) => Settled::Release(c.relinquish(), mismatched()),
-            (Wait::Write(c, id, _), Response::Expired) => {
+            Wait::Renew(c) => Settled::Renew(c.renewed(r.lease())),
+            Wait::Release(c) => Settled::Release(c.relinquish(), r.released()),
+            Wait::Write(c, id, _) if r.expired() => {
                 Settled::Write(id, WriteResult::Lost(c.lost(), LossReason::Expired, None))
             }
-            (Wait::Write(c, id, op), Response::Written(answer)) => {
-                Settled::Write(id.clone(), c.settle(id, op, answer))
-            }
-            (Wait::Write(c, id, op), _) => {
-                Settled::Write(id.clone(), c.settle(id, op, mismatched()))
-            }
-            (Wait::Readback(a), response) => {
-                let id = a.request_id.clone();
-                let answer = match response {
-                    Response::Readback(answer) => answer,
-                    _ => mismatched(),
-                };
-                Settled::Readback(id, a.read_back(answer))
-            }
-            (Wait::RequestStatus(r, id), Response::Readback(answer)) => {
-                Settled::RequestStatus(r, id, answer)
-            }
-            (Wait::RequestStatus(r, id), _) => Settled::RequestStatus(r, id, mismatched()),
+            Wait::Write(c, id, op) => Settled::Write(id.clone(), c.settle(id, op, r.written())),
+            Wait::Readback(a) => Settled::Readback(a.request_id.clone(), a.read_back(r.readback())),
+            Wait::RequestStatus(reader, id) => Settled::RequestStatus(reader, id, r.readback()),
         }
     }
 }

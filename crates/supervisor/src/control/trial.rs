@@ -7,7 +7,7 @@
 //! qualification names. It is `pub(crate)`: only [`crate::qualify`] uses it, against the dedicated
 //! test campaign its operator names; the daemon never reaches it.
 
-use super::request::{ClaimStamp, Mutation, Request, Response, Stamp};
+use super::request::{ClaimStamp, Mutation, Request, Stamp};
 use super::transport::{SubmitRequest, Transport};
 use super::RemoteError;
 use argus_machines::{ControllerId, Lease, ReadbackAnswer, RequestId, TaskId};
@@ -20,12 +20,6 @@ pub(crate) struct Trial<'r, T: Transport> {
 }
 
 type Answer<T> = Result<T, RemoteError>;
-
-/// An answer of another kind than the request's: the remote's (or the transport's) fault.
-fn mismatched<T>(_: Response) -> Answer<T> {
-    tracing::error!("an answer of another kind than asked");
-    Err(RemoteError::MalformedResponse)
-}
 
 impl<'r, T: Transport> Trial<'r, T> {
     pub(crate) fn new(remote: &'r T, campaign_id: &'r str, controller_id: ControllerId) -> Self {
@@ -53,17 +47,14 @@ impl<'r, T: Transport> Trial<'r, T> {
     }
 
     async fn lease(&self, request: Request) -> Answer<Lease> {
-        match self.remote.call(request).await {
-            Response::Lease(answer) => answer,
-            other => mismatched(other),
-        }
+        self.remote.call(request).await.lease()
     }
 
     async fn written(&self, stamp: Stamp, mutation: Mutation) -> Answer<Option<TaskId>> {
-        match self.remote.call(Request::Write { stamp, mutation }).await {
-            Response::Written(answer) => answer,
-            other => mismatched(other),
-        }
+        self.remote
+            .call(Request::Write { stamp, mutation })
+            .await
+            .written()
     }
 
     pub(crate) async fn claim(&self, ttl_seconds: u64, request_id: &RequestId) -> Answer<Lease> {
@@ -78,10 +69,7 @@ impl<'r, T: Transport> Trial<'r, T> {
 
     pub(crate) async fn read_control(&self) -> Answer<Option<Lease>> {
         let request = Request::ReadControl(self.campaign_id.to_string());
-        match self.remote.call(request).await {
-            Response::Control(answer) => answer,
-            other => mismatched(other),
-        }
+        self.remote.call(request).await.control()
     }
 
     /// A renewal under `epoch` — the lease's own, or on purpose a stale or released one.
@@ -127,10 +115,7 @@ impl<'r, T: Transport> Trial<'r, T> {
 
     pub(crate) async fn release(&self, epoch: u64, request_id: &RequestId) -> Answer<()> {
         let stamp = self.stamp(epoch, request_id);
-        match self.remote.call(Request::Release(stamp)).await {
-            Response::Released(answer) => answer,
-            other => mismatched(other),
-        }
+        self.remote.call(Request::Release(stamp)).await.released()
     }
 
     pub(crate) async fn request_status(&self, request_id: &RequestId) -> Answer<ReadbackAnswer> {
@@ -138,9 +123,6 @@ impl<'r, T: Transport> Trial<'r, T> {
             campaign_id: self.campaign_id.to_string(),
             request_id: request_id.clone(),
         };
-        match self.remote.call(request).await {
-            Response::Readback(answer) => answer,
-            other => mismatched(other),
-        }
+        self.remote.call(request).await.readback()
     }
 }

@@ -426,6 +426,14 @@ fn granted(epoch: u64) -> argus_machines::Lease {
     }
 }
 
+/// Another controller's lease, granted after ours.
+fn theirs() -> argus_machines::Lease {
+    argus_machines::Lease {
+        controller_id: ControllerId::new("someone-else"),
+        ..granted(2)
+    }
+}
+
 /// The remote's part, played by a table: a claim is granted at epoch 1, the lease read names
 /// us, a renewal extends it, a release is taken; a write is answered by `write`. Every request is
 /// written down, by name.
@@ -482,14 +490,11 @@ fn the_core_claims_and_writes_under_the_grant_it_read_itself_with_no_transport()
     assert_eq!(sent, ["claim_control", "submit", "status"]);
     // A grant not ours is refused as the machine judges it, and nothing is written under it.
     let mut core = self::core();
-    let mut theirs = |request: &Request| match request {
-        Request::Claim(_) => Response::Lease(Ok(argus_machines::Lease {
-            controller_id: ControllerId::new("someone-else"),
-            ..granted(2)
-        })),
+    let mut not_ours = |request: &Request| match request {
+        Request::Claim(_) => Response::Lease(Ok(theirs())),
         other => panic!("{} after a refused claim", other.name()),
     };
-    let seen = pump_with(&mut core, operator(Op::claim()), false, &mut theirs);
+    let seen = pump_with(&mut core, operator(Op::claim()), false, &mut not_ours);
     assert_ne!(command_reply(&seen).outcome(), Outcome::Done, "{seen:?}");
     assert!(!core.machine.state_name().is_controlling());
 }
@@ -570,14 +575,8 @@ fn a_lease_another_holds_now_is_lost_and_an_expired_one_sends_nothing() {
     // The heartbeat's renewal is answered with another holder: control is lost.
     let later = NOW + 400;
     let mut taken = |r: &Request| match r {
-        Request::Renew { .. } => Response::Lease(Ok(argus_machines::Lease {
-            controller_id: ControllerId::new("someone-else"),
-            ..granted(2)
-        })),
-        Request::ReadControl(_) => Response::Control(Ok(Some(argus_machines::Lease {
-            controller_id: ControllerId::new("someone-else"),
-            ..granted(2)
-        }))),
+        Request::Renew { .. } => Response::Lease(Ok(theirs())),
+        Request::ReadControl(_) => Response::Control(Ok(Some(theirs()))),
         Request::Status(_) => Response::Reading(Ok(reading(RemoteState::Working))),
         other => panic!("{} after the lease moved on", other.name()),
     };
