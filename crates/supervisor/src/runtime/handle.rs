@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 /// News kept for a follower that has not read it yet; one further behind lags and re-reads.
 const NEWS_BACKLOG: usize = 1024;
 
-type DriverTask = tokio::task::JoinHandle<Result<(), driver::Crashed>>;
+type DriverTask = tokio::task::JoinHandle<Result<(), super::core::Crashed>>;
 
 /// A campaign as the runtime knows it: its driver's inbox and the snapshot it publishes.
 #[derive(Clone)]
@@ -111,7 +111,7 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
         crash: Option<CrashPoint>,
     ) -> (DriverTask, Snapshot) {
         let (driver, snapshot) =
-            driver::Driver::new(shared, self.0.clone(), id, machine, doc, None, crash);
+            driver::Driver::new(shared, self.0.clone(), id, (machine, doc), None, crash);
         (tokio::spawn(driver.run(vec![], rx, None, None)), snapshot)
     }
 
@@ -183,11 +183,15 @@ impl Runtime {
     ) -> Result<Runtime, RuntimeError> {
         let config = Arc::new(config);
         let stats = Arc::new(Stats::default());
-        let core_env = Arc::new(super::core::Env {
-            config: config.clone(),
-            stats: stats.clone(),
-            slots_from: tokio::time::Instant::now(),
-        });
+        let core_env = Arc::new(super::core::Env::new(
+            config.clone(),
+            stats.clone(),
+            tokio::time::Instant::now(),
+            {
+                let remote = remote.clone();
+                Box::new(move || remote.streams())
+            },
+        ));
         let rt = Runtime {
             shared: Arc::new(Shared {
                 calls: Semaphore::new(config.max_concurrent_calls.max(1)),
@@ -199,16 +203,10 @@ impl Runtime {
                 core_env,
                 reports: Mutex::new(vec![]),
                 news: tokio::sync::broadcast::channel(NEWS_BACKLOG).0,
-                hot: super::shared::Hot::new(),
-                remote_streams: {
-                    let remote = remote.clone();
-                    Box::new(move || remote.streams())
-                },
                 remote_ability: {
                     let remote = remote.clone();
                     Box::new(move || remote.ability())
                 },
-                streams: Default::default(),
                 writing: Default::default(),
             }),
             spawner: Box::new(OnRemote(remote)),
@@ -646,6 +644,7 @@ impl Runtime {
     /// stream): hot polling shares its budget among them.
     pub fn live_campaigns(&self) -> u64 {
         self.shared
+            .core_env
             .hot
             .live
             .load(std::sync::atomic::Ordering::Relaxed)
@@ -654,6 +653,7 @@ impl Runtime {
     /// How many subscriptions are open now.
     pub fn open_streams(&self) -> u64 {
         self.shared
+            .core_env
             .streams
             .open
             .load(std::sync::atomic::Ordering::Relaxed)
@@ -665,7 +665,7 @@ impl Runtime {
     pub fn notice_mode(&self) -> serde_json::Value {
         let c = &self.shared.config;
         let live = self.live_campaigns();
-        let remote_streams = (self.shared.remote_streams)();
+        let remote_streams = (self.shared.core_env.remote_streams)();
         let (mode, why) = match (remote_streams, c.max_streams > 0, c.hot_poll.is_some()) {
             (true, true, false) => (
                 "streaming",

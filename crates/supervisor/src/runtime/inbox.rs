@@ -18,17 +18,16 @@ pub(crate) enum Replier {
     Command(oneshot::Sender<CommandReply>),
     Answer(oneshot::Sender<AnswerReply>),
     Done(oneshot::Sender<()>),
-}
-
-impl Envelope {
-    /// Whether the input needs the campaign's event log (a shutdown that releases nothing and a
-    /// read do not: a start of many campaigns stopped again, or listed, reads no event log).
-    pub(crate) fn needs_log(&self) -> bool {
-        !matches!(self.input, Input::Shutdown { release: false } | Input::Read)
-    }
+    /// No one waits: the input came from the clock, the stream or the event log.
+    Nobody,
 }
 
 impl Replier {
+    /// This replier, leaving nobody in its place (an input is answered once).
+    pub(crate) fn take(&mut self) -> Replier {
+        std::mem::replace(self, Replier::Nobody)
+    }
+
     /// Send the core's reply, if it is the kind this replier waits for.
     pub(crate) fn send(self, reply: Reply) {
         match (self, reply) {
@@ -41,6 +40,7 @@ impl Replier {
             (Replier::Done(tx), Reply::Done) => {
                 let _ = tx.send(());
             }
+            (Replier::Nobody, _) => {}
             (replier, reply) => {
                 tracing::error!(
                     ?replier,

@@ -11,6 +11,7 @@
 //! already knows (the document and the event log are each read once, before the first step), and
 //! never decide what to record: the ledger does, and this executes it.
 
+use super::core::Noticed;
 use super::ledger::{Ledger, Write};
 use super::messages::{HumanMessage, MessageKind};
 use super::reduce::EventLine;
@@ -85,8 +86,6 @@ pub(crate) struct Journal {
     id: CampaignId,
     /// Where the persisted document is published.
     snapshot: Snapshot,
-    /// Whether the event log has been read ([`Journal::read_log`]).
-    resumed: bool,
 }
 
 impl Journal {
@@ -107,25 +106,18 @@ impl Journal {
             None => Snapshot::new(published),
         };
         let rx = snapshot.clone();
-        let j = Journal {
-            id,
-            snapshot,
-            resumed: false,
-        };
+        let j = Journal { id, snapshot };
         (j, rx)
     }
 
-    /// The campaign's event log, read once, before its first step (`None` after): the core
-    /// resumes from it, and writes the feed messages a crash left unwritten. The event log is
-    /// not read at a start: a start of many campaigns reads one file per campaign, not two. A log
-    /// that cannot be read as a file (a directory in its place, unreadable bytes) is moved into
-    /// `quarantine/` and reported with the recovery reports.
-    pub(crate) fn read_log(&mut self, sh: &Shared) -> Option<Vec<EventLine>> {
-        if std::mem::replace(&mut self.resumed, true) {
-            return None;
-        }
+    /// The campaign's event log, read when the core asks (once, before its first step): the
+    /// core resumes from it, and writes the feed messages a crash left unwritten. The event log
+    /// is not read at a start: a start of many campaigns reads one file per campaign, not two. A
+    /// log that cannot be read as a file (a directory in its place, unreadable bytes) is moved
+    /// into `quarantine/` and reported with the recovery reports.
+    pub(crate) fn read_log(&self, sh: &Shared) -> Vec<EventLine> {
         let events = sh.store.events_path(&self.id);
-        Some(match sh.store.load_log(&events) {
+        match sh.store.load_log(&events) {
             Some((lines, 0)) => lines,
             Some((lines, skipped)) => {
                 // Left in place (the log is append-only); a torn last line is cut at the next
@@ -147,7 +139,7 @@ impl Journal {
                 }
                 vec![]
             }
-        })
+        }
     }
 
     /// Once an input that closed the campaign is handled, all its lines written, the closing is
@@ -163,32 +155,36 @@ impl Journal {
     pub(crate) fn write_ahead(
         &mut self,
         sh: &Shared,
-        ledger: &mut Ledger,
-        machine: &CampaignMachine,
+        (ledger, machine): (&mut Ledger, &CampaignMachine),
         writes: Vec<Write>,
     ) -> Result<(), StoreError> {
         off_core(sh, || self.execute(sh, ledger, machine, writes))
     }
 
     /// The other records, each group stopped by its own failed document write, off the
-    /// runtime's workers ([`off_core`]). Whether every group was written.
+    /// runtime's workers ([`off_core`]). Once every group is written, the change a remote
+    /// reading surfaced (`noticed`) is counted: timed from when the remote says it changed, or
+    /// found by the campaign's first look.
     pub(crate) fn record(
         &mut self,
         sh: &Shared,
-        ledger: &mut Ledger,
-        machine: &CampaignMachine,
+        (ledger, machine): (&mut Ledger, &CampaignMachine),
         groups: Vec<Vec<Write>>,
-    ) -> bool {
-        if groups.is_empty() {
-            return true;
+        noticed: Option<Noticed>,
+    ) {
+        let written = groups.is_empty()
+            || off_core(sh, || {
+                let mut all = true;
+                for group in groups {
+                    all &= self.execute(sh, ledger, machine, group).is_ok();
+                }
+                all
+            });
+        match noticed.filter(|_| written) {
+            Some(n) if n.first_look => sh.stats.notice.found(),
+            Some(n) => sh.stats.notice.noticed(n.changed_at, crate::time::now_ms()),
+            None => {}
         }
-        off_core(sh, || {
-            let mut all = true;
-            for group in groups {
-                all &= self.execute(sh, ledger, machine, group).is_ok();
-            }
-            all
-        })
     }
 
     /// Perform `writes` in order, telling the ledger what became of the two whose outcome

@@ -7,8 +7,9 @@
 //! Must never: drive a document under an id it does not name, give a restored campaign authority
 //! (the machine's restore confirms a lease before any write), or stop the daemon over one file.
 
+use super::core::Crashed;
 use super::core::{on_slot, seed, CrashPoint, Input, Reply};
-use super::driver::{Crashed, Driver};
+use super::driver::Driver;
 use super::inbox::Envelope;
 use super::journal::Snapshot;
 use super::shared::Shared;
@@ -192,6 +193,6 @@ pub(crate) async fn recovered<T: Transport + 'static>(
     };
     // Taken at its offset, the first step is due now; taken early by an input, at the offset.
     let first = if input.is_some() { at } else { Instant::now() };
-    let (driver, _) = Driver::new(shared, remote, id, machine, doc, Some(snapshot), crash);
+    let (driver, _) = Driver::new(shared, remote, id, (machine, doc), Some(snapshot), crash);
     driver.run(entry, rx, Some(first), input).await
 }

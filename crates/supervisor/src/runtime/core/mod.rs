@@ -2,38 +2,43 @@
 //!
 //! The shape is raft-rs's `RawNode` and quinn-proto's `Connection`: the driver
 //! [`handle`](Core::handle)s an [`Input`] (an operator's command with its actor and text, a
-//! verdict, an answer, a notice, the event log read at the first step, a tick, a restored state's
-//! entry), then asks [`poll_effect`](Core::poll_effect) for what to do next and reports what
-//! became of it with [`advance`](Core::advance), until `poll_effect` has nothing left. An
-//! [`Effect`] is one of: the step's write-ahead (alone: nothing the step decided happens unless it
-//! is on disk), other records, a wake or significant event for the wake sink, the reply to the
-//! replier, the campaign's closing, the driver's stop, an answer to keep for Argus, or one remote
-//! call (made through the authority token the core hands out with it, and given back with its
-//! outcome).
+//! verdict, an answer, a notice, the event log read at the first step, an instant the core named
+//! falling due, the stream's update or end), then asks [`poll_effect`](Core::poll_effect) for
+//! what to do next and reports what became of it with [`advance`](Core::advance), until
+//! `poll_effect` has nothing left; it then sleeps until [`poll_timeout`](Core::poll_timeout), as
+//! quinn's driver does. An [`Effect`] is one of: the step's write-ahead (alone: nothing the step
+//! decided happens unless it is on disk), other records, a wake or significant event for the
+//! wake sink, the reply to the replier, the campaign's closing, the driver's stop, an answer to
+//! keep for Argus, one remote call (made through the authority token that waits in the core),
+//! or a subscription to make or drop.
 //!
 //! Owns: the machine, the [`Token`] that matches it, the [`Ledger`], the unsent
 //! [`WriteIntent`]s, the question's life (who asked, how an answer is routed, when it is
-//! answered) and the composition of the operator's answer. Reads no file, no clock (`now` is
-//! given) and no socket; `tests.rs` drives it alone, and `pair.rs` with a remote in memory
-//! (quinn's `Pair`) through every kind of call it asks for.
+//! answered), the composition of the operator's answer, and the campaign's pacing (`pace.rs`
+//! decides each instant, `paced.rs` takes from the budget and the cap campaigns share). Reads no
+//! file, no clock (`Now` is given) and no socket; `tests.rs` drives it alone, and `pair.rs` with
+//! a remote in memory (quinn's `Pair`) through every kind of call it asks for.
 
 mod calls;
 mod pace;
+mod paced;
 #[cfg(test)]
 mod pair;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use pace::{on_slot, seed, Due, Pace};
+pub(crate) use paced::{Hot, Streams};
 
 use super::command::{Acted, Actor};
 use super::ledger::{Checkpoint, Ledger, Write};
 use super::messages::MessageKind;
-use super::reduce::{AnswerTo, EventLine};
+use super::reduce::{AnswerTo, EventLine, WakeSink};
 use super::reply::{AnswerReply, CommandReply, Outcome, RefusalCode};
 use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
 use crate::control::{
-    RemoteAbility, Request, Response, Settled, Token, TokenKind, Validated, Waiting, WriteIntent,
+    RemoteAbility, Request, Response, Settled, StreamEnd, Token, TokenKind, Update, Validated,
+    Waiting, WriteIntent,
 };
 use argus_machines::{
     Action, CampaignMachine, Command, Event, Significant, StateName, TaskId, Undo, Verdict,
@@ -42,9 +47,10 @@ use argus_machines::{
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use tokio::time::Instant;
 
-/// Where the pump stops dead in a crash test (an [`Effect::Persist`]'s `milestone`), as a killed process
-/// would. ("After the request was sent" is exercised by killing mid-request.)
+/// Where a crash test stops the campaign dead ([`Effect::Crash`]), as a killed process would.
+/// ("After the request was sent" is exercised by killing mid-request.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CrashPoint {
     AfterIntentPersisted,
@@ -52,34 +58,80 @@ pub enum CrashPoint {
     AfterOutcomePersisted,
 }
 
+/// A driver stopped dead at a crash point (crash injection for tests; the point is logged).
+#[derive(Debug)]
+pub struct Crashed;
+
 /// The longest answer to a supervisor's or Argus's question that is kept (bytes).
 const ANSWER_MAX: usize = 4096;
 
 /// What every campaign's core decides with (one pointer per campaign): the configuration the
-/// machines decide with, and the counters the core keeps.
+/// machines decide with, the counters the core keeps, and what pacing shares between campaigns.
 pub(crate) struct Env {
     pub config: Arc<RuntimeConfig>,
     pub stats: Arc<Stats>,
     /// Where the tick slots are counted from (one instant for every campaign, so the ticks of
     /// one slot wake the runtime together).
-    pub slots_from: tokio::time::Instant,
+    pub slots_from: Instant,
+    /// Hot polling's share of the remote: how many campaigns are live, and the request budget.
+    pub hot: Hot,
+    /// The subscriptions open now, against the cap.
+    pub streams: Streams,
+    /// Whether the remote says now that it streams (its card, as last read).
+    pub remote_streams: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl Env {
+    /// What the cores decide with, from `slots_from` on, with a remote that streams when
+    /// `remote_streams` says so.
+    pub(crate) fn new(
+        config: Arc<RuntimeConfig>,
+        stats: Arc<Stats>,
+        slots_from: Instant,
+        remote_streams: Box<dyn Fn() -> bool + Send + Sync>,
+    ) -> Env {
+        Env {
+            config,
+            stats,
+            slots_from,
+            hot: Hot::new(slots_from),
+            streams: Streams::default(),
+            remote_streams,
+        }
+    }
+}
+
+/// The clock as the driver read it when it handed the core an input or asked for an effect.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Now {
+    /// The machines' time (Unix seconds; the clock tests move): leases, deadlines, records.
+    pub unix: u64,
+    /// The monotonic instant pacing counts in: ticks, hot polls, the stream's life.
+    pub at: Instant,
+}
+
+impl Now {
+    /// `clock` (the machines' time) and the monotonic clock, read now.
+    pub(crate) fn read(clock: &dyn crate::control::Clock) -> Now {
+        Now {
+            unix: clock.now(),
+            at: Instant::now(),
+        }
+    }
 }
 
 /// What a campaign's core is given.
 #[derive(Debug)]
 pub(crate) enum Input {
-    /// The campaign's event log, read once before its first step.
-    Log(Vec<EventLine>),
-    /// A heartbeat.
-    Tick { now: u64 },
-    /// A hot poll between heartbeats: read the live task, nothing else (renewals and the lease
-    /// read keep the heartbeat's cadence).
-    Glance,
-    /// A stream's update that carried the whole reading: the answer a hot poll of the live task
-    /// would have had, reduced the same way (a reading of any other task is dropped).
-    Heard(Box<crate::control::Reading>),
-    /// A restored state's entry actions (a lease to confirm, a write to read back, a task to poll).
-    Entry(Vec<Action>),
+    /// An instant [`Core::poll_timeout`] named has come: a heartbeat (the restored state's entry
+    /// actions at the first), a hot poll between heartbeats (the live task read, nothing else:
+    /// renewals and the lease read keep the heartbeat's cadence), a read the stream rang for, or
+    /// a stream to ask for again.
+    Due(Due),
+    /// The stream's next update, or its end (`None`: it closed). An update that carried the whole
+    /// reading is the answer a hot poll of the live task would have had, reduced the same way (a
+    /// reading of any other task is dropped).
+    Stream(Option<Result<Update, StreamEnd>>),
     /// An operator's (or Argus's) command, with the intents whose request ids it carries and the
     /// text of its submit, intervention or cancel.
     ///
@@ -112,16 +164,23 @@ pub(crate) enum Input {
     Shutdown { release: bool },
 }
 
-/// One thing the driver does, in the order [`Core::poll_effect`] gives them. Three wait for a
-/// report through [`Core::advance`] (`Persist`, `KeepAnswer`, `Call`); each is the last of what
-/// one step gathered, so nothing comes out after it until it is reported.
+impl Input {
+    /// The event log is read before this input, if it is the campaign's first step: anything
+    /// but a read of the document or a shutdown that releases nothing (a start of many campaigns
+    /// stopped again, or listed, reads no event log).
+    pub(crate) fn needs_log(&self) -> bool {
+        !matches!(self, Input::Shutdown { release: false } | Input::Read)
+    }
+}
+
+/// One thing the driver does, in the order [`Core::poll_effect`] gives them. Five wait for a
+/// report through [`Core::advance`] (`Persist`, `ReadLog`, `KeepAnswer`, `Call`, `Subscribe`);
+/// each is the last of what one step gathered, so nothing comes out after it until it is
+/// reported.
 pub(crate) enum Effect {
     /// The step's write-ahead, alone: reported with [`Performed::Persisted`]; a failed document
-    /// write undoes the step. A crash test stops at `milestone` once it is on disk.
-    Persist {
-        writes: Vec<Write>,
-        milestone: Option<CrashPoint>,
-    },
+    /// write undoes the step.
+    Persist { writes: Vec<Write> },
     /// Other records, each group stopped by its own failed document write. When they hold the
     /// first significant event a remote reading surfaced (`noticed`), its time-to-notice is
     /// measured once they are written.
@@ -135,21 +194,29 @@ pub(crate) enum Effect {
     Reply(Reply),
     /// The input closed the campaign (announced after its last lines).
     Closed,
-    /// The driver stops once the input is settled.
-    Stop,
+    /// Read the campaign's event log (once, before the first input that needs it): reported
+    /// with [`Performed::Log`].
+    ReadLog,
     /// An operator's answer to keep for Argus before the question is cleared: reported with
     /// [`Performed::Kept`].
     KeepAnswer(String),
     /// One remote call, as data (its token waits in the core): reported with
     /// [`Performed::Called`].
     Call(Request),
+    /// Drop the stream (its task is no longer the live one, or it ended).
+    Unsubscribe,
+    /// Subscribe to the task's updates (a place under the cap is held for it): reported with
+    /// [`Performed::Subscribed`].
+    Subscribe(TaskId),
+    /// Stop dead now, as a killed process would (a crash test's point is reached).
+    Crash,
 }
 
 /// What a step gathered for the driver, given out as [`Effect`]s in their order.
 #[derive(Default)]
 struct Batch {
     persist: Vec<Write>,
-    milestone: Option<CrashPoint>,
+    crash: bool,
     records: Vec<Vec<Write>>,
     wakes: VecDeque<Wake>,
     keep_answer: Option<String>,
@@ -157,34 +224,46 @@ struct Batch {
     reply: Option<Reply>,
     closed: bool,
     noticed: Option<Noticed>,
-    stop: bool,
+    read_log: bool,
+    unsubscribe: bool,
+    subscribe: Option<TaskId>,
 }
 
 impl Batch {
     fn is_empty(&self) -> bool {
         self.persist.is_empty()
+            && !self.crash
             && self.records.is_empty()
             && self.wakes.is_empty()
             && self.keep_answer.is_none()
             && self.call.is_none()
             && self.reply.is_none()
             && !self.closed
-            && !self.stop
+            && !self.read_log
             && self.noticed.is_none()
+            && !self.unsubscribe
+            && self.subscribe.is_none()
     }
 
     /// The core waits for a report before it goes on.
     fn waits(&self) -> bool {
-        !self.persist.is_empty() || self.keep_answer.is_some() || self.call.is_some()
+        !self.persist.is_empty()
+            || self.read_log
+            || self.keep_answer.is_some()
+            || self.call.is_some()
+            || self.subscribe.is_some()
     }
 
     /// The next effect, in order: the write-ahead alone; the records; the wakes; the reply;
     /// the closing; the stop; then what waits for its report.
     fn next(&mut self) -> Option<Effect> {
         use std::mem::take;
+        if take(&mut self.crash) {
+            return Some(Effect::Crash);
+        }
         if !self.persist.is_empty() {
-            let (writes, milestone) = (take(&mut self.persist), self.milestone.take());
-            return Some(Effect::Persist { writes, milestone });
+            let writes = take(&mut self.persist);
+            return Some(Effect::Persist { writes });
         }
         if !self.records.is_empty() || self.noticed.is_some() {
             let (groups, noticed) = (take(&mut self.records), self.noticed.take());
@@ -199,11 +278,17 @@ impl Batch {
         if take(&mut self.closed) {
             return Some(Effect::Closed);
         }
-        if take(&mut self.stop) {
-            return Some(Effect::Stop);
+        if take(&mut self.read_log) {
+            return Some(Effect::ReadLog);
+        }
+        if take(&mut self.unsubscribe) {
+            return Some(Effect::Unsubscribe);
         }
         if let Some(text) = self.keep_answer.take() {
             return Some(Effect::KeepAnswer(text));
+        }
+        if let Some(task) = self.subscribe.take() {
+            return Some(Effect::Subscribe(task));
         }
         self.call.take().map(Effect::Call)
     }
@@ -231,6 +316,16 @@ pub(crate) struct Noticed {
     pub first_look: bool,
 }
 
+impl Wake {
+    /// Give the wake to `sink`, for campaign `id`.
+    pub(crate) fn send(self, id: &str, sink: &dyn WakeSink) {
+        match self {
+            Wake::Significant(sig) => sink.significant(id, &sig),
+            Wake::Argus { reason, latest } => sink.wake(id, reason, latest.as_ref()),
+        }
+    }
+}
+
 /// The answer to an input's replier.
 #[derive(Debug)]
 pub(crate) enum Reply {
@@ -248,6 +343,10 @@ pub(crate) enum Performed {
     Kept(std::io::Result<AnswerTo>),
     /// What the remote answered to the call (its token settles it).
     Called(Box<Response>),
+    /// The subscription opened, or was refused or failed.
+    Subscribed(Result<(), crate::control::RemoteError>),
+    /// The campaign's event log, as read.
+    Log(Vec<EventLine>),
 }
 
 /// What the current input ends with, once its steps have settled.
@@ -300,6 +399,8 @@ struct Persisting {
     actions: Vec<Action>,
     /// A read-back settles the write that was in flight (told once persisted).
     settles: Option<(argus_machines::Intent, Event)>,
+    /// Where a crash test stops once this is on disk.
+    milestone: Option<CrashPoint>,
 }
 
 pub(crate) struct Core {
@@ -326,6 +427,14 @@ pub(crate) struct Core {
     busy: Option<Box<Busy>>,
     /// The batch being given out as effects.
     giving: Option<Box<Batch>>,
+    /// A restored state's entry actions, performed at the first tick.
+    entry: Vec<Action>,
+    /// Where a crash test stops the campaign dead (always `None` without `test-hooks`).
+    crash: Option<CrashPoint>,
+    /// The event log was asked for (it is read once, before the first input that needs it).
+    log_read: bool,
+    /// The last input stopped the campaign (a shutdown): its driver stops.
+    stopped: bool,
 }
 
 /// The work of the input being handled.
@@ -368,6 +477,14 @@ struct Busy {
     fetching: bool,
     /// EVIDENCE_READY's telling, held until the evidence is read (recorded at once, in order).
     held: Vec<Significant>,
+    /// The input is a heartbeat: the next is set once it settles.
+    tick: bool,
+    /// The input is settled and the campaign paced after it (see `paced.rs`).
+    paced: bool,
+    /// The call out is a write a crash test stops dead after, once it is answered.
+    dies_on_answer: bool,
+    /// The input taken while the event log is read, handled once it is.
+    after_log: Option<Box<Input>>,
 }
 
 impl Core {
@@ -392,6 +509,10 @@ impl Core {
             env,
             busy: None,
             giving: None,
+            entry: vec![],
+            crash: None,
+            log_read: false,
+            stopped: false,
         };
         (core, published)
     }
@@ -400,24 +521,47 @@ impl Core {
         self.machine.campaign_id()
     }
 
+    /// Start the heartbeat: the first tick at `first` (a recovered campaign's offset into the
+    /// first heartbeat) or, without it, one heartbeat from `now`; none with supervision off.
+    /// `entry` (the restored state's entry actions) is performed at the first tick.
+    pub(crate) fn start(&mut self, entry: Vec<Action>, first: Option<Instant>, now: Now) {
+        if !self.env.config.supervise {
+            return self.pace.first_tick(None);
+        }
+        self.entry = entry;
+        match first {
+            Some(at) => self.pace.first_tick(Some(at)),
+            None => self.ticked(now),
+        }
+    }
+
+    /// The last input stopped the campaign (its driver stops once it is settled).
+    pub(crate) fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Stop the campaign dead at `point` (crash tests).
+    pub(crate) fn crash_at(&mut self, point: Option<CrashPoint>) {
+        self.crash = point;
+    }
+
+    /// A crash test's `point` is reached: the driver stops dead before anything else.
+    fn crash_now(&mut self, point: Option<CrashPoint>) {
+        tracing::warn!(campaign_id = %self.id(), ?point, "crash injected");
+        self.out().crash = true;
+    }
+
     /// When the campaign next needs the clock, besides its inbox and its stream.
-    pub(crate) fn poll_timeout(&self) -> Option<(tokio::time::Instant, Due)> {
+    pub(crate) fn poll_timeout(&self) -> Option<(Instant, Due)> {
         self.pace.poll_timeout()
     }
 
-    /// The campaign's pacing, for the driver to report what became of a hot poll's budget and
-    /// of the stream's subscription, end and bells.
-    pub(crate) fn pace(&mut self) -> &mut Pace {
-        &mut self.pace
-    }
-
-    /// A tick was taken at `now` (monotonic; `unix` the machine's clock): the next is set from
-    /// the machine's deadline.
-    pub(crate) fn ticked(&mut self, now: tokio::time::Instant, unix: u64) {
+    /// A tick was taken: the next is set from the machine's deadline.
+    fn ticked(&mut self, now: Now) {
         let env = &self.env;
         let deadline = self.machine.next_deadline();
         self.pace
-            .ticked(&env.config, (now, env.slots_from), deadline, unix);
+            .ticked(&env.config, (now.at, env.slots_from), deadline, now.unix);
     }
 
     /// The task a hot poll would read: the campaign controls an attempt whose last reading is
@@ -439,27 +583,26 @@ impl Core {
         (&mut self.ledger, &self.machine)
     }
 
-    /// Take an input. The previous one must have been pumped to the end (`ready` gave `None`).
-    pub(crate) fn handle(&mut self, input: Input, now: u64) {
+    /// Take an input. The previous one must have been pumped to the end (`poll_effect` gave
+    /// `None`). The campaign's event log is asked for first, once, before the first input that
+    /// needs it ([`Effect::ReadLog`]).
+    pub(crate) fn handle(&mut self, input: Input, at: Now) {
+        if !self.log_read && input.needs_log() {
+            self.log_read = true;
+            let b = self.busy();
+            b.after_log = Some(Box::new(input));
+            b.out.read_log = true;
+            return;
+        }
+        let now = at.unix;
         let state = self.machine.state_name();
         let b = self.busy();
         b.was_closed = state.is_closed();
         b.was_asked = state == StateName::AwaitingInput;
         b.first = None;
         let finish = match input {
-            Input::Log(log) => self.resume(&log),
-            Input::Tick { now } => {
-                self.enqueue(Event::Tick { now });
-                Finish::Quiet
-            }
-            Input::Glance => self.glance(),
-            Input::Heard(reading) => self.heard(*reading),
-            Input::Entry(mut actions) => {
-                // Kept last-first: each is taken from the end.
-                actions.reverse();
-                self.busy().entry = actions;
-                Finish::Quiet
-            }
+            Input::Due(due) => self.due(due, at),
+            Input::Stream(update) => self.stream(update, at),
             Input::Command {
                 command,
                 intents,
@@ -507,13 +650,12 @@ impl Core {
     }
 
     /// The event log's first read: the feed lines a crash left unwritten, then the document.
-    fn resume(&mut self, log: &[EventLine]) -> Finish {
+    fn resume(&mut self, log: &[EventLine]) {
         let mut group = self.ledger.resume(log);
         if !group.is_empty() {
             group.extend(self.ledger.document(&self.machine));
             self.out().records.push(group);
         }
-        Finish::Quiet
     }
 
     /// A hot poll: the live task read, nothing else.
@@ -539,7 +681,7 @@ impl Core {
     /// What to do next, or `None` once the input is settled. An effect that waits (a
     /// write-ahead, an answer to keep, a remote call) must be [`advance`](Core::advance)d before
     /// this is asked again.
-    pub(crate) fn poll_effect(&mut self, now: u64) -> Option<Effect> {
+    pub(crate) fn poll_effect(&mut self, now: Now) -> Option<Effect> {
         loop {
             if let Some(effect) = self.giving.as_mut().and_then(|b| b.next()) {
                 return Some(effect);
@@ -558,15 +700,19 @@ impl Core {
 
     /// What the input's steps gathered up to what waits for a report, or `None` once it is
     /// settled.
-    fn batch(&mut self, now: u64) -> Option<Batch> {
+    fn batch(&mut self, at: Now) -> Option<Batch> {
+        let now = at.unix;
         // Resting: nothing to do.
         self.busy.as_ref()?;
         while !self.waits() {
             let b = self.busy();
             if let Some(action) = b.calls.pop() {
                 if let Some((waiting, request)) = self.call(action, now) {
-                    self.busy().waiting = Some(waiting);
-                    self.out().call = Some(request);
+                    let dies = self.crash == Some(CrashPoint::AfterAnswerReceived);
+                    let b = self.busy();
+                    b.dies_on_answer = dies && request.is_write();
+                    b.waiting = Some(waiting);
+                    b.out.call = Some(request);
                 }
             } else if !b.queue.is_empty() && !b.out.is_empty() {
                 // A step's write-ahead goes alone: what came before it is done first.
@@ -580,6 +726,11 @@ impl Core {
             } else if !b.after_evidence.is_empty() || !b.held.is_empty() {
                 // An evidence read that never came (its call was not made): the wake still goes.
                 self.evidence_read(now);
+            } else if !std::mem::replace(&mut b.paced, true) {
+                if b.tick {
+                    self.ticked(at);
+                }
+                self.paced(at);
             } else {
                 // Settled: what is left to say is said, and the campaign rests holding nothing.
                 let rest = self.busy.take().map(|b| b.out);
@@ -615,9 +766,9 @@ impl Core {
 
     /// A write-ahead, an answer to keep or a call is out: nothing goes on until it is reported.
     fn waits(&self) -> bool {
-        self.busy
-            .as_ref()
-            .is_some_and(|b| b.persisting.is_some() || b.waiting.is_some() || b.out.waits())
+        self.busy.as_ref().is_some_and(|b| {
+            b.persisting.is_some() || b.waiting.is_some() || b.after_log.is_some() || b.out.waits()
+        })
     }
 
     /// The input's work.
@@ -639,9 +790,13 @@ impl Core {
     }
 
     /// What became of the last [`Effect`] that waited.
-    pub(crate) fn advance(&mut self, report: Performed, now: u64) {
+    pub(crate) fn advance(&mut self, report: Performed, at: Now) {
+        let now = at.unix;
         match report {
             Performed::Persisted(ok) => match self.busy().persisting.take() {
+                Some(p) if ok && p.milestone.is_some() && p.milestone == self.crash => {
+                    self.crash_now(p.milestone)
+                }
                 Some(p) if ok => {
                     let Persisting {
                         actions, settles, ..
@@ -674,6 +829,9 @@ impl Core {
                     tracing::error!(campaign_id = %self.id(), "an answer to no call; dropped");
                     return;
                 };
+                if std::mem::take(&mut self.busy().dies_on_answer) {
+                    return self.crash_now(Some(CrashPoint::AfterAnswerReceived));
+                }
                 let settled = waiting.settle(*response, now);
                 let evidence = matches!(settled, Settled::Evidence(..));
                 if let Some(follow) = self.done(settled, now) {
@@ -681,6 +839,13 @@ impl Core {
                 }
                 if evidence {
                     self.evidence_read(now);
+                }
+            }
+            Performed::Subscribed(opened) => self.subscribed(opened, at),
+            Performed::Log(log) => {
+                if let Some(input) = self.busy().after_log.take() {
+                    self.resume(&log);
+                    self.handle(*input, at);
                 }
             }
         }
@@ -826,7 +991,7 @@ impl Core {
         if persist.renewal {
             self.env.stats.renewals.fetch_add(1, Ordering::Relaxed);
         }
-        self.out().milestone = if step.actions.iter().any(Action::is_mutation) {
+        let milestone = if step.actions.iter().any(Action::is_mutation) {
             Some(CrashPoint::AfterIntentPersisted)
         } else if matches!(event, Event::Written { .. }) {
             Some(CrashPoint::AfterOutcomePersisted)
@@ -839,6 +1004,7 @@ impl Core {
             checkpoint,
             actions: step.actions,
             settles,
+            milestone,
         }));
     }
 
@@ -1027,7 +1193,7 @@ impl Core {
                 let writes = self.ledger.document(&self.machine);
                 self.out().records.push(writes);
                 self.out().reply = Some(Reply::Done);
-                self.out().stop = true;
+                self.stopped = true;
             }
             Finish::Done => self.out().reply = Some(Reply::Done),
             Finish::Quiet => {}

@@ -5,8 +5,8 @@
 //! it is opened again.
 //!
 //! Every instant is given; nothing here reads a clock, a counter shared between campaigns, or a
-//! socket. The driver asks the shared budget and the stream cap, makes the subscription, and
-//! reports each outcome here.
+//! socket. The core's `paced.rs` takes from the shared budget and the stream cap and reports each
+//! outcome here; the driver makes the subscription the core asks for.
 
 use crate::backoff::Backoff;
 use argus_machines::{Deadline, TaskId};
@@ -50,6 +50,8 @@ pub(crate) struct Pace {
     tick_at: Option<Instant>,
     /// The campaign is counted among the live ones that share the hot-poll budget.
     counted: bool,
+    /// The campaign holds a place under the cap on open streams (a subscription asked for or open).
+    holds: bool,
     /// When its next hot poll falls due.
     glance_at: Option<Instant>,
     /// The stream's part (boxed, and only while the attempt is live: a resting campaign carries
@@ -102,6 +104,7 @@ impl Pace {
             seed: seed(id),
             tick_at: None,
             counted: false,
+            holds: false,
             glance_at: None,
             follow: None,
         }
@@ -188,6 +191,16 @@ impl Pace {
     /// Counted among the live campaigns (a driver that stops leaves the count).
     pub(crate) fn counted(&self) -> bool {
         self.counted
+    }
+
+    /// Whether the campaign holds a place under the stream cap, now `held`; returns whether it did.
+    pub(crate) fn holding(&mut self, held: bool) -> bool {
+        std::mem::replace(&mut self.holds, held)
+    }
+
+    /// The task followed by a stream, or to be.
+    pub(crate) fn followed(&self) -> Option<&TaskId> {
+        self.follow.as_ref().map(|f| &f.task)
     }
 
     /// A stream is open.

@@ -5,7 +5,6 @@
 
 use super::*;
 use crate::control::memory::{ManualClock, MemoryRemote};
-use crate::control::Clock;
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::RefusedBy;
 use crate::runtime::OperatorCommand;
@@ -68,11 +67,8 @@ impl Pair {
     ) -> Pair {
         let config = RuntimeConfig::new(ControllerId::new("us"));
         let doc = CampaignDoc::new(&machine, "train", START);
-        let env = Env {
-            config: Arc::new(config),
-            stats: Arc::new(Stats::default()),
-            slots_from: tokio::time::Instant::now(),
-        };
+        let (stats, now) = (Arc::new(Stats::default()), Instant::now());
+        let env = Env::new(Arc::new(config), stats, now, Box::new(|| false));
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap_or_else(|e| panic!("a runtime: {e}"));
@@ -85,7 +81,9 @@ impl Pair {
             rt,
         };
         if !entry.is_empty() {
-            pair.step(Input::Entry(entry));
+            let now = pair.now();
+            pair.core.start(entry, Some(now.at), now);
+            pair.step(Input::Due(Due::Tick));
         }
         pair
     }
@@ -99,6 +97,11 @@ impl Pair {
         Pair::around(machine, entry, (self.remote, self.clock), self.kinds)
     }
 
+    /// The clock the core is given: the remote's, read now.
+    fn now(&self) -> Now {
+        Now::read(&self.remote)
+    }
+
     fn later(&self, seconds: u64) {
         self.clock.advance(seconds);
     }
@@ -110,12 +113,12 @@ impl Pair {
     /// Hand the core one input and perform what it asks, as the driver does (every write-ahead
     /// succeeds); its reply.
     fn step(&mut self, input: Input) -> Option<Reply> {
-        let now = self.remote.now();
-        self.core.handle(input, now);
+        self.core.handle(input, self.now());
         let mut reply = None;
-        while let Some(effect) = self.core.poll_effect(self.remote.now()) {
-            let now = self.remote.now();
+        while let Some(effect) = self.core.poll_effect(self.now()) {
+            let now = self.now();
             match effect {
+                Effect::ReadLog => self.core.advance(Performed::Log(vec![]), now),
                 Effect::Persist { .. } => {
                     self.persisted.push(self.core.machine.record());
                     self.core.advance(Performed::Persisted(true), now);
@@ -132,7 +135,10 @@ impl Pair {
                     self.core
                         .advance(Performed::Called(Box::new(response)), now);
                 }
-                Effect::Record { .. } | Effect::Wake(_) | Effect::Closed | Effect::Stop => {}
+                Effect::Subscribe(_) | Effect::Crash => {
+                    panic!("no stream and no crash here")
+                }
+                Effect::Record { .. } | Effect::Wake(_) | Effect::Closed | Effect::Unsubscribe => {}
             }
         }
         reply
@@ -158,8 +164,7 @@ impl Pair {
     }
 
     fn tick(&mut self) {
-        let now = self.remote.now();
-        self.step(Input::Tick { now });
+        self.step(Input::Due(Due::Tick));
     }
 }
 

@@ -14,11 +14,8 @@ fn core() -> Core {
     let config = RuntimeConfig::new(ControllerId::new("us"));
     let machine = CampaignMachine::new("c1", ControllerId::new("us"), config.policy());
     let doc = CampaignDoc::new(&machine, "train", NOW);
-    let env = Env {
-        config: Arc::new(config),
-        stats: Arc::new(Stats::default()),
-        slots_from: tokio::time::Instant::now(),
-    };
+    let (stats, now) = (Arc::new(Stats::default()), Instant::now());
+    let env = Env::new(Arc::new(config), stats, now, Box::new(|| false));
     Core::new(machine, doc, Arc::new(env)).0
 }
 
@@ -43,13 +40,36 @@ struct Seen {
 }
 
 /// Pump the core as the driver does: persist succeeds unless `disk_fails`; each poll answers
-/// `answer`, an evidence read finds none; an answer to keep is kept for Argus. Any other call
-/// fails the test (see [`pump_with`]).
+/// `answer`, an evidence read finds none; an answer to keep is kept for Argus; the event log is
+/// empty. Any other call fails the test (see [`pump_with`]).
 fn pump(core: &mut Core, input: Input, answer: &Reading, disk_fails: bool) -> Seen {
-    pump_with(core, input, disk_fails, &mut |request| match request {
+    pump_answering(core, input, NOW, answer, disk_fails)
+}
+
+/// A heartbeat at `now`, pumped as [`pump`] does.
+fn tick(core: &mut Core, now: u64, answer: &Reading) -> Seen {
+    pump_answering(core, Input::Due(Due::Tick), now, answer, false)
+}
+
+fn pump_answering(
+    core: &mut Core,
+    input: Input,
+    now: u64,
+    answer: &Reading,
+    disk_fails: bool,
+) -> Seen {
+    pump_at(core, input, now, disk_fails, &mut |request| match request {
         Request::Status(_) => Response::Reading(Ok(answer.clone())),
         other => panic!("the core asked for a {} no test here answers", other.name()),
     })
+}
+
+/// The clock the core is given at `unix`.
+fn at(unix: u64) -> Now {
+    Now {
+        unix,
+        at: Instant::now(),
+    }
 }
 
 /// [`pump`], the remote's part played by `respond`: what it answers to each request (a poll's
@@ -72,10 +92,12 @@ fn pump_at(
     disk_fails: bool,
     respond: &mut dyn FnMut(&Request) -> Response,
 ) -> Seen {
-    core.handle(input, now);
+    core.handle(input, at(now));
     let mut seen = Seen::default();
-    while let Some(effect) = core.poll_effect(now) {
+    while let Some(effect) = core.poll_effect(at(now)) {
+        let now = at(now);
         match effect {
+            Effect::ReadLog => core.advance(Performed::Log(vec![]), now),
             Effect::Persist { .. } => {
                 seen.steps.push("persist".into());
                 core.advance(Performed::Persisted(!disk_fails), now);
@@ -99,7 +121,10 @@ fn pump_at(
                 Wake::Argus { reason, .. } => format!("wake {reason:?}"),
             }),
             Effect::Reply(reply) => seen.reply = Some(reply),
-            Effect::Closed | Effect::Stop => {}
+            Effect::Closed => {}
+            Effect::Subscribe(_) | Effect::Unsubscribe | Effect::Crash => {
+                panic!("no stream and no crash here")
+            }
             Effect::KeepAnswer(text) => {
                 seen.steps.push(format!("keep {text}"));
                 core.advance(Performed::Kept(Ok(AnswerTo::Argus)), now);
@@ -168,7 +193,7 @@ fn an_observe_is_persisted_before_its_poll_and_a_question_is_logged_before_anyon
         Some(QuestionSource::Remote)
     );
     // An unchanged reading at the next tick writes nothing and wakes nobody.
-    let seen = pump(&mut core, Input::Tick { now: NOW + 120 }, &asks, false);
+    let seen = tick(&mut core, NOW + 120, &asks);
     assert_eq!(seen.steps, ["poll"], "{:?}", seen.steps);
 }
 
@@ -191,7 +216,7 @@ fn a_change_the_remote_made_is_noticed_once_after_its_records_with_the_remotes_t
         },
         changed_at: Some(NOW_MS + 4_250),
     };
-    let seen = pump(&mut core, Input::Tick { now: NOW + 120 }, &asks, false);
+    let seen = tick(&mut core, NOW + 120, &asks);
     let at = |what: &str| seen.steps.iter().position(|s| s.starts_with(what));
     let noticed = seen
         .steps
@@ -205,7 +230,7 @@ fn a_change_the_remote_made_is_noticed_once_after_its_records_with_the_remotes_t
     );
     assert!(at("event") < at("noticed") && at("noticed") < at("significant"));
     // Read again, unchanged: nothing new, nothing noticed.
-    let seen = pump(&mut core, Input::Tick { now: NOW + 240 }, &asks, false);
+    let seen = tick(&mut core, NOW + 240, &asks);
     assert_eq!(seen.steps, ["poll"], "{:?}", seen.steps);
     // A change the remote gave no time for is noticed all the same, untimed.
     let untimed = Reading {
@@ -215,7 +240,7 @@ fn a_change_the_remote_made_is_noticed_once_after_its_records_with_the_remotes_t
         },
         changed_at: None,
     };
-    let seen = pump(&mut core, Input::Tick { now: NOW + 360 }, &untimed, false);
+    let seen = tick(&mut core, NOW + 360, &untimed);
     assert!(
         seen.steps.contains(&"noticed None".to_string()),
         "{:?}",
@@ -311,15 +336,15 @@ fn an_answer_is_routed_by_who_asked() {
 fn a_failed_read_is_a_condition_for_the_machine_never_a_write() {
     let mut core = core();
     pump(&mut core, observe(), &reading(RemoteState::Working), false);
-    core.handle(Input::Tick { now: NOW + 120 }, NOW);
+    core.handle(Input::Due(Due::Tick), at(NOW + 120));
     let mut made = vec![];
-    while let Some(effect) = core.poll_effect(NOW) {
+    while let Some(effect) = core.poll_effect(at(NOW)) {
         match effect {
-            Effect::Persist { .. } => core.advance(Performed::Persisted(true), NOW),
+            Effect::Persist { .. } => core.advance(Performed::Persisted(true), at(NOW)),
             Effect::Call(request) => {
                 made.push(matches!(request, Request::Status(_)));
                 let failed = Response::Reading(Err(RemoteError::TaskNotFound));
-                core.advance(Performed::Called(Box::new(failed)), NOW);
+                core.advance(Performed::Called(Box::new(failed)), at(NOW));
             }
             _ => {}
         }
@@ -526,7 +551,7 @@ fn a_write_answered_with_silence_is_read_back_after_its_grace_never_sent_again()
     };
     pump_at(
         &mut core,
-        Input::Tick { now: NOW + 30 },
+        Input::Due(Due::Tick),
         NOW + 30,
         false,
         &mut within,
@@ -542,7 +567,7 @@ fn a_write_answered_with_silence_is_read_back_after_its_grace_never_sent_again()
     };
     let seen = pump_at(
         &mut core,
-        Input::Tick { now: later },
+        Input::Due(Due::Tick),
         later,
         false,
         &mut answered,
@@ -580,13 +605,7 @@ fn a_lease_another_holds_now_is_lost_and_an_expired_one_sends_nothing() {
         Request::Status(_) => Response::Reading(Ok(reading(RemoteState::Working))),
         other => panic!("{} after the lease moved on", other.name()),
     };
-    pump_at(
-        &mut core,
-        Input::Tick { now: later },
-        later,
-        false,
-        &mut taken,
-    );
+    pump_at(&mut core, Input::Due(Due::Tick), later, false, &mut taken);
     assert!(
         !core.machine.state_name().is_controlling(),
         "{:?}",
@@ -608,7 +627,7 @@ fn a_lease_another_holds_now_is_lost_and_an_expired_one_sends_nothing() {
     };
     pump_at(
         &mut core,
-        Input::Tick { now: expired },
+        Input::Due(Due::Tick),
         expired,
         false,
         &mut nothing,
