@@ -11,11 +11,15 @@ use argus_machines::{ControllerId, Observation, ReadbackAnswer, RemoteState, Tas
 const NOW: u64 = 1_000_000;
 
 fn core() -> Core {
-    let config = RuntimeConfig::new(ControllerId::new("us"));
+    core_on(RuntimeConfig::new(ControllerId::new("us")), false)
+}
+
+/// A core with `config`, on a remote whose card says it streams when `streams`.
+fn core_on(config: RuntimeConfig, streams: bool) -> Core {
     let machine = CampaignMachine::new("c1", ControllerId::new("us"), config.policy());
     let doc = CampaignDoc::new(&machine, "train", NOW);
     let (stats, now) = (Arc::new(Stats::default()), Instant::now());
-    let env = Env::new(Arc::new(config), stats, now, Box::new(|| false));
+    let env = Env::new(Arc::new(config), stats, now, Box::new(move || streams));
     Core::new(machine, doc, Arc::new(env)).0
 }
 
@@ -92,10 +96,20 @@ fn pump_at(
     disk_fails: bool,
     respond: &mut dyn FnMut(&Request) -> Response,
 ) -> Seen {
-    core.handle(input, at(now));
+    pump_now(core, input, at(now), (disk_fails, Ok(())), respond)
+}
+
+/// [`pump_with`] on the clock `now`; a subscription the core asks for is answered `opens`.
+fn pump_now(
+    core: &mut Core,
+    input: Input,
+    now: Now,
+    (disk_fails, opens): (bool, Result<(), RemoteError>),
+    respond: &mut dyn FnMut(&Request) -> Response,
+) -> Seen {
+    core.handle(input, now);
     let mut seen = Seen::default();
-    while let Some(effect) = core.poll_effect(at(now)) {
-        let now = at(now);
+    while let Some(effect) = core.poll_effect(now) {
         match effect {
             Effect::ReadLog => core.advance(Performed::Log(vec![]), now),
             Effect::Persist { .. } => {
@@ -122,9 +136,12 @@ fn pump_at(
             }),
             Effect::Reply(reply) => seen.reply = Some(reply),
             Effect::Closed => {}
-            Effect::Subscribe(_) | Effect::Unsubscribe | Effect::Crash => {
-                panic!("no stream and no crash here")
+            Effect::Subscribe(task) => {
+                seen.steps.push(format!("subscribe {task}"));
+                core.advance(Performed::Subscribed(opens.clone()), now);
             }
+            Effect::Unsubscribe => seen.steps.push("unsubscribe".into()),
+            Effect::Crash => panic!("no crash here"),
             Effect::KeepAnswer(text) => {
                 seen.steps.push(format!("keep {text}"));
                 core.advance(Performed::Kept(Ok(AnswerTo::Argus)), now);
@@ -637,4 +654,81 @@ fn a_lease_another_holds_now_is_lost_and_an_expired_one_sends_nothing() {
         "{:?}",
         core.machine.state_name()
     );
+}
+
+/// The stream's life, driven through the core alone: it asks for a subscription once its task is
+/// live (a place under the cap taken), reads what a bell rang for, drops the stream when it ends
+/// and falls back to hot polls within the shared budget, and asks again after its backoff.
+#[test]
+fn the_core_asks_for_its_stream_reads_its_bells_and_falls_back_to_polling_when_it_ends() {
+    use crate::control::{StreamEnd, Update};
+    use crate::runtime::OperatorCommand as Op;
+    let config = RuntimeConfig {
+        max_streams: 1,
+        hot_poll: Some(std::time::Duration::from_secs(2)),
+        hot_budget_rps: 1.0,
+        ..RuntimeConfig::new(ControllerId::new("us"))
+    };
+    let mut core = core_on(config, true);
+    let mut sent = vec![];
+    let mut acked = || Response::Written(Ok(Some(TaskId::new("t1"))));
+    let mut respond = remote(&mut sent, &mut acked);
+    pump_with(&mut core, operator(Op::claim()), false, &mut respond);
+    let submit = operator(Op::submit(Some("attempt 1".into())));
+    let seen = pump_with(&mut core, submit, false, &mut respond);
+    // The task is live: a stream is asked for, under the cap, and no hot poll is counted.
+    assert_eq!(
+        seen.steps.last().map(String::as_str),
+        Some("subscribe t1"),
+        "{seen:?}"
+    );
+    let env = core.env.clone();
+    let open = || env.streams.open.load(Ordering::Relaxed);
+    let live = || env.hot.live.load(Ordering::Relaxed);
+    assert_eq!((open(), live()), (1, 0));
+    // A bell rings for a read, which is made when it falls due, and nothing else.
+    let bell = Input::Stream(Some(Ok(Update::Bell)));
+    assert!(pump_with(&mut core, bell, false, &mut respond)
+        .steps
+        .is_empty());
+    let (_, due) = core.poll_timeout().expect("a read is due");
+    assert_eq!(due, Due::Bell);
+    let seen = pump_with(&mut core, Input::Due(Due::Bell), false, &mut respond);
+    assert_eq!(seen.steps, ["poll"], "{seen:?}");
+    // The stream ends: it is dropped and its place given back; what changed meanwhile is read at
+    // once, and the task is hot polled until the stream is asked for again.
+    let end = Input::Stream(Some(Err(StreamEnd::Silent)));
+    let seen = pump_with(&mut core, end, false, &mut respond);
+    assert_eq!(seen.steps, ["unsubscribe"], "{seen:?}");
+    assert_eq!((open(), live()), (0, 1));
+    assert_eq!(core.poll_timeout().map(|(_, due)| due), Some(Due::Bell));
+    pump_with(&mut core, Input::Due(Due::Bell), false, &mut respond);
+    // A hot poll within the budget: the bucket holds one request; the next waits for it.
+    let seen = pump_with(&mut core, Input::Due(Due::Glance), false, &mut respond);
+    assert_eq!(seen.steps, ["poll"], "{seen:?}");
+    let seen = pump_with(&mut core, Input::Due(Due::Glance), false, &mut respond);
+    assert!(seen.steps.is_empty(), "{seen:?}");
+    assert_eq!(env.stats.hot_deferred.load(Ordering::Relaxed), 1);
+    // Before its backoff the stream is not asked for; after it, it is, and a refusal gives the
+    // place back and backs off further.
+    let soon = pump_with(&mut core, Input::Due(Due::Reopen), false, &mut respond);
+    assert!(soon.steps.is_empty(), "{soon:?}");
+    let later = Now {
+        unix: NOW,
+        at: Instant::now() + std::time::Duration::from_secs(2),
+    };
+    let refused = (false, Err(RemoteError::Unavailable));
+    let seen = pump_now(
+        &mut core,
+        Input::Due(Due::Reopen),
+        later,
+        refused,
+        &mut respond,
+    );
+    assert_eq!(seen.steps, ["subscribe t1"], "{seen:?}");
+    assert_eq!((open(), live()), (0, 1));
+    assert_eq!(env.stats.stream_open_failures.load(Ordering::Relaxed), 1);
+    // The campaign's core dropped: it leaves the count of live campaigns.
+    drop(core);
+    assert_eq!(live(), 0);
 }
