@@ -23,7 +23,6 @@ pub const ARGUS_CHILD_ENV: [&str; 9] = [
 ];
 
 pub mod agent_zero;
-pub mod clock;
 pub mod fake;
 pub mod procs;
 pub mod proxy;

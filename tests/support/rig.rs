@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 /// How long any wait of the runtime tests gives a condition before it fails the test.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-pub use super::clock::TestClock;
+pub use argus_supervisor_lib::control::memory::ManualClock;
 
 /// The in-process rig: the audited sim, a fresh state root, the test clock and a counting wake.
 pub struct Rig {
     pub sim: AuditedSim,
     pub store: Store,
-    pub clock: Arc<TestClock>,
+    pub clock: Arc<ManualClock>,
     pub wake: Arc<CountingWake>,
 }
 
@@ -33,7 +33,7 @@ impl Rig {
         Rig {
             sim,
             store,
-            clock: Arc::new(TestClock::default()),
+            clock: Arc::new(ManualClock::default()),
             wake: Arc::new(CountingWake::default()),
         }
     }

@@ -1,14 +1,14 @@
 //! The typestate authority against the library's in-memory remote, which fences like a correct
 //! one (`control::memory`).
 
-use crate::support::clock::TestClock;
 use crate::support::fake::{claim, confirm, readback, write};
 use argus_machines::Policy;
+use argus_supervisor_lib::control::memory::ManualClock;
 use argus_supervisor_lib::control::memory::{MemoryFault as Fault, MemoryRemote};
 use argus_supervisor_lib::control::*;
 
 /// The library's one in-memory remote, on the test clock.
-type FakeRemote = MemoryRemote<TestClock>;
+type FakeRemote = MemoryRemote<ManualClock>;
 
 const T0: u64 = 1_700_000_000;
 
@@ -26,13 +26,13 @@ fn request() -> SubmitRequest {
 /// A submit of [`request`] through `c`.
 async fn submit(
     remote: &FakeRemote,
-    clock: &TestClock,
+    clock: &ManualClock,
     c: Controller,
 ) -> WriteResult<Option<TaskId>> {
     write(remote, clock, c, Mutation::Submit(request())).await
 }
 
-async fn controller(remote: &FakeRemote, clock: &TestClock) -> Controller {
+async fn controller(remote: &FakeRemote, clock: &ManualClock) -> Controller {
     match claim(remote, clock, Observer::new("c1", us()), 600).await {
         ClaimOutcome::Granted(c) => c,
         ClaimOutcome::Refused(_, why) => panic!("claim refused: {why:?}"),
@@ -41,7 +41,7 @@ async fn controller(remote: &FakeRemote, clock: &TestClock) -> Controller {
 
 #[tokio::test]
 async fn claim_submit_renew_release() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     assert_eq!(c.lease().epoch, 1);
@@ -68,7 +68,7 @@ async fn claim_submit_renew_release() {
 
 #[tokio::test]
 async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.take_over("loopx-local");
@@ -102,7 +102,7 @@ async fn takeover_fences_the_old_controller_and_nothing_stale_is_applied() {
 
 #[tokio::test]
 async fn expired_token_refuses_locally_without_sending() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     clock.advance(600 - Policy::default().expiry_margin);
@@ -122,7 +122,7 @@ async fn expired_token_refuses_locally_without_sending() {
 
 #[tokio::test]
 async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     let last = c.lease().clone();
@@ -150,7 +150,7 @@ async fn timeout_after_send_is_ambiguous_and_readback_finds_the_one_task() {
 
 #[tokio::test]
 async fn timeout_before_send_is_a_plain_rejection_keeping_control() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.with(|s| s.fault = Fault::Unreachable);
@@ -162,7 +162,7 @@ async fn timeout_before_send_is_a_plain_rejection_keeping_control() {
 
 #[tokio::test]
 async fn readback_unavailable_stays_ambiguous() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     remote.with(|s| {
@@ -187,7 +187,7 @@ async fn readback_unavailable_stays_ambiguous() {
 
 #[tokio::test]
 async fn restart_confirm_refuses_a_lease_that_moved_on() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let c = controller(&remote, &clock).await;
     let persisted = c.lease().clone();
@@ -204,7 +204,7 @@ async fn restart_confirm_refuses_a_lease_that_moved_on() {
 
 #[tokio::test]
 async fn a_grant_below_the_fencing_floor_is_refused() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     let remote = FakeRemote::new(clock.clone());
     let observer = Observer::new("c1", us()).with_epoch_floor(7);
     match claim(&remote, &clock, observer, 600).await {
@@ -215,7 +215,7 @@ async fn a_grant_below_the_fencing_floor_is_refused() {
 
 #[tokio::test]
 async fn the_disconnected_transport_never_grants() {
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     match claim(&Disconnected, &clock, Observer::new("c1", us()), 600).await {
         ClaimOutcome::Refused(_, ClaimRefusal::Remote(RemoteError::Unavailable)) => {}
         other => panic!("{other:?}"),
@@ -230,7 +230,7 @@ async fn the_token_is_the_typestate_of_every_explored_state() {
     use argus_machines::{explore::explore, CampaignMachine, StateName};
     let exploration = explore();
     let mut seen = std::collections::BTreeSet::new();
-    let clock = TestClock::at(T0);
+    let clock = ManualClock::at(T0);
     for t in &exploration.transitions {
         for record in [&t.from, &t.to] {
             let name = record.state.state_name();

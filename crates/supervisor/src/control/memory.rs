@@ -46,24 +46,38 @@ pub struct Held {
     pub arrived: Vec<String>,
 }
 
-/// A clock a test moves by hand (Unix seconds; clones share it).
+/// The one test clock: Unix seconds from a fixed start ([`ManualClock::at`]) or from the system
+/// clock (the default), plus an offset the test moves. Clones share the offset.
 #[derive(Debug, Clone, Default)]
-pub struct ManualClock(Arc<AtomicU64>);
+pub struct ManualClock {
+    start: Option<u64>,
+    offset: Arc<AtomicU64>,
+}
 
 impl ManualClock {
+    /// A clock that reads `now` until it is moved.
     pub fn at(now: u64) -> ManualClock {
-        ManualClock(Arc::new(AtomicU64::new(now)))
+        ManualClock {
+            start: Some(now),
+            offset: Arc::default(),
+        }
     }
 
     /// Move now `secs` further on.
     pub fn advance(&self, secs: u64) {
-        self.0.fetch_add(secs, Ordering::SeqCst);
+        self.offset.fetch_add(secs, Ordering::SeqCst);
+    }
+
+    /// Now is `secs` past the start.
+    pub fn set_offset(&self, secs: u64) {
+        self.offset.store(secs, Ordering::SeqCst);
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
+        let start = self.start.unwrap_or_else(crate::time::now_secs);
+        start + self.offset.load(Ordering::SeqCst)
     }
 }
 
