@@ -35,19 +35,6 @@ struct RemoteArgs {
     reach: argus_supervisor_lib::settings::ReachArgs,
 }
 
-/// The state root a command works on: serve's own setting, read the same way.
-#[derive(clap::Args)]
-struct StateRoot {
-    /// The state root (serve's ARGUS_SUPERVISOR_HOME).
-    #[arg(
-        long = "home",
-        env = "ARGUS_SUPERVISOR_HOME",
-        default_value = "/a0/usr/argus-supervisor",
-        value_name = "DIR"
-    )]
-    path: PathBuf,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Run the whole supervisor on the embedded simulated remote (the README's main job).
@@ -99,15 +86,9 @@ enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        root: StateRoot,
-        /// How many days a passing qualification record is trusted (serve's setting).
-        #[arg(
-            long,
-            env = "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
-            default_value_t = argus_supervisor_lib::qualification::DEFAULT_MAX_AGE_DAYS,
-            value_name = "DAYS"
-        )]
-        qualification_max_age_days: u64,
+        root: argus_supervisor_lib::settings::StateRootArgs,
+        #[command(flatten)]
+        qualification: argus_supervisor_lib::settings::QualificationArgs,
         /// Foreman as serve would run it (probe asks it what it is).
         #[command(flatten)]
         foreman: argus_supervisor_lib::settings::ForemanArgs,
@@ -142,7 +123,7 @@ enum Command {
     /// or offline when no daemon holds the root.
     Backup {
         #[command(flatten)]
-        root: StateRoot,
+        root: argus_supervisor_lib::settings::StateRootArgs,
         /// The running daemon's API (`http://HOST:PORT` or `unix:PATH`): it takes the snapshot.
         #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
         url: Option<String>,
@@ -155,7 +136,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         from: PathBuf,
         #[command(flatten)]
-        root: StateRoot,
+        root: argus_supervisor_lib::settings::StateRootArgs,
         /// Move a non-empty state root aside (`<DIR>.before-restore-<time>`) instead of refusing.
         #[arg(long)]
         replace: bool,
@@ -164,7 +145,7 @@ enum Command {
     /// well (they age out by themselves after ARGUS_SUPERVISOR_UPGRADE_KEEP_DAYS).
     ConfirmUpgrade {
         #[command(flatten)]
-        root: StateRoot,
+        root: argus_supervisor_lib::settings::StateRootArgs,
     },
 }
 
@@ -252,7 +233,7 @@ struct QualifyArgs {
     #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     step_timeout_seconds: u64,
     #[command(flatten)]
-    root: StateRoot,
+    root: argus_supervisor_lib::settings::StateRootArgs,
     /// Print the report as JSON instead of Markdown.
     #[arg(long)]
     json: bool,
@@ -296,25 +277,7 @@ struct SimArgs {
     streaming: bool,
     /// The A2A dialect to serve (the scenario's, 0.3 unless it says).
     #[arg(long)]
-    dialect: Option<Dialect>,
-}
-
-/// The A2A dialect the simulated remote serves.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Dialect {
-    #[value(name = "0.3")]
-    V03,
-    #[value(name = "1.0")]
-    V1,
-}
-
-impl From<Dialect> for argus_sim::SimDialect {
-    fn from(d: Dialect) -> Self {
-        match d {
-            Dialect::V03 => argus_sim::SimDialect::V03,
-            Dialect::V1 => argus_sim::SimDialect::V1,
-        }
-    }
+    dialect: Option<argus_supervisor_lib::protocol::Dialect>,
 }
 
 /// `backup`: through the daemon when `url` names it; else offline, holding the root's lock (a
@@ -449,13 +412,13 @@ fn main() -> ExitCode {
             listen,
         } => run_demo(home, serve.then_some(listen)),
         Command::Serve { args } => run_serve(&matches, &args),
-        Command::Backup { root, url } => backup(&root.path, url.as_deref()),
+        Command::Backup { root, url } => backup(&root.home, url.as_deref()),
         Command::Restore {
             from,
             root,
             replace,
-        } => restore(&from, &root.path, replace),
-        Command::ConfirmUpgrade { root } => confirm_upgrade(&root.path),
+        } => restore(&from, &root.home, replace),
+        Command::ConfirmUpgrade { root } => confirm_upgrade(&root.home),
         Command::Completions { shell } => {
             use std::io::Write;
             match std::io::stdout().write_all(completion_script(shell).as_bytes()) {
@@ -474,13 +437,13 @@ fn main() -> ExitCode {
             remote,
             json,
             root,
-            qualification_max_age_days,
+            qualification,
             foreman,
         } => run_probe(
             remote,
             json,
-            &root.path,
-            qualification_max_age_days,
+            &root.home,
+            qualification.qualification_max_age_days,
             &foreman,
         ),
         Command::Qualify(args) => run_qualify(args),
@@ -718,7 +681,7 @@ fn run_qualify(a: QualifyArgs) -> ExitCode {
         daemon: a.daemon,
         daemon_heartbeat_seconds: a.daemon_heartbeat_seconds,
         step_timeout_seconds: a.step_timeout_seconds,
-        home: a.root.path,
+        home: a.root.home,
         json: a.json,
         report: a.report,
         deployment: a.deployment,
@@ -742,7 +705,7 @@ fn sim(a: SimArgs) -> ExitCode {
         s.omit.extend(omit);
         s.streaming |= streaming;
         if let Some(d) = dialect {
-            s.dialect = d.into();
+            s.dialect = d;
         }
     };
     run_sim(

@@ -889,6 +889,11 @@ fn the_tools_refuse_what_serve_refuses_naming_the_same_variable() {
             "ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET",
             "+25:00",
         ),
+        (
+            vec!["probe", "--url", remote],
+            "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS",
+            "ninety",
+        ),
     ] {
         let out = Command::new(BIN)
             .args(&args)

@@ -15,7 +15,7 @@ pub mod scenario;
 mod streams;
 mod world;
 
-pub use scenario::{Scenario, SimDialect};
+pub use scenario::Scenario;
 pub use world::{Audit, AuditEntry, Counters, World, EXTENSION_URI};
 
 use argus_supervisor_lib::protocol::{ErrorCode, WireLease};

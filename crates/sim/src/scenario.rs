@@ -6,7 +6,7 @@
 //! updates (heartbeat_seq, metrics, stdout) evenly until the next step, without a revision change.
 //! The state of a task at any instant is a pure function of its timeline and its age.
 
-use argus_supervisor_lib::protocol::TaskState;
+use argus_supervisor_lib::protocol::{Dialect, TaskState};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -34,22 +34,12 @@ pub struct Scenario {
     /// The A2A dialect served: `"0.3"` (default) or `"1.0"` (a v1 card, PascalCase methods under
     /// `A2A-Version: 1.0`, wrapped results, `TASK_STATE_*` states, no `kind`).
     #[serde(default)]
-    pub dialect: SimDialect,
+    pub dialect: Dialect,
     /// Extension operations this remote does not have at all (`claim_control`, `read_control`,
     /// `renew_control`, `release_control`, `intervene`, `request_status`, `cancel`): absent from
     /// the card and answered -32601, as the contract lets a remote do.
     #[serde(default)]
     pub omit: Vec<String>,
-}
-
-/// The dialect a sim serves.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
-pub enum SimDialect {
-    #[default]
-    #[serde(rename = "0.3")]
-    V03,
-    #[serde(rename = "1.0")]
-    V1,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

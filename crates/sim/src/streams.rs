@@ -11,7 +11,7 @@
 //! copies, an update naming another task.
 
 use super::{rpc_error, Fault, Shared};
-use crate::scenario::SimDialect;
+use argus_supervisor_lib::protocol::Dialect;
 use argus_supervisor_lib::protocol::ErrorCode;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -31,7 +31,7 @@ const LOOK_AGAIN: Duration = Duration::from_secs(5);
 /// does not serve it (a v0.3 core name on a v1.0 remote, a v1.0 name without its header, or on a
 /// v0.3 remote). Extension methods are the same in both.
 pub(super) fn core_method(
-    dialect: SimDialect,
+    dialect: Dialect,
     method: &str,
     headers: &HeaderMap,
 ) -> Option<&'static str> {
@@ -47,8 +47,8 @@ pub(super) fn core_method(
         .is_some_and(|v| v.trim() == "1.0");
     for (v03, v1) in CORE {
         match dialect {
-            SimDialect::V03 if method == v03 => return Some(v03),
-            SimDialect::V1 if method == v1 && v1_header => return Some(v03),
+            Dialect::V03 if method == v03 => return Some(v03),
+            Dialect::V1 if method == v1 && v1_header => return Some(v03),
             _ if method == v03 || method == v1 => return None,
             _ => {}
         }
@@ -63,12 +63,12 @@ pub(super) fn core_method(
 }
 
 /// A core method's answer as `dialect` writes it.
-pub(super) fn in_dialect(dialect: SimDialect, core: &str, result: Value) -> Value {
+pub(super) fn in_dialect(dialect: Dialect, core: &str, result: Value) -> Value {
     match dialect {
-        SimDialect::V03 => result,
-        SimDialect::V1 if core == "message/send" => json!({ "task": v1(result) }),
-        SimDialect::V1 if core == "tasks/get" || core == "tasks/cancel" => v1(result),
-        SimDialect::V1 => result,
+        Dialect::V03 => result,
+        Dialect::V1 if core == "message/send" => json!({ "task": v1(result) }),
+        Dialect::V1 if core == "tasks/get" || core == "tasks/cancel" => v1(result),
+        Dialect::V1 => result,
     }
 }
 
@@ -104,7 +104,7 @@ pub(super) fn subscribe(
     received: &str,
     id: Value,
     params: &Value,
-    dialect: SimDialect,
+    dialect: Dialect,
 ) -> Response {
     let now = shared.now_ms();
     let task = match shared.world().subscribe(received, params, now) {
@@ -132,7 +132,7 @@ async fn follow(
     shared: Arc<Shared>,
     task: String,
     id: Value,
-    dialect: SimDialect,
+    dialect: Dialect,
     mut fault: Option<Fault>,
     tx: Tx,
 ) {
@@ -230,12 +230,12 @@ fn stripped(mut event: Value) -> Value {
 }
 
 /// The task (`first`) or a status update of it, as `dialect` writes it.
-fn event(watch: &crate::world::Watch, first: bool, dialect: SimDialect) -> Value {
+fn event(watch: &crate::world::Watch, first: bool, dialect: Dialect) -> Value {
     let task = &watch.task;
     if first {
         return match dialect {
-            SimDialect::V03 => task.clone(),
-            SimDialect::V1 => json!({ "task": v1(task.clone()) }),
+            Dialect::V03 => task.clone(),
+            Dialect::V1 => json!({ "task": v1(task.clone()) }),
         };
     }
     let update = json!({
@@ -246,12 +246,12 @@ fn event(watch: &crate::world::Watch, first: bool, dialect: SimDialect) -> Value
         "metadata": task.get("metadata"),
     });
     match dialect {
-        SimDialect::V03 => {
+        Dialect::V03 => {
             let mut update = update;
             update["kind"] = json!("status-update");
             update
         }
-        SimDialect::V1 => {
+        Dialect::V1 => {
             let mut update = v1(update);
             if let Some(u) = update.as_object_mut() {
                 u.remove("final");

@@ -346,7 +346,7 @@ impl World {
                 CardChange::BumpVersion => version = "1.0.1".into(),
             }
         }
-        if self.scenario.dialect == super::scenario::SimDialect::V1 {
+        if self.scenario.dialect == argus_supervisor_lib::protocol::Dialect::V1 {
             operations.insert("cancel".into(), json!("CancelTask"));
         }
         let mut card = json!({
@@ -380,7 +380,7 @@ impl World {
                 "tags": ["training", "campaign"]
             }]
         });
-        if self.scenario.dialect == super::scenario::SimDialect::V1 {
+        if self.scenario.dialect == argus_supervisor_lib::protocol::Dialect::V1 {
             if let Some(c) = card.as_object_mut() {
                 for legacy in ["protocolVersion", "url", "preferredTransport"] {
                     c.remove(legacy);
@@ -1043,7 +1043,7 @@ impl World {
     // ----- subscriptions ---------------------------------------------------------------------
 
     /// The dialect this remote serves.
-    pub fn dialect(&self) -> super::scenario::SimDialect {
+    pub fn dialect(&self) -> argus_supervisor_lib::protocol::Dialect {
         self.scenario.dialect
     }
 

@@ -122,7 +122,7 @@ impl From<String> for ServeError {
 /// a Unix socket (which makes its own) or loopback with `--insecure-no-auth`.
 fn listener(a: &ServeArgs) -> Result<(Listen, Option<Secret>), ConfigError> {
     let listen = match &a.listen {
-        Listen::Unix(path) => Listen::Unix(a.home.join(path)),
+        Listen::Unix(path) => Listen::Unix(a.root.home.join(path)),
         tcp => tcp.clone(),
     };
     // A socket file is reached only by who may open it (mode 0600): local like loopback.
@@ -180,7 +180,7 @@ impl ServeConfig {
             // Parsed within u32's range: the cast is exact.
             max_attempts: a.max_attempts as u32,
             foreman_enabled: a.foreman.foreman_enabled,
-            qualification_max_age_days: a.qualification_max_age_days,
+            qualification_max_age_days: a.qualification.qualification_max_age_days,
             archive_after_days: a.archive_after_days,
             upgrade_keep_days: a.upgrade_keep_days,
             argus_poll_secs: a.argus_poll_seconds,
@@ -192,7 +192,7 @@ impl ServeConfig {
             foreman_env: a.foreman.foreman_env.0.clone(),
             // At most 100: the cast is exact.
             foreman_failures_told: a.foreman_failures_told as u32,
-            home: a.home.clone(),
+            home: a.root.home.clone(),
             listen,
             api_token,
             insecure_no_auth: a.insecure_no_auth,

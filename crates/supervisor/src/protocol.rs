@@ -11,14 +11,18 @@ use argus_machines::RemoteState;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-/// The two wire dialects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The two wire dialects: the one the client speaks to a peer, the one the simulated remote
+/// serves (a scenario's `dialect`, the demo's `--dialect`), named as the A2A versions are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum Dialect {
     /// A2A v0.3: `message/send`, `tasks/get`, `kind` fields, lowercase states.
+    #[default]
     #[serde(rename = "0.3")]
+    #[value(name = "0.3")]
     V03,
     /// A2A v1.0: `SendMessage`, `GetTask`, no `kind`, `A2A-Version: 1.0`.
     #[serde(rename = "1.0")]
+    #[value(name = "1.0")]
     V1,
 }
 

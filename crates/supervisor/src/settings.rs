@@ -217,6 +217,28 @@ pub const SECRET_SETTINGS: [(&str, &str); 2] = [
     ("api_token", "ARGUS_SUPERVISOR_API_TOKEN"),
 ];
 
+/// The state root: `serve`'s, read the same way by every command that works on it (`probe`,
+/// `backup`, `restore`, `confirm-upgrade`, `qualify`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct StateRootArgs {
+    /// State root.
+    #[arg(long = "home", env = "ARGUS_SUPERVISOR_HOME", value_name = "DIR",
+          default_value = "/a0/usr/argus-supervisor", value_parser = dir())]
+    pub home: PathBuf,
+}
+
+/// How long a passing qualification record is trusted: `serve`'s setting, which `probe` reports
+/// by.
+#[derive(clap::Args, Debug, Clone)]
+pub struct QualificationArgs {
+    /// How many days a passing qualification record is trusted; older, writes wait for `qualify`
+    /// again (with ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION).
+    #[arg(long, env = "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS", value_name = "DAYS",
+          default_value_t = crate::qualification::DEFAULT_MAX_AGE_DAYS,
+          value_parser = number())]
+    pub qualification_max_age_days: u64,
+}
+
 /// `serve`'s configuration as declared: each setting once, with its variable, default and meaning
 /// (`serve --help` lists them). `ServeConfig::from_args` checks what depends on another setting.
 #[derive(Debug, Clone, clap::Args)]
@@ -293,12 +315,8 @@ pub struct ServeArgs {
     #[arg(long, env = "ARGUS_SUPERVISOR_ARCHIVE_AFTER_DAYS", value_name = "DAYS",
           default_value = "30", value_parser = number())]
     pub archive_after_days: u64,
-    /// How many days a passing qualification record is trusted; older, writes wait for `qualify`
-    /// again (with ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION).
-    #[arg(long, env = "ARGUS_SUPERVISOR_QUALIFICATION_MAX_AGE_DAYS", value_name = "DAYS",
-          default_value_t = crate::qualification::DEFAULT_MAX_AGE_DAYS,
-          value_parser = number())]
-    pub qualification_max_age_days: u64,
+    #[command(flatten)]
+    pub qualification: QualificationArgs,
     /// Argus's MCP server executable (argus-plugin-server); unset: no Argus, decisions are the
     /// operator's.
     #[arg(long, env = "ARGUS_SUPERVISOR_ARGUS_BIN", value_name = "PATH")]
@@ -347,10 +365,8 @@ pub struct ServeArgs {
     pub expected_card_sha256: Option<String>,
     #[command(flatten)]
     pub reach: ReachArgs,
-    /// State root.
-    #[arg(long, env = "ARGUS_SUPERVISOR_HOME", value_name = "DIR",
-          default_value = "/a0/usr/argus-supervisor", value_parser = dir())]
-    pub home: PathBuf,
+    #[command(flatten)]
+    pub root: StateRootArgs,
     /// The one listener: HOST:PORT, or unix:PATH for a Unix socket (mode 0600; a relative path is
     /// under the state root; then no TCP listener at all).
     #[arg(long, env = "ARGUS_SUPERVISOR_LISTEN", value_name = "HOST:PORT|unix:PATH",
