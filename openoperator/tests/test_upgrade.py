@@ -57,4 +57,6 @@ def test_a_fresh_volume_gets_the_plugin_installed(a0):
     _, health = a0.post(a0.session(), "health")
     assert health["plugin"]["install"]["action"] == "installed", health["plugin"]
     assert health["plugin"]["install"]["replaced_version"] is None
+    # The copy that runs is the one installed: the same digest, by the installer's one function.
+    assert health["plugin"]["digest"] == health["plugin"]["install"]["digest"], health["plugin"]
     assert Path(health["plugin"]["dir"]) == a0.root / "usr" / "plugins" / "argus_supervisor"

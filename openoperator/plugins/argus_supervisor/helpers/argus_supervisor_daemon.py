@@ -248,23 +248,16 @@ def operator_refusal(request: Any):
 
 
 def plugin_identity() -> dict[str, Any]:
-    """The plugin that runs: its version and digest from its own files, and its install record
-    (written by the _argus_supervisor_upgrade plugin, which installs the image's copy)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    record = None
-    for p in sorted(PLUGIN_DIR.rglob("*")):
-        rel = p.relative_to(PLUGIN_DIR).as_posix()
-        if not p.is_file() or "__pycache__" in rel.split("/") or rel in ("config.json", ".toggle-0", ".toggle-1", ".installed.json"):
-            continue
-        h.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+    """The plugin that runs, as its installer (the _argus_supervisor_upgrade plugin, in Agent
+    Zero's own plugins) reads it, by the installer's own code: its version, the digest of its code
+    and assets, and its install record. Without the installer there is no record to compare with:
+    its version alone, and why."""
     try:
-        record = json.loads((PLUGIN_DIR / ".installed.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
-    return {"version": _defaults_from(PLUGIN_DIR / "plugin.yaml").get("version"), "digest": h.hexdigest(),
-            "dir": str(PLUGIN_DIR), "install": record}
+        from plugins._argus_supervisor_upgrade.helpers import install
+    except ImportError:
+        return {"version": _defaults_from(PLUGIN_DIR / "plugin.yaml").get("version"), "digest": None,
+                "dir": str(PLUGIN_DIR), "install": None, "why": "the upgrade plugin is not installed"}
+    return {**install.installed(PLUGIN_DIR), "dir": str(PLUGIN_DIR)}
 
 
 def _die_with_parent() -> None:
