@@ -634,6 +634,43 @@ async fn epochs_going_backwards_are_a_critical_notice_with_a_question() {
     assert!(!doc.machine.state.is_controlling());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_log_that_turns_unusable_is_moved_aside_said_once_and_its_event_kept() {
+    use argus_supervisor_lib::runtime::messages::{MessageKind, EVENT_LOG_MOVED};
+    let (r, rt) = ready("long-noisy").await;
+    // The campaign's event log becomes a directory under it while it runs.
+    let events = r.store.root().join("events").join("c1.jsonl");
+    let _ = std::fs::remove_file(&events);
+    std::fs::create_dir_all(&events).expect("dir");
+    rt.command("c1", OperatorCommand::release())
+        .await
+        .expect("release");
+    wait_state(&rt, "c1", StateName::Detached).await;
+    let told = || {
+        rt.messages("c1")
+            .expect("the feed")
+            .into_iter()
+            .filter(|m| m.text == EVENT_LOG_MOVED.1)
+            .collect::<Vec<_>>()
+    };
+    wait_for("the moved event log to be said", || !told().is_empty()).await;
+    let said = told();
+    assert_eq!(said.len(), 1, "said once: {said:?}");
+    assert_eq!(said[0].kind, MessageKind::CriticalFailure);
+    // A fresh log holds the release's event.
+    let log = std::fs::read_to_string(&events).expect("a fresh event log");
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert_eq!(lines[0]["event"]["type"], "CONTROL_CHANGED", "{log}");
+    assert!(
+        lines[0]["event"]["change"].get("released").is_some(),
+        "{log}"
+    );
+}
+
 #[test]
 fn a_heartbeat_too_large_to_compute_with_is_refused() {
     let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("x"));

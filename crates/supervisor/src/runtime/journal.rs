@@ -13,7 +13,7 @@
 
 use super::core::Noticed;
 use super::ledger::{Ledger, Write};
-use super::messages::{HumanMessage, MessageKind};
+use super::messages::HumanMessage;
 use super::reduce::EventLine;
 use super::shared::FeedNews;
 use super::shared::Shared;
@@ -260,9 +260,8 @@ impl Journal {
         tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
         if let Ok(Some(what)) = sh.store.repair_log(&path) {
             tracing::error!(campaign_id = %self.id, "unusable event log: {what}");
-            let text =
-                "The event log could not be read and was moved aside; a new one was started.";
-            let writes = ledger.notice(machine, MessageKind::CriticalFailure, text, sh.clock.now());
+            let (kind, text) = super::messages::EVENT_LOG_MOVED;
+            let writes = ledger.notice(machine, kind, text, sh.clock.now());
             let _ = self.execute(sh, ledger, machine, writes);
             if let Err(e) = sh.store.append_line(&path, line) {
                 tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");

@@ -265,6 +265,13 @@ fn blocked(reason: &BlockReason, asks: Option<&str>) -> Option<(MessageKind, Str
     })
 }
 
+/// What a campaign's feed says when its event log could not be appended to and was moved aside
+/// (into `quarantine/`) for a fresh one.
+pub const EVENT_LOG_MOVED: (MessageKind, &str) = (
+    MessageKind::CriticalFailure,
+    "The event log could not be read and was moved aside; a new one was started.",
+);
+
 /// What a campaign's feed says of its reads failing: which kind, and that nothing is assumed.
 /// (What to do about the remote as a whole is said once, in the remote's feed.)
 fn unavailable(failures: u32, condition: RemoteCondition) -> String {

@@ -168,7 +168,7 @@ impl Input {
     /// The event log is read before this input, if it is the campaign's first step: anything
     /// but a read of the document or a shutdown that releases nothing (a start of many campaigns
     /// stopped again, or listed, reads no event log).
-    pub(crate) fn needs_log(&self) -> bool {
+    fn needs_log(&self) -> bool {
         !matches!(self, Input::Shutdown { release: false } | Input::Read)
     }
 }
@@ -254,8 +254,9 @@ impl Batch {
             || self.subscribe.is_some()
     }
 
-    /// The next effect, in order: the write-ahead alone; the records; the wakes; the reply;
-    /// the closing; the stop; then what waits for its report.
+    /// The next effect, in order: a crash test's stop; the write-ahead alone; the records; the
+    /// wakes; the reply; the closing; the event log to read; a stream to drop; then what waits
+    /// for its report (an answer to keep, a stream to ask for, a call).
     fn next(&mut self) -> Option<Effect> {
         use std::mem::take;
         if take(&mut self.crash) {
