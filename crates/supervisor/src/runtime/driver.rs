@@ -87,11 +87,12 @@ impl<T: Transport + 'static> Driver<T> {
     /// Hand the core one input and perform its effects until it has none. Returns false once
     /// the driver should stop.
     async fn pump(&mut self, input: Input, mut replier: Replier) -> Result<bool, Crashed> {
-        let clock = self.shared.clock.clone();
-        self.core.handle(input, Now::read(clock.as_ref()));
-        while let Some(effect) = self.core.poll_effect(Now::read(clock.as_ref())) {
+        self.core
+            .handle(input, Now::read(self.shared.clock.as_ref()));
+        while let Some(effect) = self.core.poll_effect(Now::read(self.shared.clock.as_ref())) {
             if let Some(report) = self.perform(effect, &mut replier).await? {
-                self.core.advance(report, Now::read(clock.as_ref()));
+                self.core
+                    .advance(report, Now::read(self.shared.clock.as_ref()));
             }
         }
         Ok(!self.core.stopped())

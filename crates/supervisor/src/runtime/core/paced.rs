@@ -132,10 +132,9 @@ impl Core {
     /// ordinary read. A stream that ends for any reason rings once, falls back to hot polling,
     /// and is asked for again after a backoff.
     pub(super) fn stream(&mut self, update: Option<Result<Update, StreamEnd>>, now: Now) -> Finish {
-        let stats = self.env.stats.clone();
         let end = match update {
             Some(Ok(heard)) => {
-                stats.stream_updates.fetch_add(1, Ordering::Relaxed);
+                (self.env.stats.stream_updates).fetch_add(1, Ordering::Relaxed);
                 match heard {
                     Update::Reading(reading) => return self.heard(*reading),
                     Update::Bell => self.pace.bell(now.at),
@@ -146,9 +145,14 @@ impl Core {
             None => StreamEnd::Closed,
         };
         self.unsubscribe();
-        *(stats.stream_ends.lock().unwrap_or_else(|p| p.into_inner()))
-            .entry(end.class())
-            .or_default() += 1;
+        *(self
+            .env
+            .stats
+            .stream_ends
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()))
+        .entry(end.class())
+        .or_default() += 1;
         if let Some((lived, task)) = self.pace.ended(now.at) {
             tracing::info!(campaign_id = %self.id(), task_id = %task, why = end.class(), lived_ms = lived.as_millis() as u64, "stream ended; polling until it is opened again");
         }
@@ -159,16 +163,15 @@ impl Core {
     /// cap taken first, where the remote streams), then count the campaign among the live ones
     /// ([`Core::count_live`]) once the subscription asked for has been reported.
     pub(super) fn paced(&mut self, now: Now) {
-        let env = self.env.clone();
-        let live = self.live_task().filter(|_| env.config.supervise).cloned();
-        let followed = live.as_ref().filter(|_| env.config.max_streams > 0);
+        let (supervise, cap) = (self.env.config.supervise, self.env.config.max_streams);
+        let live = self.live_task().filter(|_| supervise).cloned();
+        let followed = live.as_ref().filter(|_| cap > 0);
         let step = self.pace.follow(followed, now.at);
         if step.close {
             self.unsubscribe();
         }
-        let open = step
-            .open
-            .filter(|_| (env.remote_streams)() && env.streams.take(env.config.max_streams));
+        let env = &self.env;
+        let open = (step.open).filter(|_| (env.remote_streams)() && env.streams.take(cap));
         match open {
             Some(task) => {
                 self.pace.holding(true);
@@ -212,8 +215,8 @@ impl Core {
     /// and no stream follows it, and set its next hot poll: the configured interval, or longer
     /// when the live campaigns together would exceed the budget (each an equal share).
     fn count_live(&mut self, now: Now) {
-        let env = self.env.clone();
-        let live = env.config.supervise && self.live_task().is_some();
+        let live = self.env.config.supervise && self.live_task().is_some();
+        let env = &self.env;
         match self.pace.count_live(live) {
             Some(true) => env.hot.live.fetch_add(1, Ordering::Relaxed),
             Some(false) => env.hot.live.fetch_sub(1, Ordering::Relaxed),
