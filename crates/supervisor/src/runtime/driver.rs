@@ -104,11 +104,11 @@ impl<T: Transport + 'static> Driver<T> {
         effect: Effect,
         replier: &mut Replier,
     ) -> Result<Option<Performed>, Crashed> {
-        let sh = self.shared.clone();
+        let sh = &*self.shared;
         let report = match effect {
-            Effect::ReadLog => Performed::Log(self.journal.read_log(&sh)),
+            Effect::ReadLog => Performed::Log(self.journal.read_log(sh)),
             Effect::Persist { writes } => {
-                let written = self.journal.write_ahead(&sh, self.core.records(), writes);
+                let written = self.journal.write_ahead(sh, self.core.records(), writes);
                 Performed::Persisted(written.is_ok())
             }
             Effect::KeepAnswer(text) => Performed::Kept(sh.wake.keep_answer(self.core.id(), &text)),
@@ -125,7 +125,7 @@ impl<T: Transport + 'static> Driver<T> {
             Effect::Crash => return Err(Crashed),
             Effect::Record { groups, noticed } => {
                 self.journal
-                    .record(&sh, self.core.records(), groups, noticed);
+                    .record(sh, self.core.records(), groups, noticed);
                 return Ok(None);
             }
             Effect::Wake(wake) => {
@@ -137,7 +137,7 @@ impl<T: Transport + 'static> Driver<T> {
                 return Ok(None);
             }
             Effect::Closed => {
-                self.journal.announce_closing(&sh);
+                self.journal.announce_closing(sh);
                 return Ok(None);
             }
             Effect::Unsubscribe => {

@@ -13,7 +13,7 @@ use super::reduce::{EventLine, WakeSink};
 use super::reply::{AnswerReply, CommandReply};
 use super::shared::{FeedNews, Shared};
 use super::{upgrade_state_root, Actor, CampaignDoc, OperatorCommand, RuntimeConfig, Stats};
-use crate::control::{Clock, Transport, WriteIntent};
+use crate::control::{Clock, Transport};
 use crate::security::Untrusted;
 use crate::store::{CampaignId, Store, StoreError};
 use crate::time::now_secs;
@@ -433,16 +433,9 @@ impl Runtime {
         command: OperatorCommand,
         actor: Actor,
     ) -> Result<CommandReply, RuntimeError> {
-        let OperatorCommand {
-            command,
-            intents,
-            text,
-        } = command;
         let remote = self.remote_ability();
         let input = Input::Command {
             command,
-            intents,
-            text,
             actor,
             remote,
         };
@@ -529,8 +522,7 @@ impl Runtime {
     /// (data at its next decision boundary) or, with no Argus attached, recorded in the feed.
     pub async fn answer(&self, id: &str, text: String) -> Result<AnswerReply, RuntimeError> {
         let input = Input::Answer {
-            text,
-            intent: WriteIntent::fresh(),
+            intervention: OperatorCommand::intervene(text),
             remote: self.remote_ability(),
         };
         self.ask(id, input, Replier::Answer).await

@@ -30,7 +30,7 @@ mod tests;
 pub(crate) use pace::{on_slot, seed, Due, Pace};
 pub(crate) use paced::{Hot, Streams};
 
-use super::command::{Acted, Actor};
+use super::command::{Acted, Actor, OperatorCommand};
 use super::ledger::{Checkpoint, Ledger, Write};
 use super::messages::MessageKind;
 use super::reduce::{AnswerTo, EventLine, WakeSink};
@@ -132,15 +132,13 @@ pub(crate) enum Input {
     /// reading is the answer a hot poll of the live task would have had, reduced the same way (a
     /// reading of any other task is dropped).
     Stream(Option<Result<Update, StreamEnd>>),
-    /// An operator's (or Argus's) command, with the intents whose request ids it carries and the
-    /// text of its submit, intervention or cancel.
+    /// An operator's (or Argus's) command as the verb made it: the machine's command, the
+    /// intents whose request ids it carries and the text of its submit, intervention or cancel.
     ///
     /// Each input an operator gives carries what the remote allows as it was when it came
     /// (`remote`): a verb it cannot carry out is refused before the machine is asked.
     Command {
-        command: Command,
-        intents: Vec<WriteIntent>,
-        text: Option<String>,
+        command: OperatorCommand,
         actor: Actor,
         remote: RemoteAbility,
     },
@@ -150,10 +148,10 @@ pub(crate) enum Input {
         actor: Actor,
         remote: RemoteAbility,
     },
-    /// An operator's answer to the pending question, with the intent an intervention would use.
+    /// An operator's answer to the pending question, as the intervention it is when the remote
+    /// asked (its text, under a fresh intent).
     Answer {
-        text: String,
-        intent: WriteIntent,
+        intervention: OperatorCommand,
         remote: RemoteAbility,
     },
     /// A message for a person no significant event carries; `NeedsYou` becomes the question.
@@ -606,14 +604,13 @@ impl Core {
             Input::Stream(update) => self.stream(update, at),
             Input::Command {
                 command,
-                intents,
-                text,
                 actor,
                 remote,
             } => {
                 self.busy().remote = remote;
-                let validated = self.command(command.clone(), intents, text);
-                Finish::acting(Acted::Command(command), actor, validated)
+                let acted = Acted::Command(command.command.clone());
+                let validated = self.command(command);
+                Finish::acting(acted, actor, validated)
             }
             Input::Verdict {
                 verdict,
@@ -627,12 +624,11 @@ impl Core {
                 Finish::acting(Acted::Verdict(verdict), actor, validated)
             }
             Input::Answer {
-                text,
-                intent,
+                intervention,
                 remote,
             } => {
                 self.busy().remote = remote;
-                self.answer(text, intent)
+                self.answer(intervention)
             }
             Input::Notice { kind, text } => {
                 let writes = self.ledger.notice(&self.machine, kind, &text, now);
@@ -855,12 +851,12 @@ impl Core {
     /// One operator command: its text and intents are its own (a later plain submit never
     /// inherits an intervention's text). `next-attempt` is a verdict on the finished attempt
     /// too, made by the token. Returns that verdict.
-    fn command(
-        &mut self,
-        command: Command,
-        intents: Vec<WriteIntent>,
-        text: Option<String>,
-    ) -> Option<Validated> {
+    fn command(&mut self, command: OperatorCommand) -> Option<Validated> {
+        let OperatorCommand {
+            command,
+            intents,
+            text,
+        } = command;
         self.refusal = None;
         self.storage_failed = false;
         if let Some(code) = self.incapable(command.verb()) {
@@ -923,14 +919,11 @@ impl Core {
     /// Route an operator's answer: the remote's question is answered with an intervention (the
     /// question stays until the remote accepts one); a supervisor's or Argus's is kept for Argus
     /// first, then answered.
-    fn answer(&mut self, text: String, intent: WriteIntent) -> Finish {
+    fn answer(&mut self, intervention: OperatorCommand) -> Finish {
         let doc = self.ledger.doc();
         let remote_asks = self.machine.state_name() == StateName::AwaitingInput
             || doc.question_source == Some(QuestionSource::Remote);
         if remote_asks {
-            let command = Command::Intervene {
-                request_id: intent.request_id().clone(),
-            };
             // The remote's question is answered at the remote, by an intervention: where the
             // remote takes none (observer only), the answer is refused whatever the state, and
             // the question stays.
@@ -941,7 +934,7 @@ impl Core {
                     self.busy().gated = true;
                     None
                 }
-                None => self.command(command, vec![intent], Some(text)),
+                None => self.command(intervention),
             };
             return Finish::Acting(Box::new(Acting {
                 acted: Acted::Answer,
@@ -955,6 +948,7 @@ impl Core {
             self.out().reply = Some(Reply::Answer(AnswerReply::NothingPending));
             return Finish::Quiet;
         }
+        let text = intervention.text.unwrap_or_default();
         let text = crate::security::Untrusted::new(&text, ANSWER_MAX)
             .as_str()
             .to_string();

@@ -145,15 +145,8 @@ impl Pair {
     }
 
     fn command(&mut self, c: OperatorCommand) -> CommandReply {
-        let OperatorCommand {
-            command,
-            intents,
-            text,
-        } = c;
         let input = Input::Command {
-            command,
-            intents,
-            text,
+            command: c,
             actor: Actor::Operator,
             remote: RemoteAbility::everything(),
         };

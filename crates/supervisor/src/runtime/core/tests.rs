@@ -167,11 +167,13 @@ fn pump_now(
 
 fn observe() -> Input {
     Input::Command {
-        command: Command::Observe {
-            task: Some(TaskId::new("t1")),
+        command: OperatorCommand {
+            command: Command::Observe {
+                task: Some(TaskId::new("t1")),
+            },
+            intents: vec![],
+            text: None,
         },
-        intents: vec![],
-        text: None,
         actor: Actor::Operator,
         remote: RemoteAbility::everything(),
     }
@@ -286,11 +288,13 @@ fn a_claim_without_its_commands_intent_is_never_sent() {
     let mut core = core();
     pump(&mut core, observe(), &reading(RemoteState::Working), false);
     let claim = Input::Command {
-        command: Command::Claim {
-            request_id: argus_machines::RequestId::new("not-minted-here"),
+        command: OperatorCommand {
+            command: Command::Claim {
+                request_id: argus_machines::RequestId::new("not-minted-here"),
+            },
+            intents: vec![],
+            text: None,
         },
-        intents: vec![],
-        text: None,
         actor: Actor::Operator,
         remote: RemoteAbility::everything(),
     };
@@ -307,8 +311,7 @@ fn an_answer_is_routed_by_who_asked() {
     let mut core = core();
     let quiet = reading(RemoteState::Working);
     let answer = || Input::Answer {
-        text: "use the smaller batch".into(),
-        intent: WriteIntent::fresh(),
+        intervention: OperatorCommand::intervene("use the smaller batch".into()),
         remote: RemoteAbility::everything(),
     };
     let seen = pump(&mut core, answer(), &quiet, false);
@@ -403,9 +406,11 @@ fn a_verb_the_remote_cannot_carry_out_is_refused_before_the_machine_and_changes_
         pump(&mut core, observe(), &reading(state), false);
         let (before, doc_before) = (core.machine.record(), core.ledger.doc().clone());
         let input = Input::Command {
-            command,
-            intents: vec![WriteIntent::fresh()],
-            text: Some("again".into()),
+            command: OperatorCommand {
+                command,
+                intents: vec![WriteIntent::fresh()],
+                text: Some("again".into()),
+            },
             actor: Actor::Operator,
             remote: observer_only(),
         };
@@ -429,11 +434,13 @@ fn a_verb_the_remote_cannot_carry_out_is_refused_before_the_machine_and_changes_
     let mut core = core();
     pump(&mut core, observe(), &reading(RemoteState::Working), false);
     let input = Input::Command {
-        command: Command::Claim {
-            request_id: request("c3"),
+        command: OperatorCommand {
+            command: Command::Claim {
+                request_id: request("c3"),
+            },
+            intents: vec![],
+            text: None,
         },
-        intents: vec![],
-        text: None,
         actor: Actor::Operator,
         remote: RemoteAbility {
             can: argus_machines::RemoteCan::EVERYTHING,
@@ -451,9 +458,7 @@ fn a_verb_the_remote_cannot_carry_out_is_refused_before_the_machine_and_changes_
 /// An operator's command, as the API hands it to the core.
 fn operator(c: crate::runtime::OperatorCommand) -> Input {
     Input::Command {
-        command: c.command,
-        intents: c.intents,
-        text: c.text,
+        command: c,
         actor: Actor::Operator,
         remote: RemoteAbility::everything(),
     }
