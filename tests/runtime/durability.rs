@@ -671,6 +671,72 @@ async fn an_event_log_that_turns_unusable_is_moved_aside_said_once_and_its_event
     );
 }
 
+/// The feed lines folded from the event log are counted in the document (`feed_written`) so a
+/// restart writes the ones a crash left unwritten, by position. A line the disk refused must stay
+/// owed: a later line written (and counted) in its place would make the restart skip the refused
+/// one and write the later one again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_line_the_disk_refused_is_written_once_later_and_none_twice() {
+    let (r, rt) = ready("input-required").await;
+    let feed = r.store.root().join("messages").join("c1.jsonl");
+    let said = |rt: &Runtime| -> Vec<String> {
+        rt.messages("c1")
+            .expect("the feed")
+            .into_iter()
+            .map(|m| m.text)
+            .collect()
+    };
+    // The feed becomes a directory: the attempt's lines, up to the remote's question, cannot be
+    // appended.
+    let kept = std::fs::read(&feed).expect("the feed");
+    std::fs::remove_file(&feed).expect("the feed goes");
+    std::fs::create_dir_all(&feed).expect("dir");
+    submit(&rt, "c1").await;
+    wait_state(&rt, "c1", StateName::AwaitingInput).await;
+    assert!(rt.stats().storage_failures.load(Ordering::Relaxed) > 0, "counted");
+    // The disk comes back; the lines after the answer are appended.
+    std::fs::remove_dir(&feed).expect("the directory goes");
+    std::fs::write(&feed, kept).expect("the feed back");
+    intervene(&rt, "c1", "the first dataset").await;
+    wait_state(&rt, "c1", StateName::RemoteTerminalLocalPending).await;
+    // The owed lines are appended before the next one, in order.
+    let question = "Two candidate datasets match";
+    let completed = "Attempt 1 completed";
+    let position = |lines: &[String], text: &str| lines.iter().position(|l| l.contains(text));
+    wait_for("the attempt's last line", || {
+        position(&said(&rt), completed).is_some()
+    })
+    .await;
+    let lines = said(&rt);
+    let (asked, done) = (position(&lines, question), position(&lines, completed));
+    assert!(
+        asked.is_some() && asked < done,
+        "the owed question, first: {lines:#?}"
+    );
+    assert!(
+        position(&lines, question) < position(&lines, completed),
+        "the owed question first: {lines:#?}"
+    );
+    rt.shutdown().await;
+    // A restart finds nothing owed: every line once. (Its first input reads the event log and
+    // writes what the count has not reached, before its own line.)
+    let rt = runtime(&r).await;
+    rt.decision("c1", "a decision after the restart".into())
+        .await
+        .expect("decision");
+    let after = said(&rt);
+    let mut seen = std::collections::BTreeSet::new();
+    for line in &after {
+        assert!(seen.insert(line), "said twice: {line}\n{after:#?}");
+    }
+    assert_eq!(
+        after[..after.len() - 1],
+        lines,
+        "the restart wrote what was said"
+    );
+    rt.shutdown().await;
+}
+
 #[test]
 fn a_heartbeat_too_large_to_compute_with_is_refused() {
     let mut config = RuntimeConfig::new(argus_machines::ControllerId::new("x"));
