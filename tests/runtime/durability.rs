@@ -693,7 +693,10 @@ async fn a_feed_line_the_disk_refused_is_written_once_later_and_none_twice() {
     std::fs::create_dir_all(&feed).expect("dir");
     submit(&rt, "c1").await;
     wait_state(&rt, "c1", StateName::AwaitingInput).await;
-    assert!(rt.stats().storage_failures.load(Ordering::Relaxed) > 0, "counted");
+    assert!(
+        rt.stats().storage_failures.load(Ordering::Relaxed) > 0,
+        "counted"
+    );
     // The disk comes back; the lines after the answer are appended.
     std::fs::remove_dir(&feed).expect("the directory goes");
     std::fs::write(&feed, kept).expect("the feed back");

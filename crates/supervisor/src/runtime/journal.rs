@@ -20,7 +20,6 @@ use super::shared::Shared;
 use super::CampaignDoc;
 use crate::store::{CampaignId, Durability, StoreError};
 use argus_machines::CampaignMachine;
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::RwLock;
@@ -87,18 +86,7 @@ pub(crate) struct Journal {
     id: CampaignId,
     /// Where the persisted document is published.
     snapshot: Snapshot,
-    /// The feed's lines folded from the event log that the disk refused, and the ones after them,
-    /// oldest first: appended before any later feed line. The document counts those lines by
-    /// position (`feed_written`), so a later one counted in a refused one's place would make the
-    /// next start skip the refused line and say the later one twice.
-    owed: VecDeque<HumanMessage>,
-    /// More were refused than [`OWED_MAX`]: none is appended until the next start, which writes
-    /// every line the count has not reached.
-    behind: bool,
 }
-
-/// The most refused feed lines a journal holds to append again (the next start writes the rest).
-const OWED_MAX: usize = 64;
 
 impl Journal {
     /// The journal of a campaign about to be driven, and the snapshot receiver for its handle.
@@ -118,12 +106,7 @@ impl Journal {
             None => Snapshot::new(published),
         };
         let rx = snapshot.clone();
-        let j = Journal {
-            id,
-            snapshot,
-            owed: VecDeque::new(),
-            behind: false,
-        };
+        let j = Journal { id, snapshot };
         (j, rx)
     }
 
@@ -207,7 +190,7 @@ impl Journal {
     /// Perform `writes` in order, telling the ledger what became of the two whose outcome
     /// changes the document. A document that cannot be written stops the rest (its error is
     /// returned); a derived feed message that cannot be appended is owed, and so is every derived
-    /// one after it until it is appended (`owed`); a lease record that cannot be written is
+    /// one after it until the owed ones are appended, first ([`Ledger::owe`]); a lease record that cannot be written is
     /// logged (it is never read back for authority).
     pub(crate) fn execute(
         &mut self,
@@ -243,18 +226,17 @@ impl Journal {
                 }
                 Write::Event(line) => self.append_event(sh, ledger, machine, &line),
                 Write::Feed { message, derived } => {
-                    let owing = !self.pay_owed(sh, ledger);
-                    match derived {
-                        true if owing => self.owe(message),
-                        true if self.append_message(sh, &message) => ledger.fed(),
-                        true => {
-                            // Counted once, as a document the disk refused is (`status`).
-                            sh.stats.storage_failures.fetch_add(1, Ordering::Relaxed);
-                            self.owe(message)
-                        }
-                        false => {
-                            self.append_message(sh, &message);
-                        }
+                    self.pay_owed(sh, ledger);
+                    if !derived {
+                        self.append_message(sh, &message);
+                    } else if ledger.owes() {
+                        self.owe(ledger, message);
+                    } else if self.append_message(sh, &message) {
+                        ledger.fed();
+                    } else {
+                        // Counted once, as a document the disk refused is (`status`).
+                        sh.stats.storage_failures.fetch_add(1, Ordering::Relaxed);
+                        self.owe(ledger, message);
                     }
                 }
             }
@@ -262,27 +244,21 @@ impl Journal {
         Ok(())
     }
 
-    /// Append the owed feed lines, oldest first, counting each; whether none is owed now.
-    fn pay_owed(&mut self, sh: &Shared, ledger: &mut Ledger) -> bool {
-        while let Some(message) = self.owed.front() {
+    /// Append the feed lines the ledger owes, oldest first, while the disk takes them.
+    fn pay_owed(&self, sh: &Shared, ledger: &mut Ledger) {
+        while let Some(message) = ledger.owed() {
             if !self.append_message(sh, message) {
-                return false;
+                return;
             }
-            ledger.fed();
-            self.owed.pop_front();
+            ledger.paid();
         }
-        !self.behind
     }
 
-    /// A derived feed line not appended now: owed, or past [`OWED_MAX`] left to the next start.
-    fn owe(&mut self, message: HumanMessage) {
-        if self.behind || self.owed.len() >= OWED_MAX {
-            if !std::mem::replace(&mut self.behind, true) {
-                tracing::error!(campaign_id = %self.id, "feed lines owed past {OWED_MAX}: the rest are written at the next start");
-            }
-            return;
+    /// A derived feed line not appended now, owed (past the ledger's limit, said once).
+    fn owe(&self, ledger: &mut Ledger, message: HumanMessage) {
+        if ledger.owe(message) {
+            tracing::error!(campaign_id = %self.id, "too many feed lines owed: the rest are written at the next start");
         }
-        self.owed.push_back(message);
     }
 
     /// Append one line to the event log. An unusable log (a directory in its place, unreadable

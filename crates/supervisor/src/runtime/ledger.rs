@@ -7,7 +7,8 @@
 //! record it, in the order they must happen. It reads no file, writes none and reads no clock
 //! (`now` is given): the journal (`journal.rs`) performs the writes and tells the ledger
 //! what became of the two whose outcome changes the document ([`Ledger::fed`],
-//! [`Ledger::unwritten`]).
+//! [`Ledger::unwritten`]); a derived feed line the disk refused is owed here
+//! ([`Ledger::owe`]), and the journal appends what is owed first.
 
 use super::command::{Acted, Actor};
 use super::messages::{self, FeedFold, HumanMessage, MessageKind};
@@ -23,6 +24,7 @@ use argus_machines::{
     CampaignMachine, CampaignRecord, Command, Intent, Lease, Observation, ReadbackAnswer,
     Significant, StateName, Verdict,
 };
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// The longest question of the remote's that is kept (bytes).
@@ -77,7 +79,19 @@ pub struct Ledger {
     feed: FeedFold,
     /// The lease last put in the lease record, so it is rewritten only on change.
     lease_file: Option<Lease>,
+    /// The feed's lines folded from the event log that were not appended (the disk refused
+    /// one, and the ones after it wait behind it), oldest first: appended before any later one.
+    /// The document counts those lines by position (`feed_written`), so a later line counted in a
+    /// refused one's place would make the next start skip the refused line and say the later
+    /// one twice.
+    owed: VecDeque<HumanMessage>,
+    /// More were owed than [`OWED_MAX`]: no derived line is appended until the next start, which
+    /// writes every line the count has not reached.
+    behind: bool,
 }
+
+/// The most feed lines a ledger holds to append again (the next start writes the rest).
+const OWED_MAX: usize = 64;
 
 impl Ledger {
     /// The ledger of a campaign about to be driven, around its document as read, holding the
@@ -93,6 +107,8 @@ impl Ledger {
             reducer: Reducer::default(),
             feed: FeedFold::default(),
             lease_file: machine.held_lease().cloned(),
+            owed: VecDeque::new(),
+            behind: false,
         };
         let record = machine.record();
         if record != ledger.doc.machine {
@@ -151,6 +167,33 @@ impl Ledger {
     pub fn fed(&mut self) {
         let doc = self.doc_mut();
         doc.feed_written = doc.feed_written.saturating_add(1);
+    }
+
+    /// The oldest feed line owed, to append before any other.
+    pub fn owed(&self) -> Option<&HumanMessage> {
+        self.owed.front()
+    }
+
+    /// The oldest owed line was appended: counted.
+    pub fn paid(&mut self) {
+        if self.owed.pop_front().is_some() {
+            self.fed();
+        }
+    }
+
+    /// A derived line must wait: one before it is owed.
+    pub fn owes(&self) -> bool {
+        self.behind || !self.owed.is_empty()
+    }
+
+    /// A derived line not appended (the disk refused it, or one before it is owed): owed, or,
+    /// past [`OWED_MAX`], left to the next start. True the first time the ledger falls behind.
+    pub fn owe(&mut self, message: HumanMessage) -> bool {
+        if self.behind || self.owed.len() >= OWED_MAX {
+            return !std::mem::replace(&mut self.behind, true);
+        }
+        self.owed.push_back(message);
+        false
     }
 
     /// The document with the machine's record, written.
@@ -772,6 +815,39 @@ mod tests {
             None,
             "the log's identities are known"
         );
+    }
+
+    #[test]
+    fn a_refused_feed_line_is_owed_with_those_after_it_and_counted_in_order_once_paid() {
+        let m = machine();
+        let mut l = ledger(&m);
+        let line = |text: &str| HumanMessage {
+            at: NOW,
+            kind: MessageKind::StageTransition,
+            text: text.into(),
+        };
+        assert!(!l.owes());
+        // The first is refused; the second must wait behind it, never be counted in its place.
+        assert!(!l.owe(line("first")));
+        assert!(l.owes());
+        assert!(!l.owe(line("second")));
+        assert_eq!(l.doc().feed_written, 0);
+        assert_eq!(l.owed().map(|m| m.text.as_str()), Some("first"));
+        l.paid();
+        assert_eq!(l.owed().map(|m| m.text.as_str()), Some("second"));
+        l.paid();
+        assert_eq!((l.owed(), l.owes(), l.doc().feed_written), (None, false, 2));
+        // Past the limit the ledger falls behind, says so once, and holds no more.
+        for i in 0..OWED_MAX {
+            assert!(!l.owe(line(&format!("{i}"))));
+        }
+        assert!(l.owe(line("one too many")));
+        assert!(!l.owe(line("and another")));
+        while l.owed().is_some() {
+            l.paid();
+        }
+        assert!(l.owes(), "behind until the next start");
+        assert_eq!(l.doc().feed_written as usize, 2 + OWED_MAX);
     }
 
     #[test]
