@@ -108,9 +108,9 @@ impl<T: Transport + 'static> Driver<T> {
         let report = match effect {
             Effect::ReadLog => Performed::Log(self.journal.read_log(sh)),
             Effect::Persist { writes } => {
-                let written = self.journal.write_ahead(sh, self.core.records(), writes);
-                Performed::Persisted(written.is_ok())
+                Performed::Persisted(self.journal.write_ahead(sh, writes))
             }
+            Effect::Record(entry) => Performed::Recorded(self.journal.record(sh, entry)),
             Effect::KeepAnswer(text) => Performed::Kept(sh.wake.keep_answer(self.core.id(), &text)),
             Effect::Call(request) => {
                 let _permit = sh.permit().await;
@@ -123,9 +123,8 @@ impl<T: Transport + 'static> Driver<T> {
                 Performed::Subscribed(opened.map(|updates| self.updates = Some(updates)))
             }
             Effect::Crash => return Err(Crashed),
-            Effect::Record { groups, noticed } => {
-                self.journal
-                    .record(sh, self.core.records(), groups, noticed);
+            Effect::Noticed(noticed) => {
+                self.journal.noticed(sh, noticed);
                 return Ok(None);
             }
             Effect::Wake(wake) => {

@@ -1,25 +1,25 @@
-//! The driver's local destination: performs the writes the [`Ledger`] decides — the campaign's
-//! document, its significant-event log, its human feed and the lease record — and publishes the
-//! snapshot everyone else reads.
+//! The driver's local destination: performs the writes the ledger decides, one [`JournalEntry`] at a
+//! time as the core gives them — the campaign's document, its significant-event log, its human
+//! feed and the lease record — says what became of each ([`Entered`]), and publishes the snapshot
+//! everyone else reads. It holds no ledger and changes none: the core tells the ledger.
 //!
 //! After every persisted document it publishes it as a [`Snapshot`]: the API, the demo, the status
 //! route and the Argus link read that snapshot, never the file. Must never publish what is not on
 //! disk — the two exceptions are the restored state when the document is read, which is exactly
 //! what the record on disk restores to at every start ([`Journal::open`]), and a renewal's new
 //! expiry, which is in the lease record and not in the campaign document until its next write, a
-//! record that restores alike ([`Ledger::step`]) — never re-read its own files to learn what it
+//! record that restores alike (`Ledger::step`) — never re-read its own files to learn what it
 //! already knows (the document and the event log are each read once, before the first step), and
 //! never decide what to record: the ledger does, and this executes it.
 
 use super::core::Noticed;
-use super::ledger::{Ledger, Write};
+use super::ledger::{Entered, JournalEntry};
 use super::messages::HumanMessage;
 use super::reduce::EventLine;
 use super::shared::FeedNews;
 use super::shared::Shared;
 use super::CampaignDoc;
-use crate::store::{CampaignId, Durability, StoreError};
-use argus_machines::CampaignMachine;
+use crate::store::{CampaignId, Durability};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::RwLock;
@@ -151,141 +151,90 @@ impl Journal {
         });
     }
 
-    /// A step's write-ahead, off the runtime's workers ([`off_core`]).
-    pub(crate) fn write_ahead(
-        &mut self,
-        sh: &Shared,
-        (ledger, machine): (&mut Ledger, &CampaignMachine),
-        writes: Vec<Write>,
-    ) -> Result<(), StoreError> {
-        off_core(sh, || self.execute(sh, ledger, machine, writes))
+    /// A step's write-ahead, off the runtime's workers ([`off_core`]): whether its document was
+    /// written (a document the disk refuses stops the rest).
+    pub(crate) fn write_ahead(&mut self, sh: &Shared, entries: Vec<JournalEntry>) -> bool {
+        off_core(sh, || {
+            entries.into_iter().all(|entry| {
+                let document = matches!(entry, JournalEntry::Document(_));
+                !(self.write(sh, entry) == Entered::Refused && document)
+            })
+        })
     }
 
-    /// The other records, each group stopped by its own failed document write, off the
-    /// runtime's workers ([`off_core`]). Once every group is written, the change a remote
-    /// reading surfaced (`noticed`) is counted: timed from when the remote says it changed, or
-    /// found by the campaign's first look.
-    pub(crate) fn record(
-        &mut self,
-        sh: &Shared,
-        (ledger, machine): (&mut Ledger, &CampaignMachine),
-        groups: Vec<Vec<Write>>,
-        noticed: Option<Noticed>,
-    ) {
-        let written = groups.is_empty()
-            || off_core(sh, || {
-                let mut all = true;
-                for group in groups {
-                    all &= self.execute(sh, ledger, machine, group).is_ok();
-                }
-                all
-            });
-        match noticed.filter(|_| written) {
-            Some(n) if n.first_look => sh.stats.notice.found(),
-            Some(n) => sh.stats.notice.noticed(n.changed_at, crate::time::now_ms()),
-            None => {}
+    /// One of the other records, off the runtime's workers ([`off_core`]), and what became of it.
+    pub(crate) fn record(&mut self, sh: &Shared, entry: JournalEntry) -> Entered {
+        off_core(sh, || self.write(sh, entry))
+    }
+
+    /// The change a remote reading surfaced is on disk: counted, timed from when the remote says
+    /// it changed, or found by the campaign's first look.
+    pub(crate) fn noticed(&self, sh: &Shared, noticed: Noticed) {
+        if noticed.first_look {
+            sh.stats.notice.found();
+        } else {
+            sh.stats
+                .notice
+                .noticed(noticed.changed_at, crate::time::now_ms());
         }
     }
 
-    /// Perform `writes` in order, telling the ledger what became of the two whose outcome
-    /// changes the document. A document that cannot be written stops the rest (its error is
-    /// returned); a derived feed message that cannot be appended is owed, and so is every derived
-    /// one after it until the owed ones are appended, first ([`Ledger::owe`]); a lease record that cannot be written is
-    /// logged (it is never read back for authority).
-    pub(crate) fn execute(
-        &mut self,
-        sh: &Shared,
-        ledger: &mut Ledger,
-        machine: &CampaignMachine,
-        writes: Vec<Write>,
-    ) -> Result<(), StoreError> {
-        for write in writes {
-            match write {
-                Write::Document => {
-                    let path = sh.store.campaign_path(&self.id);
-                    let durability = Durability::Durable;
-                    if let Err(e) = sh.store.write_doc_with(&path, ledger.doc(), durability) {
-                        ledger.unwritten();
-                        tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
-                        return Err(e);
-                    }
-                    wrote(sh, durability);
-                    self.snapshot.publish(ledger.publish());
+    /// Perform one entry. A document, once written, is published; a lease record that cannot be
+    /// written is logged (it is never read back for authority).
+    fn write(&mut self, sh: &Shared, entry: JournalEntry) -> Entered {
+        match entry {
+            JournalEntry::Document(doc) => {
+                let path = sh.store.campaign_path(&self.id);
+                let durability = Durability::Durable;
+                if let Err(e) = sh.store.write_doc_with(&path, &*doc, durability) {
+                    tracing::error!(campaign_id = %self.id, error = %e, "cannot persist campaign");
+                    return Entered::Refused;
                 }
-                Write::Publish => self.snapshot.publish(ledger.publish()),
-                Write::LeaseRecord(held) => {
-                    let path = sh.store.lease_path(&self.id);
-                    let record = serde_json::json!({ "campaign_id": self.id, "held": held });
-                    let durability = Durability::Unsynced;
-                    match sh.store.write_doc_with(&path, &record, durability) {
-                        Ok(()) => wrote(sh, durability),
-                        Err(e) => {
-                            tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record")
-                        }
-                    }
-                }
-                Write::Event(line) => self.append_event(sh, ledger, machine, &line),
-                Write::Feed { message, derived } => {
-                    self.pay_owed(sh, ledger);
-                    if !derived {
-                        self.append_message(sh, &message);
-                    } else if ledger.owes() {
-                        self.owe(ledger, message);
-                    } else if self.append_message(sh, &message) {
-                        ledger.fed();
-                    } else {
-                        // Counted once, as a document the disk refused is (`status`).
-                        sh.stats.storage_failures.fetch_add(1, Ordering::Relaxed);
-                        self.owe(ledger, message);
+                wrote(sh, durability);
+                self.snapshot.publish(doc);
+            }
+            JournalEntry::Publish(doc) => self.snapshot.publish(doc),
+            JournalEntry::LeaseRecord(held) => {
+                let path = sh.store.lease_path(&self.id);
+                let record = serde_json::json!({ "campaign_id": self.id, "held": held });
+                let durability = Durability::Unsynced;
+                match sh.store.write_doc_with(&path, &record, durability) {
+                    Ok(()) => wrote(sh, durability),
+                    Err(e) => {
+                        tracing::error!(campaign_id = %self.id, error = %e, "cannot write lease record")
                     }
                 }
             }
-        }
-        Ok(())
-    }
-
-    /// Append the feed lines the ledger owes, oldest first, while the disk takes them.
-    fn pay_owed(&self, sh: &Shared, ledger: &mut Ledger) {
-        while let Some(message) = ledger.owed() {
-            if !self.append_message(sh, message) {
-                return;
+            JournalEntry::Event(line) => return self.append_event(sh, &line),
+            JournalEntry::Feed(message) if !self.append_message(sh, &message) => {
+                return Entered::Refused
             }
-            ledger.paid();
+            JournalEntry::Feed(_) => {}
         }
-    }
-
-    /// A derived feed line not appended now, owed (past the ledger's limit, said once).
-    fn owe(&self, ledger: &mut Ledger, message: HumanMessage) {
-        if ledger.owe(message) {
-            tracing::error!(campaign_id = %self.id, "too many feed lines owed: the rest are written at the next start");
-        }
+        Entered::Written
     }
 
     /// Append one line to the event log. An unusable log (a directory in its place, unreadable
-    /// bytes) is moved aside, said in the feed, and the event goes to a fresh log.
-    fn append_event(
-        &mut self,
-        sh: &Shared,
-        ledger: &mut Ledger,
-        machine: &CampaignMachine,
-        line: &EventLine,
-    ) {
+    /// bytes) is moved aside and the line goes to a fresh log (the core says so in the feed).
+    fn append_event(&self, sh: &Shared, line: &EventLine) -> Entered {
         let path = sh.store.events_path(&self.id);
         let e = match sh.store.append_line(&path, line) {
-            Ok(None) => return,
-            Ok(Some(repaired)) => return sh.report(&self.id, &repaired),
+            Ok(None) => return Entered::Written,
+            Ok(Some(repaired)) => {
+                sh.report(&self.id, &repaired);
+                return Entered::Written;
+            }
             Err(e) => e,
         };
         tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
-        if let Ok(Some(what)) = sh.store.repair_log(&path) {
-            tracing::error!(campaign_id = %self.id, "unusable event log: {what}");
-            let (kind, text) = super::messages::EVENT_LOG_MOVED;
-            let writes = ledger.notice(machine, kind, text, sh.clock.now());
-            let _ = self.execute(sh, ledger, machine, writes);
-            if let Err(e) = sh.store.append_line(&path, line) {
-                tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
-            }
+        let Ok(Some(what)) = sh.store.repair_log(&path) else {
+            return Entered::Refused;
+        };
+        tracing::error!(campaign_id = %self.id, "unusable event log: {what}");
+        if let Err(e) = sh.store.append_line(&path, line) {
+            tracing::error!(campaign_id = %self.id, error = %e, "cannot append event");
         }
+        Entered::LogMoved
     }
 
     /// Append one message to the persisted feed file, then publish it to live followers.

@@ -5,10 +5,10 @@
 //! fact — a step the machine took, a reading, a significant event, a notice, a verdict, an
 //! operator's action or answer — changes the document in memory and answers the [`Write`]s that
 //! record it, in the order they must happen. It reads no file, writes none and reads no clock
-//! (`now` is given): the journal (`journal.rs`) performs the writes and tells the ledger
-//! what became of the two whose outcome changes the document ([`Ledger::fed`],
-//! [`Ledger::unwritten`]); a derived feed line the disk refused is owed here
-//! ([`Ledger::owe`]), and the journal appends what is owed first.
+//! (`now` is given): the journal (`journal.rs`) performs each write as an [`JournalEntry`], and the
+//! core tells the ledger what became of those whose outcome changes the document
+//! ([`Ledger::fed`], [`Ledger::unwritten`]) or the feed ([`Ledger::owe`]: a derived feed line
+//! the disk refused is owed, and appended before any later one).
 
 use super::command::{Acted, Actor};
 use super::messages::{self, FeedFold, HumanMessage, MessageKind};
@@ -47,6 +47,32 @@ pub enum Write {
         message: HumanMessage,
         derived: bool,
     },
+}
+
+/// One [`Write`] as the journal performs it ([`Ledger::entry`]): a document as it stands when the
+/// write is given, so it counts every feed line appended before it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JournalEntry {
+    /// `campaigns/<id>.json`, durably, then published.
+    Document(Arc<CampaignDoc>),
+    /// Published without being written.
+    Publish(Arc<CampaignDoc>),
+    /// `leases/<id>.json`, unsynced.
+    LeaseRecord(Option<Lease>),
+    /// One line of the significant-event log.
+    Event(EventLine),
+    /// One line of the human feed.
+    Feed(HumanMessage),
+}
+
+/// What became of an [`JournalEntry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entered {
+    Written,
+    /// The disk refused it (a lease record's failure is only logged: it is never read back).
+    Refused,
+    /// The event log was unusable: it was moved aside and the line went to a fresh one.
+    LogMoved,
 }
 
 /// What a step writes, and whether it only renewed the lease.
@@ -202,8 +228,22 @@ impl Ledger {
         vec![Write::Document]
     }
 
-    /// The last [`Write::Document`] failed: the path does not keep a state the disk never had.
+    /// `write` as the journal performs it, given now: a document as it stands (published from
+    /// now on, unless [`Ledger::unwritten`] says the disk refused it).
+    pub fn entry(&mut self, write: Write) -> JournalEntry {
+        match write {
+            Write::Document => JournalEntry::Document(self.publish()),
+            Write::Publish => JournalEntry::Publish(self.publish()),
+            Write::LeaseRecord(lease) => JournalEntry::LeaseRecord(lease),
+            Write::Event(line) => JournalEntry::Event(line),
+            Write::Feed { message, .. } => JournalEntry::Feed(message),
+        }
+    }
+
+    /// The last [`Write::Document`] failed: the path does not keep a state the disk never had,
+    /// and the document is not what was published.
     pub fn unwritten(&mut self) {
+        self.unpublished = true;
         if std::mem::take(&mut self.moved) {
             let doc = self.doc_mut();
             doc.path.pop();

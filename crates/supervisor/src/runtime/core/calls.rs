@@ -408,7 +408,7 @@ impl Core {
             let writes = self
                 .ledger
                 .evidence(&self.machine, EvidenceSummary::of(&ev));
-            self.out().records.push(writes);
+            self.out().record(writes);
         }
     }
 }

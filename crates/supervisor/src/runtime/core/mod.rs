@@ -31,8 +31,8 @@ pub(crate) use pace::{on_slot, seed, Due, Pace};
 pub(crate) use paced::{Hot, Streams};
 
 use super::command::{Acted, Actor, OperatorCommand};
-use super::ledger::{Checkpoint, Ledger, Write};
-use super::messages::MessageKind;
+use super::ledger::{Checkpoint, Entered, JournalEntry, Ledger, Write};
+use super::messages::{HumanMessage, MessageKind};
 use super::reduce::{AnswerTo, EventLine, WakeSink};
 use super::reply::{AnswerReply, CommandReply, Outcome, RefusalCode};
 use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
@@ -171,21 +171,21 @@ impl Input {
     }
 }
 
-/// One thing the driver does, in the order [`Core::poll_effect`] gives them. Five wait for a
-/// report through [`Core::advance`] (`Persist`, `ReadLog`, `KeepAnswer`, `Call`, `Subscribe`);
-/// each is the last of what one step gathered, so nothing comes out after it until it is
-/// reported.
+/// One thing the driver does, in the order [`Core::poll_effect`] gives them. Six wait for a
+/// report through [`Core::advance`] (`Persist`, `Record`, `ReadLog`, `KeepAnswer`, `Call`,
+/// `Subscribe`); but for `Record`, each is the last of what one step gathered, so nothing comes
+/// out after it until it is reported.
 pub(crate) enum Effect {
     /// The step's write-ahead, alone: reported with [`Performed::Persisted`]; a failed document
     /// write undoes the step.
-    Persist { writes: Vec<Write> },
-    /// Other records, each group stopped by its own failed document write. When they hold the
-    /// first significant event a remote reading surfaced (`noticed`), its time-to-notice is
-    /// measured once they are written.
-    Record {
-        groups: Vec<Vec<Write>>,
-        noticed: Option<Noticed>,
-    },
+    Persist { writes: Vec<JournalEntry> },
+    /// One of the other records, in order: reported with [`Performed::Recorded`]. A document
+    /// carries every feed line appended before it; one the disk refused stops the rest of its
+    /// group.
+    Record(JournalEntry),
+    /// The first significant event a remote reading surfaced is on disk: its time-to-notice is
+    /// measured.
+    Noticed(Noticed),
     /// For the wake sink, after the records (a wake finds its event logged).
     Wake(Wake),
     /// The answer to whoever gave the input.
@@ -215,7 +215,14 @@ pub(crate) enum Effect {
 struct Batch {
     persist: Vec<Write>,
     crash: bool,
-    records: Vec<Vec<Write>>,
+    /// The records, in groups: a document the disk refuses stops the rest of its group.
+    records: VecDeque<VecDeque<Write>>,
+    /// The record given and not yet reported, where its outcome matters.
+    recording: Option<Recording>,
+    /// An owed feed line was refused in this batch: not tried again until the next.
+    unpaid: bool,
+    /// A document among the records was refused (the change a reading surfaced is not noticed).
+    unrecorded: bool,
     wakes: VecDeque<Wake>,
     keep_answer: Option<String>,
     call: Option<Request>,
@@ -252,21 +259,30 @@ impl Batch {
             || self.subscribe.is_some()
     }
 
-    /// The next effect, in order: a crash test's stop; the write-ahead alone; the records; the
-    /// wakes; the reply; the closing; the event log to read; a stream to drop; then what waits
-    /// for its report (an answer to keep, a stream to ask for, a call).
-    fn next(&mut self) -> Option<Effect> {
+    /// Records `writes`, as one group.
+    fn record(&mut self, writes: Vec<Write>) {
+        self.records.push_back(writes.into());
+    }
+
+    /// The next effect, in order: a crash test's stop; the write-ahead alone; the records, one
+    /// at a time, then the notice they hold; the wakes; the reply; the closing; the event log to
+    /// read; a stream to drop; then what waits for its report (an answer to keep, a stream to
+    /// ask for, a call). `ledger` gives each write its document as it stands.
+    fn next(&mut self, ledger: &mut Ledger) -> Option<Effect> {
         use std::mem::take;
         if take(&mut self.crash) {
             return Some(Effect::Crash);
         }
         if !self.persist.is_empty() {
-            let writes = take(&mut self.persist);
+            let writes = take(&mut self.persist).into_iter();
+            let writes = writes.map(|w| ledger.entry(w)).collect();
             return Some(Effect::Persist { writes });
         }
-        if !self.records.is_empty() || self.noticed.is_some() {
-            let (groups, noticed) = (take(&mut self.records), self.noticed.take());
-            return Some(Effect::Record { groups, noticed });
+        if let Some(entry) = self.next_record(ledger) {
+            return Some(Effect::Record(entry));
+        }
+        if let Some(noticed) = self.noticed.take().filter(|_| !self.unrecorded) {
+            return Some(Effect::Noticed(noticed));
         }
         if let Some(wake) = self.wakes.pop_front() {
             return Some(Effect::Wake(wake));
@@ -290,6 +306,64 @@ impl Batch {
             return Some(Effect::Subscribe(task));
         }
         self.call.take().map(Effect::Call)
+    }
+}
+
+impl Batch {
+    /// The next record to give, as an entry. A feed line waits behind the lines the feed is owed
+    /// (each given first, oldest first); a derived one that must wait is owed too, never given
+    /// out of its order.
+    fn next_record(&mut self, ledger: &mut Ledger) -> Option<JournalEntry> {
+        loop {
+            let group = self.records.front_mut()?;
+            let Some(write) = group.front() else {
+                self.records.pop_front();
+                continue;
+            };
+            if matches!(write, Write::Feed { .. }) && !self.unpaid {
+                if let Some(owed) = ledger.owed() {
+                    self.recording = Some(Recording::Owed);
+                    return Some(JournalEntry::Feed(owed.clone()));
+                }
+            }
+            let write = group.pop_front()?;
+            self.recording = match &write {
+                Write::Document => Some(Recording::Document),
+                Write::Event(_) => Some(Recording::Event),
+                Write::Feed {
+                    message,
+                    derived: true,
+                } if ledger.owes() => {
+                    owe(ledger, message.clone());
+                    continue;
+                }
+                Write::Feed {
+                    message,
+                    derived: true,
+                } => Some(Recording::Derived(message.clone())),
+                Write::Feed { .. } | Write::Publish | Write::LeaseRecord(_) => None,
+            };
+            return Some(ledger.entry(write));
+        }
+    }
+}
+
+/// A record given whose outcome matters to the ledger.
+enum Recording {
+    /// A document: refused, it stops the rest of its group.
+    Document,
+    /// An event line: its log may have been moved aside.
+    Event,
+    /// A feed line folded from the event log: counted once written, owed if refused.
+    Derived(HumanMessage),
+    /// The oldest owed feed line: counted once written.
+    Owed,
+}
+
+/// A derived feed line not appended: owed (the first time the ledger falls behind, said).
+fn owe(ledger: &mut Ledger, message: HumanMessage) {
+    if ledger.owe(message) {
+        tracing::error!("too many feed lines owed: the rest are written at the next start");
     }
 }
 
@@ -338,6 +412,8 @@ pub(crate) enum Reply {
 pub(crate) enum Performed {
     /// The write-ahead is on disk (`true`), or its document could not be written.
     Persisted(bool),
+    /// What became of one record.
+    Recorded(Entered),
     /// Where the answer went, or why it could not be kept.
     Kept(std::io::Result<AnswerTo>),
     /// What the remote answered to the call (its token settles it).
@@ -576,10 +652,35 @@ impl Core {
         (!ended).then_some(task)
     }
 
-    /// The ledger and the machine, for the journal performing an [`Effect`]'s writes: it tells the
-    /// ledger what became of the two writes whose outcome changes the document.
-    pub(crate) fn records(&mut self) -> (&mut Ledger, &CampaignMachine) {
-        (&mut self.ledger, &self.machine)
+    /// What became of the record given last: the ledger is told what changes the document or
+    /// the feed; a refused document stops the rest of its group; an event log moved aside is
+    /// said in the feed, next.
+    fn recorded(&mut self, entered: Entered, now: u64) {
+        let Some(giving) = self.giving.as_mut() else {
+            return;
+        };
+        match (giving.recording.take(), entered) {
+            (Some(Recording::Document), Entered::Refused) => {
+                self.ledger.unwritten();
+                giving.records.pop_front();
+                giving.unrecorded = true;
+            }
+            (Some(Recording::Derived(_)), Entered::Written) => self.ledger.fed(),
+            (Some(Recording::Derived(message)), Entered::Refused) => {
+                // Counted once, as a document the disk refused is (`status`).
+                let failures = &self.env.stats.storage_failures;
+                failures.fetch_add(1, Ordering::Relaxed);
+                owe(&mut self.ledger, message);
+            }
+            (Some(Recording::Owed), Entered::Written) => self.ledger.paid(),
+            (Some(Recording::Owed), Entered::Refused) => giving.unpaid = true,
+            (Some(Recording::Event), Entered::LogMoved) => {
+                let (kind, text) = super::messages::EVENT_LOG_MOVED;
+                let writes = self.ledger.notice(&self.machine, kind, text, now);
+                giving.records.push_front(writes.into());
+            }
+            _ => {}
+        }
     }
 
     /// Take an input. The previous one must have been pumped to the end (`poll_effect` gave
@@ -632,7 +733,7 @@ impl Core {
             }
             Input::Notice { kind, text } => {
                 let writes = self.ledger.notice(&self.machine, kind, &text, now);
-                self.out().records.push(writes);
+                self.out().record(writes);
                 Finish::Done
             }
             Input::Read => Finish::Done,
@@ -651,7 +752,7 @@ impl Core {
         let mut group = self.ledger.resume(log);
         if !group.is_empty() {
             group.extend(self.ledger.document(&self.machine));
-            self.out().records.push(group);
+            self.out().record(group);
         }
     }
 
@@ -680,7 +781,7 @@ impl Core {
     /// this is asked again.
     pub(crate) fn poll_effect(&mut self, now: Now) -> Option<Effect> {
         loop {
-            if let Some(effect) = self.giving.as_mut().and_then(|b| b.next()) {
+            if let Some(effect) = self.giving.as_mut().and_then(|b| b.next(&mut self.ledger)) {
                 return Some(effect);
             }
             match (self.batch(now), self.giving.as_mut()) {
@@ -790,6 +891,7 @@ impl Core {
     pub(crate) fn advance(&mut self, report: Performed, at: Now) {
         let now = at.unix;
         match report {
+            Performed::Recorded(entered) => self.recorded(entered, now),
             Performed::Persisted(ok) => match self.busy().persisting.take() {
                 Some(p) if ok && p.milestone.is_some() && p.milestone == self.crash => {
                     self.crash_now(p.milestone)
@@ -810,7 +912,7 @@ impl Core {
                 let reply = match kept {
                     Ok(to) => {
                         let writes = self.ledger.answered(&self.machine, &text, now);
-                        self.out().records.push(writes);
+                        self.out().record(writes);
                         AnswerReply::Kept(to)
                     }
                     Err(e) => {
@@ -1006,6 +1108,7 @@ impl Core {
     /// The step could not be persisted: the campaign stays as it is on disk (memory included),
     /// and the step and the rest of the input are dropped.
     fn unpersisted(&mut self, p: Box<Persisting>) {
+        self.ledger.unwritten();
         if let Some(undo) = p.undo {
             self.machine.undo(undo);
         }
@@ -1033,7 +1136,7 @@ impl Core {
         if let Some((intent, Event::ReadBack { request_id, answer })) = settles {
             if *request_id == intent.request_id {
                 let writes = self.ledger.settled(intent, answer, &self.machine, now);
-                self.out().records.push(writes);
+                self.out().record(writes);
             }
         }
         // A step that leaves control by releasing still needs the `Controller` for the release
@@ -1084,7 +1187,7 @@ impl Core {
         };
         a.said = true;
         let writes = self.ledger.action(&a.acted, &reply, &a.actor, now);
-        self.out().records.push(writes);
+        self.out().record(writes);
     }
 
     /// One of a restored state's entry actions.
@@ -1144,7 +1247,7 @@ impl Core {
         let Some(writes) = self.ledger.surface(&self.machine, &sig, now) else {
             return;
         };
-        self.out().records.push(writes);
+        self.out().record(writes);
         self.env.stats.significant.fetch_add(1, Ordering::Relaxed);
         *self
             .env
@@ -1172,7 +1275,7 @@ impl Core {
             .quarantined
             .fetch_add(u64::from(count), Ordering::Relaxed);
         let writes = self.ledger.quarantined(&self.machine, count);
-        self.out().records.push(writes);
+        self.out().record(writes);
     }
 
     /// The input's steps have settled: its answer, its records.
@@ -1186,7 +1289,7 @@ impl Core {
             }
             Finish::Shutdown => {
                 let writes = self.ledger.document(&self.machine);
-                self.out().records.push(writes);
+                self.out().record(writes);
                 self.out().reply = Some(Reply::Done);
                 self.stopped = true;
             }
@@ -1211,7 +1314,7 @@ impl Core {
         let accepted = self.busy().first.take().unwrap_or(false) || gated;
         if let (true, Some(v)) = (accepted, &validated) {
             let writes = self.ledger.verdict(&self.machine, v);
-            self.out().records.push(writes);
+            self.out().record(writes);
         }
         if command {
             self.text = None;
@@ -1227,7 +1330,7 @@ impl Core {
             // first reading finds a question leaves it standing).
             let delivered = self.busy().was_asked && reply.outcome() == Outcome::Done;
             let writes = self.ledger.commanded(&self.machine, delivered);
-            self.out().records.push(writes);
+            self.out().record(writes);
         }
         if let Some(refusal) = reply
             .refusal
@@ -1237,7 +1340,7 @@ impl Core {
         }
         if !said {
             let writes = self.ledger.action(&acted, &reply, &actor, now);
-            self.out().records.push(writes);
+            self.out().record(writes);
         }
         self.out().reply = Some(match acted {
             Acted::Answer => Reply::Answer(AnswerReply::Intervened(reply)),

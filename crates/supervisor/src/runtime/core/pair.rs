@@ -138,7 +138,11 @@ impl Pair {
                 Effect::Subscribe(_) | Effect::Crash => {
                     panic!("no stream and no crash here")
                 }
-                Effect::Record { .. } | Effect::Wake(_) | Effect::Closed | Effect::Unsubscribe => {}
+                Effect::Record(_) => {
+                    let written = Performed::Recorded(super::Entered::Written);
+                    self.core.advance(written, now);
+                }
+                Effect::Noticed(_) | Effect::Wake(_) | Effect::Closed | Effect::Unsubscribe => {}
             }
         }
         reply

@@ -116,19 +116,18 @@ fn pump_now(
                 seen.steps.push("persist".into());
                 core.advance(Performed::Persisted(!disk_fails), now);
             }
-            Effect::Record { groups, noticed } => {
-                for w in groups.iter().flatten() {
-                    seen.steps.push(match w {
-                        Write::Document => "document".into(),
-                        Write::Publish => "publish".into(),
-                        Write::LeaseRecord(_) => "lease".into(),
-                        Write::Event(l) => format!("event {}", l.event.class()),
-                        Write::Feed { message, .. } => format!("feed {:?}", message.kind),
-                    });
-                }
-                if let Some(noticed) = noticed {
-                    seen.steps.push(format!("noticed {:?}", noticed.changed_at));
-                }
+            Effect::Record(entry) => {
+                seen.steps.push(match &entry {
+                    JournalEntry::Document(_) => "document".into(),
+                    JournalEntry::Publish(_) => "publish".into(),
+                    JournalEntry::LeaseRecord(_) => "lease".into(),
+                    JournalEntry::Event(l) => format!("event {}", l.event.class()),
+                    JournalEntry::Feed(message) => format!("feed {:?}", message.kind),
+                });
+                core.advance(Performed::Recorded(Entered::Written), now);
+            }
+            Effect::Noticed(noticed) => {
+                seen.steps.push(format!("noticed {:?}", noticed.changed_at));
             }
             Effect::Wake(wake) => seen.steps.push(match wake {
                 Wake::Significant(s) => format!("significant {}", s.class()),
@@ -736,4 +735,75 @@ fn the_core_asks_for_its_stream_reads_its_bells_and_falls_back_to_polling_when_i
     // The campaign's core dropped: it leaves the count of live campaigns.
     drop(core);
     assert_eq!(live(), 0);
+}
+
+/// `input` pumped with every record reported as `refuse` says (refused or written), the remote
+/// answering every poll with `answer`; the feed lines given, in order.
+fn feed_given(
+    core: &mut Core,
+    input: Input,
+    answer: &Reading,
+    refuse: fn(&JournalEntry) -> bool,
+) -> Vec<String> {
+    let now = at(NOW);
+    core.handle(input, now);
+    let mut feed = vec![];
+    while let Some(effect) = core.poll_effect(now) {
+        let report = match effect {
+            Effect::ReadLog => Performed::Log(vec![]),
+            Effect::Persist { .. } => Performed::Persisted(true),
+            Effect::Record(entry) => {
+                if let JournalEntry::Feed(m) = &entry {
+                    feed.push(m.text.clone());
+                }
+                let refused = refuse(&entry);
+                Performed::Recorded(if refused {
+                    Entered::Refused
+                } else {
+                    Entered::Written
+                })
+            }
+            Effect::Call(_) => Performed::Called(Box::new(Response::Reading(Ok(answer.clone())))),
+            _ => continue,
+        };
+        core.advance(report, now);
+    }
+    feed
+}
+
+#[test]
+fn a_feed_line_the_disk_refused_is_owed_and_given_first_and_counted_in_order() {
+    let read = |revision, state, stage: &str| Reading {
+        observation: Observation {
+            revision: Some(revision),
+            stage: Some(stage.into()),
+            ..Observation::new(TaskId::new("t1"), state)
+        },
+        changed_at: Some(NOW_MS),
+    };
+    let mut core = core();
+    let all_written = |_: &JournalEntry| false;
+    let working = read(1, RemoteState::Working, "preprocessing");
+    feed_given(&mut core, observe(), &working, all_written);
+    assert_eq!(core.ledger.doc().feed_written, 0);
+    // The stage changes; the disk refuses the feed.
+    let training = read(2, RemoteState::Working, "training");
+    let refused = feed_given(&mut core, Input::Due(Due::Tick), &training, |e| {
+        matches!(e, JournalEntry::Feed(_))
+    });
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(core.ledger.owes());
+    assert_eq!(core.ledger.doc().feed_written, 0, "nothing counted");
+    assert_eq!(core.ledger.owed().map(|m| &m.text), refused.first());
+    // The next reading's line comes after the owed one, and each is counted once written.
+    let completed = read(3, RemoteState::Completed, "evaluation");
+    let next = feed_given(&mut core, Input::Due(Due::Tick), &completed, all_written);
+    assert_eq!(
+        next.first(),
+        refused.first(),
+        "the owed line first: {next:?}"
+    );
+    assert!(next.len() > 1, "then the new one: {next:?}");
+    assert!(!core.ledger.owes());
+    assert_eq!(core.ledger.doc().feed_written as usize, next.len());
 }
