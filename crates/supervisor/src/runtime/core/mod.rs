@@ -307,9 +307,7 @@ impl Batch {
         }
         self.call.take().map(Effect::Call)
     }
-}
 
-impl Batch {
     /// The next record to give, as an entry. A feed line waits behind the lines the feed is owed
     /// (each given first, oldest first); a derived one that must wait is owed too, never given
     /// out of its order.
@@ -363,7 +361,8 @@ enum Recording {
 /// A derived feed line not appended: owed (the first time the ledger falls behind, said).
 fn owe(ledger: &mut Ledger, message: HumanMessage) {
     if ledger.owe(message) {
-        tracing::error!("too many feed lines owed: the rest are written at the next start");
+        let id = &ledger.doc().campaign_id;
+        tracing::error!(campaign_id = %id, "too many feed lines owed: the rest are written at the next start");
     }
 }
 
