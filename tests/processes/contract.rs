@@ -880,3 +880,58 @@ fn a_write_whose_answer_was_lost_is_told_when_the_read_back_settles_it() {
     );
     assert_eq!(sent(&url, "message/send", 0), 1, "never resent");
 }
+
+/// A feed line the disk refused (the feed file unusable for a while) is said once the disk takes
+/// it, before any later line, is counted in `status`, and a restart says nothing twice: the
+/// shipped `serve`, judged by its feed route and its counters.
+#[test]
+fn a_feed_line_the_disk_refused_is_said_later_in_order_and_never_twice() {
+    let (_sim, url) = sim("input-required", "127.0.0.1:0");
+    let home = tmp("owed-feed").join("state");
+    let d = serve(&url, &home, &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim("q1", "train");
+    let file = home.join("messages").join("q1.jsonl");
+    let kept = std::fs::read(&file).expect("the feed");
+    std::fs::remove_file(&file).expect("the feed goes");
+    std::fs::create_dir_all(&file).expect("a directory in its place");
+    assert_eq!(d.act("q1", "submit", json!({"message": "go"})).0, 200);
+    d.wait_state("q1", "controlling.awaiting_input");
+    let failures = |d: &Daemon| {
+        d.get("/status").map_or(0, |(_, s)| {
+            s["counters"]["storage_failures"].as_u64().unwrap_or(0)
+        })
+    };
+    wait_for("the refused lines counted", || failures(&d) > 0);
+    // The disk comes back; the answer's lines follow what was owed.
+    std::fs::remove_dir(&file).expect("the directory goes");
+    std::fs::write(&file, kept).expect("the feed back");
+    let (s, b) = d.act("q1", "answer", json!({"message": "use dataset B"}));
+    assert_eq!(s, 200, "{b}");
+    d.wait_state("q1", "remote_terminal_local_pending");
+    let position = |lines: &[String], text: &str| lines.iter().position(|l| l.contains(text));
+    let completed = "Attempt 1 completed";
+    wait_for("the attempt's last line", || {
+        position(&d.feed("q1"), completed).is_some()
+    });
+    let said = d.feed("q1");
+    let asked = position(&said, "Two candidate datasets");
+    assert!(
+        asked.is_some() && asked < position(&said, completed),
+        "the owed question, first: {said:#?}"
+    );
+    d.terminate();
+    // Restarted, the campaign reads its event log at its first heartbeat and owes nothing.
+    let d = serve(&url, &home, &[]);
+    let ticks = |d: &Daemon| {
+        d.get("/health")
+            .map_or(0, |(_, h)| h["heartbeat"]["ticks"].as_u64().unwrap_or(0))
+    };
+    wait_for("two heartbeats after the restart", || ticks(&d) >= 2);
+    let after = d.feed("q1");
+    assert_eq!(after[..said.len()], said[..], "{after:#?}");
+    let mut seen = std::collections::BTreeSet::new();
+    for line in &after {
+        assert!(seen.insert(line), "said twice: {line}\n{after:#?}");
+    }
+}
