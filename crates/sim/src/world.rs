@@ -8,8 +8,8 @@ use super::scenario::{Scenario, Timeline};
 use super::{CardChange, Fault};
 use argus_machines::RemoteState;
 use argus_supervisor_lib::protocol::{
-    Constraints, ErrorCode, LeaseAnswer, Method, ReleaseAnswer, RequestState, RequestStatusAnswer,
-    TaskState, WireLease,
+    Constraints, Dialect, ErrorCode, LeaseAnswer, Method, ReleaseAnswer, RequestState,
+    RequestStatusAnswer, TaskState, WireLease,
 };
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -346,7 +346,7 @@ impl World {
                 CardChange::BumpVersion => version = "1.0.1".into(),
             }
         }
-        if self.scenario.dialect == argus_supervisor_lib::protocol::Dialect::V1 {
+        if self.scenario.dialect == Dialect::V1 {
             operations.insert("cancel".into(), json!("CancelTask"));
         }
         let mut card = json!({
@@ -380,7 +380,7 @@ impl World {
                 "tags": ["training", "campaign"]
             }]
         });
-        if self.scenario.dialect == argus_supervisor_lib::protocol::Dialect::V1 {
+        if self.scenario.dialect == Dialect::V1 {
             if let Some(c) = card.as_object_mut() {
                 for legacy in ["protocolVersion", "url", "preferredTransport"] {
                     c.remove(legacy);
@@ -1043,7 +1043,7 @@ impl World {
     // ----- subscriptions ---------------------------------------------------------------------
 
     /// The dialect this remote serves.
-    pub fn dialect(&self) -> argus_supervisor_lib::protocol::Dialect {
+    pub fn dialect(&self) -> Dialect {
         self.scenario.dialect
     }
 

@@ -1,7 +1,8 @@
-//! The driver's local destination: performs the writes the ledger decides, one [`JournalEntry`] at a
-//! time as the core gives them — the campaign's document, its significant-event log, its human
-//! feed and the lease record — says what became of each ([`Entered`]), and publishes the snapshot
-//! everyone else reads. It holds no ledger and changes none: the core tells the ledger.
+//! The driver's local destination: performs the writes the ledger decides, one
+//! [`JournalEntry`] at a time as the core gives them — the campaign's document, its
+//! significant-event log, its human feed and the lease record — says what became of each
+//! ([`Entered`]), and publishes the snapshot everyone else reads. It holds no ledger and changes
+//! none: the core tells the ledger.
 //!
 //! After every persisted document it publishes it as a [`Snapshot`]: the API, the demo, the status
 //! route and the Argus link read that snapshot, never the file. Must never publish what is not on
@@ -153,7 +154,7 @@ impl Journal {
 
     /// A step's write-ahead, off the runtime's workers ([`off_core`]): whether its document was
     /// written (a document the disk refuses stops the rest).
-    pub(crate) fn write_ahead(&mut self, sh: &Shared, entries: Vec<JournalEntry>) -> bool {
+    pub(crate) fn write_ahead(&self, sh: &Shared, entries: Vec<JournalEntry>) -> bool {
         off_core(sh, || {
             entries.into_iter().all(|entry| {
                 let document = matches!(entry, JournalEntry::Document(_));
@@ -163,7 +164,7 @@ impl Journal {
     }
 
     /// One of the other records, off the runtime's workers ([`off_core`]), and what became of it.
-    pub(crate) fn record(&mut self, sh: &Shared, entry: JournalEntry) -> Entered {
+    pub(crate) fn record(&self, sh: &Shared, entry: JournalEntry) -> Entered {
         off_core(sh, || self.write(sh, entry))
     }
 
@@ -181,7 +182,7 @@ impl Journal {
 
     /// Perform one entry. A document, once written, is published; a lease record that cannot be
     /// written is logged (it is never read back for authority).
-    fn write(&mut self, sh: &Shared, entry: JournalEntry) -> Entered {
+    fn write(&self, sh: &Shared, entry: JournalEntry) -> Entered {
         match entry {
             JournalEntry::Document(doc) => {
                 let path = sh.store.campaign_path(&self.id);

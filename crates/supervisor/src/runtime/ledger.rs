@@ -5,8 +5,8 @@
 //! fact — a step the machine took, a reading, a significant event, a notice, a verdict, an
 //! operator's action or answer — changes the document in memory and answers the [`Write`]s that
 //! record it, in the order they must happen. It reads no file, writes none and reads no clock
-//! (`now` is given): the journal (`journal.rs`) performs each write as an [`JournalEntry`], and the
-//! core tells the ledger what became of those whose outcome changes the document
+//! (`now` is given): the journal (`journal.rs`) performs each write as a [`JournalEntry`], and
+//! the core tells the ledger what became of those whose outcome changes the document
 //! ([`Ledger::fed`], [`Ledger::unwritten`]) or the feed ([`Ledger::owe`]: a derived feed line
 //! the disk refused is owed, and appended before any later one).
 
@@ -65,7 +65,7 @@ pub enum JournalEntry {
     Feed(HumanMessage),
 }
 
-/// What became of an [`JournalEntry`].
+/// What became of a [`JournalEntry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entered {
     Written,
