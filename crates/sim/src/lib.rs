@@ -60,6 +60,21 @@ pub enum Fault {
         #[serde(default)]
         times: Option<u32>,
     },
+    /// HTTP 500 whose body is JSON but not JSON-RPC (an agent's own message about its failure,
+    /// as a server that wraps its errors in its own shape sends); nothing applied.
+    Http500Json {
+        method: String,
+        #[serde(default)]
+        times: Option<u32>,
+    },
+    /// A JSON-RPC error `code` (HTTP 200) instead of the answer; nothing applied. A code the A2A
+    /// specification does not name (-32000 "Task not found", as some servers say it) included.
+    RpcError {
+        method: String,
+        code: i64,
+        #[serde(default)]
+        times: Option<u32>,
+    },
     /// HTTP 503 (an outage: a Space restarting, a proxy with no upstream); nothing applied.
     Http503 {
         method: String,
@@ -128,6 +143,19 @@ pub enum Fault {
     MisreportLease,
     /// The remote restarts and loses its lease table: epochs start again from 0.
     ForgetLeases,
+    /// The remote restarts and loses its tasks (as one that keeps them in memory does); with
+    /// `reuse_ids`, the tasks it makes next take the lost ones' ids again.
+    ForgetTasks {
+        #[serde(default)]
+        reuse_ids: bool,
+    },
+    /// The remote's credentials change (a rotated token, a changed password): from now on its
+    /// JSON-RPC calls take `token` (none: no token at all); its `_sim/` routes keep the token it
+    /// was started with.
+    Token { token: Option<String> },
+    /// An artifact naming another campaign, attached to this campaign's own task (the task's
+    /// metadata stays this campaign's).
+    OtherCampaignArtifact,
     /// The whole remote refuses connections for `ms`.
     Unreachable { ms: u64 },
     /// A subscription's stream breaks in the middle of its next update.
@@ -169,6 +197,8 @@ pub enum CardChange {
     Injection,
     /// A new version (so a new card hash).
     BumpVersion,
+    /// Every earlier change undone: the card served at start, again.
+    Restore,
 }
 
 impl Fault {
@@ -177,6 +207,8 @@ impl Fault {
             Fault::Delay { method, .. }
             | Fault::DropAfterApply { method, .. }
             | Fault::Http500 { method, .. }
+            | Fault::Http500Json { method, .. }
+            | Fault::RpcError { method, .. }
             | Fault::Http503 { method, .. }
             | Fault::MalformedJson { method, .. }
             | Fault::Oversized { method, .. }
@@ -191,6 +223,8 @@ impl Fault {
             Fault::Delay { times, .. }
             | Fault::DropAfterApply { times, .. }
             | Fault::Http500 { times, .. }
+            | Fault::Http500Json { times, .. }
+            | Fault::RpcError { times, .. }
             | Fault::Http503 { times, .. }
             | Fault::MalformedJson { times, .. }
             | Fault::Oversized { times, .. }
@@ -279,7 +313,10 @@ struct Shared {
     world: Mutex<World>,
     transport_faults: Mutex<Vec<Fault>>,
     clock_offset_ms: AtomicU64,
+    /// The token the sim was started with: its `_sim/` routes always take it.
     token: Option<String>,
+    /// The token its JSON-RPC calls take now (the start's, until a `Token` fault rotates it).
+    remote_token: Mutex<Option<String>>,
     base_url: String,
     unreachable: Notify,
     unreachable_ms: AtomicU64,
@@ -316,7 +353,9 @@ impl Shared {
     }
 
     fn arm(&self, fault: Fault) {
-        if let Fault::Unreachable { ms } = fault {
+        if let Fault::Token { token } = fault {
+            *self.remote_token.lock().unwrap_or_else(|p| p.into_inner()) = token;
+        } else if let Fault::Unreachable { ms } = fault {
             self.unreachable_ms.store(ms, Ordering::SeqCst);
             self.unreachable.notify_one();
         } else if fault.is_stream_fault() {
@@ -405,8 +444,17 @@ impl Shared {
         }
     }
 
+    /// A `_sim/` control call: the token the sim was started with.
     fn authorized(&self, headers: &HeaderMap) -> bool {
         match &self.token {
+            None => true,
+            Some(token) => argus_supervisor_lib::security::presents_token(headers, token),
+        }
+    }
+
+    /// A JSON-RPC call: the token the remote takes now.
+    fn remote_authorized(&self, headers: &HeaderMap) -> bool {
+        match &*self.remote_token.lock().unwrap_or_else(|p| p.into_inner()) {
             None => true,
             Some(token) => argus_supervisor_lib::security::presents_token(headers, token),
         }
@@ -495,6 +543,7 @@ pub async fn start(listen: SocketAddr, options: SimOptions) -> std::io::Result<S
         world: Mutex::new(World::new(options.scenario)),
         transport_faults: Mutex::new(vec![]),
         clock_offset_ms: AtomicU64::new(0),
+        remote_token: Mutex::new(options.token.clone()),
         token: options.token,
         // Over HTTPS the URL names `localhost`, the name the test certificates are made for.
         base_url: match &tls {
@@ -705,7 +754,7 @@ async fn rpc(
         let now = shared.now_ms();
         shared.world().note_refused(what, reason, now);
     };
-    if !shared.authorized(&headers) {
+    if !shared.remote_authorized(&headers) {
         refuse("(unauthorized)", "401");
         return unauthorized();
     }
@@ -740,6 +789,12 @@ async fn rpc(
     };
     if let Some(resp) = transport_fault_before(&shared, &method).await {
         return resp;
+    }
+    if let Some(Fault::RpcError { code, .. }) =
+        shared.first_fault(&method, |f| matches!(f, Fault::RpcError { .. }))
+    {
+        shared.take_transport_fault(&method);
+        return Json(rpc_error(id, code, "Task not found")).into_response();
     }
     let params = envelope.get("params").cloned().unwrap_or(Value::Null);
     let dialect = shared.world().dialect();
@@ -809,6 +864,12 @@ async fn transport_fault_before(shared: &Shared, method: &str) -> Option<Respons
         Fault::Http500 { .. } => {
             shared.take_transport_fault(method);
             Some((StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error").into_response())
+        }
+        Fault::Http500Json { .. } => {
+            shared.take_transport_fault(method);
+            let said = json!({"kind": "message", "role": "agent", "messageId": "m-fault",
+                "parts": [{"kind": "text", "text": "The agent failed to process the request."}]});
+            Some((StatusCode::INTERNAL_SERVER_ERROR, Json(said)).into_response())
         }
         Fault::Http503 { .. } => {
             shared.take_transport_fault(method);

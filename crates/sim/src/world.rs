@@ -277,8 +277,17 @@ impl World {
                 campaign_id,
                 controller_id,
             } => self.take_over(&campaign_id, &controller_id, now_ms),
+            Fault::Card {
+                change: CardChange::Restore,
+            } => self.card_changes.clear(),
             Fault::Card { change } => self.card_changes.push(change),
             Fault::ForgetLeases => self.campaigns.clear(),
+            Fault::ForgetTasks { reuse_ids } => {
+                self.tasks.clear();
+                if reuse_ids {
+                    self.next_task = 0;
+                }
+            }
             other => self.faults.push(other),
         }
     }
@@ -344,6 +353,8 @@ impl World {
                 CardChange::EnforcementOff => enforced = false,
                 CardChange::Injection => description = format!("{description} {INJECTION}"),
                 CardChange::BumpVersion => version = "1.0.1".into(),
+                // Never kept: arming it clears the changes before it.
+                CardChange::Restore => {}
             }
         }
         if self.scenario.dialect == Dialect::V1 {
@@ -1200,6 +1211,15 @@ impl World {
                 Some("result of another campaign"),
                 None,
                 (&campaign_id, run_id, attempt_id),
+            ));
+        }
+        if self.has(|f| matches!(f, Fault::OtherCampaignArtifact)) {
+            artifacts.push(artifact_json(
+                &format!("{id}-other-campaign"),
+                "other-campaign-report",
+                Some("the report of another campaign"),
+                None,
+                ("some-other-campaign", run_id, attempt_id),
             ));
         }
         if self.has(|f| matches!(f, Fault::OtherRunArtifact)) {
