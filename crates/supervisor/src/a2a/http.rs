@@ -875,7 +875,12 @@ impl RpcAnswer {
     /// and anything else are skipped while parsing), and the result is moved out, not copied.
     pub fn result(self) -> Result<Value, RemoteError> {
         let status = self.status;
-        let Ok(envelope) = serde_json::from_slice::<RpcEnvelope>(&self.bytes) else {
+        // A body is JSON-RPC's only with a `result` or an `error`: JSON of another shape (an
+        // agent's own message about its failure, say) is read as any other body is.
+        let envelope = serde_json::from_slice::<RpcEnvelope>(&self.bytes)
+            .ok()
+            .filter(|e| e.error.is_some() || e.result.is_some());
+        let Some(envelope) = envelope else {
             // A plain 404/500 may come from a proxy in between: a transient failure, never proof
             // that the remote lacks the operation (only JSON-RPC -32601 says that). A 5xx with a
             // body, other than a gateway's or an overloaded server's, is the remote failing while
@@ -1176,6 +1181,41 @@ mod tests {
         assert_eq!(
             t.call("m", &(), VersionHeader::None).await.err(),
             Some(RemoteError::TimeoutBeforeSend)
+        );
+    }
+
+    /// An answer of `status` carrying `body`, read as a JSON-RPC call's.
+    fn read(status: u16, body: &str) -> Result<Value, RemoteError> {
+        RpcAnswer {
+            status: StatusCode::from_u16(status).expect("status"),
+            bytes: Bytes::copy_from_slice(body.as_bytes()),
+        }
+        .result()
+    }
+
+    #[test]
+    fn json_that_is_not_json_rpc_is_read_by_its_status_never_as_an_empty_envelope() {
+        // An agent's own message about its failure, answered 500: the remote answers, with an
+        // error (it was read as "no answer" when any JSON object passed for an envelope).
+        let said = r#"{"kind": "message", "role": "agent", "parts": [{"kind": "text", "text": "failed"}]}"#;
+        let e = read(500, said).expect_err("an error");
+        assert_eq!(e, RemoteError::ServerFault { status: 500 });
+        assert!(!e.is_no_answer(), "answered, with an error: not an outage");
+        assert_eq!(
+            e.read_condition(),
+            argus_machines::RemoteCondition::Unusable
+        );
+        // The same on a 200 is no usable answer; a gateway's 502 stays an outage.
+        assert_eq!(read(200, said), Err(RemoteError::MalformedResponse));
+        assert!(read(502, said).expect_err("an error").is_no_answer());
+        // A real envelope is read as one, whatever the status.
+        assert_eq!(
+            read(500, r#"{"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "x"}}"#),
+            Err(RemoteError::Remote { code: -32000 })
+        );
+        assert_eq!(
+            read(200, r#"{"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}"#),
+            Ok(serde_json::json!({"a": 1}))
         );
     }
 
