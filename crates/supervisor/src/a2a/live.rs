@@ -20,6 +20,9 @@ use tokio::sync::mpsc;
 
 type Answer<T> = Result<T, RemoteError>;
 
+/// The operation name a card read is noted under.
+const CARD: &str = "card";
+
 /// Where discovery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -135,11 +138,17 @@ impl Track {
         self.since.get_or_insert(at);
         match failure {
             None => {
-                // An answer proves the remote reachable and our credentials good, whatever the
-                // operation; an operation's own errors end only with its own success.
+                // An answer proves the remote reachable, whatever the operation, and our
+                // credentials good unless it is the card's (A2A serves the card to anyone: a
+                // rotated token still reads it); an operation's own errors end only with its own
+                // success.
                 self.failing.remove(op);
-                self.failing
-                    .retain(|_, s| s.condition == RemoteCondition::Unusable);
+                let proves_credentials = op != CARD;
+                self.failing.retain(|_, s| match s.condition {
+                    RemoteCondition::Unusable => true,
+                    RemoteCondition::AuthRequired => !proves_credentials,
+                    _ => false,
+                });
             }
             Some((condition, class)) => {
                 self.last_error = Some(class);
@@ -431,7 +440,7 @@ impl LiveRemote {
     /// differs is judged, and may quarantine the remote.
     pub async fn refresh(&self) -> Result<(), RemoteError> {
         let discovered = self.noted(
-            "card",
+            CARD,
             A2aClient::discover_counting(&self.http, self.calls.clone()).await,
         );
         let fresh = match discovered {
@@ -694,6 +703,26 @@ mod tests {
                 Answering::Yes
             )
         );
+    }
+
+    #[test]
+    fn the_card_read_by_anyone_never_ends_a_refusal_of_our_credentials() {
+        let mut t = track();
+        let refused = Some((RemoteCondition::AuthRequired, "auth_failed"));
+        for at in 0..3 {
+            t.note("status", refused, at, 3);
+        }
+        assert_eq!(t.now, Answering::No(RemoteCondition::AuthRequired));
+        assert_eq!(t.note(CARD, None, 5, 3), None, "the card proves nothing of our token");
+        assert_eq!(t.now, Answering::No(RemoteCondition::AuthRequired));
+        let back = t.note("read_control", None, 6, 3).expect("a change");
+        assert_eq!(back.to, Answering::Yes);
+        // An outage does end with the card's answer: it was reached.
+        let down = Some((RemoteCondition::Unreachable, "unavailable"));
+        for at in 10..13 {
+            t.note("status", down, at, 3);
+        }
+        assert_eq!(t.note(CARD, None, 14, 3).map(|c| c.to), Some(Answering::Yes));
     }
 
     #[test]
