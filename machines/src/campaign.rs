@@ -56,6 +56,10 @@ pub struct Memory {
     /// Capped, so the explored state space stays finite.
     #[serde(default)]
     pub read_failures: u32,
+    /// How those reads fail (`None` while reads succeed): a streak that starts failing another
+    /// way past the threshold is told again, named for what it is now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_condition: Option<RemoteCondition>,
     /// Until when (Unix seconds) a finished task is still read for late artifacts; set on the
     /// first heartbeat after the attempt ended.
     #[serde(default)]
@@ -146,12 +150,16 @@ impl Campaign {
         context.push(Action::Poll { task: task.clone() });
     }
 
-    /// Where a watched task goes when its read fails: the remote saying it has no such task is
-    /// not an outage, and is named as what it is.
+    /// Where a watched task goes when its read fails: each condition is named as what it is (no
+    /// answer, our credentials refused, an answer that is an error, the task gone), never one
+    /// for another.
     fn failed_read_state(task: &TaskId, failures: u32, condition: RemoteCondition) -> State {
+        let task = task.clone();
         match condition {
-            RemoteCondition::TaskNotFound => State::task_not_found(task.clone(), failures),
-            _ => State::remote_unavailable(task.clone(), failures),
+            RemoteCondition::Unreachable => State::remote_unavailable(task, failures),
+            RemoteCondition::AuthRequired => State::auth_refused(task, failures),
+            RemoteCondition::Unusable => State::remote_error(task, failures),
+            RemoteCondition::TaskNotFound => State::task_not_found(task, failures),
         }
     }
 
@@ -164,16 +172,33 @@ impl Campaign {
         failures: &mut u32,
         event: &Event,
     ) -> Outcome<State> {
-        match event {
-            Event::PollFailed(condition) => self.failed_again(
-                context,
-                task,
-                failures,
-                *condition,
-                StateName::RemoteUnavailable,
-            ),
-            _ => self.reread(context, task, event),
-        }
+        self.failing_read(context, task, failures, event, StateName::RemoteUnavailable)
+    }
+
+    /// The remote refuses our credentials (401/403): reachable, but nothing can be read until the
+    /// token is put right. Read again with backoff.
+    #[state(superstate = "observing")]
+    fn auth_refused(
+        &mut self,
+        context: &mut Effects,
+        task: &mut TaskId,
+        failures: &mut u32,
+        event: &Event,
+    ) -> Outcome<State> {
+        self.failing_read(context, task, failures, event, StateName::AuthRefused)
+    }
+
+    /// The remote answers the read with an error or nothing usable (a 5xx with a body, an error
+    /// code, not JSON): up, and failing — not an outage. Read again with backoff.
+    #[state(superstate = "observing")]
+    fn remote_error(
+        &mut self,
+        context: &mut Effects,
+        task: &mut TaskId,
+        failures: &mut u32,
+        event: &Event,
+    ) -> Outcome<State> {
+        self.failing_read(context, task, failures, event, StateName::RemoteError)
     }
 
     /// The remote says it has no such task (A2A -32001): reachable, but the task is not there.
@@ -187,9 +212,23 @@ impl Campaign {
         failures: &mut u32,
         event: &Event,
     ) -> Outcome<State> {
+        self.failing_read(context, task, failures, event, StateName::TaskNotFound)
+    }
+
+    /// A watched task whose reads fail, in the state named `here` for how they fail: another
+    /// failure is counted (and named anew when it fails another way); anything else is what a
+    /// task read again does.
+    fn failing_read(
+        &mut self,
+        context: &mut Effects,
+        task: &TaskId,
+        failures: &mut u32,
+        event: &Event,
+        here: StateName,
+    ) -> Outcome<State> {
         match event {
             Event::PollFailed(condition) => {
-                self.failed_again(context, task, failures, *condition, StateName::TaskNotFound)
+                self.failed_again(context, task, failures, *condition, here)
             }
             _ => self.reread(context, task, event),
         }
@@ -1021,14 +1060,27 @@ impl Campaign {
         if self.memory.read_failures != 0 {
             self.memory.read_failures = 0;
         }
+        if self.memory.read_condition.is_some() {
+            self.memory.read_condition = None;
+        }
         true
     }
 
-    /// A read failed outside `RemoteUnavailable`: count it, surface REMOTE_UNAVAILABLE once.
+    /// A read failed outside the failed-read states: count it, surface REMOTE_UNAVAILABLE once
+    /// the threshold is reached, and once more each time the reads start failing another way.
     fn read_failed(&mut self, context: &mut Effects, condition: RemoteCondition) {
+        let before = self.memory.read_condition.replace(condition);
         if self.memory.read_failures < MAX_COUNTED_FAILURES {
             self.memory.read_failures += 1;
-            self.maybe_unavailable(context, self.memory.read_failures, condition);
+        }
+        let failures = self.memory.read_failures;
+        let threshold = self.policy.unavailable_threshold.max(1);
+        let other_way = before.is_some_and(|b| b != condition);
+        if failures == threshold || (failures > threshold && other_way) {
+            context.surface(Significant::RemoteUnavailable {
+                failures,
+                condition,
+            });
         }
     }
 

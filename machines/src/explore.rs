@@ -135,6 +135,7 @@ fn memory() -> Memory {
         finished: vec![],
         attempts: 1,
         read_failures: 0,
+        read_condition: None,
         late_until: None,
     }
 }
@@ -165,6 +166,20 @@ fn observing(m: &Memory, done: &Memory) -> Vec<(State, Memory)> {
         (State::Watching { task: task(1) }, m.clone()),
         (
             State::RemoteUnavailable {
+                task: task(1),
+                failures: 1,
+            },
+            m.clone(),
+        ),
+        (
+            State::AuthRefused {
+                task: task(1),
+                failures: 1,
+            },
+            m.clone(),
+        ),
+        (
+            State::RemoteError {
                 task: task(1),
                 failures: 1,
             },
@@ -636,7 +651,15 @@ fn key(m: &CampaignMachine, seen: &Witnessed) -> (CampaignRecord, Witnessed) {
     r.memory.attempts = r.memory.attempts.min(1);
     r.memory.last_seen = None;
     r.memory.finished.sort();
+    // Past the threshold another failed read changes nothing but the count (capped, so the
+    // record stays small); only how they fail still matters.
+    r.memory.read_failures = r
+        .memory
+        .read_failures
+        .min(policy().unavailable_threshold + 1);
     if let StateRecord::RemoteUnavailable { failures, .. }
+    | StateRecord::AuthRefused { failures, .. }
+    | StateRecord::RemoteError { failures, .. }
     | StateRecord::TaskNotFound { failures, .. } = &mut r.state
     {
         *failures = (*failures).min(policy().unavailable_threshold + 1);

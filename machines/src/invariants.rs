@@ -280,9 +280,10 @@ fn closed_and_stale(t: &Transition, seen: &Witnessed, out: &mut Vec<Violation>) 
             .last_seen
             .as_ref()
             .is_some_and(|s| s.task == o.task && is_older(o, s));
-        // Any answer ends an outage (the failure count); nothing else may change.
+        // Any answer ends an outage (the failure count and how it failed); nothing else may change.
         let mut reached = from.clone();
         reached.memory.read_failures = 0;
+        reached.memory.read_condition = None;
         if stale
             && ((from != to && &reached != to)
                 || t.actions

@@ -19,6 +19,8 @@ impl State {
             State::Detached {} => StateName::Detached,
             State::Watching { .. } => StateName::Watching,
             State::RemoteUnavailable { .. } => StateName::RemoteUnavailable,
+            State::AuthRefused { .. } => StateName::AuthRefused,
+            State::RemoteError { .. } => StateName::RemoteError,
             State::TaskNotFound { .. } => StateName::TaskNotFound,
             State::Claiming { .. } => StateName::Claiming,
             State::Confirming { .. } => StateName::Confirming,
@@ -221,9 +223,10 @@ impl CampaignMachine {
     pub fn next_deadline(&self) -> Deadline {
         let lease = self.held_lease();
         let failures = match self.sm.state() {
-            State::RemoteUnavailable { failures, .. } | State::TaskNotFound { failures, .. } => {
-                *failures
-            }
+            State::RemoteUnavailable { failures, .. }
+            | State::AuthRefused { failures, .. }
+            | State::RemoteError { failures, .. }
+            | State::TaskNotFound { failures, .. } => *failures,
             _ if lease.is_some() => 0,
             _ => self.memory().read_failures,
         };

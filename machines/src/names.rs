@@ -12,9 +12,15 @@ pub enum StateName {
     /// Watching a remote task without a lease.
     #[serde(rename = "observing.watching")]
     Watching,
-    /// Reads fail; retrying read-only with backoff.
+    /// Reads get no answer; retrying read-only with backoff.
     #[serde(rename = "observing.remote_unavailable")]
     RemoteUnavailable,
+    /// Reads are refused: the remote refuses our credentials; retrying read-only with backoff.
+    #[serde(rename = "observing.auth_refused")]
+    AuthRefused,
+    /// Reads are answered with an error or nothing usable; retrying read-only with backoff.
+    #[serde(rename = "observing.remote_error")]
+    RemoteError,
     /// The remote says it has no such task: not an outage; read again with backoff.
     #[serde(rename = "observing.task_not_found")]
     TaskNotFound,
@@ -92,10 +98,12 @@ impl Superstate {
 
 impl StateName {
     /// Every state, in drawing order.
-    pub const ALL: [StateName; 20] = [
+    pub const ALL: [StateName; 22] = [
         StateName::Detached,
         StateName::Watching,
         StateName::RemoteUnavailable,
+        StateName::AuthRefused,
+        StateName::RemoteError,
         StateName::TaskNotFound,
         StateName::Claiming,
         StateName::Confirming,
@@ -121,6 +129,8 @@ impl StateName {
             StateName::Detached => "Detached",
             StateName::Watching => "Watching",
             StateName::RemoteUnavailable => "RemoteUnavailable",
+            StateName::AuthRefused => "AuthRefused",
+            StateName::RemoteError => "RemoteError",
             StateName::TaskNotFound => "TaskNotFound",
             StateName::Claiming => "Claiming",
             StateName::Confirming => "Confirming",
@@ -155,6 +165,8 @@ impl StateName {
             StateName::Detached
             | StateName::Watching
             | StateName::RemoteUnavailable
+            | StateName::AuthRefused
+            | StateName::RemoteError
             | StateName::TaskNotFound
             | StateName::Claiming
             | StateName::Confirming => Some(Superstate::Observing),

@@ -45,6 +45,10 @@ pub enum StateRecord {
     Watching { task: TaskId },
     #[serde(rename = "observing.remote_unavailable")]
     RemoteUnavailable { task: TaskId, failures: u32 },
+    #[serde(rename = "observing.auth_refused")]
+    AuthRefused { task: TaskId, failures: u32 },
+    #[serde(rename = "observing.remote_error")]
+    RemoteError { task: TaskId, failures: u32 },
     #[serde(rename = "observing.task_not_found")]
     TaskNotFound { task: TaskId, failures: u32 },
     #[serde(rename = "observing.claiming")]
@@ -120,6 +124,8 @@ impl StateRecord {
             StateRecord::Detached {} => StateName::Detached,
             StateRecord::Watching { .. } => StateName::Watching,
             StateRecord::RemoteUnavailable { .. } => StateName::RemoteUnavailable,
+            StateRecord::AuthRefused { .. } => StateName::AuthRefused,
+            StateRecord::RemoteError { .. } => StateName::RemoteError,
             StateRecord::TaskNotFound { .. } => StateName::TaskNotFound,
             StateRecord::Claiming { .. } => StateName::Claiming,
             StateRecord::Confirming { .. } => StateName::Confirming,
@@ -165,6 +171,8 @@ impl StateRecord {
         match self {
             StateRecord::Watching { task }
             | StateRecord::RemoteUnavailable { task, .. }
+            | StateRecord::AuthRefused { task, .. }
+            | StateRecord::RemoteError { task, .. }
             | StateRecord::TaskNotFound { task, .. }
             | StateRecord::Running { task, .. }
             | StateRecord::AwaitingInput { task, .. }
@@ -275,6 +283,8 @@ impl From<State> for StateRecord {
             State::RemoteUnavailable { task, failures } => {
                 StateRecord::RemoteUnavailable { task, failures }
             }
+            State::AuthRefused { task, failures } => StateRecord::AuthRefused { task, failures },
+            State::RemoteError { task, failures } => StateRecord::RemoteError { task, failures },
             State::TaskNotFound { task, failures } => StateRecord::TaskNotFound { task, failures },
             State::Claiming {
                 task,
@@ -468,6 +478,8 @@ impl From<StateRecord> for State {
             StateRecord::RemoteUnavailable { task, failures } => {
                 State::RemoteUnavailable { task, failures }
             }
+            StateRecord::AuthRefused { task, failures } => State::AuthRefused { task, failures },
+            StateRecord::RemoteError { task, failures } => State::RemoteError { task, failures },
             StateRecord::TaskNotFound { task, failures } => State::TaskNotFound { task, failures },
             StateRecord::Claiming {
                 task,
@@ -626,6 +638,14 @@ impl RecordV1 {
             StateName::Detached => State::Detached {},
             StateName::Watching => State::Watching { task: task()? },
             StateName::RemoteUnavailable => State::RemoteUnavailable {
+                task: task()?,
+                failures: self.failures,
+            },
+            StateName::AuthRefused => State::AuthRefused {
+                task: task()?,
+                failures: self.failures,
+            },
+            StateName::RemoteError => State::RemoteError {
                 task: task()?,
                 failures: self.failures,
             },

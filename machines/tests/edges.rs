@@ -252,6 +252,63 @@ fn reads_that_fail_while_controlling_are_surfaced_once_and_counted() {
     assert_eq!(m.memory().read_failures, 0, "an answer ends the outage");
 }
 
+/// The conditions surfaced by a step, in order.
+fn told(s: &Step) -> Vec<RemoteCondition> {
+    s.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Surface(Significant::RemoteUnavailable { condition, .. }) => Some(*condition),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_watched_task_whose_reads_start_failing_another_way_is_named_anew_and_told_once() {
+    let mut m = at("watching");
+    let mut said = vec![];
+    for _ in 0..4 {
+        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::Unreachable))));
+    }
+    assert_eq!(m.state_name(), StateName::RemoteUnavailable);
+    assert_eq!(said, [RemoteCondition::Unreachable], "told once, at the threshold");
+    // The remote comes back refusing our token (a rotated one): the state says so, and the
+    // campaign is told at once (it was waiting already), then not again.
+    said.clear();
+    for _ in 0..3 {
+        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::AuthRequired))));
+    }
+    assert_eq!(m.state_name(), StateName::AuthRefused);
+    assert_eq!(said, [RemoteCondition::AuthRequired]);
+    // Then it answers, with errors: named as such, not as an outage.
+    said.clear();
+    said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::Unusable))));
+    assert_eq!(m.state_name(), StateName::RemoteError);
+    assert_eq!(said, [RemoteCondition::Unusable]);
+    // A reading ends it: watching again.
+    m.step(&Event::Observed(obs(1, RemoteState::Working, 5)));
+    assert_eq!(m.state_name(), StateName::Watching);
+}
+
+#[test]
+fn reads_that_fail_another_way_while_controlling_are_told_again_once() {
+    let mut m = at("running");
+    let mut said = vec![];
+    for _ in 0..4 {
+        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::Unreachable))));
+    }
+    for _ in 0..3 {
+        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::AuthRequired))));
+    }
+    assert_eq!(
+        said,
+        [RemoteCondition::Unreachable, RemoteCondition::AuthRequired]
+    );
+    assert_eq!(m.state_name(), StateName::Running, "the lease is kept");
+    m.step(&Event::Observed(obs(1, RemoteState::Working, 5)));
+    assert_eq!(m.memory().read_condition, None, "an answer ends it");
+}
+
 #[test]
 fn an_ambiguous_cancel_keeps_reading_its_task() {
     let mut m = at("cancelling");

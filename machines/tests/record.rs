@@ -394,6 +394,8 @@ fn every_state_belongs_to_its_drawn_superstate() {
             StateName::Detached
             | StateName::Watching
             | StateName::RemoteUnavailable
+            | StateName::AuthRefused
+            | StateName::RemoteError
             | StateName::TaskNotFound
             | StateName::Claiming
             | StateName::Confirming => Some("Observing"),

@@ -141,6 +141,8 @@ pub fn retag(state: &StateRecord, name: StateName) -> StateRecord {
         StateName::Detached => StateRecord::Detached {},
         StateName::Watching => StateRecord::Watching { task },
         StateName::RemoteUnavailable => StateRecord::RemoteUnavailable { task, failures: 1 },
+        StateName::AuthRefused => StateRecord::AuthRefused { task, failures: 1 },
+        StateName::RemoteError => StateRecord::RemoteError { task, failures: 1 },
         StateName::TaskNotFound => StateRecord::TaskNotFound { task, failures: 1 },
         StateName::Claiming => StateRecord::Claiming {
             task: task_opt,

@@ -334,14 +334,13 @@ impl AttemptEntry {
 }
 
 impl ConditionView {
-    /// `None` while reads succeed: the task gone, or the remote failing as its last outage said.
+    /// `None` while reads succeed: else how they fail, as the state names it.
     fn of(d: &CampaignDoc) -> Option<ConditionView> {
         let condition = match d.machine.state.state_name() {
             StateName::TaskNotFound => RemoteCondition::TaskNotFound,
-            StateName::RemoteUnavailable => match &d.latest_significant_event {
-                Some(Significant::RemoteUnavailable { condition, .. }) => *condition,
-                _ => RemoteCondition::Unreachable,
-            },
+            StateName::RemoteUnavailable => RemoteCondition::Unreachable,
+            StateName::AuthRefused => RemoteCondition::AuthRequired,
+            StateName::RemoteError => RemoteCondition::Unusable,
             _ => return None,
         };
         let since = d.path_at.last().copied().filter(|t| *t > 0).map(rfc3339);

@@ -46,7 +46,13 @@ pub struct RuntimeConfig {
     /// `ARGUS_SUPERVISOR_STREAM_SILENCE_SECONDS` (default 300): a stream with no byte for this
     /// long is closed (the task is read, and a new stream opened).
     pub stream_silence: Duration,
+    /// What to check when OpenTraining refuses our credentials: which token, and where it
+    /// travels (`serve` says it from how the remote is reached; never the token itself).
+    pub credentials_advice: &'static str,
 }
+
+/// [`RuntimeConfig::credentials_advice`] where nothing more is known of how the token travels.
+pub const CREDENTIALS_ADVICE: &str = "check the remote's token where it travels (`health` → remote.auth says which is used)";
 
 /// Largest streamed event read (its data lines together); a larger one ends the stream.
 pub const STREAM_EVENT_BYTES: usize = 32 * 1024;
@@ -85,6 +91,7 @@ impl RuntimeConfig {
             hot_budget_rps: 4.0,
             max_streams: 1024,
             stream_silence: Duration::from_secs(300),
+            credentials_advice: CREDENTIALS_ADVICE,
         }
     }
 

@@ -114,6 +114,8 @@ pub struct Ledger {
     /// More were owed than [`OWED_MAX`]: no derived line is appended until the next start, which
     /// writes every line the count has not reached.
     behind: bool,
+    /// What a refusal of our credentials tells to check ([`RuntimeConfig::credentials_advice`]).
+    credentials_advice: &'static str,
 }
 
 /// The most feed lines a ledger holds to append again (the next start writes the rest).
@@ -135,12 +137,18 @@ impl Ledger {
             lease_file: machine.held_lease().cloned(),
             owed: VecDeque::new(),
             behind: false,
+            credentials_advice: super::config::CREDENTIALS_ADVICE,
         };
         let record = machine.record();
         if record != ledger.doc.machine {
             ledger.record(record);
         }
         ledger
+    }
+
+    /// What a refusal of our credentials tells to check, from now on.
+    pub fn advise_credentials(&mut self, advice: &'static str) {
+        self.credentials_advice = advice;
     }
 
     pub fn doc(&self) -> &CampaignDoc {
@@ -404,12 +412,20 @@ impl Ledger {
             return None;
         }
         self.doc_mut().recent_events.push(sig.class());
-        // The remote's own words for what it asks: its question, as the reading carried it.
-        let detail = messages::asks(sig)
-            .then(|| self.doc.remote.as_ref()?.status_message.clone())
-            .flatten()
-            .map(|q| Untrusted::new(&q, QUESTION_MAX).as_str().to_string())
-            .filter(|q| !q.trim().is_empty());
+        // The remote's own words for what it asks: its question, as the reading carried it; for
+        // refused credentials, which token to check (kept with the event, so the feed says it
+        // again the same way after a restart).
+        let detail = match sig {
+            Significant::RemoteUnavailable {
+                condition: argus_machines::RemoteCondition::AuthRequired,
+                ..
+            } => Some(self.credentials_advice.to_string()),
+            _ => messages::asks(sig)
+                .then(|| self.doc.remote.as_ref()?.status_message.clone())
+                .flatten()
+                .map(|q| Untrusted::new(&q, QUESTION_MAX).as_str().to_string())
+                .filter(|q| !q.trim().is_empty()),
+        };
         let line = EventLine {
             schema_version: super::reduce::EVENT_LINE_VERSION,
             at: now,

@@ -136,7 +136,7 @@ impl FeedFold {
                     RemoteCondition::TaskNotFound => MessageKind::CriticalFailure,
                     _ => MessageKind::RemoteStatus,
                 },
-                unavailable(*failures, *condition),
+                unavailable(*failures, *condition, l.detail.as_deref()),
             )),
             Significant::ControlChanged { .. } | Significant::EvidenceReady { .. } => None,
         };
@@ -272,13 +272,17 @@ pub const EVENT_LOG_MOVED: (MessageKind, &str) = (
     "The event log could not be read and was moved aside; a new one was started.",
 );
 
-/// What a campaign's feed says of its reads failing: which kind, and that nothing is assumed.
-/// (What to do about the remote as a whole is said once, in the remote's feed.)
-fn unavailable(failures: u32, condition: RemoteCondition) -> String {
+/// What a campaign's feed says of its reads failing: which kind, and that nothing is assumed;
+/// for refused credentials, which token to check and where it travels (`advice`, kept with the
+/// event; an older event has none). (The remote as a whole is told of once, in the remote's feed.)
+fn unavailable(failures: u32, condition: RemoteCondition, advice: Option<&str>) -> String {
     match condition {
         RemoteCondition::Unreachable => format!("OpenTraining is unreachable ({failures} failed reads); retrying read-only, nothing is assumed failed."),
         RemoteCondition::Unusable => format!("OpenTraining answers, but not usably ({failures} failed reads: a remote error, not JSON, oversized or redirected); retrying read-only, nothing is assumed failed."),
-        RemoteCondition::AuthRequired => format!("OpenTraining refused our credentials ({failures} failed reads); reads are retried, nothing is written (`health` → remote says what to check)."),
+        RemoteCondition::AuthRequired => format!(
+            "OpenTraining refused our credentials ({failures} failed reads): {}. Reads are retried; nothing is written.",
+            advice.unwrap_or(super::config::CREDENTIALS_ADVICE)
+        ),
         RemoteCondition::TaskNotFound => "The remote task is gone: OpenTraining no longer knows it (a remote that keeps its tasks in memory, as Agent Zero does, loses them when it restarts). Nothing is assumed finished: observe the right task, or abandon the campaign.".into(),
     }
 }
