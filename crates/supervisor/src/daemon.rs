@@ -265,9 +265,10 @@ async fn keep_discovering(remote: Arc<LiveRemote>, refresh: Duration, runtime: A
                 if e == crate::control::RemoteError::AuthFailed {
                     if !auth_said {
                         auth_said = true;
-                        tracing::error!("CRITICAL: OpenTraining refused our credentials: authentication required (check OPENTRAINING_A2A_TOKEN)");
+                        let advice = remote.view().auth.refused_advice();
+                        tracing::error!(advice, "CRITICAL: OpenTraining refused our credentials: authentication required");
                         for id in runtime.campaign_ids() {
-                            let text = "OpenTraining refused our credentials: authentication required. Check OPENTRAINING_A2A_TOKEN; discovery is retried slowly, nothing is written.".to_string();
+                            let text = format!("OpenTraining refused our credentials: authentication required: {advice}. Discovery is retried slowly; nothing is written.");
                             let _ = runtime.notice(&id, false, text).await;
                         }
                     }
@@ -350,6 +351,8 @@ async fn on_answering(
         if let Err(e) = runtime.tell_remote(&message) {
             tracing::error!(error = %e, "CRITICAL: cannot keep the remote's feed; its change is only in this log");
         }
+        // The campaigns waiting on it read again now: each names what it meets for itself.
+        runtime.remote_changed();
     }
 }
 
@@ -571,6 +574,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         (None, _) => None,
     };
     let outage_threshold = cfg.runtime_config().policy().unavailable_threshold;
+    let credentials_advice = http.auth_mode().refused_advice();
     let remote = Arc::new(
         LiveRemote::new(http, cfg.expected_card_sha256.clone())
             .with_qualification(
@@ -582,6 +586,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     );
     let mut config = cfg.runtime_config();
     config.supervise = cfg.enabled;
+    config.credentials_advice = credentials_advice;
     // Startup: persisted state loaded, Argus and Foreman verified, bindings
     // recovered; controllers confirm with the remote as soon as it is discovered.
     // Before the link loads its records: an upgrade moves fields into them.

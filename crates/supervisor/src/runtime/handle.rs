@@ -599,6 +599,22 @@ impl Runtime {
         self.published_where(|s| s.waits_on_remote())
     }
 
+    /// How the remote as a whole answers changed: every campaign waiting on it reads again
+    /// within one heartbeat (its backoff was earned under the old condition). Nobody waits for
+    /// the answer; a campaign whose inbox is full is busy anyway.
+    pub fn remote_changed(&self) {
+        for h in self.handles() {
+            if matches!(h.doc.get(), Published::Doc(d) if d.machine.state.state_name().waits_on_remote())
+            {
+                let nudge = Envelope {
+                    input: Input::RemoteChanged,
+                    replier: Replier::Nobody,
+                };
+                let _ = h.tx.try_send(Box::new(nudge));
+            }
+        }
+    }
+
     /// The campaigns whose task the remote no longer knows (`observing.task_not_found`).
     pub fn tasks_lost(&self) -> Vec<String> {
         self.published_where(|s| s == StateName::TaskNotFound)

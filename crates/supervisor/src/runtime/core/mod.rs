@@ -158,6 +158,9 @@ pub(crate) enum Input {
     Notice { kind: MessageKind, text: String },
     /// Nothing to do (the document is read: the driver exists only once it is).
     Read,
+    /// How the remote as a whole answers changed (it answers again, or fails another way): a
+    /// campaign waiting on it reads again within one heartbeat, whatever its backoff.
+    RemoteChanged,
     /// Stop; `release` gives a held lease back first.
     Shutdown { release: bool },
 }
@@ -167,7 +170,10 @@ impl Input {
     /// but a read of the document or a shutdown that releases nothing (a start of many campaigns
     /// stopped again, or listed, reads no event log).
     fn needs_log(&self) -> bool {
-        !matches!(self, Input::Shutdown { release: false } | Input::Read)
+        !matches!(
+            self,
+            Input::Shutdown { release: false } | Input::Read | Input::RemoteChanged
+        )
     }
 }
 
@@ -570,6 +576,7 @@ impl Core {
         env: Arc<Env>,
     ) -> (Core, Arc<CampaignDoc>) {
         let mut ledger = Ledger::open(&machine, Arc::new(doc));
+        ledger.advise_credentials(env.config.credentials_advice);
         let published = ledger.publish();
         let core = Core {
             pace: Pace::new(machine.campaign_id()),
@@ -736,6 +743,13 @@ impl Core {
                 Finish::Done
             }
             Input::Read => Finish::Done,
+            Input::RemoteChanged => {
+                if self.machine.state_name().waits_on_remote() {
+                    let env = &self.env;
+                    self.pace.tick_within(&env.config, (at.at, env.slots_from));
+                }
+                Finish::Quiet
+            }
             Input::Shutdown { release } => {
                 if release {
                     self.enqueue(Event::Operator(Command::Release));
