@@ -302,10 +302,10 @@ impl Campaign {
     ) -> Outcome<State> {
         match event {
             Event::LeaseGranted { lease, now } if !*resolving => {
-                self.claim_answered(context, task, lease, *now, then_submit.as_ref())
+                self.claim_answered(context, task, lease, *now, then_submit.as_ref(), false)
             }
             Event::LeaseRefused { reason } if !*resolving => {
-                self.claim_refused(context, task, *reason)
+                self.claim_refused(context, task, *reason, false)
             }
             Event::Written {
                 request_id: r,
@@ -326,13 +326,15 @@ impl Campaign {
                     Handled
                 }
                 ReadbackAnswer::NotApplied => {
-                    self.claim_refused(context, task, LeaseRefusal::NotApplied)
+                    self.claim_refused(context, task, LeaseRefusal::NotApplied, true)
                 }
                 ReadbackAnswer::Unavailable => Handled,
             },
             Event::ControlRead { lease, now } if *resolving => match lease {
-                Some(l) => self.claim_answered(context, task, l, *now, then_submit.as_ref()),
-                None => self.claim_refused(context, task, LeaseRefusal::Expired),
+                Some(l) => {
+                    self.claim_answered(context, task, l, *now, then_submit.as_ref(), true)
+                }
+                None => self.claim_refused(context, task, LeaseRefusal::Expired, true),
             },
             Event::Tick { .. } if *resolving => {
                 context.push(Action::Readback {
@@ -1023,6 +1025,7 @@ impl Campaign {
         lease: &Lease,
         now: u64,
         then_submit: Option<&RequestId>,
+        resolving: bool,
     ) -> Outcome<State> {
         self.reachable();
         if self.grant_is_ours(lease, now) {
@@ -1052,7 +1055,7 @@ impl Campaign {
         } else {
             LeaseRefusal::Expired
         };
-        self.claim_refused(context, task, reason)
+        self.claim_refused(context, task, reason, resolving)
     }
 
     /// A read succeeded: the outage (if any) is over. Returns true so it can sit in a guard.
@@ -1133,15 +1136,23 @@ impl Campaign {
         o.clone()
     }
 
+    /// A claim not granted: the campaign observes as before. Answered to whoever asked (a
+    /// refusal changes nothing, so it records no event); a claim whose answer was lost and is
+    /// now read back as not granted (`resolving`) is an outcome settled, and is recorded.
     fn claim_refused(
         &mut self,
         context: &mut Effects,
         task: &Option<TaskId>,
         reason: LeaseRefusal,
+        resolving: bool,
     ) -> Outcome<State> {
-        context.surface(Significant::ControlChanged {
-            change: ControlChange::ClaimRefused(reason),
-        });
+        if resolving {
+            context.surface(Significant::ControlChanged {
+                change: ControlChange::ClaimRefused(reason),
+            });
+        } else {
+            context.push(Action::Refused(reason));
+        }
         Transition(Self::observer_state(task.clone()))
     }
 

@@ -903,6 +903,9 @@ pub enum Action {
     },
     /// Log and show a significant event.
     Surface(Significant),
+    /// Tell whoever asked for the claim that it was not granted, and why. Nothing changed, so
+    /// nothing is recorded: the answer says it.
+    Refused(LeaseRefusal),
 }
 
 impl Action {
@@ -924,7 +927,10 @@ impl Action {
     pub fn is_remote_call(&self) -> bool {
         !matches!(
             self,
-            Action::Surface(_) | Action::WakeArgus { .. } | Action::Quarantine { .. }
+            Action::Surface(_)
+                | Action::WakeArgus { .. }
+                | Action::Quarantine { .. }
+                | Action::Refused(_)
         )
     }
 
@@ -952,6 +958,7 @@ impl Action {
             Action::Quarantine { .. } => "Quarantine".into(),
             Action::WakeArgus { .. } => "WakeArgus".into(),
             Action::Surface(s) => format!("Surface({})", s.class()),
+            Action::Refused(_) => "Refused".into(),
         }
     }
 }

@@ -88,7 +88,10 @@ impl Core {
             }
             Action::Readback { request_id } => self.readback(request_id, now),
             // Local effects are the core's own.
-            Action::Surface(_) | Action::WakeArgus { .. } | Action::Quarantine { .. } => None,
+            Action::Surface(_)
+            | Action::WakeArgus { .. }
+            | Action::Quarantine { .. }
+            | Action::Refused(_) => None,
         }
     }
 

@@ -1215,17 +1215,12 @@ impl Core {
     /// A local effect of a step: the records, the feed, a wake.
     fn effect(&mut self, action: Action, now: u64) {
         match action {
-            Action::Surface(sig) => {
-                // A refused claim: the machine's reason is the operator's answer (unless the
-                // remote's own refusal already gave a more precise one).
-                if let Significant::ControlChanged {
-                    change: argus_machines::ControlChange::ClaimRefused(reason),
-                } = &sig
-                {
-                    self.refusal.get_or_insert(RefusalCode::of_lease(*reason));
-                }
-                self.surface(sig, now);
+            // A refused claim: the machine's reason is the operator's answer (unless the remote's
+            // own refusal already gave a more precise one); nothing is recorded.
+            Action::Refused(reason) => {
+                self.refusal.get_or_insert(RefusalCode::of_lease(reason));
             }
+            Action::Surface(sig) => self.surface(sig, now),
             Action::WakeArgus { reason } => {
                 self.env
                     .stats
