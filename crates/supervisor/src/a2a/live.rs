@@ -662,6 +662,13 @@ impl Transport for LiveRemote {
             writes_refused,
         }
     }
+    /// Read the card again (a failed read leaves the last card in use, and is noted as any
+    /// call is). A quarantine stays until an operator's review: a re-read does not lift it.
+    async fn reread_card(&self) {
+        if let Err(e) = self.refresh().await {
+            tracing::debug!(class = e.class(), "the card could not be read again before a verb");
+        }
+    }
     async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> Answer<Updates> {
         self.reader()?.subscribe(task, bounds).await
     }

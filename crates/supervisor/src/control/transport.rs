@@ -195,6 +195,12 @@ pub trait Transport: Send + Sync {
     fn ability(&self) -> RemoteAbility {
         RemoteAbility::everything()
     }
+    /// Read the remote's card again now: before a verb its last card would refuse, so a card
+    /// that changed back (or a qualification passed meanwhile) is what the verb is judged by
+    /// (default: nothing to read).
+    fn reread_card(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
     /// Subscribe to a live task's updates (`tasks/resubscribe`, or `SubscribeToTask` in v1.0):
     /// a read; a subscription never writes. Refused locally where the remote does not stream.
     fn subscribe(

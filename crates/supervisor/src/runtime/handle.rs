@@ -96,6 +96,9 @@ trait Spawner: Send + Sync {
         rx: mpsc::Receiver<Box<Envelope>>,
         crash: Option<CrashPoint>,
     ) -> DriverTask;
+
+    /// Read the remote's card again ([`Transport::reread_card`]).
+    fn reread_card(&self) -> futures_util::future::BoxFuture<'static, ()>;
 }
 
 struct OnRemote<T>(Arc<T>);
@@ -133,6 +136,11 @@ impl<T: Transport + 'static> Spawner for OnRemote<T> {
             rx,
             crash,
         ))
+    }
+
+    fn reread_card(&self) -> futures_util::future::BoxFuture<'static, ()> {
+        let remote = self.0.clone();
+        Box::pin(async move { remote.reread_card().await })
     }
 }
 
@@ -254,6 +262,24 @@ impl Runtime {
     /// verb passes before the machine is asked.
     pub fn remote_ability(&self) -> crate::control::RemoteAbility {
         (self.shared.remote_ability)()
+    }
+
+    /// What the remote allows for `verb`: where its last card would refuse it (an operation
+    /// missing, no passing qualification, no answer), the card is read again first, so a card
+    /// that changed back, a qualification passed meanwhile or a remote back is what the verb
+    /// meets — never a refusal from a card the remote no longer serves. A quarantine is not
+    /// re-read: only an operator's review lifts it.
+    pub async fn ability_for(&self, verb: argus_machines::Verb) -> crate::control::RemoteAbility {
+        let ability = self.remote_ability();
+        let quarantined = matches!(
+            ability.writes_refused,
+            Some(crate::control::RemoteError::CardNotQualified(_))
+        );
+        if ability.allows().covers(verb.needs()) || quarantined {
+            return ability;
+        }
+        self.spawner.reread_card().await;
+        self.remote_ability()
     }
 
     pub fn policy(&self) -> Policy {
@@ -433,7 +459,7 @@ impl Runtime {
         command: OperatorCommand,
         actor: Actor,
     ) -> Result<CommandReply, RuntimeError> {
-        let remote = self.remote_ability();
+        let remote = self.ability_for(command.verb()).await;
         let input = Input::Command {
             command,
             actor,
@@ -523,7 +549,7 @@ impl Runtime {
     pub async fn answer(&self, id: &str, text: String) -> Result<AnswerReply, RuntimeError> {
         let input = Input::Answer {
             intervention: OperatorCommand::intervene(text),
-            remote: self.remote_ability(),
+            remote: self.ability_for(argus_machines::Verb::Intervene).await,
         };
         self.ask(id, input, Replier::Answer).await
     }
