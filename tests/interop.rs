@@ -200,7 +200,7 @@ async fn controlled(venv: &str, script: &str, args: &[&str], dialect: Dialect) {
         other => panic!("{other:?}"),
     }
     match call(&client, &SystemClock, ctl.ask_release()).await {
-        Settled::Release(_, released) => assert_eq!(released, Ok(())),
+        Settled::Release(_, _, released) => assert_eq!(released, Ok(())),
         other => panic!("{other:?}"),
     }
     assert_eq!(client.read_control("c1").await, Ok(None));

@@ -109,7 +109,7 @@ async fn a_full_controlled_lifecycle_goes_through_the_client() {
         argus_machines::RemoteState::Canceled
     );
     match call(&c, &SystemClock, ctl.ask_release()).await {
-        Settled::Release(_, released) => assert_eq!(released, Ok(())),
+        Settled::Release(_, _, released) => assert_eq!(released, Ok(())),
         other => panic!("{other:?}"),
     }
     let audit = sim.audit();

@@ -60,7 +60,7 @@ async fn claim_submit_renew_release() {
     };
     assert_eq!(c.lease().expires_at, T0 + 400 + 600);
     match call(&remote, &clock, c.ask_release()).await {
-        Settled::Release(_, answer) => assert_eq!(answer, Ok(())),
+        Settled::Release(_, _, answer) => assert_eq!(answer, Ok(())),
         other => panic!("{other:?}"),
     }
     assert!(remote.with(|s| s.lease.is_none()));

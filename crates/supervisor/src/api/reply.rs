@@ -255,7 +255,9 @@ impl HttpReply {
         let outcome = reply.outcome();
         let refusal = reply.refusal_code();
         let status = match refusal {
-            None if outcome == Outcome::Ambiguous => StatusCode::ACCEPTED,
+            None if matches!(outcome, Outcome::Ambiguous | Outcome::NotConfirmed) => {
+                StatusCode::ACCEPTED
+            }
             None => StatusCode::OK,
             Some(
                 RefusalCode::StorageFailed
@@ -268,12 +270,15 @@ impl HttpReply {
             Some(_) => StatusCode::CONFLICT,
         };
         let Some(refusal) = refusal else {
-            let message = if outcome == Outcome::Ambiguous {
-                format!(
+            let message = match (outcome, &reply.unconfirmed) {
+                (Outcome::Ambiguous, _) => format!(
                     "{verb}: sent; its outcome is unknown and is being read back (state {state})"
-                )
-            } else {
-                format!("{verb}: done; state {state}")
+                ),
+                (Outcome::NotConfirmed, Some(u)) => format!(
+                    "{verb}: given up here, not confirmed: {}; state {state}",
+                    u.says()
+                ),
+                _ => format!("{verb}: done; state {state}"),
             };
             let answer = ActionAnswer {
                 outcome: Some(outcome),
@@ -559,6 +564,7 @@ mod tests {
             lease,
             ambiguous: false,
             allowed: vec![Verb::Release],
+            unconfirmed: None,
         }
     }
 

@@ -364,7 +364,8 @@ pub enum Settled {
     Confirm(ConfirmOutcome),
     StillOurs(Controller, Answer<Option<Lease>>),
     Renew(RenewOutcome),
-    Release(Observer, Answer<()>),
+    /// The lease given back (as held when the release was sent), and the remote's answer.
+    Release(Observer, Lease, Answer<()>),
     Write(RequestId, WriteResult<Option<TaskId>>),
     Readback(RequestId, ReadbackOutcome),
     RequestStatus(Reader, RequestId, Answer<ReadbackAnswer>),
@@ -384,7 +385,10 @@ impl Waiting {
                 Settled::Renew(RenewOutcome::Lost(c.lost(), LossReason::Expired))
             }
             Wait::Renew(c) => Settled::Renew(c.renewed(r.lease())),
-            Wait::Release(c) => Settled::Release(c.relinquish(), r.released()),
+            Wait::Release(c) => {
+                let lease = c.lease().clone();
+                Settled::Release(c.relinquish(), lease, r.released())
+            }
             Wait::Write(c, id, _) if r.expired() => {
                 Settled::Write(id, WriteResult::Lost(c.lost(), LossReason::Expired, None))
             }

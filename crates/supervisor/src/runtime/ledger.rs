@@ -570,7 +570,10 @@ impl Ledger {
         let Actor::Argus { why } = actor else {
             // An operator's refusal changed nothing: it is the action's answer and the log's, not
             // an event in the campaign's permanent feed.
-            if !matches!(r.outcome(), Outcome::Done | Outcome::Ambiguous) {
+            if !matches!(
+                r.outcome(),
+                Outcome::Done | Outcome::Ambiguous | Outcome::NotConfirmed
+            ) {
                 return vec![];
             }
             let line = format!("Operator {action}: {}.", operator_outcome(acted, r));
@@ -660,6 +663,10 @@ fn operator_outcome(acted: &Acted, r: &CommandReply) -> String {
         (Outcome::Ambiguous, ..) => {
             "sent, outcome unknown; reading it back before anything else".into()
         }
+        (Outcome::NotConfirmed, ..) => match &r.unconfirmed {
+            Some(u) => format!("given up here; {}", u.says()),
+            None => "given up here; OpenTraining did not confirm it".into(),
+        },
         (_, Some(l), Acted::Command(Command::Claim { .. })) => {
             format!("control acquired (epoch {})", l.epoch)
         }
@@ -961,6 +968,7 @@ mod tests {
             lease: None,
             ambiguous: false,
             allowed: vec![],
+            unconfirmed: None,
         };
         let claim = Command::Claim {
             request_id: argus_machines::RequestId::new("r1"),

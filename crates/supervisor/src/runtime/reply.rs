@@ -376,6 +376,37 @@ pub struct CommandReply {
     pub ambiguous: bool,
     /// The actions the campaign's state allows now (filled when the command was not taken).
     pub allowed: Vec<argus_machines::Verb>,
+    /// Done here, but OpenTraining did not confirm its part (a release it never answered).
+    pub unconfirmed: Option<Unconfirmed>,
+}
+
+/// A step done here whose remote part OpenTraining did not confirm: a release given up here
+/// (no write goes under that lease again) that the remote never answered, so it may still hold
+/// the lease for us until it expires, and nobody else can claim it before then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unconfirmed {
+    /// The safe class of what the call met.
+    pub class: &'static str,
+    /// The call may have reached OpenTraining (its answer was lost), or surely did not.
+    pub may_have_reached: bool,
+    /// When the lease OpenTraining may still hold for us expires (Unix seconds).
+    pub lease_until: u64,
+}
+
+impl Unconfirmed {
+    /// What became of it at OpenTraining, in words.
+    pub fn says(&self) -> String {
+        let how = if self.may_have_reached {
+            "its answer was lost"
+        } else {
+            "it was not reached"
+        };
+        format!(
+            "OpenTraining did not confirm it ({}: {how}): it may hold the lease for us until {}, and no other controller can claim it before then",
+            self.class,
+            crate::time::rfc3339(self.lease_until)
+        )
+    }
 }
 
 /// What became of an operator's command.
@@ -389,6 +420,8 @@ pub enum Outcome {
     Refused,
     /// Sent; what became of it is unknown and is being read back.
     Ambiguous,
+    /// Done here; OpenTraining did not confirm its part (see [`Unconfirmed`]).
+    NotConfirmed,
     /// The campaign's state does not allow it; nothing happened.
     ForbiddenInState,
     /// The step could not be persisted; nothing was sent.
@@ -402,6 +435,7 @@ impl Outcome {
             Outcome::Done => "done",
             Outcome::Refused => "refused",
             Outcome::Ambiguous => "ambiguous",
+            Outcome::NotConfirmed => "not_confirmed",
             Outcome::ForbiddenInState => "forbidden_in_state",
             Outcome::Pending => "pending",
             Outcome::StorageFailed => "storage_failed",
@@ -420,6 +454,8 @@ impl CommandReply {
             Outcome::Refused
         } else if self.ambiguous {
             Outcome::Ambiguous
+        } else if self.unconfirmed.is_some() {
+            Outcome::NotConfirmed
         } else {
             Outcome::Done
         }
@@ -432,7 +468,7 @@ impl CommandReply {
             Outcome::StorageFailed => Some(RefusalCode::StorageFailed),
             Outcome::ForbiddenInState => Some(RefusalCode::ForbiddenInState),
             Outcome::Refused => self.refusal,
-            Outcome::Done | Outcome::Ambiguous | Outcome::Pending => None,
+            Outcome::Done | Outcome::Ambiguous | Outcome::NotConfirmed | Outcome::Pending => None,
         }
     }
 }

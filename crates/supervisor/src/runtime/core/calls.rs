@@ -233,9 +233,16 @@ impl Core {
             }
             Settled::Claim(request_id, outcome) => Some(self.claimed(request_id, outcome, now)),
             Settled::Renew(outcome) => self.renewed(outcome, now),
-            Settled::Release(observer, answer) => {
+            Settled::Release(observer, lease, answer) => {
                 if let Err(e) = answer {
                     tracing::warn!(campaign_id = %self.id(), class = e.class(), "release unanswered; the lease will expire");
+                    // Given up here all the same; whoever asked is told the remote did not
+                    // confirm it, never "done".
+                    self.unconfirmed = Some(super::super::reply::Unconfirmed {
+                        class: e.class(),
+                        may_have_reached: e.may_have_reached_remote(),
+                        lease_until: lease.expires_at,
+                    });
                 }
                 // The step that released already moved the machine on (to its next attempt's
                 // verdict, or back to observing): the token follows it now.

@@ -497,6 +497,8 @@ pub(crate) struct Core {
     text: Option<String>,
     /// The remote's (or this process's) refusal during the current input, by safe class.
     refusal: Option<RefusalCode>,
+    /// A release of the current input given up here that OpenTraining did not confirm.
+    unconfirmed: Option<super::reply::Unconfirmed>,
     /// A step of the current input could not be persisted.
     storage_failed: bool,
     env: Arc<Env>,
@@ -586,6 +588,7 @@ impl Core {
             ledger,
             text: None,
             refusal: None,
+            unconfirmed: None,
             storage_failed: false,
             env,
             busy: None,
@@ -726,6 +729,7 @@ impl Core {
             } => {
                 self.busy().remote = remote;
                 self.refusal = None;
+                self.unconfirmed = None;
                 self.storage_failed = false;
                 let validated = self.verdict(verdict, Event::Validated { verdict });
                 Finish::acting(Acted::Verdict(verdict), actor, validated)
@@ -973,6 +977,7 @@ impl Core {
             text,
         } = command;
         self.refusal = None;
+        self.unconfirmed = None;
         self.storage_failed = false;
         if let Some(code) = self.incapable(command.verb()) {
             // Refused before the machine is asked: nothing is stepped, kept, written or sent.
@@ -1370,6 +1375,7 @@ impl Core {
             refusal: self.refusal,
             lease: self.machine.held_lease().cloned(),
             ambiguous: super::resolving(&self.machine),
+            unconfirmed: self.unconfirmed,
             allowed: if accepted && self.refusal.is_none() {
                 vec![]
             } else {
