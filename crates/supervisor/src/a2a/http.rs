@@ -1210,7 +1210,10 @@ mod tests {
         assert!(read(502, said).expect_err("an error").is_no_answer());
         // A real envelope is read as one, whatever the status.
         assert_eq!(
-            read(500, r#"{"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "x"}}"#),
+            read(
+                500,
+                r#"{"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "x"}}"#
+            ),
             Err(RemoteError::Remote { code: -32000 })
         );
         assert_eq!(

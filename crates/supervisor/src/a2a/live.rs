@@ -666,7 +666,10 @@ impl Transport for LiveRemote {
     /// call is). A quarantine stays until an operator's review: a re-read does not lift it.
     async fn reread_card(&self) {
         if let Err(e) = self.refresh().await {
-            tracing::debug!(class = e.class(), "the card could not be read again before a verb");
+            tracing::debug!(
+                class = e.class(),
+                "the card could not be read again before a verb"
+            );
         }
     }
     async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> Answer<Updates> {
@@ -720,7 +723,11 @@ mod tests {
             t.note("status", refused, at, 3);
         }
         assert_eq!(t.now, Answering::No(RemoteCondition::AuthRequired));
-        assert_eq!(t.note(CARD, None, 5, 3), None, "the card proves nothing of our token");
+        assert_eq!(
+            t.note(CARD, None, 5, 3),
+            None,
+            "the card proves nothing of our token"
+        );
         assert_eq!(t.now, Answering::No(RemoteCondition::AuthRequired));
         let back = t.note("read_control", None, 6, 3).expect("a change");
         assert_eq!(back.to, Answering::Yes);
@@ -729,7 +736,10 @@ mod tests {
         for at in 10..13 {
             t.note("status", down, at, 3);
         }
-        assert_eq!(t.note(CARD, None, 14, 3).map(|c| c.to), Some(Answering::Yes));
+        assert_eq!(
+            t.note(CARD, None, 14, 3).map(|c| c.to),
+            Some(Answering::Yes)
+        );
     }
 
     #[test]

@@ -17,8 +17,6 @@ pub const MAX_ARTIFACT_TEXT: usize = 16 * 1024;
 pub const MAX_EVIDENCE_TEXT: usize = 256 * 1024;
 pub const MAX_DATA_DEPTH: usize = 16;
 pub const MAX_SHORT_TEXT: usize = 256;
-/// The longest answer kept from an ended task (its final message).
-pub const MAX_ANSWER_TEXT: usize = 16 * 1024;
 /// How many of the newest history messages an evidence read asks for (the answer is the last
 /// agent message; a server that ignores the bound is cut by the response cap and here).
 pub const EVIDENCE_HISTORY: u32 = 8;
@@ -48,6 +46,8 @@ pub struct TaskView {
     pub artifacts: Vec<Artifact>,
     /// The task's final answer (evidence reads only).
     pub answer: Option<RemoteAnswer>,
+    /// What it said besides its artifacts (evidence reads only).
+    pub said: Option<RemoteAnswer>,
     /// `status.timestamp`: when the remote says the task entered its state (Unix ms, the remote's
     /// clock), where it says so in a form [`parse_iso`](crate::time::parse_iso) reads.
     pub changed_at: Option<u64>,
@@ -106,6 +106,7 @@ impl TaskView {
             attempt_id: self.meta.attempt_id,
             artifacts: self.artifacts,
             answer: self.answer,
+            said: self.said,
         }
     }
 }
@@ -231,6 +232,7 @@ impl RawTask<'_> {
             status_message,
             artifacts,
             answer: None,
+            said: None,
             changed_at: time.map(|(ms, _)| ms),
             naive_time: time.is_some_and(|(_, naive)| naive),
         })
@@ -269,9 +271,11 @@ fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, Rem
         return raw.view(vec![]);
     }
     let artifacts = parse_artifacts(task.get("artifacts"));
-    let answer = answer(&artifacts, &raw.texts, task.get("history"));
+    let said = said(&raw.texts, task.get("history"));
+    let answer = RemoteAnswer::of_artifacts(&artifacts).or_else(|| said.clone());
     let mut view = raw.view(artifacts)?;
     view.answer = answer;
+    view.said = said;
     Ok(view)
 }
 
@@ -279,7 +283,7 @@ fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, Rem
 /// gives nowhere else), bounded and cleaned.
 pub fn last_agent_message(result: &Value) -> Option<Untrusted> {
     let text = from_history(unwrap_task(result).get("history"))?;
-    let text = Untrusted::owned(text, MAX_ANSWER_TEXT);
+    let text = Untrusted::owned(text, crate::control::ANSWER_MAX_BYTES);
     (!text.as_str().trim().is_empty()).then_some(text)
 }
 
@@ -292,27 +296,16 @@ fn from_history(history: Option<&Value>) -> Option<String> {
     })
 }
 
-/// The task's final answer, the way the remote gives it: its artifacts' text, else its status
-/// message, else the last agent message in its history. Only that message is read: the rest of
-/// the history (the user's message, progress, tool output) is routine and dropped.
-fn answer(
-    artifacts: &[Artifact],
-    status: &[&str],
-    history: Option<&Value>,
-) -> Option<RemoteAnswer> {
-    let from_artifacts: Vec<&str> = artifacts
-        .iter()
-        .filter_map(|a| a.text.as_ref().map(Untrusted::as_str))
-        .collect();
-    let (text, from) = if !from_artifacts.is_empty() {
-        (from_artifacts.join("\n"), AnswerSource::Artifacts)
-    } else if !status.is_empty() {
-        (status.join("\n"), AnswerSource::StatusMessage)
+/// What a task said besides its artifacts: its status message, else the last agent message in
+/// its history. Only that message is read: the rest of the history (the user's message,
+/// progress, tool output) is routine and dropped. The final answer is its artifacts' text where
+/// they have any ([`RemoteAnswer::of_artifacts`]), else this.
+fn said(status: &[&str], history: Option<&Value>) -> Option<RemoteAnswer> {
+    if !status.is_empty() {
+        RemoteAnswer::new(status.join("\n"), AnswerSource::StatusMessage)
     } else {
-        (from_history(history)?, AnswerSource::History)
-    };
-    let text = Untrusted::owned(text, MAX_ANSWER_TEXT);
-    (!text.as_str().trim().is_empty()).then_some(RemoteAnswer { text, from })
+        RemoteAnswer::new(from_history(history)?, AnswerSource::History)
+    }
 }
 
 /// A status poll's answer read straight from its bytes: only what [`parse_status`] keeps is

@@ -315,5 +315,6 @@ pub fn no_evidence(task: TaskId) -> Evidence {
         attempt_id: None,
         artifacts: vec![],
         answer: None,
+        said: None,
     }
 }

@@ -45,7 +45,7 @@ pub use request::{
 };
 pub use transport::{
     AnswerSource, Artifact, Disconnected, Evidence, Reading, RemoteAbility, RemoteAnswer,
-    StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates,
+    StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates, ANSWER_MAX_BYTES,
 };
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.

@@ -69,6 +69,29 @@ pub struct RemoteAnswer {
     pub from: AnswerSource,
 }
 
+/// The longest answer kept from an ended task (its final message).
+pub const ANSWER_MAX_BYTES: usize = 16 * 1024;
+
+impl RemoteAnswer {
+    /// `text` from `from`, bounded and cleaned; `None` when nothing is left of it.
+    pub fn new(text: String, from: AnswerSource) -> Option<RemoteAnswer> {
+        let text = Untrusted::owned(text, ANSWER_MAX_BYTES);
+        (!text.as_str().trim().is_empty()).then_some(RemoteAnswer { text, from })
+    }
+
+    /// The answer `artifacts` give: their texts, in order (`None` when none has text).
+    pub fn of_artifacts(artifacts: &[Artifact]) -> Option<RemoteAnswer> {
+        let texts: Vec<&str> = artifacts
+            .iter()
+            .filter_map(|a| a.text.as_ref().map(Untrusted::as_str))
+            .collect();
+        if texts.is_empty() {
+            return None;
+        }
+        RemoteAnswer::new(texts.join("\n"), AnswerSource::Artifacts)
+    }
+}
+
 /// A bounded artifact summary. Everything in it is remote data; file URIs are recorded, never fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {
@@ -93,11 +116,29 @@ pub struct Evidence {
     pub run_id: Option<String>,
     pub attempt_id: Option<String>,
     pub artifacts: Vec<Artifact>,
-    /// The task's final answer, where it gave one.
+    /// The task's final answer, where it gave one: its artifacts' text (once admitted: only
+    /// this campaign's, [`Evidence::admit`]), else `said`.
     pub answer: Option<RemoteAnswer>,
+    /// What the task said besides its artifacts: its status message, else the last agent
+    /// message of its history.
+    pub said: Option<RemoteAnswer>,
 }
 
 impl Evidence {
+    /// Keep only what belongs to campaign `campaign_id` ([`Evidence::owns`]), and take the answer
+    /// from that alone: an artifact naming another campaign, run or attempt is neither this
+    /// campaign's evidence nor its answer. Returns how many artifacts were set aside.
+    pub fn admit(&mut self, campaign_id: &str) -> usize {
+        let before = self.artifacts.len();
+        let artifacts = std::mem::take(&mut self.artifacts);
+        self.artifacts = artifacts
+            .into_iter()
+            .filter(|a| self.owns(campaign_id, a))
+            .collect();
+        self.answer = RemoteAnswer::of_artifacts(&self.artifacts).or_else(|| self.said.clone());
+        before - self.artifacts.len()
+    }
+
     /// Whether `a` belongs here: an artifact that names another campaign, or a run or attempt
     /// other than the one its task names, is foreign (never the campaign's evidence).
     pub fn owns(&self, campaign_id: &str, a: &Artifact) -> bool {
@@ -221,5 +262,48 @@ pub struct Disconnected;
 impl Transport for Disconnected {
     async fn call(&self, request: Request) -> Response {
         request.refused(RemoteError::Unavailable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn artifact(text: &str, campaign: Option<&str>) -> Artifact {
+        Artifact {
+            artifact_id: Untrusted::new("a", 64),
+            name: None,
+            text: Some(Untrusted::new(text, 1024)),
+            uris: vec![],
+            campaign_id: campaign.map(str::to_string),
+            run_id: None,
+            attempt_id: None,
+            bytes: text.len(),
+        }
+    }
+
+    #[test]
+    fn the_answer_comes_only_from_what_the_evidence_admitted() {
+        let said = RemoteAnswer::new("the status message".into(), AnswerSource::StatusMessage);
+        let mut ev = Evidence {
+            task: TaskId::new("t1"),
+            evidence_revision: Some(1),
+            run_id: None,
+            attempt_id: None,
+            artifacts: vec![
+                artifact("our report", Some("c1")),
+                artifact("the other campaign's report", Some("c2")),
+            ],
+            answer: None,
+            said: said.clone(),
+        };
+        assert_eq!(ev.admit("c1"), 1);
+        let answer = ev.answer.clone().expect("an answer");
+        assert_eq!(answer.from, AnswerSource::Artifacts);
+        assert_eq!(answer.text.as_str(), "our report");
+        // With only another campaign's artifact, the answer is what the task itself said.
+        ev.artifacts = vec![artifact("the other campaign's report", Some("c2"))];
+        assert_eq!(ev.admit("c1"), 1);
+        assert_eq!(ev.answer, said);
     }
 }

@@ -52,7 +52,8 @@ pub struct RuntimeConfig {
 }
 
 /// [`RuntimeConfig::credentials_advice`] where nothing more is known of how the token travels.
-pub const CREDENTIALS_ADVICE: &str = "check the remote's token where it travels (`health` → remote.auth says which is used)";
+pub const CREDENTIALS_ADVICE: &str =
+    "check the remote's token where it travels (`health` → remote.auth says which is used)";
 
 /// Largest streamed event read (its data lines together); a larger one ends the stream.
 pub const STREAM_EVENT_BYTES: usize = 32 * 1024;

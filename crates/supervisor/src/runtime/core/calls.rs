@@ -395,10 +395,7 @@ impl Core {
         // Artifacts that name another campaign, run or attempt than their task are foreign:
         // quarantined, never kept, never handed to Argus or the feed.
         let id = self.machine.campaign_id().to_string();
-        let before = ev.artifacts.len();
-        let artifacts = std::mem::take(&mut ev.artifacts);
-        ev.artifacts = artifacts.into_iter().filter(|a| ev.owns(&id, a)).collect();
-        let foreign = before - ev.artifacts.len();
+        let foreign = ev.admit(&id);
         if foreign > 0 {
             tracing::warn!(campaign_id = %id, foreign, "foreign artifacts quarantined");
             self.quarantined(u32::try_from(foreign).unwrap_or(u32::MAX));

@@ -156,7 +156,11 @@ impl Pace {
     /// How the remote answers changed: the next tick falls due within one heartbeat of `now`
     /// (on its slot), whatever backoff the old condition earned — a campaign waiting on the
     /// remote reads again at once rather than minutes later. No tick (supervision off): none.
-    pub(crate) fn tick_within(&mut self, config: &RuntimeConfig, (now, slots_from): (Instant, Instant)) {
+    pub(crate) fn tick_within(
+        &mut self,
+        config: &RuntimeConfig,
+        (now, slots_from): (Instant, Instant),
+    ) {
         if let Some(at) = self.tick_at {
             let soon = on_slot(slots_from, now + config.heartbeat, config.heartbeat);
             self.tick_at = Some(at.min(soon));
