@@ -787,7 +787,7 @@ fn an_outage_before_a_write_is_said_as_an_outage_and_the_same_write_goes_once_it
     let message = answer.1["message"].as_str().unwrap_or("");
     assert!(
         message.contains("OpenTraining could not be reached")
-            && message.contains("Next: retry; an outage (three failed calls in a row) is shown by `health` → remote.answering")
+            && message.contains("Next: retry once it answers again: an outage (three failed calls in a row) is shown by `health` → remote.answering")
             && !message.contains("card")
             && !message.contains("quarantine"),
         "{message}"

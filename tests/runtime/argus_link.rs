@@ -346,9 +346,11 @@ async fn an_argus_question_is_surfaced_as_needs_you() {
             .expect("answer"),
         AnswerReply::Kept(AnswerTo::Argus)
     );
-    assert_eq!(
-        r.rt.answer("c1", "again".into()).await.expect("answer"),
-        AnswerReply::NothingPending,
+    assert!(
+        matches!(
+            r.rt.answer("c1", "again".into()).await.expect("answer"),
+            AnswerReply::NothingPending(_)
+        ),
         "nothing pending any more"
     );
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -294,7 +294,7 @@ impl HttpReply {
         let next = if forbidden {
             next_in_state(verb, reply.state, &reply.allowed)
         } else {
-            refusal.next_step().to_string()
+            reply.next_step(refusal)
         };
         let mut answer = refused(verb, outcome, refusal, Some(&state), Some(next));
         if forbidden {
@@ -468,7 +468,7 @@ const ENTRIES: [Entry; 15] = [
         name: "nothing_pending",
         status: StatusCode::CONFLICT,
         means: "the campaign has no pending question to answer",
-        next: "`intervene` sends a message to the running task",
+        next: "the answer says what the campaign allows now (`intervene` messages a running task, under the lease)",
     },
     Entry {
         error: ApiError::InvalidBody,
@@ -565,6 +565,7 @@ mod tests {
             ambiguous: false,
             allowed: vec![Verb::Release],
             unconfirmed: None,
+            holder: None,
         }
     }
 

@@ -40,8 +40,8 @@ pub use argus_machines::{
 };
 pub use error::{RemoteError, TlsClass};
 pub use request::{
-    ask_evidence, ask_status, call, send, ClaimStamp, Gate, Mutation, Reader, Request, Response,
-    Settled, Stamp, Waiting,
+    ask_evidence, ask_holder, ask_status, call, send, ClaimStamp, Gate, Mutation, Reader, Request,
+    Response, Settled, Stamp, Waiting,
 };
 pub use transport::{
     AnswerSource, Artifact, Disconnected, Evidence, Reading, RemoteAbility, RemoteAnswer,

@@ -324,6 +324,9 @@ enum Wait {
     Readback(AmbiguousWrite),
     /// What became of a request, asked by one who does not hold its write.
     RequestStatus(Reader, RequestId),
+    /// Who holds the lease now, read to say it (a claim refused as held by another): it
+    /// grants nothing and changes no token.
+    Holder,
 }
 
 impl Waiting {
@@ -343,6 +346,7 @@ impl Waiting {
             Wait::Write(_, _, Operation::Intervene) => "intervene",
             Wait::Readback(_) => "readback",
             Wait::RequestStatus(..) => "request_status",
+            Wait::Holder => "holder",
         }
     }
 }
@@ -369,6 +373,8 @@ pub enum Settled {
     Write(RequestId, WriteResult<Option<TaskId>>),
     Readback(RequestId, ReadbackOutcome),
     RequestStatus(Reader, RequestId, Answer<ReadbackAnswer>),
+    /// Who holds the lease now (`None`: nobody).
+    Holder(Answer<Option<Lease>>),
 }
 
 impl Waiting {
@@ -395,6 +401,7 @@ impl Waiting {
             Wait::Write(c, id, op) => Settled::Write(id.clone(), c.settle(id, op, r.written())),
             Wait::Readback(a) => Settled::Readback(a.request_id.clone(), a.read_back(r.readback())),
             Wait::RequestStatus(reader, id) => Settled::RequestStatus(reader, id, r.readback()),
+            Wait::Holder => Settled::Holder(r.control()),
         }
     }
 }
@@ -523,6 +530,12 @@ impl RemoteTerminalLocalPending {
 /// A plain read of a task's status, under no authority.
 pub fn ask_status(task: TaskId) -> (Waiting, Request) {
     (Waiting(Wait::Status), Request::Status(task))
+}
+
+/// A plain read of who holds campaign `campaign_id`'s lease, under no authority: to name the
+/// holder and its expiry to whoever was refused the lease.
+pub fn ask_holder(campaign_id: String) -> (Waiting, Request) {
+    (Waiting(Wait::Holder), Request::ReadControl(campaign_id))
 }
 
 /// A plain read of a task's evidence, under no authority (the attempt has not ended).

@@ -969,6 +969,7 @@ mod tests {
             ambiguous: false,
             allowed: vec![],
             unconfirmed: None,
+            holder: None,
         };
         let claim = Command::Claim {
             request_id: argus_machines::RequestId::new("r1"),

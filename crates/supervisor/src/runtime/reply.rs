@@ -15,8 +15,8 @@ pub enum AnswerReply {
     Kept(AnswerTo),
     /// The answer could not be kept (the disk refused it): the question stays pending.
     NotKept,
-    /// No question is pending.
-    NothingPending,
+    /// No question is pending; what the campaign's state allows now.
+    NothingPending(Vec<argus_machines::Verb>),
 }
 
 /// Who refused an action: this process (nothing was sent) or OpenTraining (it answered no).
@@ -125,7 +125,7 @@ const TABLE: [Entry; CODES] = [
         "remote_unavailable",
         RefusedBy::Supervisor,
         "OpenTraining could not be reached",
-        "retry; an outage (three failed calls in a row) is shown by `health` → remote.answering and told in `campaigns remote`, which says when it answers again",
+        "retry once it answers again: an outage (three failed calls in a row) is shown by `health` → remote.answering and told in `campaigns remote`, which says when it answers again",
     ),
     (
         RefusalCode::TooLarge,
@@ -153,7 +153,7 @@ const TABLE: [Entry; CODES] = [
         "held_by_other",
         RefusedBy::Remote,
         "another controller holds the campaign's lease",
-        "wait for it to release, or observe",
+        "claim again once it releases the lease or the lease expires (the answer names the holder and until when, where OpenTraining says); the campaign keeps observing meanwhile",
     ),
     (
         RefusalCode::StaleEpoch,
@@ -353,6 +353,21 @@ impl RefusalCode {
     }
 }
 
+impl CommandReply {
+    /// The next step of this reply's refusal, as the campaign stands: a lease held by another
+    /// names its holder and until when, where OpenTraining said.
+    pub fn next_step(&self, refusal: RefusalCode) -> String {
+        match (refusal, &self.holder) {
+            (RefusalCode::HeldByOther, Some(l)) => format!(
+                "`{}` holds the lease until {}: claim again once it releases it or after then; the campaign keeps observing meanwhile",
+                crate::security::Untrusted::new(l.controller_id.as_str(), 128).as_str(),
+                crate::time::rfc3339(l.expires_at)
+            ),
+            _ => refusal.next_step().to_string(),
+        }
+    }
+}
+
 impl serde::Serialize for RefusalCode {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
@@ -378,6 +393,9 @@ pub struct CommandReply {
     pub allowed: Vec<argus_machines::Verb>,
     /// Done here, but OpenTraining did not confirm its part (a release it never answered).
     pub unconfirmed: Option<Unconfirmed>,
+    /// Who holds the lease (another controller), as OpenTraining named it when a claim was
+    /// refused as held by another.
+    pub holder: Option<argus_machines::Lease>,
 }
 
 /// A step done here whose remote part OpenTraining did not confirm: a release given up here

@@ -45,11 +45,34 @@ pub(super) async fn apply(args: Message, rt: &Runtime) -> HttpReply {
             RefusalCode::StorageFailed,
             "the answer could not be kept (the state root cannot be written); the question stays pending",
         ),
-        AnswerReply::NothingPending => HttpReply::verb_error(
-            Verb::Answer,
-            ApiError::NothingPending,
-            "the campaign has no pending question",
-        ),
+        AnswerReply::NothingPending(allowed) => {
+            let mut r = HttpReply::verb_error(
+                Verb::Answer,
+                ApiError::NothingPending,
+                "the campaign has no pending question",
+            );
+            // The next step is one the campaign takes now: `intervene` only where it would go.
+            let next = if allowed.contains(&Verb::Intervene) {
+                "`intervene` sends a message to the running task".to_string()
+            } else {
+                let now: Vec<&str> = allowed.iter().map(|v| v.name()).collect();
+                format!(
+                    "nothing here waits for an answer; what the campaign allows now: {}",
+                    if now.is_empty() { "nothing".to_string() } else { now.join(", ") }
+                )
+            };
+            if let Some(body) = r.answer_mut() {
+                if let Some(m) = body.message.as_mut() {
+                    if let Some(at) = m.find(". Next: ") {
+                        m.truncate(at);
+                    }
+                    *m = format!("{m}. Next: {next}");
+                }
+                body.next = Some(next);
+                body.allowed_actions = Some(allowed);
+            }
+            r
+        }
     })
     .await
 }

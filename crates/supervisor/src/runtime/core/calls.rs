@@ -261,6 +261,15 @@ impl Core {
                 self.token = Some(token);
                 Some(read_back(request_id, answer))
             }
+            Settled::Holder(read) => {
+                match read {
+                    Ok(lease) => self.note_holder(lease),
+                    Err(e) => {
+                        tracing::debug!(campaign_id = %self.id(), class = e.class(), "who holds the lease could not be read")
+                    }
+                }
+                None
+            }
             Settled::RequestStatus(reader, request_id, answer) => {
                 self.token = Some(reader.into_token());
                 Some(read_back(request_id, answer))
@@ -302,17 +311,28 @@ impl Core {
             ),
             ClaimOutcome::Refused(o, ClaimRefusal::Remote(e)) => {
                 self.refusal = Some(RefusalCode::of(&e));
+                // Who holds it, and until when, is read next: the answer names them.
+                if e == RemoteError::LeaseHeldByOther {
+                    self.busy().read_holder = true;
+                }
                 let reason = e.lease_refusal();
                 (Token::Observer(o), Event::LeaseRefused { reason })
             }
             // The remote answered with a lease the machine judges (expired, not ours, below the
             // floor): let it say why.
             ClaimOutcome::Refused(o, ClaimRefusal::NotOurs(lease)) => {
+                self.note_holder(Some(lease.clone()));
                 (Token::Observer(o), Event::LeaseGranted { lease, now })
             }
         };
         self.token = Some(token);
         event
+    }
+
+    /// The lease as the remote named it, kept to say who holds it when it is another's.
+    fn note_holder(&mut self, lease: Option<argus_machines::Lease>) {
+        let ours = &self.env.config.controller_id;
+        self.holder = lease.filter(|l| l.controller_id != *ours);
     }
 
     fn renewed(&mut self, outcome: RenewOutcome, now: u64) -> Option<Event> {

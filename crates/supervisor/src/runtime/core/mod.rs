@@ -499,6 +499,8 @@ pub(crate) struct Core {
     refusal: Option<RefusalCode>,
     /// A release of the current input given up here that OpenTraining did not confirm.
     unconfirmed: Option<super::reply::Unconfirmed>,
+    /// Who holds the lease a claim of the current input was refused (as OpenTraining named it).
+    holder: Option<argus_machines::Lease>,
     /// A step of the current input could not be persisted.
     storage_failed: bool,
     env: Arc<Env>,
@@ -565,6 +567,8 @@ struct Busy {
     paced: bool,
     /// The call out is a write a crash test stops dead after, once it is answered.
     dies_on_answer: bool,
+    /// A claim was refused as held by another: who holds the lease is read next, to say it.
+    read_holder: bool,
     /// The input taken while the event log is read, handled once it is.
     after_log: Option<Box<Input>>,
 }
@@ -589,6 +593,7 @@ impl Core {
             text: None,
             refusal: None,
             unconfirmed: None,
+            holder: None,
             storage_failed: false,
             env,
             busy: None,
@@ -821,7 +826,12 @@ impl Core {
         self.busy.as_ref()?;
         while !self.waits() {
             let b = self.busy();
-            if let Some(action) = b.calls.pop() {
+            if std::mem::take(&mut b.read_holder) {
+                let (waiting, request) = crate::control::ask_holder(self.id().to_string());
+                let b = self.busy();
+                b.waiting = Some(waiting);
+                b.out.call = Some(request);
+            } else if let Some(action) = b.calls.pop() {
                 if let Some((waiting, request)) = self.call(action, now) {
                     let dies = self.crash == Some(CrashPoint::AfterAnswerReceived);
                     let b = self.busy();
@@ -978,6 +988,7 @@ impl Core {
         } = command;
         self.refusal = None;
         self.unconfirmed = None;
+        self.holder = None;
         self.storage_failed = false;
         if let Some(code) = self.incapable(command.verb()) {
             // Refused before the machine is asked: nothing is stepped, kept, written or sent.
@@ -1065,7 +1076,12 @@ impl Core {
             }));
         }
         if doc.pending_question.is_none() {
-            self.out().reply = Some(Reply::Answer(AnswerReply::NothingPending));
+            let allowed = argus_machines::allowed_actions(
+                &self.machine.record(),
+                self.env.config.policy(),
+                self.remote().allows(),
+            );
+            self.out().reply = Some(Reply::Answer(AnswerReply::NothingPending(allowed)));
             return Finish::Quiet;
         }
         let text = intervention.text.unwrap_or_default();
@@ -1376,6 +1392,7 @@ impl Core {
             lease: self.machine.held_lease().cloned(),
             ambiguous: super::resolving(&self.machine),
             unconfirmed: self.unconfirmed,
+            holder: self.holder.clone(),
             allowed: if accepted && self.refusal.is_none() {
                 vec![]
             } else {

@@ -316,7 +316,7 @@ fn an_answer_is_routed_by_who_asked() {
     let seen = pump(&mut core, answer(), &quiet, false);
     assert!(matches!(
         seen.reply,
-        Some(Reply::Answer(AnswerReply::NothingPending))
+        Some(Reply::Answer(AnswerReply::NothingPending(_)))
     ));
     // Argus asked: the answer is kept for it first, then the question is answered.
     let ask = Input::Notice {
