@@ -206,7 +206,9 @@ impl ServeConfig {
         };
         cfg.runtime_config().validate().map_err(|e| {
             let var = match e {
-                crate::runtime::PacingError::Heartbeat => "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS",
+                crate::runtime::PacingError::Heartbeat { .. } => {
+                    "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS"
+                }
                 _ => "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS",
             };
             bad(var, e.to_string())

@@ -83,18 +83,25 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Parse<T> {
     }
 }
 
-/// A whole number within `range`, or `expected` said.
+/// A whole number within `range`, or `expected` said (a number out of range is said too: it is
+/// a number, never a secret).
 pub fn whole(range: RangeInclusive<u64>, expected: &'static str) -> Parse<u64> {
     Parse::new(move |t| match t.parse::<u64>() {
         Ok(n) if range.contains(&n) => Ok(n),
-        Ok(_) => Err(expected.into()),
-        Err(_) => Err("expected a whole number".into()),
+        Ok(n) => Err(format!("{expected}; it is {n}")),
+        Err(_)
+            if t.strip_prefix('-')
+                .is_some_and(|d| d.parse::<u64>().is_ok()) =>
+        {
+            Err(format!("{expected}; it is negative"))
+        }
+        Err(_) => Err(format!("{expected}; it is not a whole number")),
     })
 }
 
 /// Any whole number.
 pub fn number() -> Parse<u64> {
-    whole(0..=u64::MAX, "expected a whole number")
+    whole(0..=u64::MAX, "expected a whole number, 0 or more")
 }
 
 /// Any whole number, brought into `range` (a setting whose far values mean "as far as it goes").
@@ -103,7 +110,7 @@ pub fn clamped(range: RangeInclusive<u64>) -> Parse<u64> {
     Parse::new(move |t| {
         t.parse::<u64>()
             .map(|n| n.clamp(lo, hi))
-            .map_err(|_| "expected a whole number".into())
+            .map_err(|_| format!("expected a whole number (from {lo} to {hi})"))
     })
 }
 
@@ -275,7 +282,7 @@ pub struct ServeArgs {
     pub enabled: bool,
     /// Poll cadence in seconds (jittered ±10%).
     #[arg(long, env = "ARGUS_SUPERVISOR_HEARTBEAT_SECONDS", value_name = "SECONDS",
-          default_value = "120", value_parser = number())]
+          default_value = "120", value_parser = whole(1..=86_400, "must be a whole number of seconds from 1 to 86400"))]
     pub heartbeat_seconds: u64,
     /// Lease TTL in seconds; must exceed two heartbeats + 60 s, at most 1 day.
     #[arg(long, env = "ARGUS_SUPERVISOR_LEASE_TTL_SECONDS", value_name = "SECONDS",
@@ -485,15 +492,22 @@ mod tests {
         let said = e.unwrap_or_default();
         assert!(
             said.contains(
-                "invalid configuration: ARGUS_SETTINGS_TEST_SECONDS: expected a whole number"
+                "invalid configuration: ARGUS_SETTINGS_TEST_SECONDS: must be 1-3600; it is not a whole number"
             ),
             "{said}"
         );
         assert!(!said.contains("s3cr3t"), "{said}");
+        // A number is said, with what is allowed: it is never a secret.
         let e = Probe::try_parse_from(["p", "--seconds", "3601"])
             .err()
             .map(|e| e.to_string());
-        assert!(e.unwrap_or_default().contains("must be 1-3600"));
+        assert!(e.unwrap_or_default().contains("must be 1-3600; it is 3601"));
+        let e = Probe::try_parse_from(["p", "--seconds=-5"])
+            .err()
+            .map(|e| e.to_string());
+        assert!(e
+            .unwrap_or_default()
+            .contains("must be 1-3600; it is negative"));
         let p = Probe::try_parse_from(["p", "--seconds", " "])
             .ok()
             .map(|p| p.seconds);

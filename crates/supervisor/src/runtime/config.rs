@@ -66,12 +66,18 @@ pub const STREAM_READ_GAP: Duration = Duration::from_millis(250);
 /// ended sooner (or failed to open) waits a backoff that doubles, 1 s to 5 min.
 pub const STREAM_STEADY: Duration = Duration::from_secs(60);
 
+/// Why a pacing was refused, with the numbers: what was given and what is allowed (the variable
+/// is named by whoever reads the setting).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PacingError {
-    #[error("ARGUS_SUPERVISOR_HEARTBEAT_SECONDS must be between 1 second and 1 day")]
-    Heartbeat,
-    #[error("ARGUS_SUPERVISOR_LEASE_TTL_SECONDS must be at least two heartbeats plus {}s of safety margin (plus 30s of slack), and at most 1 day", argus_machines::DEFAULT_EXPIRY_MARGIN_SECS)]
-    LeaseTtl,
+    #[error("must be from 1 to 86400 seconds; it is {given:?}")]
+    Heartbeat { given: Duration },
+    #[error("must be at least {least} s with a {heartbeat} s heartbeat (two heartbeats, the {} s expiry margin and 30 s of slack), and at most 86400 s; it is {given} s", argus_machines::DEFAULT_EXPIRY_MARGIN_SECS)]
+    LeaseTtl {
+        given: u64,
+        least: u64,
+        heartbeat: u64,
+    },
 }
 
 impl RuntimeConfig {
@@ -101,13 +107,18 @@ impl RuntimeConfig {
         // Bounded first, so no arithmetic below can wrap (a heartbeat of 2^63 s once did).
         if self.heartbeat < Duration::from_millis(1) || self.heartbeat > Duration::from_secs(86_400)
         {
-            return Err(PacingError::Heartbeat);
+            return Err(PacingError::Heartbeat {
+                given: self.heartbeat,
+            });
         }
-        let two_beats = self.heartbeat.as_secs_f64().ceil() as u64 * 2;
-        if self.lease_ttl_secs < two_beats + argus_machines::DEFAULT_EXPIRY_MARGIN_SECS + 30
-            || self.lease_ttl_secs > 86_400
-        {
-            return Err(PacingError::LeaseTtl);
+        let heartbeat = self.heartbeat.as_secs_f64().ceil() as u64;
+        let least = heartbeat * 2 + argus_machines::DEFAULT_EXPIRY_MARGIN_SECS + 30;
+        if self.lease_ttl_secs < least || self.lease_ttl_secs > 86_400 {
+            return Err(PacingError::LeaseTtl {
+                given: self.lease_ttl_secs,
+                least,
+                heartbeat,
+            });
         }
         Ok(())
     }
