@@ -331,9 +331,7 @@ impl Campaign {
                 ReadbackAnswer::Unavailable => Handled,
             },
             Event::ControlRead { lease, now } if *resolving => match lease {
-                Some(l) => {
-                    self.claim_answered(context, task, l, *now, then_submit.as_ref(), true)
-                }
+                Some(l) => self.claim_answered(context, task, l, *now, then_submit.as_ref(), true),
                 None => self.claim_refused(context, task, LeaseRefusal::Expired, true),
             },
             Event::Tick { .. } if *resolving => {

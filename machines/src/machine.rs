@@ -253,6 +253,33 @@ impl CampaignMachine {
                 .as_ref()
                 .is_some_and(|c| *c != self.campaign_id)
             {
+                // A closed campaign's finished task, still read for late evidence, whose id the
+                // remote now gives another campaign: its late reads end here (once), instead of
+                // meeting the other campaign's task at every heartbeat until the window closes.
+                let memory = &self.sm.inner().memory;
+                // (Closed only: an attempt awaiting its verdict keeps reading what it needs.)
+                if from.is_closed()
+                    && memory.finished.contains(&o.task)
+                    && memory.late_until != Some(0)
+                {
+                    let before = Undo {
+                        state: self.sm.state().clone(),
+                        memory: memory.clone(),
+                    };
+                    let mut ended = memory.clone();
+                    ended.late_until = Some(0);
+                    *self = self.with_memory(ended);
+                    let step = Step {
+                        from,
+                        to: from,
+                        actions: vec![Action::Quarantine {
+                            task: o.task.clone(),
+                            reason: QuarantineReason::TaskReused,
+                        }],
+                        changed: true,
+                    };
+                    return (step, Some(before));
+                }
                 let step = Step {
                     from,
                     to: from,

@@ -646,6 +646,9 @@ pub enum QuarantineReason {
     ForeignTask,
     /// A reading whose metadata names another campaign.
     ForeignCampaign,
+    /// A finished task of this campaign whose id the remote now gives another campaign (as a
+    /// remote that restarted and reused its task ids does): set aside, and no longer read.
+    TaskReused,
 }
 
 /// Why Argus is woken. Argus wakes only at decision boundaries.

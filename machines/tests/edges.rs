@@ -268,15 +268,23 @@ fn a_watched_task_whose_reads_start_failing_another_way_is_named_anew_and_told_o
     let mut m = at("watching");
     let mut said = vec![];
     for _ in 0..4 {
-        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::Unreachable))));
+        said.extend(told(
+            &m.step(&Event::PollFailed(RemoteCondition::Unreachable)),
+        ));
     }
     assert_eq!(m.state_name(), StateName::RemoteUnavailable);
-    assert_eq!(said, [RemoteCondition::Unreachable], "told once, at the threshold");
+    assert_eq!(
+        said,
+        [RemoteCondition::Unreachable],
+        "told once, at the threshold"
+    );
     // The remote comes back refusing our token (a rotated one): the state says so, and the
     // campaign is told at once (it was waiting already), then not again.
     said.clear();
     for _ in 0..3 {
-        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::AuthRequired))));
+        said.extend(told(
+            &m.step(&Event::PollFailed(RemoteCondition::AuthRequired)),
+        ));
     }
     assert_eq!(m.state_name(), StateName::AuthRefused);
     assert_eq!(said, [RemoteCondition::AuthRequired]);
@@ -295,10 +303,14 @@ fn reads_that_fail_another_way_while_controlling_are_told_again_once() {
     let mut m = at("running");
     let mut said = vec![];
     for _ in 0..4 {
-        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::Unreachable))));
+        said.extend(told(
+            &m.step(&Event::PollFailed(RemoteCondition::Unreachable)),
+        ));
     }
     for _ in 0..3 {
-        said.extend(told(&m.step(&Event::PollFailed(RemoteCondition::AuthRequired))));
+        said.extend(told(
+            &m.step(&Event::PollFailed(RemoteCondition::AuthRequired)),
+        ));
     }
     assert_eq!(
         said,
@@ -307,6 +319,39 @@ fn reads_that_fail_another_way_while_controlling_are_told_again_once() {
     assert_eq!(m.state_name(), StateName::Running, "the lease is kept");
     m.step(&Event::Observed(obs(1, RemoteState::Working, 5)));
     assert_eq!(m.memory().read_condition, None, "an answer ends it");
+}
+
+#[test]
+fn a_finished_task_the_remote_gives_another_campaign_is_no_longer_read() {
+    let mut m = at("running");
+    m.step(&Event::Observed(obs(1, RemoteState::Completed, 2)));
+    assert_eq!(m.state_name(), StateName::RemoteTerminalLocalPending);
+    m.step(&Event::Validated {
+        verdict: Verdict::Accepted,
+    });
+    assert_eq!(m.state_name(), StateName::ClosedAccepted);
+    let s = m.step(&Event::Tick { now: NOW + 10 });
+    assert_eq!(labels(&s.actions), ["Poll"], "read for late evidence");
+    // The remote restarted and gave the id to another campaign's task.
+    let reused = Event::Observed(Observation {
+        campaign_id: Some("another-campaign".into()),
+        ..obs(1, RemoteState::Working, 1)
+    });
+    let s = m.step(&reused);
+    assert!(s.changed);
+    assert!(matches!(
+        s.actions.as_slice(),
+        [Action::Quarantine {
+            reason: QuarantineReason::TaskReused,
+            ..
+        }]
+    ));
+    // No more reads, and a later such reading is set aside without a word.
+    let s = m.step(&Event::Tick { now: NOW + 20 });
+    assert!(s.actions.is_empty(), "{:?}", labels(&s.actions));
+    let s = m.step(&reused);
+    assert!(!s.changed);
+    assert_eq!(labels(&s.actions), ["Quarantine"]);
 }
 
 #[test]

@@ -50,6 +50,53 @@ pub struct Feed {
     pub messages: Vec<HumanMessage>,
 }
 
+/// The remote's feed as the API serves it (`GET /remote/messages`) and `campaigns remote` reads
+/// it: each change of how OpenTraining answers, oldest first, and how it answers now (so a
+/// healthy remote is said to be one, not met with silence).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteFeed {
+    pub messages: Vec<HumanMessage>,
+    /// How the remote answers now (`None`: no remote is watched here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now: Option<RemoteNow>,
+}
+
+/// How the remote answers now, as `health` → remote.answering says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteNow {
+    /// `answering`, `unreachable`, `auth_refused` or `remote_error`.
+    pub status: String,
+    /// Since when (Unix seconds; `None`: no call made yet).
+    pub since: Option<u64>,
+    /// The campaigns waiting on it.
+    pub waiting: Vec<String>,
+}
+
+impl RemoteNow {
+    /// The line `campaigns remote` ends with.
+    pub fn line(&self) -> String {
+        let since = self
+            .since
+            .map(|t| format!(" since {}", crate::time::rfc3339(t)))
+            .unwrap_or_default();
+        let what = match self.status.as_str() {
+            "answering" if self.since.is_none() => {
+                "OpenTraining has not been called yet".to_string()
+            }
+            "answering" => format!("OpenTraining answers{since}"),
+            "unreachable" => format!("OpenTraining is unreachable{since}"),
+            "auth_refused" => format!("OpenTraining refuses our credentials{since}"),
+            "remote_error" => format!("OpenTraining answers with errors{since}"),
+            other => format!("OpenTraining: {other}{since}"),
+        };
+        let waiting = match self.waiting.len() {
+            0 => "no campaign waits on it".to_string(),
+            n => format!("{n} campaign(s) wait on it"),
+        };
+        format!("Now: {what}; {waiting}.")
+    }
+}
+
 /// The line that tells, once, that the state root refused writes from `since` to `until`.
 pub fn store_recovered(since: u64, until: u64) -> String {
     format!(
@@ -263,6 +310,15 @@ fn blocked(reason: &BlockReason, asks: Option<&str>) -> Option<(MessageKind, Str
             "OpenTraining granted a lease epoch lower than one it granted before (it may have lost its lease table); control is refused until someone reviews it.".into(),
         ),
     })
+}
+
+/// What a finished campaign's feed says, once, when OpenTraining gives its task's id to another
+/// campaign (a remote that restarted and reused its task ids).
+pub fn task_reused(task: &argus_machines::TaskId) -> String {
+    format!(
+        "OpenTraining now gives task {} to another campaign (as a remote that restarted and reused its task ids does): this campaign no longer reads it; its own record of the attempt is kept.",
+        crate::security::Untrusted::new(task.as_str(), 128).as_str()
+    )
 }
 
 /// What a campaign's feed says when its event log could not be appended to and was moved aside

@@ -1253,6 +1253,13 @@ impl Core {
             Action::Quarantine { task, reason } => {
                 tracing::warn!(campaign_id = %self.id(), task = %task, ?reason, "remote data quarantined");
                 self.quarantined(1);
+                if reason == argus_machines::QuarantineReason::TaskReused {
+                    let text = super::messages::task_reused(&task);
+                    let writes =
+                        self.ledger
+                            .notice(&self.machine, MessageKind::RemoteStatus, &text, now);
+                    self.out().record(writes);
+                }
             }
             other => {
                 tracing::error!(campaign_id = %self.id(), action = %other.label(), "a remote call was given as a local effect");
