@@ -291,6 +291,24 @@ fn backup(home: &std::path::Path, url: Option<&str>) -> ExitCode {
         println!("{line}");
         return ExitCode::from(exit as u8);
     }
+    // A backup reads a state root `serve` made; it never makes one (an empty archive of a
+    // mistyped path would read as a backup taken).
+    let marked = home
+        .join(argus_supervisor_lib::store::version::MARK)
+        .is_file()
+        || home.join("campaigns").is_dir();
+    if !marked {
+        let why = if home.exists() {
+            "is not a state root (no campaigns/ and no store-version.json)"
+        } else {
+            "does not exist"
+        };
+        eprintln!(
+            "backup: not taken: {} {why}; name serve's state root with --home or ARGUS_SUPERVISOR_HOME",
+            home.display()
+        );
+        return ExitCode::FAILURE;
+    }
     if let Err(e) = argus_supervisor_lib::store::version::check(home) {
         eprintln!("backup: not taken: {e}");
         return ExitCode::from(6);
@@ -835,6 +853,7 @@ fn run_probe(
             .max_age_days(max_age_days)
             .status(sha)
     });
+    report.qualification_root = Some(home.display().to_string());
     // Foreman as serve would run it, asked what it is: the pin is the runtime's word.
     report.foreman = Some(match foreman.foreman() {
         Some(f) => runtime.block_on(f.pin()),
@@ -886,7 +905,10 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
         s(serde_json::json!(r.compatibility))
     ));
     if let Some(e) = r.error {
-        out.push_str(&format!("error          {e}\n"));
+        match &r.error_detail {
+            Some(d) => out.push_str(&format!("error          {e}: {d}\n")),
+            None => out.push_str(&format!("error          {e}\n")),
+        }
     }
     if let Some(d) = r.dialect {
         let stated = r
@@ -923,7 +945,12 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
         ));
     }
     if let Some(q) = &r.qualification {
-        out.push_str(&format!("qualification  {}\n", q.detail));
+        let root = r
+            .qualification_root
+            .as_deref()
+            .map(|h| format!(" (records of the state root {h}: `--home` or ARGUS_SUPERVISOR_HOME names serve's)"))
+            .unwrap_or_default();
+        out.push_str(&format!("qualification  {}{root}\n", q.detail));
     }
     if let Some(f) = &r.foreman {
         out.push_str(&format!("foreman        {}\n", f.describe()));

@@ -416,7 +416,7 @@ pub async fn run(base: &str, command: CampaignsCommand, as_json: bool) -> (Strin
         C::Show { id } => (format!("/campaigns/{}", seg(id)), show),
         C::Events { id } => (format!("/campaigns/{}/events", seg(id)), events),
         C::Messages { id } => (format!("/campaigns/{}/messages", seg(id)), messages),
-        C::Remote => ("/remote/messages".into(), messages),
+        C::Remote => ("/remote/messages".into(), remote_messages),
     };
     match api.call(&path, None).await {
         Ok((exit, v)) if as_json => (pretty(&v), exit),
@@ -583,6 +583,25 @@ fn messages(v: &Value, now: u64) -> Result<String, String> {
     Ok(out)
 }
 
+/// `campaigns remote`: each change of how OpenTraining answers, then how it answers now (said
+/// even when nothing has changed: silence is not an answer).
+fn remote_messages(v: &Value, now: u64) -> Result<String, String> {
+    let feed: crate::runtime::messages::RemoteFeed = typed(v)?;
+    let mut out = String::new();
+    if feed.messages.is_empty() {
+        out.push_str("No change of how OpenTraining answers has been told.\n");
+    }
+    for m in &feed.messages {
+        out.push_str(&feed_line(m, now));
+        out.push('\n');
+    }
+    if let Some(n) = &feed.now {
+        out.push_str(&n.line());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
 fn feed_line(m: &HumanMessage, now: u64) -> String {
     format!(
         "{}  [{}] {}",
@@ -609,6 +628,25 @@ fn show(v: &Value, now: u64) -> Result<String, String> {
         .map(|e| format!("{} {}", s(&e["type"]), clean(&e.to_string())))
         .unwrap_or_else(|| "-".into());
     let answer = answer_line(c.latest_evidence.as_ref().and_then(|e| e.answer.as_ref()));
+    // An answer read for an earlier attempt than the one bound now says whose it is.
+    let answer = match &c.latest_evidence {
+        Some(e) if c.remote_task_id.as_ref().is_some_and(|t| *t != e.task) => {
+            let n = c
+                .attempt_history
+                .iter()
+                .position(|a| a.task_id == e.task)
+                .map_or_else(
+                    || "an earlier attempt".to_string(),
+                    |i| format!("attempt {}", i + 1),
+                );
+            format!(
+                "{answer}\n          (that answer is {n}'s, task {}; the attempt bound now is task {})",
+                clean(e.task.as_str()),
+                o(&c.remote_task_id)
+            )
+        }
+        _ => answer,
+    };
     let remote = match (&c.remote_stage, &c.remote_condition) {
         (stage, None) => stage.as_deref().map(clean).unwrap_or_default(),
         // The reading above is the last one; what reads meet now is said beside it.

@@ -758,6 +758,17 @@ fn health_info(
             argus_backend: cfg.backend.clone(),
             argus_backend_source: cfg.backend_source,
         }),
+        remote_now: Some({
+            let (live, on_remote) = (remote.clone(), runtime.clone());
+            crate::api::RemoteNowSource::new(move || {
+                let a = live.answering();
+                crate::runtime::messages::RemoteNow {
+                    status: a.status.name().to_string(),
+                    since: a.since,
+                    waiting: on_remote.waiting_on_remote(),
+                }
+            })
+        }),
         live: Some(crate::api::LiveHealth::new(move || {
             let view = live.view();
             let argus_now = argus.as_ref().map(|w| status(&w.argus_status));

@@ -228,6 +228,9 @@ pub struct RemoteView {
     pub timestamps: TimestampsView,
     pub mutation_enabled: bool,
     pub mutation_reason: String,
+    /// What this supervisor is to the remote now, in words: an observer only (and why), a
+    /// controller once qualified, or a controller.
+    pub mode: String,
     /// Why mutation is disabled after a card change (what changed).
     pub quarantine: Option<String>,
     /// Card hashes seen after the first, with when.
@@ -295,6 +298,7 @@ impl LiveRemote {
                 },
                 mutation_enabled: false,
                 mutation_reason: "not discovered yet".into(),
+                mode: String::new(),
                 quarantine: None,
                 card_changes: vec![],
                 operations: Default::default(),
@@ -411,6 +415,7 @@ impl LiveRemote {
         let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner()).clone();
         v.answering = self.answering();
         v.qualification_required = self.require_qualification;
+        v.mode = self.mode(&v);
         if let Some(c) = self.current() {
             v.timestamps.naive_seen = c.naive_times_seen();
             v.qualification = self.qualification(&c.card().sha256);
@@ -427,6 +432,32 @@ impl LiveRemote {
             });
         }
         v
+    }
+
+    /// What this supervisor is to the remote, from its card as read (said the same before and
+    /// after `qualify`: the card alone decides whether it is an observer only).
+    fn mode(&self, v: &RemoteView) -> String {
+        let Some(c) = self.current() else {
+            return "not known yet: the agent card has not been read".into();
+        };
+        if let Some(q) = &v.quarantine {
+            return format!("observer only until an operator reviews the card's change ({q}): tasks are read, nothing is written");
+        }
+        let mutation = c.mutation();
+        if !mutation.enabled {
+            return format!(
+                "observer only: OpenTraining offers no campaign control ({}); tasks are read, nothing is written",
+                mutation.reason
+            );
+        }
+        let q = self.qualification(&c.card().sha256);
+        if self.require_qualification && q.status != QualificationStatus::Passed {
+            return format!(
+                "controller once qualified: claims and writes wait for `argus-supervisor qualify` to pass for this card ({})",
+                q.detail
+            );
+        }
+        "controller: claims and writes go under a lease the remote enforces".into()
     }
 
     fn current(&self) -> Option<Arc<A2aClient>> {

@@ -803,9 +803,13 @@ pub struct ProbeReport {
     pub mutation_enabled: bool,
     pub mutation_reason: String,
     pub error: Option<&'static str>,
+    /// What the error means, in words (a safe class's text: never the remote's, never a secret).
+    pub error_detail: Option<String>,
     /// What `qualify` kept for this remote and card (filled in by the caller, which knows the
     /// state root).
     pub qualification: Option<crate::qualification::Qualification>,
+    /// The state root those records were read from (`--home`: it must be `serve`'s).
+    pub qualification_root: Option<String>,
     /// Foreman as its runtime says it is installed (filled by the caller, from serve's settings).
     pub foreman: Option<crate::bridges::foreman::ForemanPin>,
 }
@@ -836,8 +840,10 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
                 can: client.can(),
                 mutation_enabled: mutation.enabled,
                 mutation_reason: mutation.reason.to_string(),
-                error: status.err().map(|e| e.class()),
+                error: status.as_ref().err().map(|e| e.class()),
+                error_detail: status.err().map(|e| e.to_string()),
                 qualification: None,
+                qualification_root: None,
                 foreman: None,
             }
         }
@@ -860,7 +866,9 @@ pub async fn probe(config: &HttpConfig) -> ProbeReport {
             mutation_enabled: false,
             mutation_reason: "discovery failed".into(),
             error: Some(e.class()),
+            error_detail: Some(e.to_string()),
             qualification: None,
+            qualification_root: None,
             foreman: None,
         },
     }

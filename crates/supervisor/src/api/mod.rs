@@ -48,6 +48,28 @@ pub struct HealthInfo {
     /// Parts that change while the daemon runs (remote discovery and card, Argus and Foreman):
     /// merged over the fixed fields on every `health`.
     pub live: Option<LiveHealth>,
+    /// How the remote answers now (its feed ends with it); `None`: no remote is watched here.
+    pub remote_now: Option<RemoteNowSource>,
+}
+
+/// A source of how the remote answers now.
+#[derive(Clone)]
+pub struct RemoteNowSource(
+    pub(crate) Arc<dyn Fn() -> crate::runtime::messages::RemoteNow + Send + Sync>,
+);
+
+impl RemoteNowSource {
+    pub fn new(
+        f: impl Fn() -> crate::runtime::messages::RemoteNow + Send + Sync + 'static,
+    ) -> Self {
+        RemoteNowSource(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for RemoteNowSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RemoteNowSource")
+    }
 }
 
 /// A source of the live parts of `health`.
@@ -542,7 +564,10 @@ async fn events(State(s): State<Arc<ApiState>>, Path(id): Path<String>) -> Respo
 /// campaign), naming the campaigns waiting on it.
 async fn remote_messages(State(s): State<Arc<ApiState>>) -> Response {
     match s.runtime.remote_feed() {
-        Ok(messages) => Json(Feed { messages }).into_response(),
+        Ok(messages) => {
+            let now = s.health.remote_now.as_ref().map(|f| (f.0)());
+            Json(crate::runtime::messages::RemoteFeed { messages, now }).into_response()
+        }
         Err(e) => runtime_error(e),
     }
 }

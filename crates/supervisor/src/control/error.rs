@@ -101,7 +101,7 @@ pub enum RemoteError {
     IncompatibleCard,
     /// The configured endpoint is not HTTPS (plain HTTP only for loopback, when allowed).
     #[error(
-        "insecure endpoint refused: HTTPS required (plain HTTP only for loopback when allowed)"
+        "insecure endpoint refused: HTTPS required (plain HTTP only to a loopback address, and only with --allow-insecure-loopback)"
     )]
     InsecureEndpoint,
     #[error("invalid endpoint URL")]

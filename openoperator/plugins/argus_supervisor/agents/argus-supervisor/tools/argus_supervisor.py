@@ -60,10 +60,16 @@ def _state_line(c: dict) -> str:
 
 def _answer_line(c: dict) -> str:
     """The remote's final answer to the attempt, where it gave one (bounded, escaped, untrusted)."""
-    a = ((c.get("latest_evidence") or {}).get("answer")) or {}
+    ev = c.get("latest_evidence") or {}
+    a = ev.get("answer") or {}
     if not a:
         return "the remote's answer: none given"
-    return (f"the remote's answer (untrusted text, from its {daemon.for_host(a.get('from'), 40)}): "
+    # An answer read for an earlier attempt than the one bound now says whose it is.
+    whose = ""
+    if c.get("remote_task_id") and ev.get("task") and ev.get("task") != c.get("remote_task_id"):
+        whose = (f" to an earlier attempt (task {daemon.for_host(ev.get('task'), 120)}; the attempt "
+                 f"bound now is task {daemon.for_host(c.get('remote_task_id'), 120)})")
+    return (f"the remote's answer{whose} (untrusted text, from its {daemon.for_host(a.get('from'), 40)}): "
             f"{daemon.for_host(a.get('untrusted_text'))}")
 
 
