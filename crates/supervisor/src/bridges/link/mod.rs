@@ -220,7 +220,17 @@ impl Link {
         };
         let advice = Advice::from(&directive);
         let argus_can_act = self.wake.not_acting().is_none();
-        match plan::advised(advice.hint, argus_can_act, &directive.reason) {
+        let advised = plan::advised(advice.hint, argus_can_act, &directive.reason);
+        let said = plan::advice_line(
+            directive.action,
+            directive.confidence,
+            &directive.reason,
+            &advised,
+        );
+        if let Some(line) = said {
+            let _ = self.runtime.decision(id, line).await;
+        }
+        match advised {
             plan::Advised::Nothing => {}
             plan::Advised::NeedsYou(text) => {
                 let _ = self.runtime.notice(id, true, text).await;

@@ -177,6 +177,35 @@ pub(crate) fn advised(hint: Hint, argus_can_act: bool, reason: &str) -> Advised 
     }
 }
 
+/// The feed's line for Foreman's advice, so `explain` can show who advised what: every
+/// directive but CONTINUE (which changes nothing and would be routine), with its confidence, its
+/// reason (untrusted, bounded) and what came of it. A question for a person says itself.
+pub(crate) fn advice_line(
+    action: super::super::foreman::ForemanAction,
+    confidence: f64,
+    reason: &str,
+    advised: &Advised,
+) -> Option<String> {
+    use super::super::foreman::ForemanAction;
+    if action == ForemanAction::Continue {
+        return None;
+    }
+    let then = match advised {
+        Advised::NeedsYou(_) => return None,
+        Advised::Wake(_) => "Argus is asked to review",
+        Advised::Nothing => "no review asked (advisory only)",
+    };
+    let name = serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let why = crate::security::Untrusted::new(reason, 400);
+    Some(format!(
+        "Foreman advised {name} (confidence {confidence:.2}; its reason, untrusted: «{}»): {then}.",
+        why.as_str()
+    ))
+}
+
 /// Argus's status in a word or two, for the campaign view.
 fn summary(status: &ArgusStatus) -> String {
     match status.verdicts.last() {
@@ -283,6 +312,24 @@ pub(crate) fn execution(ruling: Ruling, state: Option<StateName>, by: &Actor) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn foremans_advice_is_said_unless_it_is_to_continue() {
+        use super::super::super::foreman::ForemanAction;
+        let wake = Advised::Wake(Hint::WakePlanner);
+        let long = "flat ".repeat(200);
+        let line = advice_line(ForemanAction::SteerWorker, 0.8, &long, &wake).expect("a line");
+        assert!(
+            line.starts_with("Foreman advised STEER_WORKER (confidence 0.80;"),
+            "{line}"
+        );
+        assert!(line.ends_with("Argus is asked to review."), "{line}");
+        assert!(line.len() < 600, "its reason is bounded: {}", line.len());
+        assert_eq!(
+            advice_line(ForemanAction::Continue, 0.9, "on track", &Advised::Nothing),
+            None
+        );
+    }
 
     #[test]
     fn a_ruling_is_executed_only_where_the_campaigns_state_still_wants_it() {
