@@ -637,22 +637,10 @@ impl RecordV1 {
         Ok(match self.state {
             StateName::Detached => State::Detached {},
             StateName::Watching => State::Watching { task: task()? },
-            StateName::RemoteUnavailable => State::RemoteUnavailable {
-                task: task()?,
-                failures: self.failures,
-            },
-            StateName::AuthRefused => State::AuthRefused {
-                task: task()?,
-                failures: self.failures,
-            },
-            StateName::RemoteError => State::RemoteError {
-                task: task()?,
-                failures: self.failures,
-            },
-            StateName::TaskNotFound => State::TaskNotFound {
-                task: task()?,
-                failures: self.failures,
-            },
+            n @ (StateName::RemoteUnavailable
+            | StateName::AuthRefused
+            | StateName::RemoteError
+            | StateName::TaskNotFound) => failing_read(n, task()?, self.failures),
             StateName::Claiming => State::Claiming {
                 task: self.task.clone(),
                 request_id: self
@@ -714,5 +702,15 @@ impl RecordV1 {
             StateName::ClosedRejected => State::ClosedRejected {},
             StateName::ClosedAbandoned => State::ClosedAbandoned {},
         })
+    }
+}
+
+/// A failed-read state of a flat record, by its name.
+fn failing_read(name: StateName, task: TaskId, failures: u32) -> State {
+    match name {
+        StateName::AuthRefused => State::AuthRefused { task, failures },
+        StateName::RemoteError => State::RemoteError { task, failures },
+        StateName::TaskNotFound => State::TaskNotFound { task, failures },
+        _ => State::RemoteUnavailable { task, failures },
     }
 }

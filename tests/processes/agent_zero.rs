@@ -624,6 +624,24 @@ fn agent_zero_down_restarted_and_rotated_is_told_once_and_health_says_what_the_f
         !told[2].1.contains("check OPENTRAINING_A2A_TOKEN"),
         "{told:?}"
     );
+    // The campaign already waiting on it (its task lost) is told too, named for what its reads
+    // meet now, with the same advice: which token, and where it travels.
+    d.wait_state("live", "observing.auth_refused");
+    crate::serve_loop::wait_for("the refusal in the waiting campaign's feed", || {
+        feed(&d, "live")
+            .iter()
+            .any(|(_, t)| t.starts_with("OpenTraining refused our credentials"))
+    });
+    let line = feed(&d, "live")
+        .into_iter()
+        .find(|(_, t)| t.starts_with("OpenTraining refused our credentials"))
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    assert!(line.contains("t-… segment"), "{line}");
+    assert_eq!(
+        campaign(&d, "live")["remote_condition"]["condition"],
+        "auth_required"
+    );
     // The same password again: the token the URL carries works again, told once.
     a0.restart(Some("password-one"));
     d.wait_health(|h| h["remote"]["answering"]["status"] == "answering");
@@ -640,7 +658,14 @@ fn agent_zero_down_restarted_and_rotated_is_told_once_and_health_says_what_the_f
     assert_eq!(remote_feed(&d).len(), 4, "{:?}", remote_feed(&d));
     let (code, said) = cli(&a0, &d, &["remote"]);
     assert_eq!(code, 0, "{said}");
-    assert_eq!(said.lines().count(), 4, "{said}");
+    // Each change, then how it answers now.
+    assert_eq!(said.lines().count(), 5, "{said}");
+    assert!(
+        said.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("Now: OpenTraining answers since ")),
+        "{said}"
+    );
     let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
     assert!(!log.contains(&a0.token()), "the token reached the log");
 }

@@ -6,6 +6,7 @@ mod support;
 mod agent_zero;
 mod argus_decides;
 mod contract;
+mod edges;
 mod first_hour;
 mod foreman_gate;
 mod long_life;

@@ -12,7 +12,7 @@ use std::process::Command;
 
 /// `qualify` against `url` with the sim's token, the record kept under `home`; its exit code, the
 /// JSON report, and everything it printed.
-fn qualify(url: &str, home: &Path, args: &[&str]) -> (i32, Value, String) {
+pub(crate) fn qualify(url: &str, home: &Path, args: &[&str]) -> (i32, Value, String) {
     let out = Command::new(BIN)
         .args([
             "qualify",
@@ -36,7 +36,7 @@ fn qualify(url: &str, home: &Path, args: &[&str]) -> (i32, Value, String) {
     (out.status.code().unwrap_or(-1), report, said)
 }
 
-fn write_phase(campaign: &str) -> Vec<String> {
+pub(crate) fn write_phase(campaign: &str) -> Vec<String> {
     [
         "--write-campaign",
         campaign,
@@ -80,7 +80,7 @@ fn clear(url: &str) {
 
 /// One whole write phase's deliberate calls: the repeated submit, the renewals under a stale and
 /// under the released epoch.
-const ONE_RUN: Deliberate = Deliberate {
+pub(crate) const ONE_RUN: Deliberate = Deliberate {
     repeated_submits: 1,
     known_stale_writes: 2,
 };

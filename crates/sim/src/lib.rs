@@ -790,11 +790,8 @@ async fn rpc(
     if let Some(resp) = transport_fault_before(&shared, &method).await {
         return resp;
     }
-    if let Some(Fault::RpcError { code, .. }) =
-        shared.first_fault(&method, |f| matches!(f, Fault::RpcError { .. }))
-    {
-        shared.take_transport_fault(&method);
-        return Json(rpc_error(id, code, "Task not found")).into_response();
+    if let Some(resp) = rpc_error_fault(&shared, &method, &id) {
+        return resp;
     }
     let params = envelope.get("params").cloned().unwrap_or(Value::Null);
     let dialect = shared.world().dialect();
@@ -849,6 +846,22 @@ fn apply(
         }
         answer
     })
+}
+
+/// An armed JSON-RPC error for `method`: answered instead of the call (nothing applied), and kept
+/// in the audit as received and refused.
+fn rpc_error_fault(shared: &Shared, method: &str, id: &Value) -> Option<Response> {
+    let Some(Fault::RpcError { code, .. }) =
+        shared.first_fault(method, |f| matches!(f, Fault::RpcError { .. }))
+    else {
+        return None;
+    };
+    shared.take_transport_fault(method);
+    let now = shared.now_ms();
+    shared
+        .world()
+        .note_refused(method, &format!("{code} (fault: rpc_error)"), now);
+    Some(Json(rpc_error(id.clone(), code, "Task not found")).into_response())
 }
 
 /// Faults that act before anything is applied: delay, 500, 503, redirect.

@@ -34,10 +34,12 @@ pub struct ServeConfig {
     pub project: Option<String>,
     pub enabled: bool,
     pub controller_id: String,
-    pub heartbeat_secs: u64,
+    /// `ARGUS_SUPERVISOR_HEARTBEAT_SECONDS` (whole seconds from the environment; an in-process
+    /// caller, the truth oracle, may run shorter).
+    pub heartbeat: Duration,
     pub lease_ttl_secs: u64,
     /// `ARGUS_SUPERVISOR_READBACK_GRACE_SECONDS`: wait before reading back an ambiguous write.
-    pub readback_grace_secs: u64,
+    pub readback_grace: Duration,
     /// `ARGUS_SUPERVISOR_CA_FILE`'s certificates, added to the trusted roots.
     pub ca_pem: Option<Vec<u8>>,
     /// `ARGUS_SUPERVISOR_CA_ONLY=1`: trust only those.
@@ -164,9 +166,9 @@ impl ServeConfig {
             project: set(&a.project),
             enabled: a.enabled,
             controller_id: a.controller_id.clone(),
-            heartbeat_secs: a.heartbeat_seconds,
+            heartbeat: Duration::from_secs(a.heartbeat_seconds),
             lease_ttl_secs: a.lease_ttl_seconds,
-            readback_grace_secs: a.readback_grace_seconds,
+            readback_grace: Duration::from_secs(a.readback_grace_seconds),
             hot_poll_secs: a.hot_poll_seconds,
             remote_budget_rps: a.remote_budget_rps,
             max_streams: a.max_streams,
@@ -218,8 +220,8 @@ impl ServeConfig {
 
     pub fn runtime_config(&self) -> RuntimeConfig {
         let mut c = RuntimeConfig::new(ControllerId::new(self.controller_id.clone()));
-        c.heartbeat = Duration::from_secs(self.heartbeat_secs);
-        c.readback_grace = Duration::from_secs(self.readback_grace_secs);
+        c.heartbeat = self.heartbeat;
+        c.readback_grace = self.readback_grace;
         c.lease_ttl_secs = self.lease_ttl_secs;
         c.project = self.project.clone();
         c.hot_poll = (self.hot_poll_secs > 0).then(|| Duration::from_secs(self.hot_poll_secs));
@@ -551,6 +553,15 @@ async fn keep_archiving(runtime: Arc<Runtime>, days: u64) {
 
 /// Run the daemon until SIGTERM/SIGINT.
 pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
+    serve_until(cfg, shutdown_signal()).await
+}
+
+/// Run the daemon until `shutdown` completes: what `serve` runs (a signal), and what an
+/// in-process caller runs (the truth oracle stops one daemon per generated case).
+pub async fn serve_until(
+    cfg: ServeConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
     // Before anything creates or writes a file: a root a newer build wrote is left as it is.
     crate::store::version::check(&cfg.home)?;
     let store = Store::open(&cfg.home).map_err(|e| e.to_string())?;
@@ -575,17 +586,8 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         ),
         (None, _) => None,
     };
-    let outage_threshold = cfg.runtime_config().policy().unavailable_threshold;
     let credentials_advice = http.auth_mode().refused_advice();
-    let remote = Arc::new(
-        LiveRemote::new(http, cfg.expected_card_sha256.clone())
-            .with_qualification(
-                crate::qualification::Book::new(&cfg.home, &cfg.remote_url)
-                    .max_age_days(cfg.qualification_max_age_days),
-                cfg.require_qualification,
-            )
-            .with_outage_threshold(outage_threshold),
-    );
+    let remote = live_remote(&cfg, http);
     let mut config = cfg.runtime_config();
     config.supervise = cfg.enabled;
     config.credentials_advice = credentials_advice;
@@ -621,7 +623,7 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
         remote_calls: Some(remote.calls()),
     });
     let app = api::router(state);
-    serve_on(listener, app, cfg.api_token.is_some()).await?;
+    serve_on(listener, app, cfg.api_token.is_some(), shutdown).await?;
     tracing::info!("shutting down: finishing current steps and persisting");
     // Argus's daemons are detached processes: stopped before the supervisor ends, never left.
     if let Some(w) = &argus_counters {
@@ -631,6 +633,21 @@ pub async fn serve(cfg: ServeConfig) -> Result<(), ServeError> {
     }
     runtime.shutdown().await;
     Ok(())
+}
+
+/// The remote as `serve` holds it: its card pinned where the operator pinned it, writes gated on
+/// `qualify`'s records, an outage said after the machines' own threshold of failed calls.
+fn live_remote(cfg: &ServeConfig, http: HttpConfig) -> Arc<LiveRemote> {
+    let outage_threshold = cfg.runtime_config().policy().unavailable_threshold;
+    Arc::new(
+        LiveRemote::new(http, cfg.expected_card_sha256.clone())
+            .with_qualification(
+                crate::qualification::Book::new(&cfg.home, &cfg.remote_url)
+                    .max_age_days(cfg.qualification_max_age_days),
+                cfg.require_qualification,
+            )
+            .with_outage_threshold(outage_threshold),
+    )
 }
 
 /// The Argus link as `serve` runs it (when supervising and configured), and the runtime's wake
@@ -703,7 +720,8 @@ fn spawn_keepers(
 ) {
     tokio::spawn(watch_store(
         runtime.clone(),
-        Duration::from_secs(cfg.heartbeat_secs.clamp(1, 30)),
+        cfg.heartbeat
+            .clamp(Duration::from_millis(100), Duration::from_secs(30)),
         store_refusing.clone(),
     ));
     if cfg.archive_after_days > 0 {
@@ -726,6 +744,19 @@ fn spawn_keepers(
     }
 }
 
+/// How the remote answers now, for the end of its feed.
+fn remote_now(remote: &Arc<LiveRemote>, runtime: &Arc<Runtime>) -> crate::api::RemoteNowSource {
+    let (live, on_remote) = (remote.clone(), runtime.clone());
+    crate::api::RemoteNowSource::new(move || {
+        let a = live.answering();
+        crate::runtime::messages::RemoteNow {
+            failing: a.status.failing(),
+            since: a.since,
+            waiting: on_remote.waiting_on_remote(),
+        }
+    })
+}
+
 /// `health` as `serve` answers it: the configuration's facts, and what is live read at each ask.
 fn health_info(
     cfg: &ServeConfig,
@@ -741,7 +772,7 @@ fn health_info(
     let foreman_configured = cfg.foreman_enabled;
     HealthInfo {
         controller_id: cfg.controller_id.clone(),
-        heartbeat_seconds: cfg.heartbeat_secs as f64,
+        heartbeat_seconds: cfg.heartbeat.as_secs_f64(),
         remote: serde_json::Value::Null,
         argus_runtime_present: cfg.argus_bin.is_some(),
         foreman_enabled: cfg.foreman_enabled,
@@ -758,17 +789,7 @@ fn health_info(
             argus_backend: cfg.backend.clone(),
             argus_backend_source: cfg.backend_source,
         }),
-        remote_now: Some({
-            let (live, on_remote) = (remote.clone(), runtime.clone());
-            crate::api::RemoteNowSource::new(move || {
-                let a = live.answering();
-                crate::runtime::messages::RemoteNow {
-                    status: a.status.name().to_string(),
-                    since: a.since,
-                    waiting: on_remote.waiting_on_remote(),
-                }
-            })
-        }),
+        remote_now: Some(remote_now(remote, runtime)),
         live: Some(crate::api::LiveHealth::new(move || {
             let view = live.view();
             let argus_now = argus.as_ref().map(|w| status(&w.argus_status));
@@ -814,7 +835,12 @@ fn health_info(
 
 /// Serve the API on the bound listener until a shutdown signal; a Unix socket's file is removed
 /// after.
-async fn serve_on(listener: Listener, app: axum::Router, auth: bool) -> Result<(), ServeError> {
+async fn serve_on(
+    listener: Listener,
+    app: axum::Router,
+    auth: bool,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
     match listener {
         Listener::Tcp(listener) => {
             let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -823,7 +849,7 @@ async fn serve_on(listener: Listener, app: axum::Router, auth: bool) -> Result<(
             println!("panel   http://{addr}{}/ui/", api::PREFIX);
             println!("health  http://{addr}{}/health", api::PREFIX);
             axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown_signal())
+                .with_graceful_shutdown(shutdown)
                 .await
                 .map_err(|e| e.to_string())?;
         }
@@ -832,7 +858,7 @@ async fn serve_on(listener: Listener, app: axum::Router, auth: bool) -> Result<(
             println!("panel   unix:{} {}/ui/", path.display(), api::PREFIX);
             println!("health  unix:{} {}/health", path.display(), api::PREFIX);
             let served = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown_signal())
+                .with_graceful_shutdown(shutdown)
                 .await;
             let _ = std::fs::remove_file(&path);
             served.map_err(|e| e.to_string())?;

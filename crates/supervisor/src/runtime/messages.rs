@@ -64,8 +64,8 @@ pub struct RemoteFeed {
 /// How the remote answers now, as `health` → remote.answering says it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteNow {
-    /// `answering`, `unreachable`, `auth_refused` or `remote_error`.
-    pub status: String,
+    /// How it fails (`None`: it answers).
+    pub failing: Option<RemoteCondition>,
     /// Since when (Unix seconds; `None`: no call made yet).
     pub since: Option<u64>,
     /// The campaigns waiting on it.
@@ -79,15 +79,16 @@ impl RemoteNow {
             .since
             .map(|t| format!(" since {}", crate::time::rfc3339(t)))
             .unwrap_or_default();
-        let what = match self.status.as_str() {
-            "answering" if self.since.is_none() => {
-                "OpenTraining has not been called yet".to_string()
+        let what = match self.failing {
+            None if self.since.is_none() => "OpenTraining has not been called yet".to_string(),
+            None => format!("OpenTraining answers{since}"),
+            Some(RemoteCondition::Unreachable) => format!("OpenTraining is unreachable{since}"),
+            Some(RemoteCondition::AuthRequired) => {
+                format!("OpenTraining refuses our credentials{since}")
             }
-            "answering" => format!("OpenTraining answers{since}"),
-            "unreachable" => format!("OpenTraining is unreachable{since}"),
-            "auth_refused" => format!("OpenTraining refuses our credentials{since}"),
-            "remote_error" => format!("OpenTraining answers with errors{since}"),
-            other => format!("OpenTraining: {other}{since}"),
+            Some(RemoteCondition::Unusable | RemoteCondition::TaskNotFound) => {
+                format!("OpenTraining answers with errors{since}")
+            }
         };
         let waiting = match self.waiting.len() {
             0 => "no campaign waits on it".to_string(),

@@ -401,12 +401,10 @@ pub struct CommandReply {
 /// A step done here whose remote part OpenTraining did not confirm: a release given up here
 /// (no write goes under that lease again) that the remote never answered, so it may still hold
 /// the lease for us until it expires, and nobody else can claim it before then.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unconfirmed {
-    /// The safe class of what the call met.
-    pub class: &'static str,
-    /// The call may have reached OpenTraining (its answer was lost), or surely did not.
-    pub may_have_reached: bool,
+    /// What the call met (a safe class: never the remote's text).
+    pub error: RemoteError,
     /// When the lease OpenTraining may still hold for us expires (Unix seconds).
     pub lease_until: u64,
 }
@@ -414,15 +412,19 @@ pub struct Unconfirmed {
 impl Unconfirmed {
     /// What became of it at OpenTraining, in words.
     pub fn says(&self) -> String {
-        let how = if self.may_have_reached {
-            "its answer was lost"
-        } else {
-            "it was not reached"
+        let until = crate::time::rfc3339(self.lease_until);
+        let how = match &self.error {
+            RemoteError::CapabilityUnavailable(_) => {
+                return format!(
+                    "OpenTraining offers no release (capability_unavailable): its lease on us runs out on its own at {until}, and no other controller can claim it before then"
+                );
+            }
+            e if e.may_have_reached_remote() => "its answer was lost",
+            _ => "it was not reached",
         };
         format!(
-            "OpenTraining did not confirm it ({}: {how}): it may hold the lease for us until {}, and no other controller can claim it before then",
-            self.class,
-            crate::time::rfc3339(self.lease_until)
+            "OpenTraining did not confirm it ({}: {how}): it may hold the lease for us until {until}, and no other controller can claim it before then",
+            self.error.class()
         )
     }
 }

@@ -239,8 +239,7 @@ impl Core {
                     // Given up here all the same; whoever asked is told the remote did not
                     // confirm it, never "done".
                     self.unconfirmed = Some(super::super::reply::Unconfirmed {
-                        class: e.class(),
-                        may_have_reached: e.may_have_reached_remote(),
+                        error: e,
                         lease_until: lease.expires_at,
                     });
                 }

@@ -1398,7 +1398,7 @@ impl Core {
             refusal: self.refusal,
             lease: self.machine.held_lease().cloned(),
             ambiguous: super::resolving(&self.machine),
-            unconfirmed: self.unconfirmed,
+            unconfirmed: self.unconfirmed.clone(),
             holder: self.holder.clone(),
             allowed: if accepted && self.refusal.is_none() {
                 vec![]
