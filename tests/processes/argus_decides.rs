@@ -239,6 +239,25 @@ fn the_real_argus_decides_a_repair_and_its_reviewers_verdict_is_what_the_operato
     let feed = d.feed("c1");
     println!("feed:\n{}", feed.join("\n"));
     assert_eq!(count(&feed, "Reviewer verdict: done."), 2, "{feed:?}");
+    // The real Argus's routine trace — its roles' decision lines, its plan, its Engineer's and
+    // Reviewer's words, its daemon's chatter — reaches no feed line (the feed is what the
+    // plugin's notifications and the profile's answers in the chat are made from).
+    for trace in [
+        "ARGUS_ROLE_DECISION",
+        "Relay the decision",
+        "scripted plan",
+        "checked the decision file",
+        "no decision needed",
+        "executor started",
+        "queued; the active executor",
+        "manager-",
+        "decisions/",
+    ] {
+        assert!(
+            !feed.iter().any(|l| l.contains(trace)),
+            "Argus's routine trace ({trace}) reached the feed: {feed:?}"
+        );
+    }
     assert_eq!(count(&feed, "Mission complete"), 1, "{feed:?}");
     assert_eq!(
         count(

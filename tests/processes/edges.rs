@@ -633,3 +633,84 @@ fn probe_says_which_state_root_its_qualification_record_came_from() {
     );
     assert!(said.contains("qualification  passed"), "{said}");
 }
+
+#[test]
+fn after_control_is_lost_the_campaign_keeps_observing_and_telling() {
+    let (_sim, url) = sim("happy", "127.0.0.1:0");
+    let d = serve(&url, &tmp("lost-observes").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim("l1", "train");
+    d.wait_state("l1", "controlling.ready");
+    assert_eq!(d.act("l1", "submit", json!({"message": "go"})).0, 200);
+    // Another controller takes the lease while the attempt runs (it completes at 2.5 s).
+    arm(
+        &url,
+        json!({"kind": "takeover", "campaign_id": "l1", "controller_id": "loopx-3"}),
+    );
+    wait_for("control to be lost", || {
+        d.feed("l1").iter().any(|l| l.starts_with("Control lost"))
+    });
+    let from = entries(&url);
+    // Reads go on, read-only, and what the attempt does next is still told.
+    wait_for("the attempt's end to be told", || {
+        d.feed("l1")
+            .iter()
+            .any(|l| l.starts_with("Attempt 1 completed"))
+    });
+    let since = audit(&url)["entries"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let since: Vec<&Value> = since.iter().skip(from).collect();
+    assert!(
+        since.iter().any(|e| e["method"] == "tasks/get"),
+        "no read after control was lost"
+    );
+    let writes = [
+        "message/send",
+        "campaign/intervene",
+        "tasks/cancel",
+        "campaign/renew_control",
+    ];
+    assert!(
+        !since
+            .iter()
+            .any(|e| writes.contains(&e["method"].as_str().unwrap_or(""))
+                && e["campaign_id"] == "l1"),
+        "a write went after control was lost: {since:?}"
+    );
+}
+
+#[test]
+fn a_write_that_times_out_is_read_back_and_never_resent() {
+    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let d = serve(&url, &tmp("timeout").join("state"), &[]);
+    d.wait_health(|h| h["remote"]["state"] == "discovered");
+    d.observe_and_claim("w1", "train");
+    d.wait_state("w1", "controlling.ready");
+    // The remote holds the submit past the client's 15 s wait for an answer, then applies it.
+    arm(
+        &url,
+        json!({"kind": "delay", "method": "message/send", "ms": 17000, "times": 1}),
+    );
+    let (s, b) = d.act("w1", "submit", json!({"message": "go"}));
+    println!("submit held past the timeout: {s} {b}");
+    assert_ne!(b["outcome"], "done", "{b}");
+    assert_ne!(b["outcome"], "refused", "a timeout is no refusal: {b}");
+    // Read back (its request id), bound to the task the remote made, never sent again.
+    d.wait_state("w1", "controlling.running");
+    let sends = calls(&url, "message/send", 0);
+    assert_eq!(sends.len(), 1, "resent: {sends:?}");
+    assert!(
+        !calls(&url, "campaign/request_status", 0).is_empty(),
+        "it was read back"
+    );
+    let view = d.get("/campaigns/w1").expect("view").1;
+    assert_eq!(view["remote_task_id"], sends[0]["task_id"], "{view}");
+    let feed = d.feed("w1");
+    assert!(
+        feed.iter()
+            .any(|l| l.starts_with("Read back: the submit whose answer was lost did apply")),
+        "{feed:?}"
+    );
+}
