@@ -152,6 +152,11 @@ impl Track {
             }
             Some((condition, class)) => {
                 self.last_error = Some(class);
+                // Refused credentials or an error are answers too: the remote is reached.
+                if condition != RemoteCondition::Unreachable {
+                    self.failing
+                        .retain(|_, s| s.condition != RemoteCondition::Unreachable);
+                }
                 let streak = self.failing.entry(op).or_insert(Streak {
                     condition,
                     calls: 0,
@@ -182,11 +187,22 @@ impl Track {
         if worst.is_none() && self.failing.is_empty() {
             self.last_error = None;
         }
-        let (to, since, calls) = match worst {
-            Some(s) => (Answering::No(s.condition), s.since, s.calls),
-            None if self.failing.is_empty() => (Answering::Yes, at, 0),
+        let reached = !self
+            .failing
+            .values()
+            .any(|s| s.condition == RemoteCondition::Unreachable);
+        let (to, since, calls) = match (worst, failure) {
+            (Some(s), _) => (Answering::No(s.condition), s.since, s.calls),
+            (None, _) if self.failing.is_empty() => (Answering::Yes, at, 0),
+            // Said to be unreachable, and now answering, with an error or a refusal: what it
+            // answers with is what it is now (it was reached), without waiting for the count.
+            (None, Some((condition, _)))
+                if reached && self.now == Answering::No(RemoteCondition::Unreachable) =>
+            {
+                (Answering::No(condition), at, 1)
+            }
             // Failing, but not yet for long enough: as it was.
-            None => return None,
+            (None, _) => return None,
         };
         let from = self.now;
         if from == to {
@@ -771,6 +787,22 @@ mod tests {
             t.note(CARD, None, 14, 3).map(|c| c.to),
             Some(Answering::Yes)
         );
+    }
+
+    #[test]
+    fn a_remote_said_unreachable_that_answers_with_a_refusal_is_said_to_refuse_at_once() {
+        let mut t = track();
+        let down = Some((RemoteCondition::Unreachable, "unavailable"));
+        for at in 0..3 {
+            t.note("status", down, at, 3);
+        }
+        assert_eq!(t.now, Answering::No(RemoteCondition::Unreachable));
+        // Back, refusing a rotated token (Agent Zero's card is behind the token too): one 401
+        // proves it reached, and says how it answers now.
+        let refused = Some((RemoteCondition::AuthRequired, "auth_failed"));
+        let change = t.note(CARD, refused, 10, 3).expect("a change");
+        assert_eq!(change.to, Answering::No(RemoteCondition::AuthRequired));
+        assert_eq!(t.note("status", refused, 11, 3), None, "told once");
     }
 
     #[test]
