@@ -162,5 +162,17 @@ def test_the_operator_works_from_openoperator_while_agent_zero_serves_as_opentra
         ot.start()
         back = wait_for("the recovery notified", lambda: [n for n in notified(a0, s) if n["title"] == "OpenTraining answers again"], 60, 0.5)
         assert len(back) == 1 and back[0]["type"] == "success", back
+        # Its token rotated (OpenTraining restarted under another password): the refusal is
+        # notified once, saying which token to check and where it travels (the URL's path), and
+        # the campaign already waiting on it is named for it, not left "unavailable".
+        ot.stop(model=False)
+        ot.env["AUTH_PASSWORD"] = "another-password"
+        ot.start()
+        refused = wait_for("the refusal notified", lambda: [n for n in notified(a0, s) if "refuses our credentials" in n["message"]], 90, 0.5)
+        assert len(refused) == 1 and refused[0]["type"] == "error", refused
+        assert "OPENTRAINING_A2A_URL" in refused[0]["message"], refused
+        a0.wait_state(s, "c-live", "observing.auth_refused")
+        view = a0.post(s, "campaigns", {"campaign_id": "c-live"})[1]
+        assert view["remote_condition"]["condition"] == "auth_required", view
     finally:
         ot.stop()

@@ -605,6 +605,13 @@ impl World {
                 .filter(ours)
                 .filter(|e| verb.applied_by().contains(&e.method.as_str()))
                 .collect();
+            // The campaign may have moved on by itself meanwhile (its attempt ended, and it gave
+            // its lease back as it does): a call of its own, not the refused verb's.
+            let moved = answer["state"].as_str() != Some(state_before.as_str());
+            let sent: Vec<&argus_sim::AuditEntry> = sent
+                .into_iter()
+                .filter(|e| !(moved && e.method == "campaign/release_control"))
+                .collect();
             if (by == "supervisor" || outcome == "forbidden_in_state") && !sent.is_empty() {
                 self.broke(
                     "a refusal here sends nothing",
@@ -679,7 +686,6 @@ impl World {
                 }
             }
         }
-        let _ = (status, state_before);
         (status, answer)
     }
 
@@ -704,7 +710,8 @@ impl World {
         };
         let c = CAMPAIGNS.iter().position(|c| *c == id).unwrap_or(0);
         let (_, a) = Box::pin(self.act(c, v)).await;
-        if a["outcome"] == "forbidden_in_state" {
+        // Judged only where the campaign stood still between the two answers.
+        if a["outcome"] == "forbidden_in_state" && a["state"] == answer["state"] {
             self.broke(
                 "a verb listed as allowed is allowed",
                 format!("{id}: {} listed in {answer}, then {a}", v.route()),

@@ -166,8 +166,16 @@ fn a_refused_claim_records_nothing_and_names_who_holds_the_lease() {
 
 #[test]
 fn a_refusal_here_records_no_event_whose_code_differs_from_the_answer() {
-    let (_sim, url) = sim("long-noisy", "127.0.0.1:0");
+    let (mut sim_proc, url) = sim("long-noisy", "127.0.0.1:0");
+    sim_proc.expect_deliberate(ONE_RUN);
     let home = tmp("unqualified").join("state");
+    let phase = write_phase("qualification-test");
+    let (code, _, said) = qualify(
+        &url,
+        &home,
+        &phase.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "{said}");
     let d = serve(
         &url,
         &home,
@@ -175,10 +183,18 @@ fn a_refusal_here_records_no_event_whose_code_differs_from_the_answer() {
     );
     d.wait_health(|h| h["remote"]["state"] == "discovered");
     assert_eq!(d.act("u1", "observe", json!({"objective": "train"})).0, 200);
+    // The card changes after it was qualified: the claim re-reads it and is refused here.
+    arm(
+        &url,
+        json!({"kind": "card", "change": {"change": "bump_version"}}),
+    );
     let before = events(&d, "u1").len();
     let (s, b) = d.act("u1", "claim", json!({}));
     assert_eq!((s, &b["code"]), (409, &json!("unqualified_remote")), "{b}");
-    assert_eq!(events(&d, "u1").len(), before, "{:?}", events(&d, "u1"));
+    assert_eq!(b["refused_by"], "supervisor", "{b}");
+    // Nothing recorded: no event, so none whose code could differ from the answer's.
+    let after = events(&d, "u1");
+    assert_eq!(after.len(), before, "{after:?}");
 }
 
 #[test]
