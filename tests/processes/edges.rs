@@ -19,6 +19,16 @@ fn events(d: &Daemon, id: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// `qualify` with its write phase against the sim at `url`, its record kept under `home`: it
+/// passes. Its report.
+fn qualified(url: &str, home: &std::path::Path) -> Value {
+    let phase = write_phase("qualification-test");
+    let args: Vec<&str> = phase.iter().map(String::as_str).collect();
+    let (code, report, said) = qualify(url, home, &args);
+    assert_eq!(code, 0, "{said}");
+    report
+}
+
 /// Audit entries of `method` from entry `from` on.
 fn calls(sim_url: &str, method: &str, from: usize) -> Vec<Value> {
     audit(sim_url)["entries"]
@@ -169,13 +179,7 @@ fn a_refusal_here_records_no_event_whose_code_differs_from_the_answer() {
     let (mut sim_proc, url) = sim("long-noisy", "127.0.0.1:0");
     sim_proc.expect_deliberate(ONE_RUN);
     let home = tmp("unqualified").join("state");
-    let phase = write_phase("qualification-test");
-    let (code, _, said) = qualify(
-        &url,
-        &home,
-        &phase.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
-    assert_eq!(code, 0, "{said}");
+    qualified(&url, &home);
     let d = serve(
         &url,
         &home,
@@ -380,15 +384,7 @@ fn a_card_changed_and_changed_back_is_judged_as_it_is_now() {
         known_stale_writes: ONE_RUN.known_stale_writes * 2,
     });
     let home = tmp("card-back").join("state");
-    let (code, _, said) = qualify(
-        &url,
-        &home,
-        &write_phase("qualification-test")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
-    assert_eq!(code, 0, "{said}");
+    qualified(&url, &home);
     let d = serve(
         &url,
         &home,
@@ -409,15 +405,7 @@ fn a_card_changed_and_changed_back_is_judged_as_it_is_now() {
         &url,
         json!({"kind": "card", "change": {"change": "restore"}}),
     );
-    let (code, report, said) = qualify(
-        &url,
-        &home,
-        &write_phase("qualification-test")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
-    assert_eq!(code, 0, "{said}");
+    let report = qualified(&url, &home);
     assert_eq!(report["card_sha256"], first_card, "{report}");
     // ...and the claim goes: judged by the card as it is now, not the one last read.
     let (s, b) = d.act("k1", "claim", json!({}));
@@ -617,15 +605,7 @@ fn probe_says_which_state_root_its_qualification_record_came_from() {
     let (mut sim_proc, url) = sim("long-noisy", "127.0.0.1:0");
     sim_proc.expect_deliberate(ONE_RUN);
     let home = tmp("probe-root").join("state");
-    let (code, _, said) = qualify(
-        &url,
-        &home,
-        &write_phase("qualification-test")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
-    assert_eq!(code, 0, "{said}");
+    qualified(&url, &home);
     let token = [("OPENTRAINING_A2A_TOKEN", super::serve_loop::SIM_TOKEN)];
     // Without --home: the default root, named, is where it looked.
     let (_, said) = run(
