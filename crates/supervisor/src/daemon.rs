@@ -360,6 +360,16 @@ async fn on_answering(
     }
 }
 
+/// Each time an answer ends a failing streak, the campaigns waiting on the remote read again
+/// within one heartbeat: a campaign's backoff grew under failures the remote may never have been
+/// said to have (too few in a row), and must not outlast them.
+async fn on_answered_again(remote: Arc<LiveRemote>, runtime: Arc<Runtime>) {
+    loop {
+        remote.answered_again().await;
+        runtime.remote_changed();
+    }
+}
+
 /// Since when the state root has refused writes, as `health`'s probe or the watcher saw it.
 type StoreRefusing = Arc<std::sync::Mutex<Option<u64>>>;
 
@@ -734,6 +744,7 @@ fn spawn_keepers(
         let (atx, arx) = tokio::sync::mpsc::unbounded_channel();
         remote.on_answering(atx);
         tokio::spawn(on_answering(runtime.clone(), remote.view().auth, arx));
+        tokio::spawn(on_answered_again(remote.clone(), runtime.clone()));
         tokio::spawn(keep_discovering(
             remote.clone(),
             Duration::from_secs(cfg.card_refresh_secs),

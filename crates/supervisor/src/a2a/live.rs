@@ -117,6 +117,9 @@ struct Track {
     /// Operations whose calls fail now: how, how many in a row, since when.
     failing: BTreeMap<&'static str, Streak>,
     last_error: Option<&'static str>,
+    /// The last call's answer ended some failing streak (whether or not it changed how the remote
+    /// is said to answer): the campaigns waiting on it may read now.
+    recovered: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -142,6 +145,7 @@ impl Track {
                 // credentials good unless it is the card's (A2A serves the card to anyone: a
                 // rotated token still reads it); an operation's own errors end only with its own
                 // success.
+                let before = self.failing.len();
                 self.failing.remove(op);
                 let proves_credentials = op != CARD;
                 self.failing.retain(|_, s| match s.condition {
@@ -149,6 +153,7 @@ impl Track {
                     RemoteCondition::AuthRequired => !proves_credentials,
                     _ => false,
                 });
+                self.recovered = self.failing.len() < before;
             }
             Some((condition, class)) => {
                 self.last_error = Some(class);
@@ -282,6 +287,8 @@ pub struct LiveRemote {
     outage_threshold: u32,
     /// Told each change of how the remote answers.
     answering_tx: Mutex<Option<mpsc::UnboundedSender<AnsweringChange>>>,
+    /// Notified when an answer ends a failing streak (the remote answers again, said or not).
+    answered: tokio::sync::Notify,
 }
 
 impl LiveRemote {
@@ -331,9 +338,11 @@ impl LiveRemote {
                 since: None,
                 failing: BTreeMap::new(),
                 last_error: None,
+                recovered: false,
             }),
             outage_threshold: 3,
             answering_tx: Mutex::new(None),
+            answered: tokio::sync::Notify::new(),
         }
     }
 
@@ -347,6 +356,13 @@ impl LiveRemote {
     /// Where to say each change of how the remote answers.
     pub fn on_answering(&self, tx: mpsc::UnboundedSender<AnsweringChange>) {
         *self.answering_tx.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
+
+    /// Wait until an answer ends a failing streak: the remote answers again, whether or not
+    /// enough calls had failed for an outage to be said (a campaign's own backoff may have
+    /// grown meanwhile).
+    pub async fn answered_again(&self) {
+        self.answered.notified().await;
     }
 
     /// How the remote answers now.
@@ -375,11 +391,14 @@ impl LiveRemote {
             Some(e) if e.never_left() => return,
             Some(e) => e.remote_failure().map(|c| (c, e.class())),
         };
-        let change = self
-            .answering
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .note(op, failure, now_secs(), self.outage_threshold);
+        let (change, recovered) = {
+            let mut track = self.answering.lock().unwrap_or_else(|p| p.into_inner());
+            let change = track.note(op, failure, now_secs(), self.outage_threshold);
+            (change, std::mem::take(&mut track.recovered))
+        };
+        if recovered {
+            self.answered.notify_one();
+        }
         if let Some(change) = change {
             match change.to {
                 Answering::Yes => {
@@ -734,6 +753,7 @@ mod tests {
             since: None,
             failing: BTreeMap::new(),
             last_error: None,
+            recovered: false,
         }
     }
 
@@ -803,6 +823,18 @@ mod tests {
         let change = t.note(CARD, refused, 10, 3).expect("a change");
         assert_eq!(change.to, Answering::No(RemoteCondition::AuthRequired));
         assert_eq!(t.note("status", refused, 11, 3), None, "told once");
+    }
+
+    #[test]
+    fn an_answer_after_failures_too_few_to_be_said_still_marks_a_recovery() {
+        let mut t = track();
+        let down = Some((RemoteCondition::Unreachable, "unavailable"));
+        assert_eq!(t.note("status", down, 1, 3), None);
+        assert_eq!(t.note("card", None, 2, 3), None, "nothing to tell");
+        assert!(t.recovered, "but the waiting campaigns may read now");
+        t.recovered = false;
+        assert_eq!(t.note("status", None, 3, 3), None);
+        assert!(!t.recovered, "nothing failed: nothing recovered");
     }
 
     #[test]
