@@ -140,44 +140,77 @@ impl Track {
     ) -> Option<AnsweringChange> {
         self.since.get_or_insert(at);
         match failure {
-            None => {
-                // An answer proves the remote reachable, whatever the operation, and our
-                // credentials good unless it is the card's (A2A serves the card to anyone: a
-                // rotated token still reads it); an operation's own errors end only with its own
-                // success.
-                let before = self.failing.len();
-                self.failing.remove(op);
-                let proves_credentials = op != CARD;
-                self.failing.retain(|_, s| match s.condition {
-                    RemoteCondition::Unusable => true,
-                    RemoteCondition::AuthRequired => !proves_credentials,
-                    _ => false,
-                });
-                self.recovered = self.failing.len() < before;
-            }
-            Some((condition, class)) => {
-                self.last_error = Some(class);
-                // Refused credentials or an error are answers too: the remote is reached.
-                if condition != RemoteCondition::Unreachable {
-                    self.failing
-                        .retain(|_, s| s.condition != RemoteCondition::Unreachable);
-                }
-                let streak = self.failing.entry(op).or_insert(Streak {
-                    condition,
-                    calls: 0,
-                    since: at,
-                });
-                if streak.condition != condition {
-                    *streak = Streak {
-                        condition,
-                        calls: 0,
-                        since: at,
-                    };
-                }
-                streak.calls = streak.calls.saturating_add(1);
-            }
+            None => self.answered(op),
+            Some((condition, class)) => self.failed(op, condition, class, at),
         }
-        // The remote fails as its worst long-enough streak says (no answer at all first).
+        let (to, since, calls) = self.judged(failure.map(|(c, _)| c), at, threshold)?;
+        let from = self.now;
+        if from == to {
+            return None;
+        }
+        let from_since = self.since.unwrap_or(at);
+        self.now = to;
+        self.since = Some(since);
+        Some(AnsweringChange {
+            from,
+            from_since,
+            to,
+            since,
+            failed_calls: calls,
+            class: self.last_error.filter(|_| to != Answering::Yes),
+        })
+    }
+
+    /// An answer from `op`: it proves the remote reachable, whatever the operation, and our
+    /// credentials good unless it is the card's (A2A serves the card to anyone: a rotated token
+    /// still reads it); an operation's own errors end only with its own success.
+    fn answered(&mut self, op: &'static str) {
+        let before = self.failing.len();
+        self.failing.remove(op);
+        let proves_credentials = op != CARD;
+        self.failing.retain(|_, s| match s.condition {
+            RemoteCondition::Unusable => true,
+            RemoteCondition::AuthRequired => !proves_credentials,
+            _ => false,
+        });
+        self.recovered = self.failing.len() < before;
+    }
+
+    /// A failure of `op`, counted in its streak (a streak that fails another way starts again).
+    fn failed(
+        &mut self,
+        op: &'static str,
+        condition: RemoteCondition,
+        class: &'static str,
+        at: u64,
+    ) {
+        self.last_error = Some(class);
+        // Refused credentials or an error are answers too: the remote is reached.
+        if condition != RemoteCondition::Unreachable {
+            self.failing
+                .retain(|_, s| s.condition != RemoteCondition::Unreachable);
+        }
+        let fresh = Streak {
+            condition,
+            calls: 0,
+            since: at,
+        };
+        let streak = self.failing.entry(op).or_insert(fresh);
+        if streak.condition != condition {
+            *streak = fresh;
+        }
+        streak.calls = streak.calls.saturating_add(1);
+    }
+
+    /// How the remote answers now, given the last call failed as `failure` says: as its worst
+    /// long-enough streak says (no answer at all first), answering once nothing fails, and
+    /// `None` while it fails but not yet for long enough (as it was).
+    fn judged(
+        &mut self,
+        failure: Option<RemoteCondition>,
+        at: u64,
+        threshold: u32,
+    ) -> Option<(Answering, u64, u32)> {
         let rank = |c: RemoteCondition| match c {
             RemoteCondition::Unreachable => 0,
             RemoteCondition::AuthRequired => 1,
@@ -196,34 +229,18 @@ impl Track {
             .failing
             .values()
             .any(|s| s.condition == RemoteCondition::Unreachable);
-        let (to, since, calls) = match (worst, failure) {
-            (Some(s), _) => (Answering::No(s.condition), s.since, s.calls),
-            (None, _) if self.failing.is_empty() => (Answering::Yes, at, 0),
+        match (worst, failure) {
+            (Some(s), _) => Some((Answering::No(s.condition), s.since, s.calls)),
+            (None, _) if self.failing.is_empty() => Some((Answering::Yes, at, 0)),
             // Said to be unreachable, and now answering, with an error or a refusal: what it
             // answers with is what it is now (it was reached), without waiting for the count.
-            (None, Some((condition, _)))
+            (None, Some(condition))
                 if reached && self.now == Answering::No(RemoteCondition::Unreachable) =>
             {
-                (Answering::No(condition), at, 1)
+                Some((Answering::No(condition), at, 1))
             }
-            // Failing, but not yet for long enough: as it was.
-            (None, _) => return None,
-        };
-        let from = self.now;
-        if from == to {
-            return None;
+            (None, _) => None,
         }
-        let from_since = self.since.unwrap_or(at);
-        self.now = to;
-        self.since = Some(since);
-        Some(AnsweringChange {
-            from,
-            from_since,
-            to,
-            since,
-            failed_calls: calls,
-            class: self.last_error.filter(|_| to != Answering::Yes),
-        })
     }
 }
 
