@@ -836,7 +836,7 @@ fn next_verb(state: &str, i: usize) -> Option<Verb> {
         "observing.detached" | "observing.watching" | "control_lost" => Verb::Claim,
         "controlling.ready" => Verb::Submit,
         "controlling.awaiting_input" => Verb::Answer,
-        "remote_terminal_local_pending" if i % 3 == 0 => Verb::Accept,
+        "remote_terminal_local_pending" if i.is_multiple_of(3) => Verb::Accept,
         "remote_terminal_local_pending" => Verb::NextAttempt,
         "ambiguous_write" => Verb::ResolveNotApplied,
         "paused" => Verb::Resume,
