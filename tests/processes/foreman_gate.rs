@@ -506,6 +506,22 @@ fn each_directive_of_the_real_foreman_reaches_argus_as_section_13_says_and_never
         end.contains("Boundary(") && end.contains("ATTEMPT_COMPLETED"),
         "{end}"
     );
+    // Who advised what is in the feed, so `explain` shows it: each directive but CONTINUE, once,
+    // with what came of it.
+    let feed = d.feed("stuck");
+    for action in ["STEER_WORKER", "STOP_WORKER", "RETRY_WORKER"] {
+        let said = format!("Foreman advised {action} (confidence ");
+        assert!(
+            feed.iter().any(|l| l.starts_with(&said)),
+            "{action} not in the feed: {feed:?}"
+        );
+    }
+    assert!(
+        !feed
+            .iter()
+            .any(|l| l.starts_with("Foreman advised CONTINUE")),
+        "{feed:?}"
+    );
     // Nothing reached the remote on Foreman's word: one task, no cancel; the campaign completed
     // as Argus and its Reviewer decided.
     assert_eq!(clean_sends(&sim_url, "stuck"), 1);
