@@ -162,6 +162,12 @@ def test_the_operator_works_from_openoperator_while_agent_zero_serves_as_opentra
         ot.start()
         back = wait_for("the recovery notified", lambda: [n for n in notified(a0, s) if n["title"] == "OpenTraining answers again"], 60, 0.5)
         assert len(back) == 1 and back[0]["type"] == "success", back
+        # It came back without the tasks it kept in memory: the live campaign's lost task is
+        # notified once, under that campaign's name; the finished one's is not.
+        gone = wait_for("the lost task notified", lambda: [n for n in notified(a0, s) if n["message"].startswith("The remote task is gone")], 60, 0.5)
+        assert len(gone) == 1 and gone[0]["type"] == "error", gone
+        assert gone[0]["title"] == "Critical failure: c-live", gone
+        a0.wait_state(s, "c-live", "observing.task_not_found")
         # Its token rotated (OpenTraining restarted under another password): the refusal is
         # notified once, saying which token to check and where it travels (the URL's path), and
         # the campaign already waiting on it is named for it, not left "unavailable".
@@ -174,5 +180,7 @@ def test_the_operator_works_from_openoperator_while_agent_zero_serves_as_opentra
         a0.wait_state(s, "c-live", "observing.auth_refused")
         view = a0.post(s, "campaigns", {"campaign_id": "c-live"})[1]
         assert view["remote_condition"]["condition"] == "auth_required", view
+        # Many notifier passes later, the lost task is still told once.
+        assert len([n for n in notified(a0, s) if n["message"].startswith("The remote task is gone")]) == 1
     finally:
         ot.stop()

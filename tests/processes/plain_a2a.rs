@@ -15,6 +15,12 @@ use std::process::{Command, Stdio};
 
 /// A scripted server (`--script`) on a free port, from its venv; killed when dropped.
 fn scripted(venv: &str, script: &str, args: &[&str]) -> (Kill, u16) {
+    let port = free_port();
+    (scripted_on(venv, script, args, port), port)
+}
+
+/// The same, on a given port: a server restarted where it was, with nothing of what it kept.
+fn scripted_on(venv: &str, script: &str, args: &[&str], port: u16) -> Kill {
     let root = std::env::var("ARGUS_INTEROP_VENVS")
         .expect("ARGUS_INTEROP_VENVS is not set: run the tests with scripts/test.sh");
     let python = PathBuf::from(root).join(venv).join("bin/python");
@@ -24,7 +30,6 @@ fn scripted(venv: &str, script: &str, args: &[&str]) -> (Kill, u16) {
         python.display()
     );
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/servers");
-    let port = free_port();
     let child = Kill(
         Command::new(python)
             .arg(dir.join(script))
@@ -48,7 +53,7 @@ fn scripted(venv: &str, script: &str, args: &[&str]) -> (Kill, u16) {
                 )
             })
     });
-    (child, port)
+    child
 }
 
 /// A task started at the server by its own user (plain `message/send`, non-blocking).
@@ -359,4 +364,105 @@ fn a_plain_servers_lifecycle_is_told_exactly_each_change_once_in_the_remotes_own
         .filter(|(k, _)| k == "CRITICAL_FAILURE")
         .collect();
     assert!(alarms.is_empty(), "{alarms:?}");
+}
+
+/// Issue 70: both PyPI servers keep their tasks in memory. Taken down, then started again on the
+/// same port without the campaign's task, each change is told once: the outage and the recovery in
+/// the remote's feed, and the lost task in the campaign's, in its own words (the server's own
+/// "task not found"). The campaign goes on reading, and reading is all it sends: the server's own
+/// log of the methods it received holds no write of ours.
+#[rstest]
+#[case::fasta2a("fasta2a-2.1.1", "fasta2a_echo.py", &[])]
+#[case::a2a_sdk("a2a-sdk-1.3.0", "a2a_sdk_echo.py", &["--mode", "v03"])]
+fn a_plain_server_restarted_without_its_tasks_is_told_once_per_change_and_only_read(
+    #[case] venv: &str,
+    #[case] script: &str,
+    #[case] args: &[&str],
+) {
+    let dir = std::env::temp_dir().join(format!("argus-plain-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let methods = dir.join("methods.log");
+    let server_args: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--method-log", methods.to_str().expect("utf-8 path")])
+        .collect();
+    let port = free_port();
+    let server = scripted_on(venv, script, &server_args, port);
+    let task = create_task(port);
+    let home = dir.join("state");
+    let api = free_port();
+    let child = procs::serve_command(
+        &format!("http://127.0.0.1:{port}/"),
+        "",
+        API_TOKEN,
+        &home,
+        api,
+    )
+    .env_remove("OPENTRAINING_A2A_TOKEN")
+    .arg("--allow-insecure-loopback")
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("serve");
+    let d = Daemon::adopt(Kill(child), api, &home);
+    d.wait_health(|h| h["status"] == "ok");
+    let (s, b) = d.act(
+        "p1",
+        "observe",
+        json!({"objective": "train", "task_id": task}),
+    );
+    assert_eq!(s, 200, "{b}");
+    wait_said(&d, "p1", 1, "STATE_CHANGED submitted");
+    step(port, &task, json!({"state": "working"}));
+    wait_said(&d, "p1", 2, "STATE_CHANGED working");
+
+    // Down: one event for the campaign, one line in the remote's feed.
+    drop(server);
+    wait_said(&d, "p1", 3, "REMOTE_UNAVAILABLE");
+    wait_for("the outage in the remote's feed", || {
+        remote_feed(&d).len() == 1
+    });
+
+    // Back, on the same port, without the task.
+    let _server = scripted_on(venv, script, &server_args, port);
+    d.wait_state("p1", "observing.task_not_found");
+    wait_for("the recovery in the remote's feed", || {
+        remote_feed(&d).len() == 2
+    });
+    assert_eq!(
+        remote_feed(&d)[1]["kind"],
+        "REMOTE_RECOVERED",
+        "{:?}",
+        remote_feed(&d)
+    );
+    let gone = || -> usize {
+        feed_kinds(&d, "p1")
+            .iter()
+            .filter(|(k, t)| k == "CRITICAL_FAILURE" && t.starts_with("The remote task is gone"))
+            .count()
+    };
+    wait_for("the lost task in the campaign's feed", || gone() == 1);
+    let h = d.wait_health(|h| h["campaigns_task_lost"] == json!(["p1"]));
+    assert_eq!(h["remote"]["answering"]["status"], "answering", "{h}");
+    let c = d.get("/campaigns/p1").expect("campaign").1;
+    assert_eq!(c["remote_condition"]["condition"], "task_not_found", "{c}");
+
+    // It reads on (two more reads reach the server) and tells nothing more.
+    let read = || std::fs::read_to_string(&methods).unwrap_or_default();
+    let seen = read().lines().count();
+    wait_for("two more reads of the lost task", || {
+        read().lines().count() >= seen + 2
+    });
+    assert_eq!(gone(), 1, "{:?}", feed_kinds(&d, "p1"));
+    assert_eq!(remote_feed(&d).len(), 2, "{:?}", remote_feed(&d));
+    // What we sent, by the server's own log: the test's own message/send, then reads only (by the
+    // name of the protocol version its card says: `tasks/get` in 0.3, `GetTask` in 1.0).
+    let log = read();
+    let sent: Vec<&str> = log.lines().skip(1).collect();
+    assert_eq!(log.lines().next(), Some("message/send"), "{log}");
+    assert!(
+        !sent.is_empty() && sent.iter().all(|m| ["tasks/get", "GetTask"].contains(m)),
+        "{log}"
+    );
 }
