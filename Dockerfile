@@ -6,13 +6,27 @@
 # Argus only when asked for:
 #   docker build --build-arg ARGUS_PIP_SPEC='<a pip requirement for argus-skill>' .
 # No secret is baked in: tokens come from the environment at run time.
+#
+# The bases are build arguments whose defaults are the production images, so a production build
+# is the plain `docker build .`. scripts/images.sh builds on bases made locally (no registry of
+# images is reachable there) and hands in the binary it built: BINARY_FROM=prebuilt, with the
+# binary at .image/argus-supervisor in the context. The stage not chosen is never built (BuildKit
+# and buildah skip unused stages).
+ARG RUST_IMAGE=rust:1.95.0-slim-bookworm
+ARG DEBIAN_IMAGE=debian:bookworm-slim
+ARG BINARY_FROM=build
 
-FROM rust:1.95.0-slim-bookworm AS build
+FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked && strip target/release/argus-supervisor
 
-FROM debian:bookworm-slim
+FROM scratch AS prebuilt
+COPY .image/argus-supervisor /src/target/release/argus-supervisor
+
+FROM ${BINARY_FROM} AS binary
+
+FROM ${DEBIAN_IMAGE}
 ARG ARGUS_PIP_SPEC=""
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl python3 python3-venv \
@@ -25,7 +39,7 @@ RUN sh /tmp/foreman/install-foreman.sh /opt/venv-foreman python3 /tmp/foreman /o
 RUN useradd --uid 1000 --create-home --shell /usr/sbin/nologin argus \
  && mkdir -p /a0/usr/argus-supervisor \
  && chown -R 1000:1000 /a0/usr/argus-supervisor
-COPY --from=build /src/target/release/argus-supervisor /usr/local/bin/argus-supervisor
+COPY --from=binary /src/target/release/argus-supervisor /usr/local/bin/argus-supervisor
 USER 1000:1000
 # Argus is named only when it was installed (a path to nothing would be an Argus "unavailable"
 # forever): run with -e ARGUS_SUPERVISOR_ARGUS_BIN=/opt/venv-argus/bin/argus-plugin-server on an image

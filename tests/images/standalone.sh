@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The standalone image run as a user would (the README's walk, in containers), judged from outside
+# the container: the simulated remote's audit, the API, the files in the volume, /proc.
+#   1. `demo` completes with no stale-epoch write and no resent submit.
+#   2. `sim`, `qualify`, `serve` from the image over a volume; an operator's claim and submit through
+#      the image's CLI: one task at the remote, the answer, accepted; every process UID 1000, every
+#      file in the volume owned by 1000.
+#   3. The image's HEALTHCHECK passes while ready, and fails once the remote is down.
+# Needs ARGUS_IMAGE (scripts/images.sh builds it) and root (podman).
+set -euo pipefail
+IMAGE="${ARGUS_IMAGE:?ARGUS_IMAGE names the image to check}"
+# runc, and cgroupfs: crun and systemd's cgroups are refused on this kind of machine; rlimits within
+# the current hard limits (no CAP_SYS_RESOURCE here).
+PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
+# --health-interval disable: no systemd to time it here; the checks run the image's HEALTHCHECK by
+# hand (podman still says, on stderr, that it found no systemd: filtered out below).
+RUN=(run --network host --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --health-interval disable)
+exec 2> >(grep --line-buffered -v "unable to get systemd connection" >&2)
+WORK="$(mktemp -d /var/tmp/argus-image-check.XXXXXX)"
+NAME="argus-image-check-$$"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cleanup() {
+  "${PODMAN[@]}" rm -f -t 0 "$NAME-sim" "$NAME-serve" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# wait_until SECONDS COMMAND…: retries COMMAND until it succeeds; fails after SECONDS.
+wait_until() {
+  local end=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.3
+  done
+}
+
+echo "-- demo"
+out="$("${PODMAN[@]}" "${RUN[@]}" --rm "$IMAGE" demo 2>&1)" || fail "demo exited non-zero: $out"
+grep -q "Mission complete" <<<"$out" || fail "demo: no mission complete: $out"
+grep -Eq "stale-epoch writes: +0$" <<<"$out" || fail "demo: stale-epoch writes: $out"
+grep -Eq "resent submits: +0$" <<<"$out" || fail "demo: resent submits: $out"
+
+echo "-- sim, qualify, serve, an operator, over a volume"
+SIM_PORT="$(free_port)"; API_PORT="$(free_port)"
+SIM_TOKEN="sim-$RANDOM$RANDOM"; API_TOKEN="api-$RANDOM$RANDOM"
+SIM="http://127.0.0.1:$SIM_PORT/"; API="http://127.0.0.1:$API_PORT"
+mkdir -p "$WORK/state" && chown 1000:1000 "$WORK/state"
+VOL=(-v "$WORK/state:/a0/usr/argus-supervisor")
+"${PODMAN[@]}" "${RUN[@]}" -d --name "$NAME-sim" "$IMAGE" sim --listen "127.0.0.1:$SIM_PORT" \
+  --scenario happy --token "$SIM_TOKEN" >/dev/null
+wait_until 30 curl -fsS "${SIM}.well-known/agent-card.json" || fail "the sim's card never answered"
+audit() { curl -fsS -H "Authorization: Bearer $SIM_TOKEN" "${SIM}_sim/audit"; }
+qualified="$("${PODMAN[@]}" "${RUN[@]}" --rm "${VOL[@]}" -e OPENTRAINING_A2A_URL="$SIM" \
+  -e OPENTRAINING_A2A_TOKEN="$SIM_TOKEN" "$IMAGE" qualify --allow-insecure-loopback \
+  --write-campaign qualification-test --message "harmless: say hello" 2>&1)" \
+  || fail "qualify: $qualified"
+grep -q "Verdict: QUALIFIED" <<<"$qualified" || fail "qualify: $qualified"
+"${PODMAN[@]}" "${RUN[@]}" -d --name "$NAME-serve" "${VOL[@]}" -e OPENTRAINING_A2A_URL="$SIM" \
+  -e OPENTRAINING_A2A_TOKEN="$SIM_TOKEN" -e ARGUS_SUPERVISOR_API_TOKEN="$API_TOKEN" \
+  -e ARGUS_SUPERVISOR_LISTEN="127.0.0.1:$API_PORT" -e ARGUS_SUPERVISOR_HEARTBEAT_SECONDS=1 \
+  "$IMAGE" serve --allow-insecure-loopback >/dev/null
+health() { curl -sS -H "Authorization: Bearer $API_TOKEN" "$API/api/plugins/argus-supervisor/health"; }
+ready() { [ "$(health | jq -r .status)" = ok ]; }
+wait_until 60 ready || fail "serve never ready: $(health)"
+# The operator, through the image's own CLI, in the running container.
+cli() {
+  "${PODMAN[@]}" exec -e ARGUS_SUPERVISOR_URL="$API" "$NAME-serve" argus-supervisor campaigns "$@"
+}
+cli observe c1 --objective "train the model" | grep -q "observe: done" || fail "observe"
+cli claim c1 | grep -q "claim: done" || fail "claim"
+cli submit c1 --message "run attempt 1" | grep -q "submit: done" || fail "submit"
+state() { cli show c1 --json 2>/dev/null | jq -r .state; }
+finished() { [ "$(state)" = remote_terminal_local_pending ]; }
+wait_until 90 finished || fail "the attempt never completed: $(cli show c1 2>&1)"
+cli accept c1 --reason "evaluation passed" | grep -q "accept: done" || fail "accept"
+# What the remote received: one task for the campaign (the qualification's own aside).
+sends="$(audit | jq '[.entries[] | select(.method == "message/send" and .campaign_id == "c1")] | length')"
+[ "$sends" = 1 ] || fail "the remote got $sends message/send for c1: $(audit)"
+
+echo "-- UID 1000: every process of the container, every file it wrote"
+pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME-serve")"
+descendants() {
+  local p="$1"; echo "$p"
+  for child in $(cat /proc/"$p"/task/*/children 2>/dev/null); do descendants "$child"; done
+}
+walked=0
+for p in $(descendants "$pid"); do
+  walked=$((walked + 1))
+  uid="$(awk '/^Uid:/ {print $2 $3 $4 $5}' /proc/"$p"/status 2>/dev/null || true)"
+  [ -z "$uid" ] || [ "$uid" = 1000100010001000 ] || fail "process $p ($(tr '\0' ' ' </proc/"$p"/cmdline)) runs as $uid"
+done
+[ "$walked" -ge 1 ] || fail "no process found under the container's pid $pid"
+foreign="$(find "$WORK/state" ! -uid 1000 -print)"
+[ -z "$foreign" ] || fail "files not owned by 1000 in the volume: $foreign"
+[ -f "$WORK/state/campaigns/c1.json" ] || fail "no campaign document in the volume"
+echo "   $walked process(es) and $(find "$WORK/state" | wc -l) path(s) in the volume, all UID 1000"
+
+echo "-- stopped (SIGTERM to PID 1) and started again over the same volume"
+all_sends() { audit | jq '[.entries[] | select(.method == "message/send")] | length'; }
+before="$(all_sends)"
+"${PODMAN[@]}" stop -t 20 "$NAME-serve" >/dev/null
+code="$("${PODMAN[@]}" inspect --format '{{.State.ExitCode}}' "$NAME-serve")"
+[ "$code" = 0 ] || fail "serve did not stop cleanly on SIGTERM: exit code $code"
+"${PODMAN[@]}" start "$NAME-serve" >/dev/null
+wait_until 60 ready || fail "serve never ready again: $(health)"
+[ "$(state)" = closed.accepted ] || fail "after the restart, c1 is $(state)"
+[ "$(all_sends)" = "$before" ] || fail "a message/send after the restart: $(audit)"
+
+echo "-- HEALTHCHECK: passes while ready, fails once the remote is down"
+"${PODMAN[@]}" healthcheck run "$NAME-serve" >/dev/null || fail "HEALTHCHECK failed while ready: $(health)"
+"${PODMAN[@]}" kill "$NAME-sim" >/dev/null
+unready() { [ "$(health | jq -r .status)" != ok ]; }
+wait_until 60 unready || fail "health never said the remote is down: $(health)"
+if "${PODMAN[@]}" healthcheck run "$NAME-serve" >/dev/null 2>&1; then
+  fail "HEALTHCHECK passed with the remote down: $(health)"
+fi
+echo "-- the standalone image: all checks passed"
