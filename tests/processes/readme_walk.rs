@@ -1,6 +1,7 @@
 //! The README's "Five minutes on your machine", run as a newcomer runs it: each terminal's block
-//! in a fresh shell, with the built binary on the PATH (as the README's preamble says), checking
-//! what each `# ⇒` comment says the line prints. A change that breaks the walk breaks this test.
+//! pasted whole into a fresh shell, with the built binary on the PATH (as the README's preamble
+//! says), checking what each `# ⇒` comment says the line prints, in order. A change that breaks
+//! the walk breaks this test; so does a block that needs its reader to wait between lines.
 //!
 //! Only the walk's state root (`/tmp/walk`) and its two ports are replaced, by a fresh directory
 //! and free ports, so that runs cannot collide; every other word runs as written.
@@ -9,7 +10,6 @@ use super::serve_loop::{tmp, wait_for};
 use crate::support::procs::{free_port, Kill, BIN};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// One logical line of a block (continuations joined) and what its `# ⇒` comment says it prints.
 struct Line {
@@ -52,8 +52,9 @@ fn walk() -> Vec<Vec<Line>> {
 /// environment, the checkout as its directory.
 fn shell(script: &str) -> Command {
     let bin_dir = Path::new(BIN).parent().expect("the binary's directory");
-    let mut c = Command::new("bash");
-    c.args(["-c", script])
+    // Bounded, so that a walk that waits forever (an attempt that never ends) fails instead.
+    let mut c = Command::new("timeout");
+    c.args(["120", "bash", "-c", script])
         .env_clear()
         .env(
             "PATH",
@@ -68,29 +69,13 @@ fn shell(script: &str) -> Command {
     c
 }
 
-/// Reads that may be repeated until the walk's state shows what the README says.
-fn is_read(line: &str) -> bool {
-    [
-        "campaigns show",
-        "campaigns messages",
-        "campaigns events",
-        "campaigns list",
-    ]
-    .iter()
-    .any(|r| line.contains(r))
-}
-
-fn says(out: &str, expect: &str) -> bool {
+/// Where `expect` (its `…` standing for anything) ends in `out`, if `out` says it.
+fn says(out: &str, expect: &str) -> Option<usize> {
     let mut at = 0;
-    expect
-        .split('…')
-        .all(|part| match out[at..].find(part.trim()) {
-            Some(i) => {
-                at += i + part.trim().len();
-                true
-            }
-            None => false,
-        })
+    for part in expect.split('…') {
+        at += out[at..].find(part.trim())? + part.trim().len();
+    }
+    Some(at)
 }
 
 #[test]
@@ -130,43 +115,38 @@ fn the_readmes_five_minute_walk_runs_as_written() {
             });
             continue;
         }
-        // A foreground terminal: each line in the shell the block has built so far (its exports).
-        let mut exports = String::new();
+        // A foreground terminal, pasted whole: one shell runs the block (stopping at the first line
+        // that fails, where a newcomer would see a refusal), and each `# ⇒` is found in what it
+        // printed, in order. Nothing is retried: a line run before its time fails the walk.
+        let script: Vec<String> = block.iter().map(|l| local(&l.text)).collect();
+        let out = shell(&format!("set -e\n{}", script.join("\n")))
+            .output()
+            .expect("a terminal");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success(),
+            "terminal {} stopped (exit {:?}):\n{printed}\nterminal logs in {}",
+            n + 1,
+            out.status.code(),
+            dir.display()
+        );
+        let mut at = 0;
         for line in block {
-            let text = local(&line.text);
-            if text.starts_with("export ") {
-                exports.push_str(&text);
-                exports.push('\n');
+            let Some(expect) = line.expect.as_deref().map(&local) else {
                 continue;
-            }
-            let deadline =
-                Instant::now() + Duration::from_secs(if is_read(&text) { 30 } else { 0 });
-            loop {
-                let out = shell(&format!("{exports}{text}")).output().expect("a line");
-                let printed = format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                let ok = out.status.success()
-                    && line
-                        .expect
-                        .as_deref()
-                        .is_none_or(|e| says(&printed, &local(e)));
-                if ok {
-                    break;
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "terminal {}: `{}` printed (exit {:?}):\n{printed}\nexpected: {:?}\nterminal logs in {}",
+            };
+            let Some(end) = says(&printed[at..], &expect) else {
+                panic!(
+                    "terminal {}: `{}` should print {expect:?}; the block printed:\n{printed}",
                     n + 1,
-                    line.text,
-                    out.status.code(),
-                    line.expect,
-                    dir.display()
+                    line.text
                 );
-                std::thread::sleep(Duration::from_millis(500));
-            }
+            };
+            at += end;
         }
     }
     drop(background);
