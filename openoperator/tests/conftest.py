@@ -99,6 +99,14 @@ def install(root: Path, tree: Path) -> Path:
     return image
 
 
+def _become_subreaper() -> None:
+    """prctl(PR_SET_CHILD_SUBREAPER, 1), kept across the exec that follows."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
 class AgentZero:
     """One real OpenOperator process (`run_ui.py`) with the plugin installed."""
 
@@ -113,6 +121,9 @@ class AgentZero:
         self.proc: subprocess.Popen | None = None
         # The user Agent Zero runs as (None: this test's own), as a container's USER.
         self.user: int | None = None
+        # Whether Agent Zero's process adopts the orphans of its descendants, as a container's
+        # PID 1 does: a process that double-forks away (the Argus daemon) stays in its family.
+        self.subreaper = False
         if login:
             (root / "usr" / ".env").write_text(
                 f"AUTH_LOGIN={LOGIN['username']}\nAUTH_PASSWORD={LOGIN['password']}\n")
@@ -140,6 +151,8 @@ class AgentZero:
     def start(self) -> "AgentZero":
         log = open(self.log_path, "ab")
         as_user = {} if self.user is None else {"user": self.user, "group": self.user, "extra_groups": []}
+        if self.subreaper:
+            as_user["preexec_fn"] = _become_subreaper
         self.proc = subprocess.Popen(
             [sys.executable, "run_ui.py", "--port", str(self.port), "--host", "127.0.0.1"],
             cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT,

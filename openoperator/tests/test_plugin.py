@@ -277,6 +277,15 @@ def test_the_live_smoke_reports_every_check_of_section_20_and_leaks_no_secret(ag
     assert argus.is_file(), f"{argus} (scripts/test.sh installs the vendored argus-skill)"
     a0 = agent_zero(env={"ARGUS_SUPERVISOR_ARGUS_BIN": str(argus)}, ready=False)
     s = a0.session()
+
+    def failed(report) -> list[str]:
+        return [c["check"] for c in report.get("checks", []) if c.get("result") == "FAIL"]
+
+    # Before any campaign, nothing proves the heartbeat: the smoke fails on it alone, and says why.
+    idle = wait_for("the smoke to fail on the heartbeat alone",
+                    lambda: (lambda r: r if failed(r) == ["heartbeat"] else None)(a0.post(s, "smoke")[1]), 60, 1)
+    heartbeat = next(c for c in idle["checks"] if c["check"] == "heartbeat")
+    assert "no campaign has ticked yet" in heartbeat["evidence"], heartbeat
     assert a0.act(s, "m1", "observe", objective="train")[0] == 200
 
     def smoke():

@@ -111,6 +111,9 @@ def test_as_uid_1000_the_host_venv_is_untouched_one_port_listens_and_the_smoke_c
         "PATH": f"{base / 'standin'}:{os.environ['PATH']}",
     })
     a0.user = UID
+    # Its process adopts orphans, as the container's PID 1 does: the walk below finds the Argus
+    # daemon, which double-forks away from the supervisor that started it.
+    a0.subreaper = True
     # usr and tmp are the user's, as in the image; logs is Agent Zero's own (its HTML log).
     for mine in (root / "usr", root / "tmp", root / "logs", base / "home", base / "argus-home", base / "standin"):
         mine.mkdir(parents=True, exist_ok=True)
@@ -126,22 +129,61 @@ def test_as_uid_1000_the_host_venv_is_untouched_one_port_listens_and_the_smoke_c
     assert a0.act(s, "u1", "observe", objective="make the evaluation pass")[0] == 200
     assert a0.act(s, "u1", "claim")[0] == 200
     assert a0.act(s, "u1", "submit", message="attempt 1")[0] == 200
-    wait_for("Argus to decide the repair and the campaign to close",
-             lambda: a0.post(s, "campaigns", {"campaign_id": "u1"})[1].get("state") == "closed.accepted", 180, 0.5)
 
-    # Everything the deployment runs is UID 1000's, none of it sudo; the Argus runtime among them.
-    procs = family(a0.proc.pid)
-    cmdlines = {p: Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                for p in procs if Path(f"/proc/{p}/cmdline").exists()}
+    # Every process of the deployment, sampled through the whole run (a process that lives only
+    # while Argus decides is seen too): its command line, its UIDs and the TCP ports it listens on.
+    seen: dict[int, tuple[str, set[int]]] = {}
+    ports: set[int] = set()
+    # The deployment's Argus daemons, found by what they are (not by the walk) to hold the walk
+    # to them: each must be in the family when it is found.
+    argus_daemons: set[int] = set()
+    strays: set[int] = set()
+    mark = f"ARGUS_SKILL_HOME={base / 'argus-home'}".encode()
+
+    def sample() -> None:
+        procs = family(a0.proc.pid)
+        for entry in Path("/proc").iterdir():
+            try:
+                if (entry.name.isdigit() and b"argus_skill.daemon" in (entry / "cmdline").read_bytes()
+                        and mark in (entry / "environ").read_bytes().split(b"\0")):
+                    argus_daemons.add(int(entry.name))
+                    if int(entry.name) not in procs:
+                        strays.add(int(entry.name))
+            except OSError:
+                continue
+        for p in procs:
+            try:
+                cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                seen.setdefault(p, (cmd, uids(p)))
+            except OSError:
+                continue  # gone meanwhile
+        ports.update(listening_ports(procs))
+
+    def closed() -> bool:
+        sample()
+        return a0.post(s, "campaigns", {"campaign_id": "u1"})[1].get("state") == "closed.accepted"
+
+    wait_for("Argus to decide the repair and the campaign to close", closed, 180, 0.5)
+
+    # Everything the deployment ran is UID 1000's, none of it sudo: the daemon, the Argus runtime,
+    # and the Argus daemon that double-forked away from it (adopted, as in a container).
+    cmdlines = {p: c for p, (c, _) in seen.items()}
     assert any(" serve " in c for c in cmdlines.values()), cmdlines
     assert any("argus-plugin-server" in c for c in cmdlines.values()), cmdlines
-    for p in procs:
-        assert uids(p) == {UID}, (p, cmdlines.get(p), uids(p))
+    assert argus_daemons and not strays, (argus_daemons, strays, cmdlines)
+    for p, (c, ids) in seen.items():
+        assert ids == {UID}, (p, c, ids)
     assert not [c for c in cmdlines.values() if "sudo" in c.split()], cmdlines
-    # The only TCP listener is the host's port.
-    assert listening_ports(procs) == {a0.port}, (listening_ports(procs), cmdlines)
+    # The only TCP listener, at any time, is the host's port.
+    assert ports == {a0.port}, (ports, cmdlines)
     # The state lives under usr: the daemon's socket and documents are UID 1000's.
     assert a0.state.stat().st_uid == UID and (a0.state / "api.sock").stat().st_uid == UID
+
+    # A campaign that goes on ticking (u1 is closed): only a campaign seen ticking proves the
+    # heartbeat to the smoke.
+    assert a0.act(s, "u2", "observe", objective="watch the heartbeat")[0] == 200
+    wait_for("a tick of u2", lambda: (a0.post(s, "health")[1].get("heartbeat") or {})
+             .get("last_tick_age_seconds") in (0, 1), 30, 0.5)
 
     # The §20 smoke, as UID 1000 in the deployment's root: every check passes.
     def smoke(**env) -> tuple[int, str]:

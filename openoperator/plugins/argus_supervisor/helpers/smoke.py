@@ -5,8 +5,9 @@ Checks (each PASS or FAIL with its evidence; never a secret's value):
 - `profile_discoverable`: `get_agents_dict()` has the `argus-supervisor` profile.
 - `argus_runtime`: the daemon says the Argus runtime is present, and its version is read from the
   runtime's own venv (`ARGUS_SUPERVISOR_ARGUS_BIN`'s).
-- `heartbeat`: the daemon answers, and its heartbeat ticked within three periods (or it has no
-  campaign to tick yet).
+- `heartbeat`: the daemon answers, and a campaign was seen ticking within three periods. With no
+  campaign ticked yet there is nothing that proves the heartbeat, and the check says so (observe
+  one, then run the smoke again).
 - `capability_probe`: OpenTraining's card answers now (fetched here, from `OPENTRAINING_A2A_URL`'s
   well-known paths) and the daemon discovered it; what it offers, whether the card enables writes,
   the remote's qualification, and whether writes would go now.
@@ -166,11 +167,13 @@ def run(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
                              f"present: {present}; argus-skill {version or 'version unknown'}"))
         beat = health.get("heartbeat") or {}
         age, period = beat.get("last_tick_age_seconds"), beat.get("seconds") or 0
-        idle = age is None and not health.get("campaigns")  # nothing to tick yet
-        fresh = idle or (age is not None and age <= 3 * max(period, 1))
+        # Only a campaign seen ticking proves the heartbeat: a daemon with none has nothing to tick.
+        fresh = age is not None and age <= 3 * max(period, 1)
+        seen = (f"ticks {beat.get('ticks')}; last {age} s ago" if age is not None else
+                f"no campaign has ticked yet ({health.get('campaigns', 0)} campaign(s)): observe one, "
+                "then run the smoke again")
         checks.append(_check("heartbeat", fresh,
-                             f"readiness {health.get('status')} ({status}); ticks {beat.get('ticks')}; "
-                             f"last {age} s ago; period {period} s; reasons: "
+                             f"readiness {health.get('status')} ({status}); {seen}; period {period} s; reasons: "
                              + (", ".join(r.get("class", "?") for r in health.get("reasons", [])) or "none")))
         remote = health.get("remote") or {}
         can = remote.get("can") or []
