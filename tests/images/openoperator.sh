@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The OpenOperator image run as a user would, judged from outside the container: a named volume on
+# /a0/usr (populated from the image at first use, as Docker and podman do), the simulated remote,
+# the operator working through the daemon's socket with the image's own CLI.
+#   1. The §20 smoke in the container fails on the heartbeat alone before any campaign, and passes
+#      once a campaign ticks.
+#   2. `qualify` in the container, then a campaign observed, claimed, submitted and accepted: one
+#      task at the remote (its audit).
+#   3. Every process of the container UID 1000; the only TCP listener 7860; nothing written outside
+#      /a0/usr (the volume), /a0/tmp and /a0/logs (`podman diff`), /opt/venv-a0 included.
+#   4. Stopped and started again while an attempt runs: still one task at the remote, the campaign
+#      supervised again over the same volume.
+# Needs ARGUS_OPENOPERATOR_IMAGE (scripts/images.sh builds it) and root (podman).
+set -euo pipefail
+IMAGE="${ARGUS_OPENOPERATOR_IMAGE:?ARGUS_OPENOPERATOR_IMAGE names the image to check}"
+PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
+RUN=(run --network host --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --health-interval disable)
+exec 2> >(grep --line-buffered -v "unable to get systemd connection" >&2)
+NAME="argus-oo-check-$$"
+VOLUME="$NAME-usr"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cleanup() {
+  "${PODMAN[@]}" rm -f -t 0 "$NAME" "$NAME-sim" >/dev/null 2>&1 || true
+  "${PODMAN[@]}" volume rm -f "$VOLUME" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_until() {
+  local end=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.5
+  done
+}
+# 7860 must be free: the image's only port, on the host's network.
+if (exec 3<>/dev/tcp/127.0.0.1/7860) 2>/dev/null; then fail "port 7860 is taken on this machine"; fi
+
+SIM_PORT="$(free_port)"; SIM_TOKEN="sim-$RANDOM$RANDOM"; SIM="http://127.0.0.1:$SIM_PORT/"
+# long-noisy: an attempt that keeps working (a restart must land while it runs).
+"${PODMAN[@]}" "${RUN[@]}" -d --name "$NAME-sim" --entrypoint argus-supervisor "$IMAGE" sim \
+  --listen "127.0.0.1:$SIM_PORT" --scenario long-noisy --token "$SIM_TOKEN" >/dev/null
+wait_until 30 curl -fsS "${SIM}.well-known/agent-card.json" || fail "the sim's card never answered"
+audit() { curl -fsS -H "Authorization: Bearer $SIM_TOKEN" "${SIM}_sim/audit"; }
+sends() { audit | jq '[.entries[] | select(.method == "message/send" and .accepted)] | length'; }
+
+echo "-- OpenOperator started over a named volume on /a0/usr"
+"${PODMAN[@]}" volume create "$VOLUME" >/dev/null
+USR="$("${PODMAN[@]}" volume inspect --format '{{.Mountpoint}}' "$VOLUME")"
+"${PODMAN[@]}" "${RUN[@]}" -d --name "$NAME" -v "$VOLUME:/a0/usr" \
+  -e OPENTRAINING_A2A_URL="$SIM" -e OPENTRAINING_A2A_TOKEN="$SIM_TOKEN" \
+  -e ARGUS_SUPERVISOR_ALLOW_INSECURE_LOOPBACK=1 -e ARGUS_SUPERVISOR_HEARTBEAT_SECONDS=1 \
+  -e AUTH_LOGIN=operator -e AUTH_PASSWORD="op-$RANDOM$RANDOM" "$IMAGE" >/dev/null
+# The daemon the plugin starts, through its socket, with its own token (the image's CLI).
+cli() {
+  "${PODMAN[@]}" exec "$NAME" sh -c 'ARGUS_SUPERVISOR_API_TOKEN="$(cat /a0/usr/argus-supervisor/api-token)" \
+    exec argus-supervisor campaigns --url unix:/a0/usr/argus-supervisor/api.sock "$@"' sh "$@"
+}
+answering() { curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:7860/ | grep -q '^[23]'; }
+wait_until 120 answering || fail "Agent Zero never answered on 7860: $("${PODMAN[@]}" logs --tail 30 "$NAME" 2>&1)"
+wait_until 60 cli list || fail "the daemon never answered on its socket: $("${PODMAN[@]}" logs --tail 30 "$NAME" 2>&1)"
+
+echo "-- the smoke: the heartbeat alone fails before any campaign"
+smoke() { "${PODMAN[@]}" exec -w /a0 "$NAME" python -m usr.plugins.argus_supervisor.helpers.smoke; }
+said="$(smoke 2>&1)" && fail "the smoke passed with no campaign to tick: $said"
+[ "$(grep '^FAIL' <<<"$said" | awk '{print $2}' | tr -d ':')" = heartbeat ] || fail "the smoke failed on more than the heartbeat: $said"
+
+echo "-- qualify, then a campaign to its end, and one left running"
+q="$("${PODMAN[@]}" exec "$NAME" argus-supervisor qualify --home /a0/usr/argus-supervisor \
+  --allow-insecure-loopback --write-campaign qualification-test --message "harmless: say hello" 2>&1)" \
+  || fail "qualify: $q"
+grep -q "Verdict: QUALIFIED" <<<"$q" || fail "qualify: $q"
+cli observe c1 --objective "train the model" | grep -q "observe: done" || fail "observe"
+cli claim c1 | grep -q "claim: done" || fail "claim: $(cli claim c1 2>&1)"
+before="$(sends)"
+cli submit c1 --message "run attempt 1" | grep -q "submit: done" || fail "submit"
+[ "$(sends)" = $((before + 1)) ] || fail "one submit, $(( $(sends) - before )) task(s): $(audit)"
+state() { cli show c1 --json 2>/dev/null | jq -r .state; }
+running() { [ "$(state)" = controlling.running ]; }
+wait_until 30 running || fail "c1 is $(state)"
+wait_until 30 smoke || fail "the smoke failed with a campaign ticking: $(smoke 2>&1)"
+
+echo "-- UID 1000, one port, nothing written outside /a0/usr, /a0/tmp and /a0/logs"
+pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME")"
+descendants() {
+  local p="$1"; echo "$p"
+  for child in $(cat /proc/"$p"/task/*/children 2>/dev/null); do descendants "$child"; done
+}
+walked=0; inodes=""
+for p in $(descendants "$pid"); do
+  walked=$((walked + 1))
+  uid="$(awk '/^Uid:/ {print $2 $3 $4 $5}' /proc/"$p"/status 2>/dev/null || true)"
+  [ -z "$uid" ] || [ "$uid" = 1000100010001000 ] || fail "process $p ($(tr '\0' ' ' </proc/"$p"/cmdline)) runs as $uid"
+  inodes="$inodes $(find /proc/"$p"/fd -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n' | tr '\n' ' ')"
+done
+[ "$walked" -ge 2 ] || fail "only $walked process(es) under the container's pid $pid"
+ports="$(for i in $inodes; do awk -v i="$i" '$4 == "0A" && $10 == i {split($2, a, ":"); print a[2]}' /proc/net/tcp /proc/net/tcp6; done \
+  | sort -u | while read -r hex; do printf '%d ' "$((16#$hex))"; done)"
+[ "$ports" = "7860 " ] || fail "listening on: $ports"
+# The runtime's own mount points (/etc's files, /a0/usr) change their directories, nothing else.
+outside="$("${PODMAN[@]}" diff "$NAME" | grep -Ev '^C /a0$|^C /etc$|^[ACD] /a0/(tmp|logs)(/|$)' || true)"
+[ -z "$outside" ] || fail "written outside /a0/usr, /a0/tmp and /a0/logs: $outside"
+foreign="$(find "$USR" ! -uid 1000 -print)"
+[ -z "$foreign" ] || fail "files not owned by 1000 in /a0/usr: $foreign"
+echo "   $walked process(es), listening on 7860 only; $(find "$USR" | wc -l) path(s) in /a0/usr"
+
+echo "-- stopped and started again while the attempt runs"
+tasks="$(sends)"
+reads() { audit | jq '[.entries[] | select(.method == "tasks/get")] | length'; }  # c1's is the only task read
+"${PODMAN[@]}" stop -t 30 "$NAME" >/dev/null
+read_before="$(reads)"
+"${PODMAN[@]}" start "$NAME" >/dev/null
+wait_until 120 answering || fail "Agent Zero never answered again"
+wait_until 60 cli list || fail "the daemon never answered again"
+read_again() { [ "$(reads)" -gt "$read_before" ]; }
+wait_until 30 read_again || fail "c1's task never read again after the restart: $(audit | jq -c '.entries[-5:]')"
+wait_until 30 running || fail "after the restart c1 is $(state)"
+[ "$(sends)" = "$tasks" ] || fail "a second task after the restart: $(audit)"
+pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME")"
+serves=0
+for p in $(descendants "$pid"); do
+  tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -q '^argus-supervisor serve \|/argus-supervisor serve ' && serves=$((serves + 1))
+done
+[ "$serves" = 1 ] || fail "$serves daemons after the restart"
+echo "   c1 read again and still running on its one task; one daemon"
+echo "-- the OpenOperator image: all checks passed"
