@@ -10,8 +10,14 @@
 #      /a0/usr (the volume), /a0/tmp and /a0/logs (`podman diff`), /opt/venv-a0 included.
 #   4. Stopped and started again while an attempt runs: still one task at the remote, the campaign
 #      supervised again over the same volume.
+#   5. A whole run decided by the real Argus, with the real Foreman enabled (only their models are
+#      doubles: tests/interop/servers/claude_standin.py and decision_double.py, mounted or on
+#      loopback): every process sampled through the run UID 1000, the Argus daemon that
+#      double-forks included; Argus's home under /a0/usr; nothing written outside /a0/usr,
+#      /a0/tmp and /a0/logs, $HOME and /tmp included.
 # Needs ARGUS_OPENOPERATOR_IMAGE (scripts/images.sh builds it) and root (podman).
 set -euo pipefail
+cd "$(dirname "$0")/../.."
 IMAGE="${ARGUS_OPENOPERATOR_IMAGE:?ARGUS_OPENOPERATOR_IMAGE names the image to check}"
 PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
 RUN=(run --network host --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --health-interval disable)
@@ -19,9 +25,12 @@ exec 2> >(grep --line-buffered -v "unable to get systemd connection" >&2)
 NAME="argus-oo-check-$$"
 VOLUME="$NAME-usr"
 fail() { echo "FAIL: $*" >&2; exit 1; }
+DOUBLES="$(mktemp -d /var/tmp/argus-oo-doubles.XXXXXX)"
 cleanup() {
-  "${PODMAN[@]}" rm -f -t 0 "$NAME" "$NAME-sim" >/dev/null 2>&1 || true
-  "${PODMAN[@]}" volume rm -f "$VOLUME" >/dev/null 2>&1 || true
+  "${PODMAN[@]}" rm -f -t 0 "$NAME" "$NAME-sim" "$NAME-argus" "$NAME-sim2" >/dev/null 2>&1 || true
+  "${PODMAN[@]}" volume rm -f "$VOLUME" "$VOLUME-argus" >/dev/null 2>&1 || true
+  [ -z "${FOREMAN_MODEL:-}" ] || kill "$FOREMAN_MODEL" 2>/dev/null || true
+  rm -rf "$DOUBLES"
 }
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -122,4 +131,69 @@ for p in $(descendants "$pid"); do
 done
 [ "$serves" = 1 ] || fail "$serves daemons after the restart"
 echo "   c1 read again and still running on its one task; one daemon"
+"${PODMAN[@]}" rm -f -t 0 "$NAME-sim" >/dev/null && "${PODMAN[@]}" rm -f -t 30 "$NAME" >/dev/null
+
+echo "-- a run decided by the real Argus, the real Foreman consulted (their models scripted)"
+# The model CLI's double, mounted read-only at /opt/doubles and first on the PATH (which the daemon
+# hands Argus); it keeps its own record under /a0/tmp.
+cp tests/interop/servers/claude_standin.py "$DOUBLES/"
+printf '#!/bin/sh\nSTANDIN_DIR=/a0/tmp/standin exec /opt/venv-a0/bin/python /opt/doubles/claude_standin.py "$@"\n' \
+  > "$DOUBLES/claude"
+chmod 755 "$DOUBLES" "$DOUBLES/claude" && chmod 644 "$DOUBLES/claude_standin.py"
+# Foreman's decision model's double, on this machine's loopback.
+mkdir -p "$DOUBLES/foreman"
+python3 tests/interop/servers/decision_double.py "$DOUBLES/foreman" > "$DOUBLES/foreman/url" &
+FOREMAN_MODEL=$!
+wait_until 20 grep -q http "$DOUBLES/foreman/url" || fail "Foreman's decision model double never started"
+SIM_PORT="$(free_port)"; SIM="http://127.0.0.1:$SIM_PORT/"
+"${PODMAN[@]}" "${RUN[@]}" -d --name "$NAME-sim2" --entrypoint argus-supervisor "$IMAGE" sim \
+  --listen "127.0.0.1:$SIM_PORT" --scenario repair --token "$SIM_TOKEN" >/dev/null
+wait_until 30 curl -fsS "${SIM}.well-known/agent-card.json" || fail "the second sim's card never answered"
+"${PODMAN[@]}" volume create "$VOLUME-argus" >/dev/null
+USR="$("${PODMAN[@]}" volume inspect --format '{{.Mountpoint}}' "$VOLUME-argus")"
+NAME="$NAME-argus"
+"${PODMAN[@]}" "${RUN[@]}" -d --name "$NAME" -v "$VOLUME-argus:/a0/usr" -v "$DOUBLES:/opt/doubles:ro" \
+  -e PATH=/opt/doubles:/opt/venv-a0/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  -e OPENTRAINING_A2A_URL="$SIM" -e OPENTRAINING_A2A_TOKEN="$SIM_TOKEN" \
+  -e ARGUS_SUPERVISOR_ALLOW_INSECURE_LOOPBACK=1 -e ARGUS_SUPERVISOR_HEARTBEAT_SECONDS=1 \
+  -e ARGUS_SUPERVISOR_BACKEND=claude -e ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS=1 \
+  -e ARGUS_SUPERVISOR_FOREMAN_ENABLED=1 -e FOREMAN_DECISION_PROVIDER=openai \
+  -e FOREMAN_OPENAI_API_KEY="model-$RANDOM$RANDOM" -e FOREMAN_OPENAI_BASE_URL="$(head -1 "$DOUBLES/foreman/url")" \
+  -e FOREMAN_DECISION_TIMEOUT_SECONDS=3 -e FOREMAN_ASSESSMENT_MIN_INTERVAL_SECONDS=0 \
+  -e ARGUS_SUPERVISOR_FOREMAN_ENV="FOREMAN_DECISION_PROVIDER FOREMAN_OPENAI_API_KEY FOREMAN_OPENAI_BASE_URL FOREMAN_DECISION_TIMEOUT_SECONDS FOREMAN_ASSESSMENT_MIN_INTERVAL_SECONDS" \
+  -e AUTH_LOGIN=operator -e AUTH_PASSWORD="op-$RANDOM$RANDOM" "$IMAGE" >/dev/null
+wait_until 120 answering || fail "Agent Zero never answered on 7860: $("${PODMAN[@]}" logs --tail 30 "$NAME" 2>&1)"
+wait_until 60 cli list || fail "the daemon never answered on its socket"
+"${PODMAN[@]}" exec "$NAME" argus-supervisor qualify --home /a0/usr/argus-supervisor --allow-insecure-loopback \
+  --write-campaign qualification-test --message "harmless: say hello" >/dev/null 2>&1 || fail "qualify (Argus run)"
+cli observe u1 --objective "make the evaluation pass" | grep -q "observe: done" || fail "observe u1"
+cli claim u1 | grep -q "claim: done" || fail "claim u1"
+cli submit u1 --message "attempt 1" | grep -q "submit: done" || fail "submit u1"
+pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME")"
+seen="$DOUBLES/seen"; : > "$seen"
+# Every process of the container, sampled through the run: a process that lives only while Argus
+# decides is seen too (in a container, a process that double-forks is adopted by its PID 1).
+sample() {
+  for p in $(descendants "$pid"); do
+    printf '%s %s %s\n' "$p" "$(awk '/^Uid:/ {print $2 $3 $4 $5}' /proc/"$p"/status 2>/dev/null)" \
+      "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | cut -c1-120)" >> "$seen"
+  done
+}
+closed() { sample; [ "$(cli show u1 --json 2>/dev/null | jq -r .state)" = closed.accepted ]; }
+wait_until 240 closed || fail "Argus never saw u1 through: $(cli show u1 2>&1 | head -20)"
+grep -q "argus-plugin-server" "$seen" || fail "the Argus runtime was never seen running"
+grep -q "argus_skill.daemon" "$seen" || fail "the Argus daemon was never seen among the container's processes"
+strangers="$(awk '$2 != "" && $2 != "1000100010001000"' "$seen" | sort -u)"
+[ -z "$strangers" ] || fail "processes not UID 1000: $strangers"
+turns="$("${PODMAN[@]}" exec "$NAME" sh -c 'wc -l < /a0/tmp/standin/calls.jsonl' 2>/dev/null || echo 0)"
+[ "$turns" -ge 1 ] || fail "Argus's model was never asked"
+asked="$(wc -l < "$DOUBLES/foreman/requests.jsonl" 2>/dev/null || echo 0)"
+[ "$asked" -ge 1 ] || fail "Foreman's model was never asked"
+[ -d "$USR/argus-supervisor/argus-home" ] || fail "Argus's home is not under /a0/usr"
+# /opt/doubles is this check's own mount point.
+outside="$("${PODMAN[@]}" diff "$NAME" | grep -Ev '^C /a0$|^C /etc$|^C /opt$|^A /opt/doubles$|^[ACD] /a0/(tmp|logs)(/|$)' || true)"
+[ -z "$outside" ] || fail "the run wrote outside /a0/usr, /a0/tmp and /a0/logs: $outside"
+foreign="$(find "$USR" ! -uid 1000 -print)"
+[ -z "$foreign" ] || fail "files not owned by 1000 in /a0/usr: $foreign"
+echo "   $(cut -d' ' -f1 "$seen" | sort -u | wc -l) process(es) seen, all UID 1000; Argus's model asked $turns time(s), Foreman's $asked"
 echo "-- the OpenOperator image: all checks passed"

@@ -10,7 +10,7 @@
 
 /// The environment the Argus child is given in the tests that set `ARGUS_TEST_MODEL_KEY` in
 /// `ARGUS_SUPERVISOR_ARGUS_ENV`: these names and no others (sorted).
-pub const ARGUS_CHILD_ENV: [&str; 9] = [
+pub const ARGUS_CHILD_ENV: [&str; 10] = [
     "ARGUS_SKILL_AUTO_INIT_WIKI",
     "ARGUS_SKILL_CROSS_PROJECT_PROPAGATION",
     "ARGUS_SKILL_HOME",
@@ -20,6 +20,7 @@ pub const ARGUS_CHILD_ENV: [&str; 9] = [
     "ARGUS_TEST_MODEL_KEY",
     "HOME",
     "PATH",
+    "TMPDIR",
 ];
 
 pub mod agent_zero;

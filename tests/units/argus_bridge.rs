@@ -106,6 +106,9 @@ async fn a_project_is_created_once_and_reattached_after_a_restart() {
     assert_eq!(env["ARGUS_SKILL_RUNNER_BACKEND"], "claude");
     assert_eq!(env["ARGUS_TEST_MODEL_KEY"], "model-key-for-argus");
     assert_eq!(env["HOME"].as_str(), cfg.user_home.to_str());
+    // Its temp directory under the state root too: the real runtime keeps its workspace locks
+    // there (in a deployment, /tmp is outside what it may write).
+    assert_eq!(env["TMPDIR"].as_str(), cfg.user_home.join("tmp").to_str());
     // Argus's turns no campaign asked for are off, unless the operator lists a knob.
     assert_eq!(env["ARGUS_SKILL_SELF_MAINTENANCE"], "0");
     assert_eq!(env["ARGUS_SKILL_CROSS_PROJECT_PROPAGATION"], "off");

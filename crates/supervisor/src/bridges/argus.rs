@@ -29,7 +29,9 @@ pub struct ArgusConfig {
     /// `ARGUS_SUPERVISOR_BACKEND`, given as `ARGUS_SKILL_RUNNER_BACKEND` (what the real runtime
     /// reads first: `argus_skill/core/knobs.py`, `resolve_role_backend`).
     pub backend: Option<String>,
-    /// The child's `HOME` (under the state root: its tools keep their own state there).
+    /// The child's `HOME` (under the state root: its tools keep their own state there), and its
+    /// `TMPDIR` (`tmp/` in it): the real runtime keeps its workspace locks in the temp directory,
+    /// which in a deployment must be under the state root too (`tests/images/openoperator.sh`).
     pub user_home: PathBuf,
     /// Variables of ours passed on by name (`ARGUS_SUPERVISOR_ARGUS_ENV`), when set.
     pub pass_env: Vec<String>,
@@ -424,7 +426,8 @@ impl ArgusClient {
     pub async fn start(cfg: &ArgusConfig) -> Result<ArgusClient, ArgusError> {
         let home = cfg.home.clone();
         let user_home = cfg.user_home.clone();
-        let _ = std::fs::create_dir_all(&user_home);
+        let tmp = user_home.join("tmp");
+        let _ = std::fs::create_dir_all(&tmp);
         let backend = cfg.backend.clone();
         let args = cfg.args.clone();
         let passed: Vec<(String, std::ffi::OsString)> = cfg
@@ -442,6 +445,7 @@ impl ArgusClient {
                 .envs(passed.iter().map(|(n, v)| (n, v)))
                 .env("PATH", std::env::var("PATH").unwrap_or_default())
                 .env("HOME", &user_home)
+                .env("TMPDIR", &tmp)
                 .env("ARGUS_SKILL_HOME", &home);
             if let Some(b) = &backend {
                 cmd.env("ARGUS_SKILL_RUNNER_BACKEND", b);
