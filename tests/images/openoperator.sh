@@ -22,12 +22,17 @@ IMAGE="${ARGUS_OPENOPERATOR_IMAGE:?ARGUS_OPENOPERATOR_IMAGE names the image to c
 PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
 RUN=(run --network host --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --health-interval disable)
 exec 2> >(grep --line-buffered -v "unable to get systemd connection" >&2)
-NAME="argus-oo-check-$$"
-VOLUME="$NAME-usr"
+BASE_NAME="argus-oo-check-$$"
+NAME="$BASE_NAME"
+VOLUME="$BASE_NAME-usr"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 DOUBLES="$(mktemp -d /var/tmp/argus-oo-doubles.XXXXXX)"
 cleanup() {
-  "${PODMAN[@]}" rm -f -t 0 "$NAME" "$NAME-sim" "$NAME-argus" "$NAME-sim2" >/dev/null 2>&1 || true
+  # By the names they were given ($NAME changes to the second container's below), one at a time:
+  # podman 4.3 given a name that is gone among others removes none of them.
+  for c in "$BASE_NAME" "$BASE_NAME-sim" "$BASE_NAME-argus" "$BASE_NAME-sim2"; do
+    "${PODMAN[@]}" rm -f -v -t 0 "$c" >/dev/null 2>&1 || true
+  done
   "${PODMAN[@]}" volume rm -f "$VOLUME" "$VOLUME-argus" >/dev/null 2>&1 || true
   [ -z "${FOREMAN_MODEL:-}" ] || kill "$FOREMAN_MODEL" 2>/dev/null || true
   rm -rf "$DOUBLES"
@@ -131,7 +136,7 @@ for p in $(descendants "$pid"); do
 done
 [ "$serves" = 1 ] || fail "$serves daemons after the restart"
 echo "   c1 read again and still running on its one task; one daemon"
-"${PODMAN[@]}" rm -f -t 0 "$NAME-sim" >/dev/null && "${PODMAN[@]}" rm -f -t 30 "$NAME" >/dev/null
+"${PODMAN[@]}" rm -f -v -t 0 "$NAME-sim" >/dev/null && "${PODMAN[@]}" rm -f -v -t 30 "$NAME" >/dev/null
 
 echo "-- a run decided by the real Argus, the real Foreman consulted (their models scripted)"
 # The model CLI's double, mounted read-only at /opt/doubles and first on the PATH (which the daemon

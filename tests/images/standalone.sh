@@ -20,7 +20,8 @@ WORK="$(mktemp -d /var/tmp/argus-image-check.XXXXXX)"
 NAME="argus-image-check-$$"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cleanup() {
-  "${PODMAN[@]}" rm -f -t 0 "$NAME-sim" "$NAME-serve" >/dev/null 2>&1 || true
+  # One at a time: podman 4.3 given a name that is gone among others removes none of them.
+  for c in "$NAME-sim" "$NAME-serve"; do "${PODMAN[@]}" rm -f -v -t 0 "$c" >/dev/null 2>&1 || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
