@@ -85,14 +85,8 @@ echo "   checked in $((SECONDS - start)) s"
 # Zero from GitHub at build time. Python 3.12 is this machine's (pyenv), as scripts/test.sh finds
 # it; the lock leaves out the speech and embedding stacks, whose two stand-in modules
 # (vendor/openoperator/stubs) are on PYTHONPATH, as in the tree-based tests.
-OO_PY=""
-for candidate in "$(command -v python3.12 || true)" \
-  $(command -v pyenv >/dev/null 2>&1 && ls -d "$(pyenv root)"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -V -r); do
-  if [ -n "$candidate" ] && "$candidate" -c 'import sys, venv; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then
-    OO_PY="$candidate"
-    break
-  fi
-done
+source scripts/python312.sh
+OO_PY="$(find_python312)"
 [ -n "$OO_PY" ] || { echo "scripts/images.sh: the OpenOperator base needs Python 3.12 (python3.12 or pyenv)" >&2; exit 1; }
 PY_HOME="$(dirname "$(dirname "$(readlink -f "$OO_PY")")")"
 oo_inputs="$(cat "$CACHE/base.inputs") $(sha256sum vendor/openoperator/openoperator-3fa8481b.tar.gz \

@@ -67,15 +67,8 @@ export ARGUS_MERMAID_PUPPETEER="$PWD/tests/mermaid/puppeteer.json"
 # (vendor/openoperator: Agent Zero's snapshot, its Python 3.12 lock and two stand-ins for the
 # speech/embedding stacks). Agent Zero needs Python 3.12: taken
 # from the PATH or pyenv; without one this fails and says so (it never skips).
-# A pyenv shim answers `command -v` for a version that is not active, so each candidate is run.
-OO_PY=""
-for candidate in "$(command -v python3.12 || true)" \
-  $(command -v pyenv >/dev/null 2>&1 && ls -d "$(pyenv root)"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -V -r); do
-  if [ -n "$candidate" ] && "$candidate" -c 'import sys, venv, ensurepip; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then
-    OO_PY="$candidate"
-    break
-  fi
-done
+source scripts/python312.sh
+OO_PY="$(find_python312)"
 if [ -z "$OO_PY" ]; then
   echo "scripts/test.sh: the OpenOperator plugin tests need Python 3.12 with venv and ensurepip (the lock" >&2
   echo "  vendor/openoperator/requirements-py312.lock is for 3.12): python3.12 on the PATH, or pyenv with a" >&2

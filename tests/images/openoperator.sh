@@ -19,33 +19,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 IMAGE="${ARGUS_OPENOPERATOR_IMAGE:?ARGUS_OPENOPERATOR_IMAGE names the image to check}"
-PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
-RUN=(run --network host --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --health-interval disable)
-exec 2> >(grep --line-buffered -v "unable to get systemd connection" >&2)
+source tests/images/lib.sh
 BASE_NAME="argus-oo-check-$$"
 NAME="$BASE_NAME"
 VOLUME="$BASE_NAME-usr"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 DOUBLES="$(mktemp -d /var/tmp/argus-oo-doubles.XXXXXX)"
 cleanup() {
-  # By the names they were given ($NAME changes to the second container's below), one at a time:
-  # podman 4.3 given a name that is gone among others removes none of them.
-  for c in "$BASE_NAME" "$BASE_NAME-sim" "$BASE_NAME-argus" "$BASE_NAME-sim2"; do
-    "${PODMAN[@]}" rm -f -v -t 0 "$c" >/dev/null 2>&1 || true
-  done
+  # By the names they were given ($NAME changes to the second container's below).
+  rm_containers "$BASE_NAME" "$BASE_NAME-sim" "$BASE_NAME-argus" "$BASE_NAME-sim2"
   "${PODMAN[@]}" volume rm -f "$VOLUME" "$VOLUME-argus" >/dev/null 2>&1 || true
   [ -z "${FOREMAN_MODEL:-}" ] || kill "$FOREMAN_MODEL" 2>/dev/null || true
   rm -rf "$DOUBLES"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_until() {
-  local end=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$end" ] || return 1
-    sleep 0.5
-  done
-}
 # 7860 must be free: the image's only port, on the host's network.
 if (exec 3<>/dev/tcp/127.0.0.1/7860) 2>/dev/null; then fail "port 7860 is taken on this machine"; fi
 
@@ -94,28 +80,19 @@ wait_until 30 running || fail "c1 is $(state)"
 wait_until 30 smoke || fail "the smoke failed with a campaign ticking: $(smoke 2>&1)"
 
 echo "-- UID 1000, one port, nothing written outside /a0/usr, /a0/tmp and /a0/logs"
-pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME")"
-descendants() {
-  local p="$1"; echo "$p"
-  for child in $(cat /proc/"$p"/task/*/children 2>/dev/null); do descendants "$child"; done
-}
-walked=0; inodes=""
-for p in $(descendants "$pid"); do
-  walked=$((walked + 1))
-  uid="$(awk '/^Uid:/ {print $2 $3 $4 $5}' /proc/"$p"/status 2>/dev/null || true)"
-  [ -z "$uid" ] || [ "$uid" = 1000100010001000 ] || fail "process $p ($(tr '\0' ' ' </proc/"$p"/cmdline)) runs as $uid"
-  inodes="$inodes $(find /proc/"$p"/fd -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n' | tr '\n' ' ')"
-done
-[ "$walked" -ge 2 ] || fail "only $walked process(es) under the container's pid $pid"
+pid="$(pid_of "$NAME")"
+all_uid_1000 "$pid"
+[ "$WALKED" -ge 2 ] || fail "only $WALKED process(es) under the container's pid $pid"
+# The TCP ports the container's processes listen on: their sockets against /proc/net/tcp*.
+inodes="$(for p in $(descendants "$pid"); do
+  find /proc/"$p"/fd -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n'
+done)"
 ports="$(for i in $inodes; do awk -v i="$i" '$4 == "0A" && $10 == i {split($2, a, ":"); print a[2]}' /proc/net/tcp /proc/net/tcp6; done \
   | sort -u | while read -r hex; do printf '%d ' "$((16#$hex))"; done)"
 [ "$ports" = "7860 " ] || fail "listening on: $ports"
-# The runtime's own mount points (/etc's files, /a0/usr) change their directories, nothing else.
-outside="$("${PODMAN[@]}" diff "$NAME" | grep -Ev '^C /a0$|^C /etc$|^[ACD] /a0/(tmp|logs)(/|$)' || true)"
-[ -z "$outside" ] || fail "written outside /a0/usr, /a0/tmp and /a0/logs: $outside"
-foreign="$(find "$USR" ! -uid 1000 -print)"
-[ -z "$foreign" ] || fail "files not owned by 1000 in /a0/usr: $foreign"
-echo "   $walked process(es), listening on 7860 only; $(find "$USR" | wc -l) path(s) in /a0/usr"
+only_written_in_a0 "$NAME"
+owned_by_1000 "$USR"
+echo "   $WALKED process(es), listening on 7860 only; $(find "$USR" | wc -l) path(s) in /a0/usr"
 
 echo "-- stopped and started again while the attempt runs"
 tasks="$(sends)"
@@ -129,14 +106,14 @@ read_again() { [ "$(reads)" -gt "$read_before" ]; }
 wait_until 30 read_again || fail "c1's task never read again after the restart: $(audit | jq -c '.entries[-5:]')"
 wait_until 30 running || fail "after the restart c1 is $(state)"
 [ "$(sends)" = "$tasks" ] || fail "a second task after the restart: $(audit)"
-pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME")"
+pid="$(pid_of "$NAME")"
 serves=0
 for p in $(descendants "$pid"); do
   tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -q '^argus-supervisor serve \|/argus-supervisor serve ' && serves=$((serves + 1))
 done
 [ "$serves" = 1 ] || fail "$serves daemons after the restart"
 echo "   c1 read again and still running on its one task; one daemon"
-"${PODMAN[@]}" rm -f -v -t 0 "$NAME-sim" >/dev/null && "${PODMAN[@]}" rm -f -v -t 30 "$NAME" >/dev/null
+rm_containers "$NAME-sim" && "${PODMAN[@]}" rm -f -v -t 30 "$NAME" >/dev/null
 
 echo "-- a run decided by the real Argus, the real Foreman consulted (their models scripted)"
 # The model CLI's double, mounted read-only at /opt/doubles and first on the PATH (which the daemon
@@ -174,13 +151,13 @@ wait_until 60 cli list || fail "the daemon never answered on its socket"
 cli observe u1 --objective "make the evaluation pass" | grep -q "observe: done" || fail "observe u1"
 cli claim u1 | grep -q "claim: done" || fail "claim u1"
 cli submit u1 --message "attempt 1" | grep -q "submit: done" || fail "submit u1"
-pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME")"
+pid="$(pid_of "$NAME")"
 seen="$DOUBLES/seen"; : > "$seen"
 # Every process of the container, sampled through the run: a process that lives only while Argus
 # decides is seen too (in a container, a process that double-forks is adopted by its PID 1).
 sample() {
   for p in $(descendants "$pid"); do
-    printf '%s %s %s\n' "$p" "$(awk '/^Uid:/ {print $2 $3 $4 $5}' /proc/"$p"/status 2>/dev/null)" \
+    printf '%s %s %s\n' "$p" "$(uids "$p")" \
       "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | cut -c1-120)" >> "$seen"
   done
 }
@@ -195,10 +172,7 @@ turns="$("${PODMAN[@]}" exec "$NAME" sh -c 'wc -l < /a0/tmp/standin/calls.jsonl'
 asked="$(wc -l < "$DOUBLES/foreman/requests.jsonl" 2>/dev/null || echo 0)"
 [ "$asked" -ge 1 ] || fail "Foreman's model was never asked"
 [ -d "$USR/argus-supervisor/argus-home" ] || fail "Argus's home is not under /a0/usr"
-# /opt/doubles is this check's own mount point.
-outside="$("${PODMAN[@]}" diff "$NAME" | grep -Ev '^C /a0$|^C /etc$|^C /opt$|^A /opt/doubles$|^[ACD] /a0/(tmp|logs)(/|$)' || true)"
-[ -z "$outside" ] || fail "the run wrote outside /a0/usr, /a0/tmp and /a0/logs: $outside"
-foreign="$(find "$USR" ! -uid 1000 -print)"
-[ -z "$foreign" ] || fail "files not owned by 1000 in /a0/usr: $foreign"
+only_written_in_a0 "$NAME" '^C /opt$|^A /opt/doubles$'  # this check's own mount point
+owned_by_1000 "$USR"
 echo "   $(cut -d' ' -f1 "$seen" | sort -u | wc -l) process(es) seen, all UID 1000; Argus's model asked $turns time(s), Foreman's $asked"
 echo "-- the OpenOperator image: all checks passed"

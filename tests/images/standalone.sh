@@ -9,31 +9,14 @@
 # Needs ARGUS_IMAGE (scripts/images.sh builds it) and root (podman).
 set -euo pipefail
 IMAGE="${ARGUS_IMAGE:?ARGUS_IMAGE names the image to check}"
-# runc, and cgroupfs: crun and systemd's cgroups are refused on this kind of machine; rlimits within
-# the current hard limits (no CAP_SYS_RESOURCE here).
-PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
-# --health-interval disable: no systemd to time it here; the checks run the image's HEALTHCHECK by
-# hand (podman still says, on stderr, that it found no systemd: filtered out below).
-RUN=(run --network host --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --health-interval disable)
-exec 2> >(grep --line-buffered -v "unable to get systemd connection" >&2)
+source "$(dirname "$0")/lib.sh"
 WORK="$(mktemp -d /var/tmp/argus-image-check.XXXXXX)"
 NAME="argus-image-check-$$"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 cleanup() {
-  # One at a time: podman 4.3 given a name that is gone among others removes none of them.
-  for c in "$NAME-sim" "$NAME-serve"; do "${PODMAN[@]}" rm -f -v -t 0 "$c" >/dev/null 2>&1 || true; done
+  rm_containers "$NAME-sim" "$NAME-serve"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# wait_until SECONDS COMMAND…: retries COMMAND until it succeeds; fails after SECONDS.
-wait_until() {
-  local end=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$end" ] || return 1
-    sleep 0.3
-  done
-}
 
 echo "-- demo"
 out="$("${PODMAN[@]}" "${RUN[@]}" --rm "$IMAGE" demo 2>&1)" || fail "demo exited non-zero: $out"
@@ -79,22 +62,12 @@ sends="$(audit | jq '[.entries[] | select(.method == "message/send" and .campaig
 [ "$sends" = 1 ] || fail "the remote got $sends message/send for c1: $(audit)"
 
 echo "-- UID 1000: every process of the container, every file it wrote"
-pid="$("${PODMAN[@]}" inspect --format '{{.State.Pid}}' "$NAME-serve")"
-descendants() {
-  local p="$1"; echo "$p"
-  for child in $(cat /proc/"$p"/task/*/children 2>/dev/null); do descendants "$child"; done
-}
-walked=0
-for p in $(descendants "$pid"); do
-  walked=$((walked + 1))
-  uid="$(awk '/^Uid:/ {print $2 $3 $4 $5}' /proc/"$p"/status 2>/dev/null || true)"
-  [ -z "$uid" ] || [ "$uid" = 1000100010001000 ] || fail "process $p ($(tr '\0' ' ' </proc/"$p"/cmdline)) runs as $uid"
-done
-[ "$walked" -ge 1 ] || fail "no process found under the container's pid $pid"
-foreign="$(find "$WORK/state" ! -uid 1000 -print)"
-[ -z "$foreign" ] || fail "files not owned by 1000 in the volume: $foreign"
+pid="$(pid_of "$NAME-serve")"
+all_uid_1000 "$pid"
+[ "$WALKED" -ge 1 ] || fail "no process found under the container's pid $pid"
+owned_by_1000 "$WORK/state"
 [ -f "$WORK/state/campaigns/c1.json" ] || fail "no campaign document in the volume"
-echo "   $walked process(es) and $(find "$WORK/state" | wc -l) path(s) in the volume, all UID 1000"
+echo "   $WALKED process(es) and $(find "$WORK/state" | wc -l) path(s) in the volume, all UID 1000"
 
 echo "-- stopped (SIGTERM to PID 1) and started again over the same volume"
 all_sends() { audit | jq '[.entries[] | select(.method == "message/send")] | length'; }

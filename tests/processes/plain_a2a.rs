@@ -139,6 +139,39 @@ fn remote_feed(d: &Daemon) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// `serve` (no remote token: these servers take none) against `remote` (the server itself, or a
+/// relay in front of it), observing as `p1` a task the server's own user started at `server`, told
+/// as submitted, then as working. The daemon and the task.
+fn serve_watching(remote: u16, server: u16, home: &std::path::Path) -> (Daemon, String) {
+    let task = create_task(server);
+    let api = free_port();
+    let child = procs::serve_command(
+        &format!("http://127.0.0.1:{remote}/"),
+        "",
+        API_TOKEN,
+        home,
+        api,
+    )
+    .env_remove("OPENTRAINING_A2A_TOKEN")
+    .arg("--allow-insecure-loopback")
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("serve");
+    let d = Daemon::adopt(Kill(child), api, home);
+    d.wait_health(|h| h["status"] == "ok");
+    let (s, b) = d.act(
+        "p1",
+        "observe",
+        json!({"objective": "train", "task_id": task}),
+    );
+    assert_eq!(s, 200, "{b}");
+    wait_said(&d, "p1", 1, "STATE_CHANGED submitted");
+    step(server, &task, json!({"state": "working"}));
+    wait_said(&d, "p1", 2, "STATE_CHANGED working");
+    (d, task)
+}
+
 #[rstest]
 #[case::fasta2a("fasta2a-2.1.1", "fasta2a_echo.py", &[], "history")]
 #[case::a2a_sdk("a2a-sdk-1.3.0", "a2a_sdk_echo.py", &["--mode", "v03"], "status_message")]
@@ -151,35 +184,8 @@ fn a_plain_servers_lifecycle_is_told_exactly_each_change_once_in_the_remotes_own
     let dir = std::env::temp_dir().join(format!("argus-plain-{}", uuid::Uuid::new_v4()));
     let (_server, port) = scripted(venv, script, args);
     let mut relay = Relay::to(port);
-    let task = create_task(port);
-    let home = dir.join("state");
-    let api = free_port();
-    let child = procs::serve_command(
-        &format!("http://127.0.0.1:{}/", relay.port),
-        "",
-        API_TOKEN,
-        &home,
-        api,
-    )
-    .env_remove("OPENTRAINING_A2A_TOKEN")
-    .arg("--allow-insecure-loopback")
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("serve");
-    let d = Daemon::adopt(Kill(child), api, &home);
-    d.wait_health(|h| h["status"] == "ok");
-    let (s, b) = d.act(
-        "p1",
-        "observe",
-        json!({"objective": "train", "task_id": task}),
-    );
-    assert_eq!(s, 200, "{b}");
-    wait_said(&d, "p1", 1, "STATE_CHANGED submitted");
-
     // Every change of the remote's state is one event, though the remote numbers nothing.
-    step(port, &task, json!({"state": "working"}));
-    wait_said(&d, "p1", 2, "STATE_CHANGED working");
+    let (d, task) = serve_watching(relay.port, port, &dir.join("state"));
 
     // The question reaches the operator in the remote's own words, labelled untrusted; it can
     // only be answered at the remote (an observer-only remote), and is said to be so.
@@ -235,7 +241,7 @@ fn a_plain_servers_lifecycle_is_told_exactly_each_change_once_in_the_remotes_own
             .args([
                 "campaigns",
                 "--url",
-                &format!("http://127.0.0.1:{api}"),
+                &format!("http://127.0.0.1:{}", d.port),
                 "answer",
                 "p1",
                 "--message",
@@ -389,33 +395,7 @@ fn a_plain_server_restarted_without_its_tasks_is_told_once_per_change_and_only_r
         .collect();
     let port = free_port();
     let server = scripted_on(venv, script, &server_args, port);
-    let task = create_task(port);
-    let home = dir.join("state");
-    let api = free_port();
-    let child = procs::serve_command(
-        &format!("http://127.0.0.1:{port}/"),
-        "",
-        API_TOKEN,
-        &home,
-        api,
-    )
-    .env_remove("OPENTRAINING_A2A_TOKEN")
-    .arg("--allow-insecure-loopback")
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("serve");
-    let d = Daemon::adopt(Kill(child), api, &home);
-    d.wait_health(|h| h["status"] == "ok");
-    let (s, b) = d.act(
-        "p1",
-        "observe",
-        json!({"objective": "train", "task_id": task}),
-    );
-    assert_eq!(s, 200, "{b}");
-    wait_said(&d, "p1", 1, "STATE_CHANGED submitted");
-    step(port, &task, json!({"state": "working"}));
-    wait_said(&d, "p1", 2, "STATE_CHANGED working");
+    let (d, _task) = serve_watching(port, port, &dir.join("state"));
 
     // Down: one event for the campaign, one line in the remote's feed.
     drop(server);
