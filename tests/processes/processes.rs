@@ -1796,3 +1796,71 @@ fn watch_follows_the_feed_as_it_is_published_and_ends_when_the_campaign_closes()
         );
     }
 }
+
+/// Issue 71: a campaign whose attempt runs on while `serve` is down (stopped as a container stop
+/// does, then killed) is read again after each restart, its feed saying so once per restart
+/// (`REATTACHED`), and nothing is submitted again: judged by the remote's audit.
+#[test]
+fn a_restart_during_an_attempt_reattaches_once_per_restart_and_submits_nothing() {
+    let (_sim, url) = start_sim();
+    let home = tmp_home();
+    let reattached = |port: u16| -> Vec<String> {
+        let body: Value =
+            serde_json::from_str(&api_get(port, "/campaigns/c1/messages")).expect("json");
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["kind"] == "REATTACHED")
+            .filter_map(|m| m["text"].as_str().map(str::to_string))
+            .collect()
+    };
+    let port = free_port();
+    let mut first = serve(&url, &home, port);
+    wait_healthy(port);
+    assert!(cli(port, &["observe", "c1", "--objective", "train"]).0);
+    assert!(cli(port, &["claim", "c1"]).0);
+    wait_state(port, "c1", &["controlling.ready"]);
+    assert!(cli(port, &["submit", "c1", "--message", "run"]).0);
+    wait_state(port, "c1", &["controlling.running"]);
+    assert!(reattached(port).is_empty(), "{:?}", reattached(port));
+    // Stopped as `podman stop` stops it (SIGTERM), then started again.
+    assert!(Command::new("kill")
+        .args(["-TERM", &first.child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success());
+    assert!(wait_exit(&mut first, Duration::from_secs(30)).is_some_and(|s| s.success()));
+    let port = free_port();
+    let second = serve(&url, &home, port);
+    wait_healthy(port);
+    procs::wait_for("the reattachment said", 30, || reattached(port).len() == 1);
+    let said = reattached(port);
+    assert!(
+        said[0].starts_with("Supervision resumed after the supervisor restarted: task ")
+            && said[0].ends_with("is read again. Nothing was submitted again."),
+        "{said:?}"
+    );
+    assert_eq!(state(port, "c1").as_deref(), Some("controlling.running"));
+    // Killed, started again: one more line, for this restart only.
+    drop(second);
+    let port = free_port();
+    let _third = serve(&url, &home, port);
+    wait_healthy(port);
+    procs::wait_for("the second reattachment said", 30, || {
+        reattached(port).len() == 2
+    });
+    // Several more heartbeats read the task: still one line per restart.
+    let reads = |a: &Value| {
+        a["entries"]
+            .as_array()
+            .map(|e| e.iter().filter(|e| e["method"] == "tasks/get").count())
+            .unwrap_or(0)
+    };
+    let now = reads(&audit(&url));
+    procs::wait_for("three more reads", 30, || reads(&audit(&url)) >= now + 3);
+    assert_eq!(reattached(port).len(), 2, "{:?}", reattached(port));
+    let a = assert_clean_sends(&url);
+    assert_eq!(sends(&a).len(), 1, "one submit in all: {:?}", sends(&a));
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -33,6 +33,11 @@ pub enum MessageKind {
     RemoteStatus,
     /// The remote answers again after failing (the remote's feed).
     RemoteRecovered,
+    /// A campaign whose task ran on while this supervisor was down (stopped, crashed, its
+    /// container restarted) is read again: said once per restart, at the first reading that
+    /// finds the task, so a reattachment is seen, not only inferred. Kept in the feed; notified
+    /// to no one.
+    Reattached,
 }
 
 /// One line of a feed (a campaign's, or the remote's), as it is stored and served.
@@ -318,6 +323,16 @@ fn blocked(reason: &BlockReason, asks: Option<&str>) -> Option<(MessageKind, Str
 pub fn task_reused(task: &argus_machines::TaskId) -> String {
     format!(
         "OpenTraining now gives task {} to another campaign (as a remote that restarted and reused its task ids does): this campaign no longer reads it; its own record of the attempt is kept.",
+        crate::security::Untrusted::new(task.as_str(), 128).as_str()
+    )
+}
+
+/// What a campaign's feed says, once per restart of this supervisor, when the first reading after
+/// it finds the task that ran on meanwhile. Only a read happened: the task was submitted before
+/// the restart, and recovery never submits.
+pub fn reattached(task: &argus_machines::TaskId) -> String {
+    format!(
+        "Supervision resumed after the supervisor restarted: task {} is read again. Nothing was submitted again.",
         crate::security::Untrusted::new(task.as_str(), 128).as_str()
     )
 }

@@ -203,7 +203,7 @@ impl Core {
     /// The event a settled call is, with its token put back.
     pub(super) fn done(&mut self, settled: Settled, now: u64) -> Option<Event> {
         match settled {
-            Settled::Reading(Ok(reading)) => Some(self.reading(reading)),
+            Settled::Reading(Ok(reading)) => Some(self.reading(reading, now)),
             Settled::Reading(Err(e)) => {
                 tracing::debug!(campaign_id = %self.id(), class = e.class(), "status read failed");
                 // A hot poll that fails says nothing: outages are counted at the heartbeat's

@@ -519,6 +519,9 @@ pub(crate) struct Core {
     log_read: bool,
     /// The last input stopped the campaign (a shutdown): its driver stops.
     stopped: bool,
+    /// A recovered campaign's task that ran on while this process was down: the first reading
+    /// that finds it says so in the feed, once.
+    reattach: Option<TaskId>,
 }
 
 /// The work of the input being handled.
@@ -602,6 +605,7 @@ impl Core {
             crash: None,
             log_read: false,
             stopped: false,
+            reattach: None,
         };
         (core, published)
     }
@@ -619,7 +623,15 @@ impl Core {
         }
         self.entry = entry;
         match first {
-            Some(at) => self.pace.first_tick(Some(at)),
+            Some(at) => {
+                // The task last seen not ended (a held lease is confirmed first, so the
+                // restored state may not name it yet).
+                let last = self.machine.memory().last_seen.as_ref();
+                self.reattach = last
+                    .filter(|s| !matches!(s.state.view(), argus_machines::AttemptView::Terminal(_)))
+                    .map(|s| s.task.clone());
+                self.pace.first_tick(Some(at))
+            }
             None => self.ticked(now),
         }
     }
@@ -789,10 +801,10 @@ impl Core {
     }
 
     /// A stream's whole reading, taken as a hot poll's answer when it is the live task's.
-    fn heard(&mut self, reading: crate::control::Reading) -> Finish {
+    fn heard(&mut self, reading: crate::control::Reading, now: u64) -> Finish {
         if self.live_task() == Some(&reading.observation.task) {
             self.busy().glance = true;
-            let observed = self.reading(reading);
+            let observed = self.reading(reading, now);
             self.enqueue(observed);
         }
         Finish::Quiet
@@ -868,7 +880,14 @@ impl Core {
 
     /// The event a remote reading is; its change time is kept until the reading surfaces a
     /// significant event (then it is noticed) or the input ends.
-    fn reading(&mut self, reading: crate::control::Reading) -> Event {
+    fn reading(&mut self, reading: crate::control::Reading, now: u64) -> Event {
+        if self.reattach.as_ref() == Some(&reading.observation.task) {
+            if let Some(task) = self.reattach.take() {
+                let text = super::messages::reattached(&task);
+                let line = self.ledger.feed_line(MessageKind::Reattached, text, now);
+                self.out().record(vec![line]);
+            }
+        }
         let first_look = matches!(
             self.busy().finish.as_ref(),
             Some(Finish::Acting(a)) if matches!(a.acted, Acted::Command(Command::Observe { .. } | Command::Resume))

@@ -136,7 +136,7 @@ impl Core {
             Some(Ok(heard)) => {
                 (self.env.stats.stream_updates).fetch_add(1, Ordering::Relaxed);
                 match heard {
-                    Update::Reading(reading) => return self.heard(*reading),
+                    Update::Reading(reading) => return self.heard(*reading, now.unix),
                     Update::Bell => self.pace.bell(now.at),
                 }
                 return Finish::Quiet;
