@@ -72,7 +72,8 @@ start=$SECONDS
 buildah bud --quiet --format docker --isolation chroot --network host --layers \
   --build-arg DEBIAN_IMAGE="$BASE" --build-arg BINARY_FROM=prebuilt \
   -t "$IMAGE" . >/dev/null
-echo "   built in $((SECONDS - start)) s; size $(podman image inspect --format '{{.Size}}' "$IMAGE" | numfmt --to=iec-i --suffix=B)"
+STANDALONE_SECONDS=$((SECONDS - start))
+echo "   built in $STANDALONE_SECONDS s; size $(podman image inspect --format '{{.Size}}' "$IMAGE" | numfmt --to=iec-i --suffix=B)"
 
 start=$SECONDS
 ARGUS_IMAGE="$IMAGE" bash tests/images/standalone.sh
@@ -122,9 +123,24 @@ echo "== buildah bud (openoperator/Dockerfile) → $OO_IMAGE"
 start=$SECONDS
 buildah bud --quiet --format docker --isolation chroot --network host --layers -f openoperator/Dockerfile \
   --build-arg OPENOPERATOR_IMAGE="$OO_BASE" --build-arg BINARY_FROM=prebuilt -t "$OO_IMAGE" . >/dev/null
+OO_SECONDS=$((SECONDS - start))
 echo "   built in $((SECONDS - start)) s; size $(podman image inspect --format '{{.Size}}' "$OO_IMAGE" | numfmt --to=iec-i --suffix=B)" \
   "(the base $(podman image inspect --format '{{.Size}}' "$OO_BASE" | numfmt --to=iec-i --suffix=B))"
 
 start=$SECONDS
 ARGUS_OPENOPERATOR_IMAGE="$OO_IMAGE" bash tests/images/openoperator.sh
 echo "   checked in $((SECONDS - start)) s"
+
+# The build's record, for `qualify --image-build` (§25's Deployment): written only now, when both
+# images are built and their container checks passed (set -e ends this script at any failure).
+RESULTS="${ARGUS_IMAGE_RESULTS:-$CARGO_TARGET_DIR/argus-image-build.json}"
+image() {
+  podman image inspect --format '{{json .}}' "$1" \
+    | jq -c --arg name "$1" --argjson seconds "$2" '{name: $name, id: .Id, size_bytes: .Size, build_seconds: $seconds}'
+}
+jq -n --arg commit "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+  --arg at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+  --argjson a "$(image "$IMAGE" "$STANDALONE_SECONDS")" --argjson b "$(image "$OO_IMAGE" "$OO_SECONDS")" \
+  '{commit: $commit, finished_at: $at, images: [$a, $b], checks_passed: true}' > "$RESULTS.part"
+mv "$RESULTS.part" "$RESULTS"
+echo "== the build's record: $RESULTS"

@@ -110,10 +110,32 @@ if [ ! -f "$OO_TREE/run_ui.py" ]; then
   rm -rf "$OO_TREE" && mkdir -p "$OO_TREE"
   tar -xzf "$OO_TAR" -C "$OO_TREE"
 fi
+# The run's record, for `qualify --test-results` (§25's Tests): the counts as the runners printed
+# them, the commit, the exit code. Written whether the run passed or not.
+RESULTS="${ARGUS_TEST_RESULTS:-${CARGO_TARGET_DIR:-target}/argus-test-results.json}"
+LOGS="$(mktemp -d)"
+trap 'rm -rf "$LOGS"' EXIT
+record() {
+  python3 scripts/test_record.py "$1" "$LOGS/cargo.log" "$LOGS/pytest.log" \
+    "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" > "$RESULTS.part" \
+    && mv "$RESULTS.part" "$RESULTS"
+}
+
 # test-hooks: the store that can be made to fail (fault-injection tests); never in release builds.
-cargo test --workspace --features argus-supervisor/test-hooks "$@"
+: > "$LOGS/pytest.log"
+set +e
+cargo test --workspace --features argus-supervisor/test-hooks "$@" 2>&1 | tee "$LOGS/cargo.log"
+rc=${PIPESTATUS[0]}
+set -e
+if [ "$rc" != 0 ]; then record "$rc"; exit "$rc"; fi
 
 # The plugin under the real OpenOperator, against the binary built above.
+set +e
 ARGUS_SUPERVISOR_BIN="${CARGO_TARGET_DIR:-target}/debug/argus-supervisor" \
 ARGUS_OPENOPERATOR_TREE="$OO_TREE" ARGUS_OPENOPERATOR_STUBS="$PWD/vendor/openoperator/stubs" \
-  "$OO_VENV/bin/python" -m pytest -q -p no:cacheprovider openoperator/tests
+  "$OO_VENV/bin/python" -m pytest -q -p no:cacheprovider openoperator/tests 2>&1 | tee "$LOGS/pytest.log"
+rc=${PIPESTATUS[0]}
+set -e
+record "$rc"
+echo "== the run's record: $RESULTS"
+exit "$rc"

@@ -323,6 +323,8 @@ async fn qualify_remote(http: &HttpConfig, home: &std::path::Path) -> Result<(),
         tool: crate::tool(),
         build: crate::build(),
         deployment: None,
+        test_results: None,
+        image_build: None,
     })
     .await;
     let passed = qualification

@@ -244,6 +244,14 @@ struct QualifyArgs {
     /// the report's deployment part (its build, Argus and Foreman as installed, state root).
     #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
     deployment: Option<String>,
+    /// The test run's record for the report's Tests part (scripts/test.sh writes it, at
+    /// `$CARGO_TARGET_DIR/argus-test-results.json` unless ARGUS_TEST_RESULTS names another).
+    #[arg(long, value_name = "PATH")]
+    test_results: Option<PathBuf>,
+    /// The image build's record for the report's Deployment part (scripts/images.sh writes it,
+    /// at `$CARGO_TARGET_DIR/argus-image-build.json` unless ARGUS_IMAGE_RESULTS names another).
+    #[arg(long, value_name = "PATH")]
+    image_build: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -351,9 +359,23 @@ fn tool() -> String {
 
 /// This binary's build: its version and the commit it was built from (build.rs).
 fn build() -> argus_supervisor_lib::deployment::Build {
-    argus_supervisor_lib::deployment::Build {
+    use argus_supervisor_lib::deployment::{BaseCommit, Build, FilesChanged};
+    let base = Some(env!("ARGUS_GIT_BASE"))
+        .filter(|b| !b.is_empty())
+        .map(|b| BaseCommit {
+            commit: b.into(),
+            of: env!("ARGUS_GIT_BASE_REF").into(),
+        });
+    Build {
         version: env!("CARGO_PKG_VERSION").into(),
         commit: env!("ARGUS_GIT_COMMIT").into(),
+        branch: Some(env!("ARGUS_GIT_BRANCH"))
+            .filter(|b| !b.is_empty())
+            .map(str::to_string),
+        files: base.as_ref().map(|_| {
+            FilesChanged::from_name_status(include_str!(concat!(env!("OUT_DIR"), "/git-files.txt")))
+        }),
+        base,
     }
 }
 
@@ -703,6 +725,8 @@ fn run_qualify(a: QualifyArgs) -> ExitCode {
         json: a.json,
         report: a.report,
         deployment: a.deployment,
+        test_results: a.test_results,
+        image_build: a.image_build,
     };
     rt.block_on(qualify::run(args))
 }

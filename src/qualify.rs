@@ -26,6 +26,8 @@ pub struct Args {
     pub json: bool,
     pub report: Option<PathBuf>,
     pub deployment: Option<String>,
+    pub test_results: Option<PathBuf>,
+    pub image_build: Option<PathBuf>,
 }
 
 fn usage(text: &str) -> ExitCode {
@@ -122,6 +124,8 @@ pub async fn run(a: Args) -> ExitCode {
         tool: crate::tool(),
         build: crate::build(),
         deployment: a.deployment,
+        test_results: a.test_results,
+        image_build: a.image_build,
     })
     .await;
     let markdown = report.markdown();

@@ -634,11 +634,21 @@ fn qualify_reports_the_running_deployment_from_its_health_never_from_its_own_bui
     let (url, _model, _m) = decision_double(&rig.dir);
     let (_sim, sim_url) = sim("long-noisy", "127.0.0.1:0");
     let (d, _) = serve_with_foreman(&rig, &sim_url, &url, "0", &[]);
-    let qualify = |deployment: Option<&str>, api_token: &str| {
+    // Records as scripts/test.sh and scripts/images.sh write them.
+    let tests = rig.dir.join("tests.json");
+    let images = rig.dir.join("images.json");
+    let unreadable = rig.dir.join("unreadable.json");
+    std::fs::write(&unreadable, "{\"commit\": 7}").expect("write");
+    let records: Vec<String> = [("--test-results", &tests), ("--image-build", &images)]
+        .iter()
+        .flat_map(|(flag, p)| [flag.to_string(), p.display().to_string()])
+        .collect();
+    let qualify_with = |deployment: Option<&str>, api_token: &str, records: &[String]| {
         let mut cmd = Command::new(BIN);
         cmd.args(["qualify", "--allow-insecure-loopback", "--url", &sim_url])
             .arg("--home")
             .arg(rig.dir.join("qualify-home"))
+            .args(records)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("OPENTRAINING_A2A_TOKEN", SIM_TOKEN)
@@ -649,12 +659,19 @@ fn qualify_reports_the_running_deployment_from_its_health_never_from_its_own_bui
         let out = cmd.output().expect("qualify");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    let qualify =
+        |deployment: Option<&str>, api_token: &str| qualify_with(deployment, api_token, &[]);
     let base = format!("http://127.0.0.1:{}", d.port);
+    // Before any campaign: no tick, so no proof of the no-model path is claimed.
     let report = qualify(Some(&base), API_TOKEN);
-    let part = report
-        .split("## Deployment")
-        .nth(1)
-        .expect("a deployment part");
+    assert!(
+        report.contains("| No-model fast path | not shown: the deployment has ticked no heartbeat since it started"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| Tests: unit | not known: no record was named (--test-results; scripts/test.sh writes one) |"),
+        "{report}"
+    );
     let version = Command::new(BIN)
         .arg("--version")
         .output()
@@ -664,7 +681,32 @@ fn qualify_reports_the_running_deployment_from_its_health_never_from_its_own_bui
         .split("commit ")
         .nth(1)
         .and_then(|s| s.split(|c: char| !c.is_ascii_alphanumeric()).next())
-        .expect("--version names its commit");
+        .expect("--version names its commit")
+        .to_string();
+    let counts = |p: u64, i: u64| json!({"passed": p, "failed": 0, "ignored": i});
+    std::fs::write(
+        &tests,
+        json!({"commit": commit, "finished_at": "2026-12-06T10:00:00Z", "unit": counts(120, 2),
+               "integration": counts(300, 1), "openoperator": counts(40, 0), "exit_code": 0})
+        .to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        &images,
+        json!({"commit": "0000000000aa", "finished_at": "2026-12-06T10:05:00Z", "checks_passed": true,
+               "images": [
+                   {"name": "localhost/argus-supervisor:ci", "id": "0123456789abcdef", "size_bytes": 420u64 << 20, "build_seconds": 55},
+                   {"name": "localhost/openoperator-argus:ci", "id": "abcdef0123456789", "size_bytes": 1331u64 << 20, "build_seconds": 54}]})
+        .to_string(),
+    )
+    .expect("write");
+    d.start_attempt("q1");
+    d.wait_health(|h| h["heartbeat"]["ticks"].as_u64() > Some(1));
+    let report = qualify_with(Some(&base), API_TOKEN, &records);
+    let part = report
+        .split("## Deployment")
+        .nth(1)
+        .expect("a deployment part");
     assert!(
         part.contains(&format!(
             "| Deployed SHA (the running daemon's /health) | 0.1.0 commit {commit} |"
@@ -672,6 +714,110 @@ fn qualify_reports_the_running_deployment_from_its_health_never_from_its_own_bui
         "{part}"
     );
     assert!(part.contains("| /health SHA match | yes |"), "{part}");
+    // §25's build items, from the deployment's build as the checkout made it.
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("git");
+        Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+            .filter(|s| out.status.success() && !s.is_empty())
+    };
+    let branch = git(&["rev-parse", "--abbrev-ref", "HEAD"]).expect("a branch");
+    assert!(
+        part.contains(&format!("| Branch | {branch} (the deployment's build) |")),
+        "{part}"
+    );
+    assert!(
+        part.contains(&format!(
+            "| Final SHA | {commit} (the deployment's build) |"
+        )),
+        "{part}"
+    );
+    match git(&["merge-base", "HEAD", "origin/main"]) {
+        Some(b) => {
+            let b = git(&["rev-parse", "--short=12", &b]).expect("short");
+            assert!(
+                part.contains(&format!("| Base SHA | {b} (merge-base with origin/main) |")),
+                "{part}"
+            );
+            assert!(
+                !part.contains("| Files added/changed | not known"),
+                "{part}"
+            );
+        }
+        None => assert!(
+            part.contains("| Base SHA | not known: the deployment's build found no base"),
+            "{part}"
+        ),
+    }
+    // Argus's executable and home as serve runs it; Foreman's mode; the heartbeat as run.
+    let argus_bin = rig
+        .env()
+        .into_iter()
+        .find(|(k, _)| *k == "ARGUS_SUPERVISOR_ARGUS_BIN")
+        .map(|(_, v)| v)
+        .expect("the rig's Argus");
+    assert!(
+        part.contains(&format!("| Argus executable | {argus_bin} |")),
+        "{part}"
+    );
+    assert!(
+        part.contains("| Argus persistent state root (its home) | "),
+        "{part}"
+    );
+    assert!(
+        part.contains("| Foreman integration mode | advisory gate: a subprocess given reduced evidence at decision boundaries; its directive can at most wake Argus, never act or reach OpenTraining |"),
+        "{part}"
+    );
+    assert!(part.contains("| Heartbeat cadence | every "), "{part}");
+    assert!(
+        part.contains("| Significant event classes | STATE_CHANGED, ATTEMPT_COMPLETED, BLOCKED, EVIDENCE_READY, CONTROL_CHANGED, MISSION_COMPLETED, REMOTE_UNAVAILABLE |"),
+        "{part}"
+    );
+    let fast = part
+        .lines()
+        .find(|l| l.starts_with("| No-model fast path | "))
+        .expect("the no-model row");
+    let numbers: Vec<u64> = fast
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert!(
+        fast.contains(
+            "heartbeat ticks decided by the state machine alone; Argus (the one model) woken"
+        ) && numbers.len() == 3
+            && numbers[0] > 1
+            && numbers[1] <= numbers[2],
+        "ticks counted, and Argus woken at most once per decision boundary: {fast}"
+    );
+    // The records named: read and said; one that cannot be read says why.
+    assert!(
+        part.contains(&format!("| Tests: unit | 120 passed, 0 failed, 2 ignored (commit {commit}, finished 2026-12-06T10:00:00Z) |")),
+        "{part}"
+    );
+    assert!(
+        part.contains("| Tests: integration | 300 passed, 0 failed, 1 ignored; the OpenOperator plugin under the real OpenOperator: 40 passed, 0 failed, 0 ignored"),
+        "{part}"
+    );
+    assert!(
+        part.contains("| Image build result (the HF Space's image) | built: localhost/argus-supervisor:ci (id 0123456789ab, 420 MiB, built in 55 s), localhost/openoperator-argus:ci (id abcdef012345, 1331 MiB, built in 54 s); their container checks passed (commit 0000000000aa, **not** the build told of"),
+        "{part}"
+    );
+    assert!(part.contains("## Known limitations"), "{part}");
+    let report = qualify_with(
+        Some(&base),
+        API_TOKEN,
+        &["--test-results".into(), unreadable.display().to_string()],
+    );
+    assert!(
+        report.contains(&format!(
+            "| Tests: unit | not known: {} is not such a record",
+            unreadable.display()
+        )),
+        "{report}"
+    );
     // Argus as pip installed it from the vendored wheel: the wheel's own digest.
     let wheel = Command::new("sha256sum")
         .arg(format!(

@@ -154,6 +154,14 @@ fn remote_url(a: &ServeArgs) -> Result<String, ConfigError> {
 }
 
 impl ServeConfig {
+    /// The home Argus is given: `ARGUS_SUPERVISOR_ARGUS_HOME`, else `argus-home` in the state
+    /// root (under `/a0/usr` in OpenOperator).
+    pub fn argus_home(&self) -> PathBuf {
+        self.argus_home
+            .clone()
+            .unwrap_or_else(|| self.home.join("argus-home"))
+    }
+
     /// Check what the declared settings say together (each alone was parsed where it was
     /// declared). Nothing starts when this fails.
     pub fn from_args(a: &ServeArgs) -> Result<ServeConfig, ConfigError> {
@@ -434,10 +442,7 @@ async fn bridges(
     let argus = ArgusConfig {
         bin,
         args: vec![],
-        home: cfg
-            .argus_home
-            .clone()
-            .unwrap_or_else(|| root.join("argus-home")),
+        home: cfg.argus_home(),
         backend: cfg.backend.clone(),
         user_home: root.join("argus-user"),
         pass_env: cfg.argus_env.clone(),
@@ -799,6 +804,20 @@ fn health_info(
                 .and_then(crate::deployment::argus_installed),
             argus_backend: cfg.backend.clone(),
             argus_backend_source: cfg.backend_source,
+            argus_executable: cfg.argus_bin.as_ref().map(|b| b.display().to_string()),
+            argus_home: cfg
+                .argus_bin
+                .as_ref()
+                .map(|_| cfg.argus_home().display().to_string()),
+            foreman_integration: Some(crate::deployment::ForemanIntegration::of(
+                cfg.foreman_enabled,
+                cfg.foreman_bin.is_some(),
+            )),
+            heartbeat_seconds: Some(cfg.heartbeat.as_secs()),
+            event_classes: argus_machines::Significant::CLASSES
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
         }),
         remote_now: Some(remote_now(remote, runtime)),
         live: Some(crate::api::LiveHealth::new(move || {
@@ -834,6 +853,8 @@ fn health_info(
                 "campaigns_waiting_on_remote": on_remote.waiting_on_remote(),
                 "campaigns_task_lost": on_remote.tasks_lost(),
                 "argus": bridge(argus.as_ref().map(|w| &w.argus_status), true),
+                // How often Argus (a model) was woken: at decision boundaries only.
+                "argus_wakes": argus.as_ref().map(|w| w.wakes.load(std::sync::atomic::Ordering::Relaxed)),
                 // Campaigns whose Argus daemon says it is stalled: Argus answers, decides nothing.
                 "argus_stalled": stalled,
                 "foreman": bridge(argus.as_ref().map(|w| &w.foreman_status), foreman_configured),

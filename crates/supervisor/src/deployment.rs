@@ -7,11 +7,69 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// A build: the package version and the commit it was built from (`unknown` outside a checkout).
+/// A build: the package version and the commit it was built from (`unknown` outside a checkout),
+/// and, where the checkout could tell (build.rs), its branch, the base it forked from and the files
+/// it added, changed and deleted since. Older builds said none of these: absent reads as `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Build {
     pub version: String,
     pub commit: String,
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// The base commit (`git merge-base` of HEAD and the base ref) and the ref it was found from.
+    #[serde(default)]
+    pub base: Option<BaseCommit>,
+    #[serde(default)]
+    pub files: Option<FilesChanged>,
+}
+
+/// The commit a build's branch forked from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseCommit {
+    pub commit: String,
+    /// The ref it was taken from (`ARGUS_BASE_REF` at build time, else `origin/main`).
+    pub of: String,
+}
+
+/// The files a build changed since its base: counts, and the first names of each kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilesChanged {
+    pub added: u32,
+    pub changed: u32,
+    pub deleted: u32,
+    /// At most [`FilesChanged::NAMED`] paths, in `git diff --name-status` order.
+    pub named: Vec<String>,
+}
+
+impl FilesChanged {
+    /// How many paths a build names (the counts say the rest).
+    pub const NAMED: usize = 30;
+
+    /// From `git diff --name-status` lines (`A\tpath`, `M\tpath`, `R100\told\tnew`, ...).
+    pub fn from_name_status(text: &str) -> FilesChanged {
+        let mut f = FilesChanged::default();
+        for line in text.lines() {
+            let mut parts = line.split('\t');
+            let (Some(kind), Some(first)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let path = parts.next().unwrap_or(first);
+            match kind.chars().next() {
+                Some('A' | 'C') => f.added += 1,
+                Some('D') => f.deleted += 1,
+                Some(_) => f.changed += 1,
+                None => continue,
+            }
+            if f.named.len() < Self::NAMED {
+                f.named.push(path.to_string());
+            }
+        }
+        f
+    }
+
+    pub fn total(&self) -> u32 {
+        self.added + self.changed + self.deleted
+    }
 }
 
 impl Build {
@@ -20,6 +78,44 @@ impl Build {
         Build {
             version: env!("CARGO_PKG_VERSION").into(),
             commit: "unknown".into(),
+            branch: None,
+            base: None,
+            files: None,
+        }
+    }
+}
+
+/// How Foreman is wired into this deployment (§25 "integration mode").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForemanIntegration {
+    /// Not enabled: Argus decides without its advice.
+    Off,
+    /// Enabled without an executable: never consulted (said at start).
+    EnabledWithoutExecutable,
+    /// An advisory gate: a subprocess consulted with reduced evidence, whose directive can at most
+    /// wake Argus; it acts on nothing and reaches no remote.
+    AdvisoryGate,
+}
+
+impl ForemanIntegration {
+    pub fn of(enabled: bool, executable: bool) -> ForemanIntegration {
+        match (enabled, executable) {
+            (false, _) => ForemanIntegration::Off,
+            (true, false) => ForemanIntegration::EnabledWithoutExecutable,
+            (true, true) => ForemanIntegration::AdvisoryGate,
+        }
+    }
+
+    pub fn says(self) -> &'static str {
+        match self {
+            ForemanIntegration::Off => "off: Argus decides without Foreman's advice",
+            ForemanIntegration::EnabledWithoutExecutable => {
+                "enabled without an executable (ARGUS_SUPERVISOR_FOREMAN_BIN): never consulted"
+            }
+            ForemanIntegration::AdvisoryGate => {
+                "advisory gate: a subprocess given reduced evidence at decision boundaries; its directive can at most wake Argus, never act or reach OpenTraining"
+            }
         }
     }
 }
@@ -54,6 +150,19 @@ pub struct Deployment {
     pub argus_installed: Option<Installed>,
     pub argus_backend: Option<String>,
     pub argus_backend_source: BackendSource,
+    /// The Argus runtime's executable as configured, and the home it is given (Argus's
+    /// persistent state root). Absent from older builds.
+    #[serde(default)]
+    pub argus_executable: Option<String>,
+    #[serde(default)]
+    pub argus_home: Option<String>,
+    #[serde(default)]
+    pub foreman_integration: Option<ForemanIntegration>,
+    /// The heartbeat's period, and the significant event classes surfaced (nothing else is).
+    #[serde(default)]
+    pub heartbeat_seconds: Option<u64>,
+    #[serde(default)]
+    pub event_classes: Vec<String>,
 }
 
 /// The argus-skill package beside `bin` (`<venv>/bin/argus-plugin-server` →
@@ -96,6 +205,17 @@ pub fn argus_installed(bin: &Path) -> Option<Installed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_changed_are_counted_by_kind_and_named_up_to_the_bound() {
+        let text = "A\tnew.rs\nM\tsrc/a.rs\nD\told.rs\nR087\tx.rs\ty.rs\nT\tlink\n\nbad line\n";
+        let f = FilesChanged::from_name_status(text);
+        assert_eq!((f.added, f.changed, f.deleted), (1, 3, 1));
+        assert_eq!(f.named, ["new.rs", "src/a.rs", "old.rs", "y.rs", "link"]);
+        let many: String = (0..40).map(|i| format!("M\tf{i}\n")).collect();
+        let f = FilesChanged::from_name_status(&many);
+        assert_eq!((f.changed, f.named.len()), (40, FilesChanged::NAMED));
+    }
 
     #[test]
     fn the_installed_argus_is_read_from_its_venv_and_a_bad_hash_is_not_taken() {

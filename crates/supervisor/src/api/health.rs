@@ -126,6 +126,9 @@ pub async fn ready(State(s): State<Arc<ApiState>>, headers: HeaderMap) -> Respon
         "heartbeat": {
             "seconds": h.heartbeat_seconds,
             "ticks": stats.ticks.load(Ordering::Relaxed),
+            // The no-model fast path: every tick is decided by the state machine; only a
+            // decision boundary may wake Argus (its wakes: `argus_wakes`).
+            "decision_points": stats.decision_points.load(Ordering::Relaxed),
             // Freshness: seconds since the latest tick (null before the first).
             "last_tick_age_seconds": match stats.last_tick_at.load(Ordering::Relaxed) {
                 0 => Value::Null,

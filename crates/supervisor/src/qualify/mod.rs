@@ -12,6 +12,7 @@
 //! send, are the ones a check exists to send (see [`crate::control::trial`]).
 
 mod deployment;
+mod limitations;
 mod live;
 mod phases;
 mod render;
@@ -392,6 +393,10 @@ pub struct Options {
     pub build: crate::deployment::Build,
     /// `--deployment`: the running deployment's API, read for the report's deployment part.
     pub deployment: Option<String>,
+    /// `--test-results`: the test run's record (scripts/test.sh writes it).
+    pub test_results: Option<PathBuf>,
+    /// `--image-build`: the image build's record (scripts/images.sh writes it).
+    pub image_build: Option<PathBuf>,
 }
 
 fn skip_live(report: &mut Report, why: &str) {
@@ -424,6 +429,16 @@ pub async fn run(options: Options) -> Report {
             "no running deployment was named (--deployment, or ARGUS_SUPERVISOR_URL)",
         ),
     };
+    report.deployment.tests = deployment::record(
+        options.test_results.as_deref(),
+        "--test-results",
+        "scripts/test.sh",
+    );
+    report.deployment.image = deployment::record(
+        options.image_build.as_deref(),
+        "--image-build",
+        "scripts/images.sh",
+    );
     report.finished_at = crate::time::rfc3339(crate::time::now_secs());
     let book = Book::new(&options.home, &options.http.endpoint);
     let kept = match report.record() {
