@@ -105,7 +105,6 @@ def test_as_uid_1000_the_host_venv_is_untouched_one_port_listens_and_the_smoke_c
     a0 = agent_zero(scenario="repair", root=root, start=False, env={
         "HOME": str(base / "home"),
         "ARGUS_SUPERVISOR_ARGUS_BIN": str(venvs / "argus-skill-0.1.2/bin/argus-plugin-server"),
-        "ARGUS_SUPERVISOR_ARGUS_HOME": str(base / "argus-home"),
         "ARGUS_SUPERVISOR_BACKEND": "claude",
         "ARGUS_SUPERVISOR_ARGUS_POLL_SECONDS": "1",
         "PATH": f"{base / 'standin'}:{os.environ['PATH']}",
@@ -115,7 +114,7 @@ def test_as_uid_1000_the_host_venv_is_untouched_one_port_listens_and_the_smoke_c
     # daemon, which double-forks away from the supervisor that started it.
     a0.subreaper = True
     # usr and tmp are the user's, as in the image; logs is Agent Zero's own (its HTML log).
-    for mine in (root / "usr", root / "tmp", root / "logs", base / "home", base / "argus-home", base / "standin"):
+    for mine in (root / "usr", root / "tmp", root / "logs", base / "home", base / "standin"):
         mine.mkdir(parents=True, exist_ok=True)
         subprocess.run(["chown", "-R", f"{UID}:{UID}", str(mine)], check=True)
     host_venv = Path(sys.prefix)
@@ -138,7 +137,8 @@ def test_as_uid_1000_the_host_venv_is_untouched_one_port_listens_and_the_smoke_c
     # to them: each must be in the family when it is found.
     argus_daemons: set[int] = set()
     strays: set[int] = set()
-    mark = f"ARGUS_SKILL_HOME={base / 'argus-home'}".encode()
+    # Argus's home is the deployment's default, under usr (§5.2), as in the image.
+    mark = f"ARGUS_SKILL_HOME={a0.state / 'argus-home'}".encode()
 
     def sample() -> None:
         procs = family(a0.proc.pid)
@@ -251,4 +251,7 @@ def test_as_uid_1000_the_host_venv_is_untouched_one_port_listens_and_the_smoke_c
     outside_after = tree_digest(root, skip=(root / "usr", root / "tmp", root / "logs"))
     changed = {k for k in outside_before.keys() | outside_after.keys() if outside_before.get(k) != outside_after.get(k)}
     assert not changed, sorted(changed)[:20]
+    # Argus kept its state under usr, and nothing of the deployment's went to $HOME.
+    assert (a0.state / "argus-home").is_dir()
+    assert not list((base / "home").iterdir()), sorted(str(p) for p in (base / "home").rglob("*"))[:20]
     assert tree_digest(base / "a0-image-plugin") == image_before

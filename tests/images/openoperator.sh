@@ -9,12 +9,14 @@
 #   3. Every process of the container UID 1000; the only TCP listener 7860; nothing written outside
 #      /a0/usr (the volume), /a0/tmp and /a0/logs (`podman diff`), /opt/venv-a0 included.
 #   4. Stopped and started again while an attempt runs: still one task at the remote, the campaign
-#      supervised again over the same volume.
+#      supervised again over the same volume, its feed saying so once (REATTACHED).
 #   5. A whole run decided by the real Argus, with the real Foreman enabled (only their models are
 #      doubles: tests/interop/servers/claude_standin.py and decision_double.py, mounted or on
 #      loopback): every process sampled through the run UID 1000, the Argus daemon that
 #      double-forks included; Argus's home under /a0/usr; nothing written outside /a0/usr,
-#      /a0/tmp and /a0/logs, $HOME and /tmp included.
+#      /a0/tmp and /a0/logs, $HOME and /tmp included. Then `qualify --deployment` in the container
+#      reports §25's items from the daemon's own health, and the §20 smoke passes, then fails on
+#      each of its seven checks alone when that one is broken on purpose.
 # Needs ARGUS_OPENOPERATOR_IMAGE (scripts/images.sh builds it) and root (podman).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -95,6 +97,8 @@ owned_by_1000 "$USR"
 echo "   $WALKED process(es), listening on 7860 only; $(find "$USR" | wc -l) path(s) in /a0/usr"
 
 echo "-- stopped and started again while the attempt runs"
+reattached() { cli messages c1 --json 2>/dev/null | jq '[.messages[] | select(.kind == "REATTACHED")] | length'; }
+[ "$(reattached)" = 0 ] || fail "c1's feed said REATTACHED before any restart"
 tasks="$(sends)"
 reads() { audit | jq '[.entries[] | select(.method == "tasks/get")] | length'; }  # c1's is the only task read
 "${PODMAN[@]}" stop -t 30 "$NAME" >/dev/null
@@ -106,13 +110,15 @@ read_again() { [ "$(reads)" -gt "$read_before" ]; }
 wait_until 30 read_again || fail "c1's task never read again after the restart: $(audit | jq -c '.entries[-5:]')"
 wait_until 30 running || fail "after the restart c1 is $(state)"
 [ "$(sends)" = "$tasks" ] || fail "a second task after the restart: $(audit)"
+once() { [ "$(reattached)" = 1 ]; }
+wait_until 30 once || fail "c1's feed says REATTACHED $(reattached) time(s) after one restart: $(cli messages c1 2>&1 | tail -5)"
 pid="$(pid_of "$NAME")"
 serves=0
 for p in $(descendants "$pid"); do
   tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -q '^argus-supervisor serve \|/argus-supervisor serve ' && serves=$((serves + 1))
 done
 [ "$serves" = 1 ] || fail "$serves daemons after the restart"
-echo "   c1 read again and still running on its one task; one daemon"
+echo "   c1 read again and still running on its one task, its feed saying so once; one daemon"
 rm_containers "$NAME-sim" && "${PODMAN[@]}" rm -f -v -t 30 "$NAME" >/dev/null
 
 echo "-- a run decided by the real Argus, the real Foreman consulted (their models scripted)"
@@ -175,4 +181,65 @@ asked="$(wc -l < "$DOUBLES/foreman/requests.jsonl" 2>/dev/null || echo 0)"
 only_written_in_a0 "$NAME" '^C /opt$|^A /opt/doubles$'  # this check's own mount point
 owned_by_1000 "$USR"
 echo "   $(cut -d' ' -f1 "$seen" | sort -u | wc -l) process(es) seen, all UID 1000; Argus's model asked $turns time(s), Foreman's $asked"
+
+echo "-- §25's report of this deployment, from its own health"
+cli observe u2 --objective "watch the heartbeat" | grep -q "observe: done" || fail "observe u2"
+ticking() { [ "$(cli show u2 --json 2>/dev/null | jq -r .state)" != null ] && smoke >/dev/null 2>&1; }
+wait_until 30 ticking || fail "the smoke failed with u2 ticking: $(smoke 2>&1)"
+report="$("${PODMAN[@]}" exec "$NAME" argus-supervisor qualify --home /a0/usr/argus-supervisor \
+  --allow-insecure-loopback --deployment unix:/a0/usr/argus-supervisor/api.sock 2>&1 || true)"
+for row in \
+  "| /health SHA match | yes |" \
+  "| Argus installed (version, wheel pin) | argus-skill 0.1.2, wheel sha256 " \
+  "| Argus executable | /opt/venv-argus/bin/argus-plugin-server |" \
+  "| Argus persistent state root (its home) | /a0/usr/argus-supervisor/argus-home |" \
+  "| Argus backend configuration source | claude (from environment) |" \
+  "| Foreman installed | foreman-core 0.5.1, wheel sha256 " \
+  "| Foreman integration mode | advisory gate: " \
+  "| Heartbeat cadence | every 1 s per supervised campaign |" \
+  "| State root | /a0/usr/argus-supervisor |"; do
+  grep -qF -- "$row" <<<"$report" || fail "the report lacks \"$row\": $(sed -n '/## Deployment/,$p' <<<"$report")"
+done
+grep -Eq '^\| No-model fast path \| [0-9]+ heartbeat ticks decided by the state machine alone; Argus \(the one model\) woken [0-9]+ times' <<<"$report" \
+  || fail "no no-model proof: $(grep 'No-model' <<<"$report")"
+
+echo "-- the §20 smoke: passes, then fails once per check broken on purpose, on that check only"
+# fails_only CHECK… -- COMMAND…: with COMMAND's break in place, the smoke fails on exactly CHECK….
+fails_only() {
+  local want="$1"; shift
+  local said
+  said="$("$@" 2>&1)" && fail "the smoke passed with $want broken: $said"
+  [ "$(grep '^FAIL' <<<"$said" | awk '{print $2}' | tr -d ':' | xargs)" = "$want" ] \
+    || fail "broken: $want; the smoke failed on: $said"
+}
+ex() { "${PODMAN[@]}" exec "$NAME" sh -c "$1"; }
+PLUGIN=/a0/usr/plugins/argus_supervisor
+smoke >/dev/null || fail "the smoke failed before anything was broken: $(smoke 2>&1)"
+ex "touch $PLUGIN/.toggle-0"
+fails_only "plugin_loaded profile_discoverable" smoke   # the profile comes with the plugin
+ex "rm $PLUGIN/.toggle-0"
+ex "mv $PLUGIN/agents/argus-supervisor/agent.yaml $PLUGIN/agents/argus-supervisor/agent.off"
+fails_only profile_discoverable smoke
+ex "mv $PLUGIN/agents/argus-supervisor/agent.off $PLUGIN/agents/argus-supervisor/agent.yaml"
+fails_only argus_runtime "${PODMAN[@]}" exec -w /a0 -e ARGUS_SUPERVISOR_ARGUS_BIN=/no-such-runtime "$NAME" \
+  python -m usr.plugins.argus_supervisor.helpers.smoke
+ex 'echo "oops $(cat /a0/usr/argus-supervisor/api-token)" >> /a0/usr/argus-supervisor/daemon.log'
+fails_only secret_masking smoke
+# The line taken out again in place (the daemon keeps the file open).
+ex 'grep -v "^oops " /a0/usr/argus-supervisor/daemon.log > /a0/tmp/log.kept; cat /a0/tmp/log.kept > /a0/usr/argus-supervisor/daemon.log; rm /a0/tmp/log.kept'
+ex "chmod 666 /a0/usr/argus-supervisor/api.sock"
+fails_only no_second_listener smoke
+ex "chmod 600 /a0/usr/argus-supervisor/api.sock"
+daemon=""
+for p in $(descendants "$(pid_of "$NAME")"); do
+  tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -q 'argus-supervisor serve ' && daemon="$p"
+done
+[ -n "$daemon" ] || fail "the daemon's process was not found"
+kill -STOP "$daemon"
+fails_only heartbeat smoke
+kill -CONT "$daemon"
+wait_until 30 smoke || fail "the smoke did not pass again once the daemon ran: $(smoke 2>&1)"
+rm_containers "$NAME-sim2"
+fails_only capability_probe smoke
+echo "   every check passed, and each of the seven failed alone when broken"
 echo "-- the OpenOperator image: all checks passed"

@@ -5,7 +5,9 @@
 #   2. `sim`, `qualify`, `serve` from the image over a volume; an operator's claim and submit through
 #      the image's CLI: one task at the remote, the answer, accepted; every process UID 1000, every
 #      file in the volume owned by 1000.
-#   3. The image's HEALTHCHECK passes while ready, and fails once the remote is down.
+#   3. Over a volume an older build wrote: upgraded in place, the older copies kept; over one a newer
+#      build marked: refused (exit 6), nothing changed, nothing sent.
+#   4. The image's HEALTHCHECK passes while ready, and fails once the remote is down.
 # Needs ARGUS_IMAGE (scripts/images.sh builds it) and root (podman).
 set -euo pipefail
 IMAGE="${ARGUS_IMAGE:?ARGUS_IMAGE names the image to check}"
@@ -13,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 WORK="$(mktemp -d /var/tmp/argus-image-check.XXXXXX)"
 NAME="argus-image-check-$$"
 cleanup() {
-  rm_containers "$NAME-sim" "$NAME-serve"
+  rm_containers "$NAME-sim" "$NAME-serve" "$NAME-older"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -79,6 +81,52 @@ code="$("${PODMAN[@]}" inspect --format '{{.State.ExitCode}}' "$NAME-serve")"
 wait_until 60 ready || fail "serve never ready again: $(health)"
 [ "$(state)" = closed.accepted ] || fail "after the restart, c1 is $(state)"
 [ "$(all_sends)" = "$before" ] || fail "a message/send after the restart: $(audit)"
+
+echo "-- the image over an older build's volume: upgraded in place; over a newer build's: refused, untouched"
+# As a user replacing an image over the same volume: the volume first holds what an older build
+# wrote (store schema 1, tests/fixtures/store-v1: a campaign in controlling.running with Argus's
+# binding); this image upgrades it at start, keeping the older copies until confirm-upgrade, and
+# sends nothing. Then the volume's mark says a newer build wrote it (as after rolling back to this
+# image): serve refuses to start (exit 6), naming both versions, and changes no file.
+OLD_ROOT="$WORK/older"
+mkdir -p "$OLD_ROOT/campaigns" "$OLD_ROOT/argus"
+cp tests/fixtures/store-v1/campaigns/c1.json "$OLD_ROOT/campaigns/c1.json"
+cp tests/fixtures/store-v1/argus/c1.json "$OLD_ROOT/argus/c1.json"
+chown -R 1000:1000 "$OLD_ROOT"
+OLD_VOL=(-v "$OLD_ROOT:/a0/usr/argus-supervisor")
+OLD_PORT="$(free_port)"; OLD_API="http://127.0.0.1:$OLD_PORT"
+before="$(all_sends)"
+"${PODMAN[@]}" "${RUN[@]}" -d --name "$NAME-older" "${OLD_VOL[@]}" -e OPENTRAINING_A2A_URL="$SIM" \
+  -e OPENTRAINING_A2A_TOKEN="$SIM_TOKEN" -e ARGUS_SUPERVISOR_API_TOKEN="$API_TOKEN" \
+  -e ARGUS_SUPERVISOR_LISTEN="127.0.0.1:$OLD_PORT" "$IMAGE" serve --allow-insecure-loopback >/dev/null
+old_view() {
+  curl -fsS -H "Authorization: Bearer $API_TOKEN" "$OLD_API/api/plugins/argus-supervisor/campaigns/c1"
+}
+upgraded() { [ "$(old_view | jq -r .objective)" = train ]; }
+wait_until 60 upgraded || fail "the older build's campaign never came back: $("${PODMAN[@]}" logs --tail 20 "$NAME-older" 2>&1)"
+[ "$(jq .schema_version "$OLD_ROOT/store-version.json")" = 2 ] || fail "the volume's mark: $(cat "$OLD_ROOT/store-version.json")"
+[ "$(jq .schema_version "$OLD_ROOT/campaigns/c1.json")" = 2 ] || fail "c1 was not upgraded"
+kept="$(find "$OLD_ROOT/upgrade-backup" -mindepth 1 -maxdepth 1 -name 'schema-1-at-*')"
+[ "$(wc -l <<<"$kept")" = 1 ] && cmp -s "$kept/campaigns/c1.json" tests/fixtures/store-v1/campaigns/c1.json \
+  || fail "the older build's copy was not kept as written: $kept"
+[ -z "$(ls -A "$OLD_ROOT/quarantine")" ] || fail "the upgrade set files aside: $(ls "$OLD_ROOT/quarantine")"
+owned_by_1000 "$OLD_ROOT"
+"${PODMAN[@]}" stop -t 20 "$NAME-older" >/dev/null
+[ "$(all_sends)" = "$before" ] || fail "the upgrade sent to the remote: $(audit)"
+printf '{"schema_version": 3, "written_by": "argus-supervisor 0.3.0 (commit f0f0f0f0f0f0)"}' > "$OLD_ROOT/store-version.json"
+chown 1000:1000 "$OLD_ROOT/store-version.json"
+snapshot() { (cd "$OLD_ROOT" && find . -printf '%p %s %T@ %m\n' | sort && find . -type f -exec sha256sum {} + | sort); }
+untouched="$(snapshot)"
+code=0
+said="$(timeout 60 "${PODMAN[@]}" "${RUN[@]}" --rm "${OLD_VOL[@]}" -e OPENTRAINING_A2A_URL="$SIM" \
+  -e OPENTRAINING_A2A_TOKEN="$SIM_TOKEN" -e ARGUS_SUPERVISOR_API_TOKEN="$API_TOKEN" \
+  -e ARGUS_SUPERVISOR_LISTEN="127.0.0.1:$OLD_PORT" "$IMAGE" serve --allow-insecure-loopback 2>&1)" || code=$?
+[ "$code" = 6 ] || fail "serve over a newer build's volume: exit code $code: $said"
+grep -q "store-version.json is store schema 3 (by argus-supervisor 0.3.0 (commit f0f0f0f0f0f0))" <<<"$said" \
+  && grep -q "Nothing was touched" <<<"$said" || fail "the refusal did not say why: $said"
+[ "$(snapshot)" = "$untouched" ] || fail "the refused start changed the volume"
+[ "$(all_sends)" = "$before" ] || fail "the refused start sent to the remote: $(audit)"
+echo "   upgraded from store schema 1 with its copy kept; a newer build's volume refused (exit 6), untouched"
 
 echo "-- HEALTHCHECK: passes while ready, fails once the remote is down"
 "${PODMAN[@]}" healthcheck run "$NAME-serve" >/dev/null || fail "HEALTHCHECK failed while ready: $(health)"
