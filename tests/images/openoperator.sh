@@ -186,8 +186,11 @@ echo "-- §25's report of this deployment, from its own health"
 cli observe u2 --objective "watch the heartbeat" | grep -q "observe: done" || fail "observe u2"
 ticking() { [ "$(cli show u2 --json 2>/dev/null | jq -r .state)" != null ] && smoke >/dev/null 2>&1; }
 wait_until 30 ticking || fail "the smoke failed with u2 ticking: $(smoke 2>&1)"
+# With the write phase, as for the whole report: a read-only run would be the card's latest
+# qualification, and writes would wait for another.
 report="$("${PODMAN[@]}" exec "$NAME" argus-supervisor qualify --home /a0/usr/argus-supervisor \
-  --allow-insecure-loopback --deployment unix:/a0/usr/argus-supervisor/api.sock 2>&1 || true)"
+  --allow-insecure-loopback --write-campaign qualification-test --message "harmless: say hello" \
+  --deployment unix:/a0/usr/argus-supervisor/api.sock 2>&1)" || fail "qualify --deployment: $report"
 for row in \
   "| /health SHA match | yes |" \
   "| Argus installed (version, wheel pin) | argus-skill 0.1.2, wheel sha256 " \
@@ -239,7 +242,7 @@ kill -STOP "$daemon"
 fails_only heartbeat smoke
 kill -CONT "$daemon"
 wait_until 30 smoke || fail "the smoke did not pass again once the daemon ran: $(smoke 2>&1)"
-rm_containers "$NAME-sim2"
+rm_containers "$BASE_NAME-sim2"
 fails_only capability_probe smoke
 echo "   every check passed, and each of the seven failed alone when broken"
 echo "-- the OpenOperator image: all checks passed"
