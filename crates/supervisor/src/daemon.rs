@@ -154,6 +154,34 @@ fn remote_url(a: &ServeArgs) -> Result<String, ConfigError> {
 }
 
 impl ServeConfig {
+    /// What this deployment is, as `health` publishes it (`deployment`): read once at start.
+    fn deployment(&self) -> crate::deployment::Deployment {
+        crate::deployment::Deployment {
+            build: self.build.clone(),
+            state_root: self.home.display().to_string(),
+            argus_installed: self
+                .argus_bin
+                .as_deref()
+                .and_then(crate::deployment::argus_installed),
+            argus_backend: self.backend.clone(),
+            argus_backend_source: self.backend_source,
+            argus_executable: self.argus_bin.as_ref().map(|b| b.display().to_string()),
+            argus_home: self
+                .argus_bin
+                .as_ref()
+                .map(|_| self.argus_home().display().to_string()),
+            foreman_integration: Some(crate::deployment::ForemanIntegration::of(
+                self.foreman_enabled,
+                self.foreman_bin.is_some(),
+            )),
+            heartbeat_seconds: Some(self.heartbeat.as_secs()),
+            event_classes: argus_machines::Significant::CLASSES
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
+        }
+    }
+
     /// The home Argus is given: `ARGUS_SUPERVISOR_ARGUS_HOME`, else `argus-home` in the state
     /// root (under `/a0/usr` in OpenOperator).
     pub fn argus_home(&self) -> PathBuf {
@@ -795,30 +823,7 @@ fn health_info(
         foreman_present: cfg.foreman_bin.is_some(),
         opentraining_token_present: cfg.remote_token.is_some(),
         api_token_present: cfg.api_token.is_some(),
-        deployment: Some(crate::deployment::Deployment {
-            build: cfg.build.clone(),
-            state_root: cfg.home.display().to_string(),
-            argus_installed: cfg
-                .argus_bin
-                .as_deref()
-                .and_then(crate::deployment::argus_installed),
-            argus_backend: cfg.backend.clone(),
-            argus_backend_source: cfg.backend_source,
-            argus_executable: cfg.argus_bin.as_ref().map(|b| b.display().to_string()),
-            argus_home: cfg
-                .argus_bin
-                .as_ref()
-                .map(|_| cfg.argus_home().display().to_string()),
-            foreman_integration: Some(crate::deployment::ForemanIntegration::of(
-                cfg.foreman_enabled,
-                cfg.foreman_bin.is_some(),
-            )),
-            heartbeat_seconds: Some(cfg.heartbeat.as_secs()),
-            event_classes: argus_machines::Significant::CLASSES
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
-        }),
+        deployment: Some(cfg.deployment()),
         remote_now: Some(remote_now(remote, runtime)),
         live: Some(crate::api::LiveHealth::new(move || {
             let view = live.view();
