@@ -135,8 +135,8 @@ echo "   checked in $((SECONDS - start)) s"
 # images are built and their container checks passed (set -e ends this script at any failure).
 RESULTS="${ARGUS_IMAGE_RESULTS:-$CARGO_TARGET_DIR/argus-image-build.json}"
 image() {
-  podman image inspect --format '{{json .}}' "$1" \
-    | jq -c --arg name "$1" --argjson seconds "$2" '{name: $name, id: .Id, size_bytes: .Size, build_seconds: $seconds}'
+  podman image inspect "$1" \
+    | jq -c --arg name "$1" --argjson seconds "$2" '.[0] | {name: $name, id: .Id, size_bytes: .Size, build_seconds: $seconds}'
 }
 jq -n --arg commit "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
   --arg at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
