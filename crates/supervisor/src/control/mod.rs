@@ -30,6 +30,7 @@
 mod error;
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod memory;
+mod remote;
 mod request;
 mod transport;
 pub(crate) mod trial;
@@ -39,14 +40,15 @@ pub use argus_machines::{
     ControllerId, Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId, Verdict,
 };
 pub use error::{RemoteError, TlsClass};
+pub use remote::{
+    AnswerSource, Artifact, Evidence, Reading, RemoteAbility, RemoteAnswer, StreamBounds,
+    StreamEnd, SubmitRequest, Update, Updates, ANSWER_MAX_BYTES,
+};
 pub use request::{
-    ask_evidence, ask_holder, ask_status, call, send, ClaimStamp, Gate, Mutation, Reader, Request,
-    Response, Settled, Stamp, Waiting,
+    ask_evidence, ask_holder, ask_status, ClaimStamp, Gate, Mutation, Reader, Request, Response,
+    Settled, Stamp, Waiting,
 };
-pub use transport::{
-    AnswerSource, Artifact, Disconnected, Evidence, Reading, RemoteAbility, RemoteAnswer,
-    StreamBounds, StreamEnd, SubmitRequest, Transport, Update, Updates, ANSWER_MAX_BYTES,
-};
+pub use transport::{call, send, Disconnected, Transport};
 
 /// The shell's clock, in Unix seconds. Machines never read it; tokens check expiry with it.
 pub trait Clock: Send + Sync {

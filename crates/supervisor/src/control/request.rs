@@ -8,10 +8,10 @@
 //! consumed [`WriteIntent`]: it is not `Clone`, and `send` takes the request by value, so no
 //! decision can be sent twice and no caller can choose an epoch.
 
-use super::transport::{Evidence, Reading, SubmitRequest, Transport};
+use super::remote::{Evidence, Reading, SubmitRequest};
 use super::{
-    AmbiguousWrite, ClaimOutcome, ClaimRefusal, Clock, ConfirmOutcome, ControlLost, Controller,
-    Observer, ReadbackOutcome, RemoteError, RemoteTerminalLocalPending, RenewOutcome, WriteIntent,
+    AmbiguousWrite, ClaimOutcome, ClaimRefusal, ConfirmOutcome, ControlLost, Controller, Observer,
+    ReadbackOutcome, RemoteError, RemoteTerminalLocalPending, RenewOutcome, WriteIntent,
     WriteResult,
 };
 use argus_machines::{
@@ -36,7 +36,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// The lease no longer allows this write at `now` ([`Lease::usable_at`]'s rule).
-    fn expired(&self, now: u64) -> bool {
+    pub(super) fn expired(&self, now: u64) -> bool {
         self.term
             .is_some_and(|(expires_at, margin)| expires_at <= now.saturating_add(margin))
     }
@@ -274,30 +274,6 @@ impl Response {
             Response::Expired => None,
         }
     }
-}
-
-/// Send one request: the only I/O of a remote call. A write whose lease is no longer usable at
-/// `clock`'s now is not sent.
-pub async fn send<T: Transport>(remote: &T, clock: &dyn Clock, request: Request) -> Response {
-    match &request {
-        Request::Renew { stamp, .. } | Request::Write { stamp, .. }
-            if stamp.expired(clock.now()) =>
-        {
-            Response::Expired
-        }
-        _ => remote.call(request).await,
-    }
-}
-
-/// Ask, send and settle one call, for a caller that holds the transport itself (tests, tools):
-/// `call(remote, clock, observer.ask_claim(intent, ttl))`.
-pub async fn call<T: Transport>(
-    remote: &T,
-    clock: &dyn Clock,
-    (waiting, request): (Waiting, Request),
-) -> Settled {
-    let response = send(remote, clock, request).await;
-    waiting.settle(response, clock.now())
 }
 
 /// A token waiting for the answer to the one call it asked for. Made only by a token's `ask_*`

@@ -7,8 +7,9 @@
 //! qualification names. It is `pub(crate)`: only [`crate::qualify`] uses it, against the dedicated
 //! test campaign its operator names; the daemon never reaches it.
 
+use super::remote::SubmitRequest;
 use super::request::{ClaimStamp, Mutation, Request, Stamp};
-use super::transport::{SubmitRequest, Transport};
+use super::transport::Transport;
 use super::RemoteError;
 use argus_machines::{ControllerId, Lease, ReadbackAnswer, RequestId, TaskId};
 
