@@ -476,7 +476,11 @@ async fn serve_panel(
         health: HealthInfo {
             controller_id: "argus-openoperator".into(),
             heartbeat_seconds: 0.2,
-            remote: serde_json::json!({"class": "simulated", "url": sim_url, "scenario": "repair"}),
+            remote: Some(api::health::SimulatedRemote {
+                class: api::health::Simulated::Simulated,
+                url: sim_url.into(),
+                scenario: "repair".into(),
+            }),
             api_token_present: true,
             ..HealthInfo::default()
         },

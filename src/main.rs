@@ -917,17 +917,10 @@ fn completion_script(shell: clap_complete::Shell) -> String {
 
 fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
     let mut out = String::new();
-    let s = |v: serde_json::Value| {
-        v.as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| v.to_string())
-    };
+    use argus_supervisor_lib::api::view::word;
     out.push_str(&format!("endpoint       {}\n", r.endpoint));
     out.push_str(&format!("token          {}\n", r.auth.describe()));
-    out.push_str(&format!(
-        "compatibility  {}\n",
-        s(serde_json::json!(r.compatibility))
-    ));
+    out.push_str(&format!("compatibility  {}\n", word(&r.compatibility)));
     if let Some(e) = r.error {
         match &r.error_detail {
             Some(d) => out.push_str(&format!("error          {e}: {d}\n")),
@@ -940,10 +933,7 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
             .as_deref()
             .map(|v| format!(" (the card says protocolVersion {v})"))
             .unwrap_or_default();
-        out.push_str(&format!(
-            "dialect        {}{stated}\n",
-            s(serde_json::json!(d))
-        ));
+        out.push_str(&format!("dialect        {}{stated}\n", word(&d)));
     }
     out.push_str(&format!(
         "timestamps     a time without a zone is read as UTC{} (ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET)\n",
@@ -962,11 +952,7 @@ fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
         r.mutation_reason
     ));
     for (op, status) in &r.operations {
-        out.push_str(&format!(
-            "  {:<16} {}\n",
-            s(serde_json::json!(op)),
-            s(serde_json::json!(status))
-        ));
+        out.push_str(&format!("  {:<16} {}\n", word(&op), word(&status)));
     }
     if let Some(q) = &r.qualification {
         let root = r

@@ -134,8 +134,8 @@ async fn every_protected_route_needs_the_token_and_health_does_not() {
     // Without the token: the status alone; with it, what the daemon knows (secrets as booleans).
     let (status, bare) = r.call(false, "/health", None, None).await;
     assert_eq!(
-        (status, bare),
-        (200, json!({"status": "ok", "reasons": []}))
+        (status, &bare),
+        (200, &json!({"status": "ok", "reasons": []}))
     );
     let (status, health) = r.call(false, "/health", None, Some(TOKEN)).await;
     assert_eq!(status, 200);
@@ -144,6 +144,26 @@ async fn every_protected_route_needs_the_token_and_health_does_not() {
         json!({"opentraining_token": true, "api_token": true})
     );
     assert!(!health.to_string().contains(TOKEN));
+    // Both shapes are the contract's types, read whole (a key added or renamed on one side only
+    // fails here). Without a live part (no `serve`), the bridges say they are not configured in
+    // the same words `serve` uses, and `remote` is null rather than another shape.
+    use argus_supervisor_lib::api::contract::{Health, HealthBrief, HealthStatus};
+    let typed: Health = serde_json::from_value(health.clone()).expect("health reads whole");
+    assert_eq!(typed.status, HealthStatus::Ok);
+    assert_eq!(
+        (typed.argus.as_str(), typed.foreman.as_str()),
+        ("not configured", "not configured")
+    );
+    assert!(
+        typed.remote.is_none() && health["remote"].is_null(),
+        "{health}"
+    );
+    assert_eq!(serde_json::to_value(&typed).expect("writes"), health);
+    let brief: HealthBrief = serde_json::from_value(bare).expect("the brief reads whole");
+    assert!(brief.reasons.is_empty());
+    assert!(
+        serde_json::from_value::<Health>(serde_json::to_value(&brief).expect("writes")).is_err()
+    );
     r.sim.stop().await.expect("stop");
 }
 

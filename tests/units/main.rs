@@ -4,9 +4,11 @@
 mod support;
 
 mod argus_bridge;
+mod contract;
 mod control;
 mod diagrams;
 mod foreman;
+mod layers;
 mod names;
 mod qualification;
 mod refusals;

@@ -95,10 +95,6 @@ pub struct ServeConfig {
     pub backend_source: crate::deployment::BackendSource,
 }
 
-/// The file under the state root holding the API token `serve` made for a Unix socket when none
-/// was given (mode 0600): what a local client on the same machine (the OpenOperator plugin) reads.
-pub const TOKEN_FILE: &str = "api-token";
-
 /// Why `serve` stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -624,7 +620,7 @@ pub async fn serve_until(
     let token = match (&cfg.api_token, &cfg.listen) {
         (Some(t), _) => Some(t.clone()),
         (None, Listen::Unix(_)) if !cfg.insecure_no_auth => Some(
-            socket_token(&store.root().join(TOKEN_FILE))
+            socket_token(&store.root().join(crate::api::TOKEN_FILE))
                 .map_err(|e| format!("cannot keep the API token in the state root: {e}"))?,
         ),
         (None, _) => None,
@@ -817,10 +813,8 @@ fn health_info(
     HealthInfo {
         controller_id: cfg.controller_id.clone(),
         heartbeat_seconds: cfg.heartbeat.as_secs_f64(),
-        remote: serde_json::Value::Null,
+        remote: None,
         argus_runtime_present: cfg.argus_bin.is_some(),
-        foreman_enabled: cfg.foreman_enabled,
-        foreman_present: cfg.foreman_bin.is_some(),
         opentraining_token_present: cfg.remote_token.is_some(),
         api_token_present: cfg.api_token.is_some(),
         deployment: Some(cfg.deployment()),
@@ -832,40 +826,41 @@ fn health_info(
                 .as_ref()
                 .map(|w| w.board.stalled())
                 .unwrap_or_default();
-            let bridge = |slot: Option<&std::sync::Mutex<BridgeStatus>>, configured: bool| {
-                let now = match slot {
-                    Some(s) if configured => status(s),
-                    _ => BridgeStatus::NotConfigured,
-                };
-                serde_json::json!(now.to_string())
+            let foreman = match &argus {
+                Some(w) if foreman_configured => status(&w.foreman_status),
+                _ => BridgeStatus::NotConfigured,
             };
-            serde_json::json!({
-                "reasons": crate::api::health::reasons(&crate::api::health::Readiness {
-                    supervision: enabled,
-                    remote_state: view.state,
-                    argus: argus_now,
-                    argus_stalled: stalled.len(),
-                    store: store_probe.writable().err().map(|e| {
-                        note_refusing(&store_refusing);
-                        e.to_string()
-                    }),
-                    answering: Some((view.answering.clone(), view.auth, on_remote.waiting_on_remote())),
+            let readiness = crate::api::health::Readiness {
+                supervision: enabled,
+                remote_state: view.state,
+                argus: argus_now,
+                argus_stalled: stalled.len(),
+                store: store_probe.writable().err().map(|e| {
+                    note_refusing(&store_refusing);
+                    e.to_string()
                 }),
-                "supervision": if enabled { "on" } else { "off (ARGUS_SUPERVISOR_ENABLED=0)" },
-                "remote": view,
-                // Campaigns waiting on the remote now (an outage affects them), and those whose
-                // task the remote no longer knows.
-                "campaigns_waiting_on_remote": on_remote.waiting_on_remote(),
-                "campaigns_task_lost": on_remote.tasks_lost(),
-                "argus": bridge(argus.as_ref().map(|w| &w.argus_status), true),
-                // How often Argus (a model) was woken: at decision boundaries only.
-                "argus_wakes": argus.as_ref().map(|w| w.wakes.load(std::sync::atomic::Ordering::Relaxed)),
-                // Campaigns whose Argus daemon says it is stalled: Argus answers, decides nothing.
-                "argus_stalled": stalled,
-                "foreman": bridge(argus.as_ref().map(|w| &w.foreman_status), foreman_configured),
-                // What the Foreman runtime itself says is installed (never the configuration).
-                "foreman_runtime": argus.as_ref().and_then(|w| w.foreman_runtime.lock().unwrap_or_else(|p| p.into_inner()).clone()),
-            })
+                answering: Some((
+                    view.answering.clone(),
+                    view.auth,
+                    on_remote.waiting_on_remote(),
+                )),
+            };
+            crate::api::health::LiveParts {
+                reasons: crate::api::health::reasons(&readiness),
+                remote: view,
+                argus: argus_now.unwrap_or(BridgeStatus::NotConfigured),
+                argus_wakes: argus
+                    .as_ref()
+                    .map(|w| w.wakes.load(std::sync::atomic::Ordering::Relaxed)),
+                argus_stalled: stalled,
+                foreman,
+                foreman_runtime: argus.as_ref().and_then(|w| {
+                    w.foreman_runtime
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .clone()
+                }),
+            }
         })),
     }
 }

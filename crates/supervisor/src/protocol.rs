@@ -28,7 +28,7 @@ pub enum Dialect {
 
 /// The logical operations of the remote contract: what the
 /// supervisor asks of the remote, whatever the method is called on a given peer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     Submit,

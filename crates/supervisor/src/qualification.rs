@@ -64,7 +64,7 @@ pub struct Record {
 }
 
 /// What `health` and `probe` say of the current card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QualificationStatus {
     Passed,
@@ -75,7 +75,7 @@ pub enum QualificationStatus {
 }
 
 /// The qualification of the current card, as shown.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Qualification {
     pub status: QualificationStatus,
     /// One line: `passed (2026-…, live acceptance run)`, `failed (lease.stale_epoch, …)`,

@@ -58,7 +58,7 @@ pub struct HttpConfig {
 /// the path (`http://host/a2a/t-<token>`); other remotes take `OPENTRAINING_A2A_TOKEN` in a header.
 /// Said by `probe`, `qualify` and `health`, and in the advice after a refusal; the token itself is
 /// never printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AuthMode {
     /// No token at all: calls carry no credentials.

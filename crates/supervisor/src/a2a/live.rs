@@ -13,7 +13,8 @@ use super::{now_secs, A2aClient, Compatibility, HttpConfig, Method, OpStatus};
 use crate::control::{Gate, RemoteError, Request, Response, StreamBounds, Transport, Updates};
 use crate::qualification::{Book, Qualification, QualificationStatus};
 use argus_machines::{RemoteCondition, TaskId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
@@ -24,7 +25,7 @@ type Answer<T> = Result<T, RemoteError>;
 const CARD: &str = "card";
 
 /// Where discovery stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Discovery {
     /// The card has not been read yet: every call fails here, nothing is sent.
@@ -65,9 +66,30 @@ impl Answering {
     }
 }
 
+impl Answering {
+    /// Every way the remote can be said to answer.
+    pub const ALL: [Answering; 5] = [
+        Answering::Yes,
+        Answering::No(RemoteCondition::Unreachable),
+        Answering::No(RemoteCondition::AuthRequired),
+        Answering::No(RemoteCondition::Unusable),
+        Answering::No(RemoteCondition::TaskNotFound),
+    ];
+}
+
 impl Serialize for Answering {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Answering {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = Cow::<'de, str>::deserialize(d)?;
+        Answering::ALL
+            .into_iter()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&name, &[]))
     }
 }
 
@@ -87,7 +109,7 @@ pub struct AnsweringChange {
 }
 
 /// How the remote answers, as `health` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AnsweringView {
     pub status: Answering,
     /// Since when (Unix seconds; `None` before any call).
@@ -95,11 +117,11 @@ pub struct AnsweringView {
     /// Failed calls in a row now.
     pub failed_calls: u32,
     /// The safe class of the last failure, if the last call failed.
-    pub last_error: Option<&'static str>,
+    pub last_error: Option<Cow<'static, str>>,
 }
 
 /// How a remote's times without a zone are read.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimestampsView {
     /// The zone they are read in (`ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET`; `+00:00`: as UTC).
     pub naive_read_as: String,
@@ -245,7 +267,7 @@ impl Track {
 }
 
 /// What `health` shows of the remote.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RemoteView {
     pub state: Discovery,
     /// How the remote answers now (every call counts, not only discovery).
@@ -253,7 +275,7 @@ pub struct RemoteView {
     /// Where the configured token travels (never the token): a 401's advice follows it.
     pub auth: super::AuthMode,
     /// The safe class of the last failed discovery or refresh.
-    pub last_error: Option<&'static str>,
+    pub last_error: Option<Cow<'static, str>>,
     pub attempts: u64,
     pub compatibility: Option<Compatibility>,
     pub card_sha256: Option<String>,
@@ -276,7 +298,7 @@ pub struct RemoteView {
     pub operations: std::collections::BTreeMap<Method, OpStatus>,
     /// What the supervisor can do with the remote now (`observe`, `claim`, `renew`, `release`,
     /// `submit`, `intervene`, `cancel`, `readback`).
-    pub can: Vec<&'static str>,
+    pub can: Vec<Cow<'static, str>>,
     /// What `qualify` found for this remote and its current card (`passed`, `failed`, `none`).
     pub qualification: Qualification,
     /// `ARGUS_SUPERVISOR_REQUIRE_QUALIFICATION`: claims and new writes wait for `passed`.
@@ -389,7 +411,7 @@ impl LiveRemote {
             status: t.now,
             since: t.since,
             failed_calls: t.failing.values().map(|s| s.calls).max().unwrap_or(0),
-            last_error: t.last_error,
+            last_error: t.last_error.map(Cow::Borrowed),
         }
     }
 
@@ -473,9 +495,13 @@ impl LiveRemote {
             v.qualification = self.qualification(&c.card().sha256);
             v.operations = c.operations();
             v.can = if v.quarantine.is_some() {
-                c.can().into_iter().filter(|a| *a == "observe").collect()
-            } else {
                 c.can()
+                    .into_iter()
+                    .filter(|a| *a == "observe")
+                    .map(Cow::Borrowed)
+                    .collect()
+            } else {
+                c.can().into_iter().map(Cow::Borrowed).collect()
             };
             v.compatibility = Some(if v.quarantine.is_some() {
                 Compatibility::QuarantinedPendingReview
@@ -531,7 +557,7 @@ impl LiveRemote {
             Err(e) => {
                 let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
                 v.attempts += 1;
-                v.last_error = Some(e.class());
+                v.last_error = Some(Cow::Borrowed(e.class()));
                 return Err(e);
             }
         };

@@ -29,13 +29,13 @@ use card::{CardInfo, Dialect, Method};
 pub use http::{AuthHeaders, AuthMode, Endpoint, HttpConfig, TrustError};
 use http::{Http, VersionHeader};
 pub use live::{Answering, AnsweringChange, AnsweringView, Discovery, LiveRemote, RemoteView};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// What is known about one logical operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpStatus {
     /// The remote accepted it at least once.
@@ -54,7 +54,7 @@ pub struct MutationSupport {
 }
 
 /// The remote's compatibility classes (the README's "A2A client and probe").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compatibility {
     VerifiedCompatible,

@@ -5,6 +5,8 @@
 //! through the campaign's machine like every other event: this module has no path to the remote
 //! client. It must never return a secret (presence is reported as a boolean) or remote error text.
 
+pub mod client;
+pub mod contract;
 pub mod health;
 pub(crate) mod reply;
 pub(crate) mod verbs;
@@ -23,11 +25,15 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 pub const PREFIX: &str = "/api/plugins/argus-supervisor";
+/// The file under the state root holding the API token `serve` made for a Unix socket when none
+/// was given (mode 0600): what a local client on the same machine (the OpenOperator plugin, the
+/// CLI with `--home`) reads.
+pub const TOKEN_FILE: &str = "api-token";
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
@@ -36,10 +42,9 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct HealthInfo {
     pub controller_id: String,
     pub heartbeat_seconds: f64,
-    pub remote: Value,
+    /// The remote when it is not a watched one (the demo's simulator); `serve`'s comes live.
+    pub remote: Option<health::SimulatedRemote>,
     pub argus_runtime_present: bool,
-    pub foreman_enabled: bool,
-    pub foreman_present: bool,
     pub opentraining_token_present: bool,
     pub api_token_present: bool,
     /// The build, state root and installed Argus of this deployment (`qualify --deployment`
@@ -74,10 +79,10 @@ impl std::fmt::Debug for RemoteNowSource {
 
 /// A source of the live parts of `health`.
 #[derive(Clone)]
-pub struct LiveHealth(pub(crate) Arc<dyn Fn() -> Value + Send + Sync>);
+pub struct LiveHealth(pub(crate) Arc<dyn Fn() -> health::LiveParts + Send + Sync>);
 
 impl LiveHealth {
-    pub fn new(f: impl Fn() -> Value + Send + Sync + 'static) -> Self {
+    pub fn new(f: impl Fn() -> health::LiveParts + Send + Sync + 'static) -> Self {
         LiveHealth(Arc::new(f))
     }
 }
@@ -90,9 +95,11 @@ impl std::fmt::Debug for LiveHealth {
 
 /// Whether this daemon supervises (`ARGUS_SUPERVISOR_ENABLED`): a mode of the API. Off, it serves
 /// the persisted state and refuses every verb (`supervision_off`), whatever the remote's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Supervision {
+    #[serde(rename = "on")]
     On,
+    #[serde(rename = "off (ARGUS_SUPERVISOR_ENABLED=0)")]
     Off,
 }
 

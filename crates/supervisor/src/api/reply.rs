@@ -88,11 +88,6 @@ impl ActionAnswer {
         }
     }
 
-    /// An answer as the API sent it (a body of another shape reads as an empty answer).
-    pub fn read(v: &Value) -> ActionAnswer {
-        ActionAnswer::deserialize(v).unwrap_or_default()
-    }
-
     /// The answer's line: its message, else its error's, else its outcome and state.
     pub fn line(&self) -> String {
         let said = self.message.as_ref();
@@ -591,7 +586,7 @@ mod tests {
                 "lease": {"controller_id": "us", "epoch": 3, "expires_at": 1_700_000_000u64},
             })
         );
-        let read = ActionAnswer::read(&body);
+        let read: ActionAnswer = serde_json::from_value(body.clone()).expect("reads back");
         assert!(read.was_done());
         assert_eq!(read.lease, Some(lease));
         let refused = HttpReply::of(Verb::Submit, &reply(Some(RefusalCode::NoLease), None));
@@ -615,7 +610,7 @@ mod tests {
         );
         assert_eq!(body["refused_by"], "supervisor");
         assert_eq!(body["error"]["code"], "no_lease");
-        let read = ActionAnswer::read(&body);
+        let read: ActionAnswer = serde_json::from_value(body.clone()).expect("reads back");
         assert!(!read.was_done());
         assert_eq!(read.refused_by, Some(RefusedBy::Supervisor));
         assert_eq!(read.line(), body["message"].as_str().unwrap_or_default());
@@ -626,9 +621,10 @@ mod tests {
             "{own}"
         );
         assert!(own["error"].get("field").is_none(), "{own}");
-        // A body of another shape reads as an empty answer, never a done one, said as unknown.
-        assert!(!ActionAnswer::read(&json!([1, 2])).was_done());
-        assert_eq!(ActionAnswer::read(&Value::Null).line(), "-: -");
+        // A body of another shape is not an answer (the client says it cannot read it).
+        assert!(serde_json::from_value::<ActionAnswer>(json!([1, 2])).is_err());
+        assert!(serde_json::from_value::<ActionAnswer>(json!("done")).is_err());
+        assert_eq!(ActionAnswer::default().line(), "-: -");
         // Pending: the wait ran out, and the state may be unknown (null, present).
         let pending = serde_json::to_value(ActionAnswer {
             outcome: Some(Outcome::Pending),

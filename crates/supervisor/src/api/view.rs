@@ -359,6 +359,50 @@ fn timeline(d: &CampaignDoc) -> Vec<TimelineStep> {
         .collect()
 }
 
+/// A value as its word on the wire: a unit variant's name as serde spells it (`verified_compatible`),
+/// anything else as its JSON.
+pub fn word<T: Serialize>(x: &T) -> String {
+    let json = serde_json::to_string(x).unwrap_or_default();
+    serde_json::from_str::<String>(&json).unwrap_or(json)
+}
+
+/// An event as a terminal says it: its type, and its own fields as key and text (nested keys
+/// joined with `.`, lists as `[a, b]`, none as `-`). Remote text is in the values as it is: the
+/// reader cleans it.
+pub fn event_fields(e: &Significant) -> (String, Vec<(String, String)>) {
+    use serde_json::Value;
+    fn text(v: &Value) -> String {
+        match v {
+            Value::Null => "-".into(),
+            Value::String(t) => t.clone(),
+            other => other.to_string(),
+        }
+    }
+    fn flat(key: &str, v: &Value, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::Object(o) if !o.is_empty() => {
+                for (k, v) in o {
+                    flat(&format!("{key}.{k}"), v, out);
+                }
+            }
+            Value::Array(a) => out.push((
+                key.to_string(),
+                format!("[{}]", a.iter().map(text).collect::<Vec<_>>().join(", ")),
+            )),
+            other => out.push((key.to_string(), text(other))),
+        }
+    }
+    let mut fields = vec![];
+    let Ok(Value::Object(mut event)) = serde_json::to_value(e) else {
+        return ("-".into(), fields);
+    };
+    let kind = event.remove("type").unwrap_or(Value::Null);
+    for (k, v) in &event {
+        flat(k, v, &mut fields);
+    }
+    (text(&kind), fields)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! in its `health` (`deployment`, `foreman_runtime`), read over its API — never from this build's
 //! own word. A field that cannot be known here says why.
 
+use crate::api::client::Client;
 use crate::deployment::{Build, Deployment};
 use serde::Serialize;
 use std::path::Path;
@@ -141,34 +142,36 @@ impl DeploymentPart {
 }
 
 /// Read the deployment at `base` (`http(s)://HOST:PORT` or `unix:PATH`; its token as
-/// [`crate::cli::Api::of_root`] finds it).
+/// [`Client::of_root`] finds it), from its `health` read whole.
 pub async fn read(base: &str, home: &Path, build: Build) -> DeploymentPart {
-    let api = match crate::cli::Api::of_root(base, home) {
-        Ok(a) => a,
-        Err(e) => return DeploymentPart::not_read(build, &e),
+    let health = match Client::of_root(base, home) {
+        Ok(api) => api.health().await,
+        Err(e) => Err(e),
     };
-    let health = match api.call("/health", None).await {
-        Ok((_, v)) => v,
-        Err((_, why)) => return DeploymentPart::not_read(build, &why),
-    };
-    match serde_json::from_value::<Deployment>(health["deployment"].clone()) {
-        Ok(deployed) => DeploymentPart {
-            build,
-            deployed: Some(deployed),
-            foreman_runtime: serde_json::from_value(health["foreman_runtime"].clone()).ok(),
-            unknown: None,
-            heartbeat: serde_json::from_value::<HeartbeatSeen>(health["heartbeat"].clone())
-                .ok()
-                .map(|h| HeartbeatSeen {
-                    argus_wakes: health["argus_wakes"].as_u64(),
-                    ..h
+    match health {
+        Ok(h) => match h.deployment {
+            Some(deployed) => DeploymentPart {
+                build,
+                deployed: Some(deployed),
+                foreman_runtime: h.foreman_runtime.map(|f| ForemanInstalled {
+                    foreman_core: f.foreman_core,
+                    sha256: f.sha256,
                 }),
-            tests: Err("not read".into()),
-            image: Err("not read".into()),
+                unknown: None,
+                heartbeat: Some(HeartbeatSeen {
+                    seconds: h.heartbeat.seconds,
+                    ticks: h.heartbeat.ticks,
+                    decision_points: Some(h.heartbeat.decision_points),
+                    argus_wakes: h.argus_wakes,
+                }),
+                tests: Err("not read".into()),
+                image: Err("not read".into()),
+            },
+            None => DeploymentPart::not_read(
+                build,
+                "its health says nothing of its deployment (it is not a `serve`)",
+            ),
         },
-        Err(_) => DeploymentPart::not_read(
-            build,
-            "its health says nothing of its deployment (a build older than this one, or the token was refused)",
-        ),
+        Err(why) => DeploymentPart::not_read(build, &why),
     }
 }

@@ -11,15 +11,11 @@
 
 use super::{Check, CheckId, DaemonPlan, Grade, Options, WritePlan};
 use crate::a2a::A2aClient;
-use crate::api::{ActionAnswer, CampaignView};
-use crate::cli::Api;
+use crate::api::client::Client;
+use crate::api::contract::{ActionInput, CampaignView, Feed};
 use crate::control::trial::Trial;
 use crate::protocol::Method;
-use crate::runtime::messages::Feed;
-use crate::security::Secret;
 use argus_machines::{ControllerId, TaskId, Verb};
-use serde::Deserialize;
-use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -103,7 +99,7 @@ impl Acceptance<'_> {
     }
 
     /// The child's API once it answers (its token is the one it made for its socket).
-    async fn api(&self, child: &mut Child) -> Result<Api, String> {
+    async fn api(&self, child: &mut Child) -> Result<Client, String> {
         let socket = self.home.join("api.sock");
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -113,12 +109,10 @@ impl Acceptance<'_> {
                     self.home.join("daemon.log").display()
                 ));
             }
-            let token = std::fs::read_to_string(self.home.join(crate::daemon::TOKEN_FILE))
-                .ok()
-                .map(|t| Secret::new(t.trim().to_string()));
+            let token = crate::api::client::kept_token(&self.home);
             if let (true, Some(token)) = (socket.exists(), token) {
-                let api = Api::with_token(&format!("unix:{}", socket.display()), Some(token))?;
-                if api.call("/health/live", None).await.is_ok() {
+                let api = Client::with_token(&format!("unix:{}", socket.display()), Some(token))?;
+                if api.get("/health/live").await.is_ok() {
                     return Ok(api);
                 }
             }
@@ -131,7 +125,7 @@ impl Acceptance<'_> {
 
     async fn wait_view(
         &self,
-        api: &Api,
+        api: &Client,
         secs: u64,
         ok: impl Fn(&CampaignView) -> bool,
     ) -> Result<CampaignView, Option<CampaignView>> {
@@ -139,8 +133,8 @@ impl Acceptance<'_> {
         let deadline = Instant::now() + Duration::from_secs(secs);
         let mut last = None;
         loop {
-            let read = api.call(&path, None).await.ok();
-            if let Some(v) = read.and_then(|(_, v)| CampaignView::deserialize(v).ok()) {
+            let read = api.get(&path).await.ok();
+            if let Some(v) = read.and_then(|r| r.read::<CampaignView>().ok()) {
                 if ok(&v) {
                     return Ok(v);
                 }
@@ -154,39 +148,33 @@ impl Acceptance<'_> {
     }
 }
 
-async fn act(api: &Api, campaign: &str, verb: &str, body: Value) -> Result<Value, String> {
-    match api
-        .call(&format!("/campaigns/{campaign}/{verb}"), Some(body))
+/// `verb` on the campaign through the child's API: done, or what it said instead.
+async fn act(api: &Client, campaign: &str, verb: Verb, input: ActionInput) -> Result<(), String> {
+    let reply = api
+        .act(campaign, verb, &input)
         .await
-    {
-        Ok((_, v)) => {
-            let a = ActionAnswer::read(&v);
-            if a.was_done() {
-                return Ok(v);
-            }
-            let said = a.message.or(a.error.map(|e| e.message));
-            let said = said.as_deref().map_or("not done".into(), crate::cli::clean);
-            Err(format!("{verb}: {said}"))
-        }
-        Err((_, e)) => Err(format!("{verb}: {e}")),
+        .map_err(|e| format!("{verb}: {e}"))?;
+    let a = reply.answer().map_err(|e| format!("{verb}: {e}"))?;
+    if a.was_done() {
+        return Ok(());
     }
+    let said = a.message.or(a.error.map(|e| e.message));
+    let said = said.as_deref().map_or("not done".into(), crate::cli::clean);
+    Err(format!("{verb}: {said}"))
 }
 
 /// How many lines the campaign's feed holds (`None`: it could not be read).
-async fn feed_len(api: &Api, campaign: &str) -> Option<usize> {
-    api.call(&format!("/campaigns/{campaign}/messages"), None)
+async fn feed_len(api: &Client, campaign: &str) -> Option<usize> {
+    let reply = api
+        .get(&format!("/campaigns/{campaign}/messages"))
         .await
-        .ok()
-        .and_then(|(_, v)| serde_json::from_value::<Feed>(v).ok())
-        .map(|feed| feed.messages.len())
+        .ok()?;
+    reply.read::<Feed>().ok().map(|feed| feed.messages.len())
 }
 
-async fn ticks(api: &Api) -> u64 {
-    api.call("/health", None)
-        .await
-        .ok()
-        .and_then(|(_, v)| v.pointer("/heartbeat/ticks").and_then(Value::as_u64))
-        .unwrap_or(0)
+/// The child's heartbeat ticks so far (0 when its health cannot be read).
+async fn ticks(api: &Client) -> u64 {
+    api.health().await.map_or(0, |h| h.heartbeat.ticks)
 }
 
 fn task_of(v: &CampaignView) -> Option<String> {
@@ -263,7 +251,7 @@ async fn steps(a: &mut Acceptance<'_>) {
 }
 
 /// Attach, claim and submit through the child's API, until a task is bound.
-async fn claim_submit(a: &mut Acceptance<'_>, campaign: &str) -> Option<(Child, Api, String)> {
+async fn claim_submit(a: &mut Acceptance<'_>, campaign: &str) -> Option<(Child, Client, String)> {
     let t = Instant::now();
     let mut child = match a.spawn() {
         Ok(c) => c,
@@ -281,16 +269,17 @@ async fn claim_submit(a: &mut Acceptance<'_>, campaign: &str) -> Option<(Child, 
     };
     let objective = "argus-supervisor qualify: live acceptance";
     let started = async {
-        act(&api, campaign, "observe", json!({"objective": objective})).await?;
-        let claimed = act(&api, campaign, "claim", json!({})).await?;
-        act(
-            &api,
-            campaign,
-            "submit",
-            json!({"message": a.write.message}),
-        )
-        .await?;
-        Ok::<Value, String>(claimed)
+        let observe = ActionInput {
+            objective: Some(objective.into()),
+            ..ActionInput::default()
+        };
+        act(&api, campaign, Verb::Observe, observe).await?;
+        act(&api, campaign, Verb::Claim, ActionInput::default()).await?;
+        let submit = ActionInput {
+            message: Some(a.write.message.clone()),
+            ..ActionInput::default()
+        };
+        act(&api, campaign, Verb::Submit, submit).await
     }
     .await;
     if let Err(e) = started {
@@ -322,7 +311,7 @@ async fn claim_submit(a: &mut Acceptance<'_>, campaign: &str) -> Option<(Child, 
 }
 
 /// Polls against feed lines over eight heartbeats: a spammer adds one per poll.
-async fn no_spam(a: &mut Acceptance<'_>, api: &Api, campaign: &str) -> bool {
+async fn no_spam(a: &mut Acceptance<'_>, api: &Client, campaign: &str) -> bool {
     let t = Instant::now();
     let (lines0, ticks0) = (feed_len(api, campaign).await, ticks(api).await);
     let window = Duration::from_secs(a.plan.heartbeat_secs * 8);
@@ -360,7 +349,7 @@ async fn restart(
     a: &mut Acceptance<'_>,
     mut child: Child,
     task: &str,
-) -> Option<(Child, Api, CampaignView)> {
+) -> Option<(Child, Client, CampaignView)> {
     let t = Instant::now();
     let _ = child.0.start_kill();
     let _ = child.0.wait().await;
@@ -463,7 +452,7 @@ async fn release(
     a: &mut Acceptance<'_>,
     client: &A2aClient,
     remote: &Trial<'_, A2aClient>,
-    api: &Api,
+    api: &Client,
     campaign: &str,
     task: &str,
     after: &CampaignView,
@@ -472,14 +461,11 @@ async fn release(
     let mut said = vec![];
     let allowed = |v: &CampaignView, verb: Verb| v.allowed_actions.contains(&verb);
     if allowed(after, Verb::Cancel) {
-        match act(
-            api,
-            campaign,
-            "cancel",
-            json!({"reason": "argus-supervisor qualify: the live acceptance is over"}),
-        )
-        .await
-        {
+        let cancel = ActionInput {
+            reason: Some("argus-supervisor qualify: the live acceptance is over".into()),
+            ..ActionInput::default()
+        };
+        match act(api, campaign, Verb::Cancel, cancel).await {
             Ok(_) => said.push("cancel done".to_string()),
             Err(e) => said.push(e),
         }
@@ -492,7 +478,7 @@ async fn release(
         .await
         .map_or_else(|last| last, Some);
     if now.is_some_and(|v| allowed(&v, Verb::Release)) {
-        match act(api, campaign, "release", json!({})).await {
+        match act(api, campaign, Verb::Release, ActionInput::default()).await {
             Ok(_) => said.push("release done".into()),
             Err(e) => said.push(e),
         }

@@ -12,6 +12,7 @@ use super::recover;
 use super::reduce::{EventLine, WakeSink};
 use super::reply::{AnswerReply, CommandReply};
 use super::shared::{FeedNews, Shared};
+use super::stats::{NoticeMode, NoticeView};
 use super::{upgrade_state_root, Actor, CampaignDoc, OperatorCommand, RuntimeConfig, Stats};
 use crate::control::{Clock, Transport};
 use crate::security::Untrusted;
@@ -696,45 +697,45 @@ impl Runtime {
     /// How the remote's changes are noticed, and why: by the heartbeat always; between
     /// heartbeats, for a controlled campaign whose attempt is live, by a stream where the remote's
     /// card says it streams (and the cap leaves room), and by hot polls otherwise.
-    pub fn notice_mode(&self) -> serde_json::Value {
+    pub fn notice_mode(&self) -> NoticeView {
         let c = &self.shared.config;
         let live = self.live_campaigns();
         let remote_streams = (self.shared.core_env.remote_streams)();
         let (mode, why) = match (remote_streams, c.max_streams > 0, c.hot_poll.is_some()) {
             (true, true, false) => (
-                "streaming",
+                NoticeMode::Streaming,
                 "the remote's card says it streams: a controlled campaign whose attempt is running or asking is followed by a subscription whose updates ring for a read; hot polling is off (ARGUS_SUPERVISOR_HOT_POLL_SECONDS=0), so beyond the cap on open streams, and while a stream that ended waits to be opened again, a change is noticed at the next heartbeat",
             ),
             (true, true, true) => (
-                "streaming",
+                NoticeMode::Streaming,
                 "the remote's card says it streams: a controlled campaign whose attempt is running or asking is followed by a subscription whose updates ring for a read; beyond the cap on open streams, and while a stream that ended waits to be opened again, by hot polls within the budget; every campaign is still read at its heartbeat",
             ),
             (true, false, true) => (
-                "polling",
+                NoticeMode::Polling,
                 "the remote streams, but ARGUS_SUPERVISOR_MAX_STREAMS=0: every campaign is read at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, by hot polls that together stay within the budget",
             ),
             (false, _, true) => (
-                "polling",
+                NoticeMode::Polling,
                 "the remote's card does not say it streams: every campaign is read at its heartbeat, and a controlled campaign whose attempt is running or asking also between heartbeats, by hot polls that together stay within the budget (on top of the heartbeat's requests)",
             ),
             (_, _, false) => (
-                "heartbeat",
+                NoticeMode::Heartbeat,
                 "hot polling is off (ARGUS_SUPERVISOR_HOT_POLL_SECONDS=0) and the remote is not streamed: a change is noticed at the next heartbeat",
             ),
         };
-        serde_json::json!({
-            "mode": mode,
-            "why": why,
-            "remote_streams": remote_streams,
-            "heartbeat_seconds": c.heartbeat.as_secs_f64(),
-            "hot_poll_seconds": c.hot_poll.map(|d| d.as_secs_f64()),
-            "budget_requests_per_second": c.hot_budget_rps,
-            "live_campaigns": live,
-            "hot_interval_seconds_now": c.hot_interval(live).map(|d| d.as_secs_f64()),
-            "streams_open": self.open_streams(),
-            "max_streams": c.max_streams,
-            "stream_silence_seconds": c.stream_silence.as_secs_f64(),
-        })
+        NoticeView {
+            mode,
+            why: why.into(),
+            remote_streams,
+            heartbeat_seconds: c.heartbeat.as_secs_f64(),
+            hot_poll_seconds: c.hot_poll.map(|d| d.as_secs_f64()),
+            budget_requests_per_second: c.hot_budget_rps,
+            live_campaigns: live,
+            hot_interval_seconds_now: c.hot_interval(live).map(|d| d.as_secs_f64()),
+            streams_open: self.open_streams(),
+            max_streams: c.max_streams,
+            stream_silence_seconds: c.stream_silence.as_secs_f64(),
+        }
     }
 
     /// The ids of the campaigns driven (a file recovery set aside is none).

@@ -41,4 +41,4 @@ pub use document::{
 };
 pub use handle::{CampaignHandle, Runtime, RuntimeError};
 pub use shared::FeedNews;
-pub use stats::Stats;
+pub use stats::{NoticeMode, NoticeView, Stats};

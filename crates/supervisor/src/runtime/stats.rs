@@ -3,6 +3,33 @@
 use prometheus_client::metrics::histogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// How the remote's changes are noticed, as `health` says it ([`crate::runtime::Runtime::notice_mode`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NoticeView {
+    pub mode: NoticeMode,
+    /// Why, in words, from the configuration and the remote's card.
+    pub why: String,
+    /// The remote's card says it streams.
+    pub remote_streams: bool,
+    pub heartbeat_seconds: f64,
+    pub hot_poll_seconds: Option<f64>,
+    pub budget_requests_per_second: f64,
+    pub live_campaigns: u64,
+    pub hot_interval_seconds_now: Option<f64>,
+    pub streams_open: u64,
+    pub max_streams: u64,
+    pub stream_silence_seconds: f64,
+}
+
+/// Between heartbeats: by streams, by hot polls, or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeMode {
+    Streaming,
+    Polling,
+    Heartbeat,
+}
+
 /// Counters for tests, the API and benchmarks.
 #[derive(Debug, Default)]
 pub struct Stats {

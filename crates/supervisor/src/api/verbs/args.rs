@@ -2,9 +2,8 @@
 //! takes which is its row of the table (`verbs!`), and what the route's body may hold is the
 //! machine's [`Verb::takes`].
 
-use super::{said, Args, Body, HttpReply};
+use super::{said, ActionInput, Args, HttpReply};
 use argus_machines::{Takes, Verb};
-use serde_json::{json, Value};
 
 /// The campaign alone.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
@@ -41,14 +40,14 @@ pub struct MaybeMessage {
 }
 
 impl Args for Plain {
-    fn parse(_: Verb, id: String, _: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, _: ActionInput) -> Result<Self, HttpReply> {
         Ok(Plain { id })
     }
     fn id(&self) -> &str {
         &self.id
     }
-    fn body(&self) -> Value {
-        json!({})
+    fn input(&self) -> ActionInput {
+        ActionInput::default()
     }
 }
 
@@ -60,7 +59,7 @@ impl Reasoned {
 }
 
 impl Args for Reasoned {
-    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, body: ActionInput) -> Result<Self, HttpReply> {
         Ok(Reasoned {
             id,
             reason: body.reason,
@@ -69,8 +68,11 @@ impl Args for Reasoned {
     fn id(&self) -> &str {
         &self.id
     }
-    fn body(&self) -> Value {
-        json!({ "reason": self.reason })
+    fn input(&self) -> ActionInput {
+        ActionInput {
+            reason: self.reason.clone(),
+            ..ActionInput::default()
+        }
     }
 }
 
@@ -82,7 +84,7 @@ impl Message {
 }
 
 impl Args for Message {
-    fn parse(verb: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(verb: Verb, id: String, body: ActionInput) -> Result<Self, HttpReply> {
         match (body.message(), verb.takes()) {
             (Some(message), _) => Ok(Message { id, message }),
             (None, Takes::Message { required: true }) => Err(HttpReply::invalid(&format!(
@@ -97,8 +99,11 @@ impl Args for Message {
     fn id(&self) -> &str {
         &self.id
     }
-    fn body(&self) -> Value {
-        json!({ "message": self.message })
+    fn input(&self) -> ActionInput {
+        ActionInput {
+            message: Some(self.message.clone()),
+            ..ActionInput::default()
+        }
     }
 }
 
@@ -110,7 +115,7 @@ impl MaybeMessage {
 }
 
 impl Args for MaybeMessage {
-    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, body: ActionInput) -> Result<Self, HttpReply> {
         Ok(MaybeMessage {
             id,
             message: body.message(),
@@ -119,7 +124,10 @@ impl Args for MaybeMessage {
     fn id(&self) -> &str {
         &self.id
     }
-    fn body(&self) -> Value {
-        json!({ "message": self.message })
+    fn input(&self) -> ActionInput {
+        ActionInput {
+            message: self.message.clone(),
+            ..ActionInput::default()
+        }
     }
 }

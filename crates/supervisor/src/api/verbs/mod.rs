@@ -22,11 +22,11 @@ pub use resolve::Resolve;
 /// and the body the CLI posts back. Several verbs share a shape ([`args`]); `verb` is the one asked.
 pub(crate) trait Args: Sized {
     /// The verb's arguments from an action route's body, or a 400 naming what is wrong.
-    fn parse(verb: Verb, id: String, body: Body) -> Result<Self, HttpReply>;
+    fn parse(verb: Verb, id: String, body: ActionInput) -> Result<Self, HttpReply>;
     /// The campaign it is for.
     fn id(&self) -> &str;
-    /// The body the CLI posts to the verb's route.
-    fn body(&self) -> Value;
+    /// The input the CLI posts to the verb's route.
+    fn input(&self) -> ActionInput;
 }
 
 /// What a row of the table does: one step through the campaign's machine.
@@ -77,7 +77,7 @@ macro_rules! verbs {
 
         impl VerbArgs {
             /// `verb` on campaign `id`, from the route's body.
-            pub fn parse(verb: Verb, id: String, body: Body) -> Result<VerbArgs, HttpReply> {
+            pub fn parse(verb: Verb, id: String, body: ActionInput) -> Result<VerbArgs, HttpReply> {
                 Ok(match verb {
                     $(Verb::$verb => VerbArgs::$verb(<$args as Args>::parse(verb, id, body)?),)*
                 })
@@ -96,10 +96,10 @@ macro_rules! verbs {
                 }
             }
 
-            /// The body the CLI posts to the verb's route.
-            pub fn body(&self) -> Value {
+            /// The input the CLI posts to the verb's route.
+            pub fn input(&self) -> ActionInput {
                 match self {
-                    $(VerbArgs::$verb(v) => v.body(),)*
+                    $(VerbArgs::$verb(v) => v.input(),)*
                 }
             }
 
@@ -159,23 +159,29 @@ pub(crate) use crate::api::reply::HttpReply;
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb, Verdict};
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 /// How long an action waits for its outcome before answering 202 with the state to poll.
 pub const ACTION_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The JSON body an action route takes (every field optional; unknown fields refused).
-#[derive(Debug, Clone, Default, Deserialize)]
+/// The JSON body an action route takes (every field optional; unknown fields refused), and the
+/// one the CLI and `qualify` post (a field left out is not sent).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Body {
+pub struct ActionInput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `resolve`: the task the ambiguous write created (applied), or…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied: Option<String>,
     /// …`resolve`: it was not applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_applied: Option<bool>,
 }
 
@@ -186,9 +192,9 @@ pub const REASON_MAX_BYTES: usize = 4096;
 /// An action's body, or a 400 naming the field and what is wrong with it (a syntax error names
 /// the line and column instead). The body is one JSON value and nothing after it: in
 /// `{"objective":"x"}{"objective":"y"}` neither object is the operator's.
-fn body_of(bytes: &[u8]) -> Result<Body, HttpReply> {
+fn body_of(bytes: &[u8]) -> Result<ActionInput, HttpReply> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let body = serde_path_to_error::deserialize::<_, Body>(&mut *de).map_err(|e| {
+    let body = serde_path_to_error::deserialize::<_, ActionInput>(&mut *de).map_err(|e| {
         // The body as a whole has an empty path (serde names an unknown field in its message).
         let whole = e.path().iter().next().is_none();
         let path = e.path().to_string();
@@ -212,7 +218,7 @@ fn body_of(bytes: &[u8]) -> Result<Body, HttpReply> {
     Ok(body)
 }
 
-impl Body {
+impl ActionInput {
     /// A field over its limit, refused with the limit (413), never cut.
     fn too_large(&self) -> Option<HttpReply> {
         [
@@ -286,7 +292,7 @@ fn about(mut reply: HttpReply, field: Option<String>) -> HttpReply {
 /// any, is logged (bounded); the verb answers.
 pub async fn act(rt: &Runtime, verb: Verb, id: String, body: &[u8]) -> HttpReply {
     let body = if body.is_empty() {
-        Body::default()
+        ActionInput::default()
     } else {
         match body_of(body) {
             Ok(b) => b,

@@ -1,11 +1,10 @@
 //! `observe`: create a campaign (or attach it to an existing remote task). Idempotent when the
 //! objective (and task) match.
 
-use super::{command, Args, Body, HttpReply};
+use super::{command, ActionInput, Args, HttpReply};
 use crate::api::{ActionAnswer, ApiError};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
-use serde_json::{json, Value};
 
 /// Create (or attach) a campaign, optionally bound to an existing remote task. Idempotent when
 /// the objective (and task) match.
@@ -23,7 +22,7 @@ impl Args for Observe {
         &self.id
     }
 
-    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, body: ActionInput) -> Result<Self, HttpReply> {
         Ok(Observe {
             id,
             objective: body.objective.unwrap_or_default(),
@@ -31,8 +30,12 @@ impl Args for Observe {
         })
     }
 
-    fn body(&self) -> Value {
-        json!({"objective": self.objective, "task_id": self.task})
+    fn input(&self) -> ActionInput {
+        ActionInput {
+            objective: Some(self.objective.clone()),
+            task_id: self.task.clone(),
+            ..ActionInput::default()
+        }
     }
 }
 

@@ -1,9 +1,8 @@
 //! `resolve`'s arguments: the operator's confirmation of an ambiguous write the remote cannot
 //! read back (what it does is its row of the table).
 
-use super::{Args, Body, HttpReply};
+use super::{ActionInput, Args, HttpReply};
 use argus_machines::Verb;
-use serde_json::{json, Value};
 
 /// Confirm an ambiguous write that the remote cannot read back.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
@@ -24,7 +23,7 @@ impl Args for Resolve {
     }
 
     /// Exactly one of `{"applied": TASK_ID}` or `{"not_applied": true}`.
-    fn parse(_: Verb, id: String, body: Body) -> Result<Self, HttpReply> {
+    fn parse(_: Verb, id: String, body: ActionInput) -> Result<Self, HttpReply> {
         match (body.applied, body.not_applied.unwrap_or(false)) {
             (Some(task), false) if !task.trim().is_empty() => Ok(Resolve {
                 id,
@@ -42,10 +41,16 @@ impl Args for Resolve {
         }
     }
 
-    fn body(&self) -> Value {
+    fn input(&self) -> ActionInput {
         match &self.applied {
-            Some(t) => json!({"applied": t}),
-            None => json!({"not_applied": self.not_applied}),
+            Some(t) => ActionInput {
+                applied: Some(t.clone()),
+                ..ActionInput::default()
+            },
+            None => ActionInput {
+                not_applied: Some(self.not_applied),
+                ..ActionInput::default()
+            },
         }
     }
 }
