@@ -858,7 +858,7 @@ fn qualify_reports_the_running_deployment_from_its_health_never_from_its_own_bui
     );
     let report = qualify(Some(&base), "not-the-token");
     assert!(
-        report.contains("| Deployed SHA (the running daemon's /health) | not known: its health says nothing of its deployment"),
+        report.contains("| Deployed SHA (the running daemon's /health) | not known: its health answered only its status: the token was not given or not accepted |"),
         "{report}"
     );
     assert!(!report.contains(API_TOKEN));

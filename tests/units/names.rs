@@ -1,6 +1,7 @@
 //! One name per concept (the glossary in docs/architecture.md): within each crate that ships, no
-//! two types visible outside their module (`pub`, `pub(crate)`, `pub(super)`) share a name. A
-//! name that means two things is a bug: the reader of one finds the other.
+//! two types visible outside their module (`pub`, `pub(crate)`, `pub(super)`), and no two type
+//! aliases (private ones too), share a name. A name that means two things is a bug: the reader of
+//! one finds the other.
 
 use super::source;
 use std::collections::BTreeMap;
@@ -28,8 +29,11 @@ impl<'a> Visit<'a> for Declared {
     fn visit_item_trait(&mut self, i: &'a syn::ItemTrait) {
         self.add(&i.vis, &i.ident);
     }
+    /// An alias counts even when private: it is a name a reader meets, and two aliases of one
+    /// name (`Answer<T>` in four files) are one concept spelt four times, or two concepts.
     fn visit_item_type(&mut self, i: &'a syn::ItemType) {
-        self.add(&i.vis, &i.ident);
+        self.0
+            .push((i.ident.to_string(), i.ident.span().start().line));
     }
 }
 
@@ -67,11 +71,11 @@ fn no_two_types_of_a_shipped_crate_share_a_name() {
 #[test]
 fn the_check_sees_a_second_type_of_the_same_name_and_leaves_private_ones_alone() {
     let file = source::parse(
-        "pub struct Reply;\nmod a { pub(crate) enum Reply {} struct Quiet; }\nstruct Quiet;\n",
+        "pub struct Reply;\nmod a { pub(crate) enum Reply {} struct Quiet; type Answer<T> = T; }\nstruct Quiet;\ntype Answer<T> = Option<T>;\n",
     )
     .expect("parses");
     let mut d = Declared::default();
     d.visit_file(&file);
     let names: Vec<&str> = d.0.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["Reply", "Reply"]);
+    assert_eq!(names, ["Reply", "Reply", "Answer", "Answer"]);
 }

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
 
-type Answer<T> = Result<T, RemoteError>;
+use crate::control::RemoteResult;
 
 /// The operation name a card read is noted under.
 const CARD: &str = "card";
@@ -417,7 +417,7 @@ impl LiveRemote {
 
     /// Note one call's outcome (`op`: which operation); a change of how the remote answers is
     /// told once.
-    fn noted<T>(&self, op: &'static str, result: Answer<T>) -> Answer<T> {
+    fn noted<T>(&self, op: &'static str, result: RemoteResult<T>) -> RemoteResult<T> {
         self.note(op, result.as_ref().err());
         result
     }
@@ -641,12 +641,12 @@ impl LiveRemote {
     }
 
     /// The client, for a read.
-    fn reader(&self) -> Answer<Arc<A2aClient>> {
+    fn reader(&self) -> RemoteResult<Arc<A2aClient>> {
         self.current().ok_or(RemoteError::Unavailable)
     }
 
     /// Refused locally once the remote is quarantined pending review.
-    fn not_quarantined(&self) -> Answer<()> {
+    fn not_quarantined(&self) -> RemoteResult<()> {
         let quarantined = self
             .view
             .lock()
@@ -666,7 +666,7 @@ impl LiveRemote {
     /// dropped the extension, an enforcement flag or an operation a moment ago never receives
     /// the write. Refused locally when the card cannot be re-read, is quarantined, or does not
     /// enable campaign control; each operation then checks that the card offers it.
-    async fn writer(&self) -> Answer<Arc<A2aClient>> {
+    async fn writer(&self) -> RemoteResult<Arc<A2aClient>> {
         if self.current().is_some() {
             if let Err(e) = self.refresh().await {
                 return Err(card_reread_refusal(e));
@@ -781,7 +781,7 @@ impl Transport for LiveRemote {
             );
         }
     }
-    async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> Answer<Updates> {
+    async fn subscribe(&self, task: &TaskId, bounds: StreamBounds) -> RemoteResult<Updates> {
         self.reader()?.subscribe(task, bounds).await
     }
 }

@@ -104,7 +104,7 @@ pub struct A2aClient {
     calls: Arc<CallCounts>,
     /// The question each asking task put in its history (a remote with no status message,
     /// fasta2a's way), by the task's change time: read once per question, not once per poll.
-    questions: Mutex<BTreeMap<TaskId, Asked>>,
+    questions: Mutex<BTreeMap<TaskId, QuestionRead>>,
     /// The zone the remote's times without one are read in (seconds east of UTC).
     naive_offset_secs: i32,
     /// A time without a zone was read from this remote (it is said in `health`).
@@ -112,7 +112,7 @@ pub struct A2aClient {
 }
 
 /// A task's question as last read: the change time it was read at, and its words (if any).
-type Asked = (Option<u64>, Option<crate::security::Untrusted>);
+type QuestionRead = (Option<u64>, Option<crate::security::Untrusted>);
 
 /// The most questions remembered (the oldest are forgotten; one is read again if asked).
 const QUESTIONS_KEPT: usize = 256;

@@ -4,6 +4,10 @@
 
 use thiserror::Error;
 
+/// What a call to the remote gives: its answer, or the class of its failure. The one alias of
+/// it (the A2A client, the tokens' requests and `qualify`'s trial all speak it).
+pub type RemoteResult<T> = Result<T, RemoteError>;
+
 /// Why a TLS handshake failed, in classes an operator can act on. Decided from the TLS library's
 /// error types, never from message text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -39,7 +39,7 @@ use argus_machines::{CampaignMachine, Policy, StateName};
 pub use argus_machines::{
     ControllerId, Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId, Verdict,
 };
-pub use error::{RemoteError, TlsClass};
+pub use error::{RemoteError, RemoteResult, TlsClass};
 pub use remote::{
     AnswerSource, Artifact, Evidence, Reading, RemoteAbility, RemoteAnswer, StreamBounds,
     StreamEnd, SubmitRequest, Update, Updates, ANSWER_MAX_BYTES,

@@ -18,7 +18,7 @@ use argus_machines::{
     ControllerId, Lease, LossReason, Operation, ReadbackAnswer, RequestId, TaskId,
 };
 
-type Answer<T> = Result<T, RemoteError>;
+use super::error::RemoteResult;
 
 /// The identity of one write: campaign, controller, the token's own epoch, the request id, and
 /// (for what the lease must still allow) the lease's expiry with the policy's margin. Made only
@@ -192,14 +192,14 @@ impl Request {
 /// What the remote answered to a [`Request`].
 #[derive(Debug)]
 pub enum Response {
-    Reading(Answer<Reading>),
-    Evidence(Answer<Evidence>),
-    Control(Answer<Option<Lease>>),
-    Lease(Answer<Lease>),
-    Released(Answer<()>),
+    Reading(RemoteResult<Reading>),
+    Evidence(RemoteResult<Evidence>),
+    Control(RemoteResult<Option<Lease>>),
+    Lease(RemoteResult<Lease>),
+    Released(RemoteResult<()>),
     /// A mutation's answer: a submit's task, nothing for a cancel or an intervention.
-    Written(Answer<Option<TaskId>>),
-    Readback(Answer<ReadbackAnswer>),
+    Written(RemoteResult<Option<TaskId>>),
+    Readback(RemoteResult<ReadbackAnswer>),
     /// Not sent: the lease was no longer usable (by the policy's margin) when its turn came.
     Expired,
 }
@@ -207,49 +207,49 @@ pub enum Response {
 /// Each answer of the kind asked for; an answer of another kind is a malformed response (a read
 /// that failed; a write given one is ambiguous: nothing proves it was not applied).
 impl Response {
-    pub fn reading(self) -> Answer<Reading> {
+    pub fn reading(self) -> RemoteResult<Reading> {
         match self {
             Response::Reading(r) => r,
             _ => Err(RemoteError::MalformedResponse),
         }
     }
 
-    pub fn evidence(self) -> Answer<Evidence> {
+    pub fn evidence(self) -> RemoteResult<Evidence> {
         match self {
             Response::Evidence(r) => r,
             _ => Err(RemoteError::MalformedResponse),
         }
     }
 
-    pub fn control(self) -> Answer<Option<Lease>> {
+    pub fn control(self) -> RemoteResult<Option<Lease>> {
         match self {
             Response::Control(r) => r,
             _ => Err(RemoteError::MalformedResponse),
         }
     }
 
-    pub fn lease(self) -> Answer<Lease> {
+    pub fn lease(self) -> RemoteResult<Lease> {
         match self {
             Response::Lease(r) => r,
             _ => Err(RemoteError::MalformedResponse),
         }
     }
 
-    pub fn released(self) -> Answer<()> {
+    pub fn released(self) -> RemoteResult<()> {
         match self {
             Response::Released(r) => r,
             _ => Err(RemoteError::MalformedResponse),
         }
     }
 
-    pub fn written(self) -> Answer<Option<TaskId>> {
+    pub fn written(self) -> RemoteResult<Option<TaskId>> {
         match self {
             Response::Written(r) => r,
             _ => Err(RemoteError::MalformedResponse),
         }
     }
 
-    pub fn readback(self) -> Answer<ReadbackAnswer> {
+    pub fn readback(self) -> RemoteResult<ReadbackAnswer> {
         match self {
             Response::Readback(r) => r,
             _ => Err(RemoteError::MalformedResponse),
@@ -338,19 +338,23 @@ pub enum Reader {
 /// about).
 #[derive(Debug)]
 pub enum Settled {
-    Reading(Answer<Reading>),
-    Evidence(TaskId, Option<RemoteTerminalLocalPending>, Answer<Evidence>),
+    Reading(RemoteResult<Reading>),
+    Evidence(
+        TaskId,
+        Option<RemoteTerminalLocalPending>,
+        RemoteResult<Evidence>,
+    ),
     Claim(RequestId, ClaimOutcome),
     Confirm(ConfirmOutcome),
-    StillOurs(Controller, Answer<Option<Lease>>),
+    StillOurs(Controller, RemoteResult<Option<Lease>>),
     Renew(RenewOutcome),
     /// The lease given back (as held when the release was sent), and the remote's answer.
-    Release(Observer, Lease, Answer<()>),
+    Release(Observer, Lease, RemoteResult<()>),
     Write(RequestId, WriteResult<Option<TaskId>>),
     Readback(RequestId, ReadbackOutcome),
-    RequestStatus(Reader, RequestId, Answer<ReadbackAnswer>),
+    RequestStatus(Reader, RequestId, RemoteResult<ReadbackAnswer>),
     /// Who holds the lease now (`None`: nobody).
-    Holder(Answer<Option<Lease>>),
+    Holder(RemoteResult<Option<Lease>>),
 }
 
 impl Waiting {
@@ -524,7 +528,7 @@ pub fn ask_evidence(task: TaskId) -> (Waiting, Request) {
 
 // What an answer makes of a token: the typestate rules, without I/O.
 impl Observer {
-    fn claimed(self, answer: Answer<Lease>, now: u64) -> ClaimOutcome {
+    fn claimed(self, answer: RemoteResult<Lease>, now: u64) -> ClaimOutcome {
         match answer {
             Ok(lease) if self.who.grants(self.epoch_floor, &lease, now) => {
                 ClaimOutcome::Granted(Controller {
@@ -537,7 +541,12 @@ impl Observer {
         }
     }
 
-    fn granted(self, read: Answer<Option<Lease>>, epoch: Option<u64>, now: u64) -> ConfirmOutcome {
+    fn granted(
+        self,
+        read: RemoteResult<Option<Lease>>,
+        epoch: Option<u64>,
+        now: u64,
+    ) -> ConfirmOutcome {
         match read {
             Ok(Some(lease))
                 if self.who.grants(self.epoch_floor, &lease, now)
@@ -560,7 +569,7 @@ impl Controller {
         self,
         request_id: RequestId,
         operation: Operation,
-        answer: Answer<T>,
+        answer: RemoteResult<T>,
     ) -> WriteResult<T> {
         match answer {
             Ok(value) => WriteResult::Applied(self, value),
@@ -578,7 +587,7 @@ impl Controller {
     }
 
     /// A renewal's answer must name us with the same epoch.
-    fn renewed(mut self, answer: Answer<Lease>) -> RenewOutcome {
+    fn renewed(mut self, answer: RemoteResult<Lease>) -> RenewOutcome {
         match answer {
             Ok(l) if l.controller_id == self.lease.controller_id && l.epoch == self.lease.epoch => {
                 self.lease.expires_at = self.lease.expires_at.max(l.expires_at);
@@ -594,7 +603,7 @@ impl Controller {
 }
 
 impl AmbiguousWrite {
-    fn read_back(self, answer: Answer<ReadbackAnswer>) -> ReadbackOutcome {
+    fn read_back(self, answer: RemoteResult<ReadbackAnswer>) -> ReadbackOutcome {
         match answer {
             Ok(ReadbackAnswer::Applied { task }) => self.resolved(Some(task)),
             Ok(ReadbackAnswer::NotApplied) => self.resolved(None),

@@ -20,7 +20,7 @@ pub(crate) struct Trial<'r, T: Transport> {
     controller_id: ControllerId,
 }
 
-type Answer<T> = Result<T, RemoteError>;
+use super::error::RemoteResult;
 
 impl<'r, T: Transport> Trial<'r, T> {
     pub(crate) fn new(remote: &'r T, campaign_id: &'r str, controller_id: ControllerId) -> Self {
@@ -47,18 +47,22 @@ impl<'r, T: Transport> Trial<'r, T> {
         }
     }
 
-    async fn lease(&self, request: Request) -> Answer<Lease> {
+    async fn lease(&self, request: Request) -> RemoteResult<Lease> {
         self.remote.call(request).await.lease()
     }
 
-    async fn written(&self, stamp: Stamp, mutation: Mutation) -> Answer<Option<TaskId>> {
+    async fn written(&self, stamp: Stamp, mutation: Mutation) -> RemoteResult<Option<TaskId>> {
         self.remote
             .call(Request::Write { stamp, mutation })
             .await
             .written()
     }
 
-    pub(crate) async fn claim(&self, ttl_seconds: u64, request_id: &RequestId) -> Answer<Lease> {
+    pub(crate) async fn claim(
+        &self,
+        ttl_seconds: u64,
+        request_id: &RequestId,
+    ) -> RemoteResult<Lease> {
         self.lease(Request::Claim(ClaimStamp {
             campaign_id: self.campaign_id.to_string(),
             controller_id: self.controller_id.clone(),
@@ -68,7 +72,7 @@ impl<'r, T: Transport> Trial<'r, T> {
         .await
     }
 
-    pub(crate) async fn read_control(&self) -> Answer<Option<Lease>> {
+    pub(crate) async fn read_control(&self) -> RemoteResult<Option<Lease>> {
         let request = Request::ReadControl(self.campaign_id.to_string());
         self.remote.call(request).await.control()
     }
@@ -79,7 +83,7 @@ impl<'r, T: Transport> Trial<'r, T> {
         epoch: u64,
         ttl_seconds: u64,
         request_id: &RequestId,
-    ) -> Answer<Lease> {
+    ) -> RemoteResult<Lease> {
         let stamp = self.stamp(epoch, request_id);
         self.lease(Request::Renew { stamp, ttl_seconds }).await
     }
@@ -90,7 +94,7 @@ impl<'r, T: Transport> Trial<'r, T> {
         epoch: u64,
         request_id: &RequestId,
         request: &SubmitRequest,
-    ) -> Answer<TaskId> {
+    ) -> RemoteResult<TaskId> {
         let submit = Mutation::Submit(request.clone());
         match self.written(self.stamp(epoch, request_id), submit).await {
             Ok(Some(task)) => Ok(task),
@@ -105,7 +109,7 @@ impl<'r, T: Transport> Trial<'r, T> {
         request_id: &RequestId,
         task: &TaskId,
         reason: &str,
-    ) -> Answer<()> {
+    ) -> RemoteResult<()> {
         let cancel = Mutation::Cancel {
             task: task.clone(),
             reason: reason.to_string(),
@@ -114,12 +118,15 @@ impl<'r, T: Transport> Trial<'r, T> {
         self.written(stamp, cancel).await.map(|_| ())
     }
 
-    pub(crate) async fn release(&self, epoch: u64, request_id: &RequestId) -> Answer<()> {
+    pub(crate) async fn release(&self, epoch: u64, request_id: &RequestId) -> RemoteResult<()> {
         let stamp = self.stamp(epoch, request_id);
         self.remote.call(Request::Release(stamp)).await.released()
     }
 
-    pub(crate) async fn request_status(&self, request_id: &RequestId) -> Answer<ReadbackAnswer> {
+    pub(crate) async fn request_status(
+        &self,
+        request_id: &RequestId,
+    ) -> RemoteResult<ReadbackAnswer> {
         let request = Request::RequestStatus {
             campaign_id: self.campaign_id.to_string(),
             request_id: request_id.clone(),

@@ -59,7 +59,7 @@ pub enum RefusalCode {
 }
 
 /// A code, its name, who refuses, what it means, what to do next.
-type Entry = (
+type RefusalRow = (
     RefusalCode,
     &'static str,
     RefusedBy,
@@ -70,7 +70,7 @@ type Entry = (
 const CODES: usize = 25;
 
 /// Every code's data, in the enum's order: the one place a refusal is described.
-const TABLE: [Entry; CODES] = [
+const TABLE: [RefusalRow; CODES] = [
     (
         RefusalCode::ForbiddenInState,
         "forbidden_in_state",
@@ -260,7 +260,7 @@ impl RefusalCode {
     };
 
     /// The code's data: its name, who refuses, what it means, what to do next.
-    fn entry(self) -> &'static Entry {
+    fn entry(self) -> &'static RefusalRow {
         // The table is in the enum's order (a test checks it).
         &TABLE[self as usize]
     }
