@@ -1,7 +1,6 @@
 //! The `argus-supervisor` command line.
 
 mod demo;
-mod qualify;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
@@ -203,55 +202,8 @@ struct BenchArgs {
 struct QualifyArgs {
     #[command(flatten)]
     remote: RemoteArgs,
-    /// A task to read with tasks/get (historyLength 0); without it an unknown id is asked.
-    #[arg(long)]
-    task: Option<String>,
-    /// The dedicated test campaign of the write phase. Nothing is written without it.
-    #[arg(long, requires = "message", value_name = "ID")]
-    write_campaign: Option<String>,
-    /// The harmless task text the write phase submits (then cancels).
-    #[arg(long, requires = "write_campaign", value_name = "TEXT")]
-    message: Option<String>,
-    /// Project selection sent with the submit.
-    #[arg(long, env = "OPENTRAINING_A2A_PROJECT", value_name = "NAME")]
-    project: Option<String>,
-    /// The controller id the write phase claims as (`<id>-second` tries to take over,
-    /// `<id>-daemon` is the child serve's).
-    #[arg(long, default_value = "argus-qualify", value_name = "ID")]
-    controller_id: String,
-    /// The TTL of the write phase's lease.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(10..=86_400))]
-    lease_ttl_seconds: u64,
-    /// Also run the live acceptance: a child `serve` on a throwaway state root claims the
-    /// test campaign, submits, is killed (SIGKILL) and restarted, then cancels and releases.
-    #[arg(long, requires = "write_campaign")]
-    daemon: bool,
-    /// The child serve's heartbeat.
-    #[arg(long, default_value_t = 1, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=60))]
-    daemon_heartbeat_seconds: u64,
-    /// The bound on each step.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
-    step_timeout_seconds: u64,
     #[command(flatten)]
-    root: argus_supervisor_lib::settings::StateRootArgs,
-    /// Print the report as JSON instead of Markdown.
-    #[arg(long)]
-    json: bool,
-    /// Also write the Markdown report to this file.
-    #[arg(long, value_name = "PATH")]
-    report: Option<PathBuf>,
-    /// The running deployment's API (`http://HOST:PORT` or `unix:PATH`), whose `health` fills
-    /// the report's deployment part (its build, Argus and Foreman as installed, state root).
-    #[arg(long, env = "ARGUS_SUPERVISOR_URL", value_name = "URL")]
-    deployment: Option<String>,
-    /// The test run's record for the report's Tests part (scripts/test.sh writes it, at
-    /// `$CARGO_TARGET_DIR/argus-test-results.json` unless ARGUS_TEST_RESULTS names another).
-    #[arg(long, value_name = "PATH")]
-    test_results: Option<PathBuf>,
-    /// The image build's record for the report's Deployment part (scripts/images.sh writes it,
-    /// at `$CARGO_TARGET_DIR/argus-image-build.json` unless ARGUS_IMAGE_RESULTS names another).
-    #[arg(long, value_name = "PATH")]
-    image_build: Option<PathBuf>,
+    qualify: argus_supervisor_lib::qualify::command::QualifyArgs,
 }
 
 #[derive(clap::Args)]
@@ -335,7 +287,7 @@ fn backup(home: &std::path::Path, url: Option<&str>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match argus_supervisor_lib::store::backup::take(home, &tool()) {
+    match argus_supervisor_lib::store::backup::take(home, &build().tool()) {
         Ok((archive, m)) => {
             println!(
                 "backup: done; {} files in {}",
@@ -349,12 +301,6 @@ fn backup(home: &std::path::Path, url: Option<&str>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// This binary, as reports name it.
-fn tool() -> String {
-    let b = build();
-    format!("argus-supervisor {} (commit {})", b.version, b.commit)
 }
 
 /// This binary's build: its version and the commit it was built from (build.rs).
@@ -710,25 +656,11 @@ fn run_qualify(a: QualifyArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let args = qualify::Args {
+    rt.block_on(argus_supervisor_lib::qualify::command::run(
         http,
-        task: a.task,
-        write_campaign: a.write_campaign,
-        message: a.message,
-        project: a.project,
-        controller_id: a.controller_id,
-        lease_ttl_seconds: a.lease_ttl_seconds,
-        daemon: a.daemon,
-        daemon_heartbeat_seconds: a.daemon_heartbeat_seconds,
-        step_timeout_seconds: a.step_timeout_seconds,
-        home: a.root.home,
-        json: a.json,
-        report: a.report,
-        deployment: a.deployment,
-        test_results: a.test_results,
-        image_build: a.image_build,
-    };
-    rt.block_on(qualify::run(args))
+        a.qualify,
+        build(),
+    ))
 }
 
 fn sim(a: SimArgs) -> ExitCode {

@@ -209,3 +209,41 @@ fn the_reader_sees_a_cycle_between_siblings_and_none_between_a_module_and_its_pa
     let one_way: BTreeSet<(String, String)> = [("a".to_string(), "b".to_string())].into();
     assert_eq!(cycle(&one_way), None);
 }
+
+/// The modules `module` names (from its file and, for a folder, every file under it).
+fn named_by(module: &[&str]) -> BTreeSet<String> {
+    let root = source::workspace().join("crates/supervisor/src/lib.rs");
+    let mut out = BTreeSet::new();
+    for m in source::crate_modules(&root) {
+        let at = module_path(&root, &m.path);
+        if !at.starts_with(&module.iter().map(|s| s.to_string()).collect::<Vec<_>>()) {
+            continue;
+        }
+        let mut v = Paths {
+            at: at.clone(),
+            found: vec![],
+        };
+        v.visit_file(&m.file);
+        out.extend(v.found.into_iter().filter_map(|p| p.first().cloned()));
+    }
+    out
+}
+
+/// `qualify` and the CLI stand on the typed client (`api::client`), not on each other or on
+/// `serve`: the API's client and its token file are the API's, below all three.
+#[test]
+fn qualify_and_the_cli_stand_on_the_api_client_not_on_each_other_or_on_serve() {
+    let qualify = named_by(&["qualify"]);
+    for above in ["cli", "daemon"] {
+        assert!(
+            !qualify.contains(above),
+            "qualify/ names crate::{above}: {qualify:?}"
+        );
+    }
+    assert!(qualify.contains("api"), "{qualify:?}");
+    let cli = named_by(&["cli"]);
+    for above in ["qualify", "daemon"] {
+        assert!(!cli.contains(above), "cli.rs names crate::{above}: {cli:?}");
+    }
+    assert!(cli.contains("api"), "{cli:?}");
+}

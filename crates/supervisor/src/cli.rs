@@ -11,7 +11,7 @@ use crate::api::contract::{
     ActionAnswer, ArchiveList, CampaignList, CampaignView, EventLog, Feed, HumanMessage, RemoteFeed,
 };
 use crate::runtime::reply::Outcome;
-use crate::security::Untrusted;
+use crate::security::clean;
 use serde::Serialize;
 
 /// Every operator action and read, as the CLI spells them (each is one API route).
@@ -40,11 +40,6 @@ pub enum CampaignsCommand {
     /// The remote's feed: each change of how OpenTraining answers (unreachable, refusing our
     /// credentials, answering with errors, answering again), told once for every campaign.
     Remote,
-}
-
-/// Remote (or operator) text for a terminal: control characters and bidi overrides removed.
-pub fn clean(text: &str) -> String {
-    Untrusted::new(text, 4096).as_str().to_string()
 }
 
 /// A typed value as a terminal shows it: `-` for none, text cleaned (quotes off a string).

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::settings::{bad, set};
-pub use crate::settings::{valid_controller_id, ConfigError, Listen, ServeArgs, SECRET_SETTINGS};
+pub use crate::settings::{ConfigError, Listen, ServeArgs, SECRET_SETTINGS};
 
 /// Everything `serve` needs.
 #[derive(Debug)]

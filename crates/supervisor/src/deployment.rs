@@ -23,6 +23,14 @@ pub struct Build {
     pub files: Option<FilesChanged>,
 }
 
+impl Build {
+    /// This build as reports and backups name their maker: `argus-supervisor <version> (commit
+    /// <commit>)`.
+    pub fn tool(&self) -> String {
+        format!("argus-supervisor {} (commit {})", self.version, self.commit)
+    }
+}
+
 /// The commit a build's branch forked from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BaseCommit {

@@ -7,6 +7,12 @@
 
 use std::fmt;
 
+/// Remote (or operator) text for a terminal: bounded, control characters and bidi overrides
+/// removed ([`Untrusted::new`]).
+pub fn clean(text: &str) -> String {
+    Untrusted::new(text, 4096).as_str().to_string()
+}
+
 /// A secret value (a token). `Debug` and `Display` print `[redacted]`; the value is reachable only
 /// through [`Secret::expose`], which call sites use to put it on the wire and nowhere else.
 #[derive(Clone, PartialEq, Eq)]

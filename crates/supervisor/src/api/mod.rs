@@ -452,12 +452,7 @@ async fn backup(State(s): State<Arc<ApiState>>) -> Response {
         .health
         .deployment
         .as_ref()
-        .map(|d| {
-            format!(
-                "argus-supervisor {} (commit {})",
-                d.build.version, d.build.commit
-            )
-        })
+        .map(|d| d.build.tool())
         .unwrap_or_else(|| format!("argus-supervisor {}", env!("CARGO_PKG_VERSION")));
     let taken = tokio::task::spawn_blocking(move || crate::store::backup::take(&root, &by)).await;
     match taken {

@@ -159,7 +159,9 @@ async fn act(api: &Client, campaign: &str, verb: Verb, input: ActionInput) -> Re
         return Ok(());
     }
     let said = a.message.or(a.error.map(|e| e.message));
-    let said = said.as_deref().map_or("not done".into(), crate::cli::clean);
+    let said = said
+        .as_deref()
+        .map_or("not done".into(), crate::security::clean);
     Err(format!("{verb}: {said}"))
 }
 

@@ -11,6 +11,7 @@
 //! Every write is single-shot. The only calls sent twice, or under an epoch the tokens would never
 //! send, are the ones a check exists to send (see [`crate::control::trial`]).
 
+pub mod command;
 mod deployment;
 mod limitations;
 mod live;
