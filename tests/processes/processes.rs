@@ -687,6 +687,31 @@ fn the_demo_serves_its_finished_campaign_in_the_panel_until_ctrl_c() {
         json!([]),
         "nothing to do on a closed campaign"
     );
+    // Its health is the contract's shape, as serve's is: the panel's tiles read words, never an
+    // object ("[object Object]") or nothing ("undefined").
+    let (status, health) = c
+        .call(false, &format!("{api}/health"), Some(&token), None)
+        .expect("health");
+    assert_eq!(status, 200, "{health}");
+    let typed: argus_supervisor_lib::api::contract::Health =
+        serde_json::from_str(&health).expect("the demo's health reads whole");
+    assert_eq!(
+        (typed.argus.as_str(), typed.foreman.as_str()),
+        ("not configured", "not configured")
+    );
+    assert_eq!(
+        typed.supervision,
+        argus_supervisor_lib::api::Supervision::On
+    );
+    assert!(
+        matches!(
+            typed.remote,
+            Some(argus_supervisor_lib::api::contract::RemoteShown::Simulated(
+                _
+            ))
+        ),
+        "{health}"
+    );
     assert!(Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

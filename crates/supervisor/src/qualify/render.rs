@@ -201,12 +201,14 @@ fn files(told: &crate::deployment::Build, whose: &str) -> String {
     }
 }
 
+/// What a row says when the deployment's build is older than the field it would fill.
+const OLDER: &str = "not known: the deployment's build does not say (older than this one)";
+
 fn argus_and_foreman(
     d: &super::DeploymentPart,
     unknown: &dyn Fn() -> String,
 ) -> Vec<(&'static str, String)> {
     let deployed = d.deployed.as_ref();
-    let older = "not known: the deployment's build does not say (older than this one)";
     vec![
         (
             "Argus installed (version, wheel pin)",
@@ -270,7 +272,7 @@ fn argus_and_foreman(
             "Foreman integration mode",
             match deployed.map(|x| x.foreman_integration) {
                 Some(Some(m)) => m.says().into(),
-                Some(None) => older.into(),
+                Some(None) => OLDER.into(),
                 None => unknown(),
             },
         ),
@@ -282,13 +284,12 @@ fn heartbeat(
     unknown: &dyn Fn() -> String,
 ) -> Vec<(&'static str, String)> {
     let deployed = d.deployed.as_ref();
-    let older = || "not known: the deployment's build does not say (older than this one)".into();
     vec![
         (
             "Heartbeat cadence",
             match deployed.map(|x| x.heartbeat_seconds) {
                 Some(Some(s)) => format!("every {s} s per supervised campaign"),
-                Some(None) => older(),
+                Some(None) => OLDER.into(),
                 None => unknown(),
             },
         ),
@@ -317,7 +318,7 @@ fn heartbeat(
         (
             "Significant event classes",
             match deployed {
-                Some(x) if x.event_classes.is_empty() => older(),
+                Some(x) if x.event_classes.is_empty() => OLDER.into(),
                 Some(x) => x.event_classes.join(", "),
                 None => unknown(),
             },
