@@ -1,6 +1,8 @@
 //! The `argus-supervisor` command line.
 
 mod demo;
+mod probe;
+mod state_root;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
@@ -240,69 +242,6 @@ struct SimArgs {
     dialect: Option<argus_supervisor_lib::protocol::Dialect>,
 }
 
-/// `backup`: through the daemon when `url` names it; else offline, holding the root's lock (a
-/// daemon holding it is named, and asked for by `--url`).
-fn backup(home: &std::path::Path, url: Option<&str>) -> ExitCode {
-    if let Some(base) = url {
-        let Some(rt) = tokio_runtime() else {
-            return ExitCode::FAILURE;
-        };
-        let (line, exit) = rt.block_on(argus_supervisor_lib::cli::backup_online(base, home));
-        println!("{line}");
-        return ExitCode::from(exit as u8);
-    }
-    // A backup reads a state root `serve` made; it never makes one (an empty archive of a
-    // mistyped path would read as a backup taken).
-    let marked = home
-        .join(argus_supervisor_lib::store::version::MARK)
-        .is_file()
-        || home.join("campaigns").is_dir();
-    if !marked {
-        let why = if home.exists() {
-            "is not a state root (no campaigns/ and no store-version.json)"
-        } else {
-            "does not exist"
-        };
-        eprintln!(
-            "backup: not taken: {} {why}; name serve's state root with --home or ARGUS_SUPERVISOR_HOME",
-            home.display()
-        );
-        return ExitCode::FAILURE;
-    }
-    if let Err(e) = argus_supervisor_lib::store::version::check(home) {
-        eprintln!("backup: not taken: {e}");
-        return ExitCode::from(6);
-    }
-    let store = match argus_supervisor_lib::store::Store::open(home) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("backup: not taken: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let _lock = match store.lock() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("backup: not taken offline: {e}; back up through the running daemon with --url (ARGUS_SUPERVISOR_URL)");
-            return ExitCode::from(2);
-        }
-    };
-    match argus_supervisor_lib::store::backup::take(home, &build().tool()) {
-        Ok((archive, m)) => {
-            println!(
-                "backup: done; {} files in {}",
-                m.files.len(),
-                archive.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("backup: not taken: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
 /// This binary's build: its version and the commit it was built from (build.rs).
 fn build() -> argus_supervisor_lib::deployment::Build {
     use argus_supervisor_lib::deployment::{BaseCommit, Build, FilesChanged};
@@ -398,13 +337,13 @@ fn main() -> ExitCode {
             listen,
         } => run_demo(home, serve.then_some(listen)),
         Command::Serve { args } => run_serve(&matches, &args),
-        Command::Backup { root, url } => backup(&root.home, url.as_deref()),
+        Command::Backup { root, url } => state_root::backup(&root.home, url.as_deref()),
         Command::Restore {
             from,
             root,
             replace,
-        } => restore(&from, &root.home, replace),
-        Command::ConfirmUpgrade { root } => confirm_upgrade(&root.home),
+        } => state_root::restore(&from, &root.home, replace),
+        Command::ConfirmUpgrade { root } => state_root::confirm_upgrade(&root.home),
         Command::Completions { shell } => {
             use std::io::Write;
             match std::io::stdout().write_all(completion_script(shell).as_bytes()) {
@@ -425,7 +364,7 @@ fn main() -> ExitCode {
             root,
             qualification,
             foreman,
-        } => run_probe(
+        } => probe::run(
             remote,
             json,
             &root.home,
@@ -520,61 +459,6 @@ fn run_serve(
         }
         Err(e) => {
             eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn restore(from: &std::path::Path, home: &std::path::Path, replace: bool) -> ExitCode {
-    use argus_supervisor_lib::store::backup::{self, BackupError};
-    match backup::restore(from, home, replace) {
-        Ok(m) => {
-            println!(
-                "restore: done; {} files of store schema {} (taken at {} by {}) in {}; start serve: every lease is confirmed with the remote before it is used",
-                m.files.len(),
-                m.schema_version,
-                argus_supervisor_lib::time::rfc3339(m.taken_at),
-                m.written_by,
-                home.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("restore: refused: {e}");
-            ExitCode::from(match e {
-                BackupError::Newer { .. } => 6,
-                BackupError::Io { .. } => 1,
-                _ => 2,
-            })
-        }
-    }
-}
-
-fn confirm_upgrade(home: &std::path::Path) -> ExitCode {
-    use argus_supervisor_lib::store::version;
-    match version::drop_kept(home, u64::MAX) {
-        Ok(gone) if gone.is_empty() => {
-            println!(
-                "confirm-upgrade: no upgrade copy is kept in {}",
-                home.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Ok(gone) => {
-            for g in &gone {
-                println!("removed {}", g.display());
-            }
-            println!(
-                "confirm-upgrade: {} kept upgrade copy(ies) removed; a rollback now needs a backup",
-                gone.len()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!(
-                "confirm-upgrade: cannot remove the kept copies in {}: {e}",
-                home.display()
-            );
             ExitCode::FAILURE
         }
     }
@@ -784,52 +668,6 @@ fn remote_config(remote: RemoteArgs) -> Result<argus_supervisor_lib::a2a::HttpCo
     Ok(config)
 }
 
-fn run_probe(
-    remote: RemoteArgs,
-    as_json: bool,
-    home: &std::path::Path,
-    max_age_days: u64,
-    foreman: &argus_supervisor_lib::settings::ForemanArgs,
-) -> ExitCode {
-    use argus_supervisor_lib::a2a;
-    let config = match remote_config(remote) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let mut report = runtime.block_on(a2a::probe(&config));
-    report.qualification = report.card_sha256.as_deref().map(|sha| {
-        argus_supervisor_lib::qualification::Book::new(home, &config.endpoint)
-            .max_age_days(max_age_days)
-            .status(sha)
-    });
-    report.qualification_root = Some(home.display().to_string());
-    // Foreman as serve would run it, asked what it is: the pin is the runtime's word.
-    report.foreman = Some(match foreman.foreman() {
-        Some(f) => runtime.block_on(f.pin()),
-        None => argus_supervisor_lib::bridges::foreman::ForemanPin::Off,
-    });
-    if as_json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("cannot render the report: {e}"),
-        }
-    } else {
-        print!("{}", render_probe(&report));
-    }
-    if report.compatibility.is_compatible() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
 /// The shell's completion script. clap_complete 4.6's bash script completes nothing past the first
 /// word of a binary whose name has a hyphen (clap-rs/clap#6421, unfixed in 4.6.12): its loop
 /// builds the state `argus__supervisor__subcmd__campaigns` while its case arms spell it
@@ -845,65 +683,4 @@ fn completion_script(shell: clap_complete::Shell) -> String {
         }
         _ => script,
     }
-}
-
-fn render_probe(r: &argus_supervisor_lib::a2a::ProbeReport) -> String {
-    let mut out = String::new();
-    use argus_supervisor_lib::api::view::word;
-    out.push_str(&format!("endpoint       {}\n", r.endpoint));
-    out.push_str(&format!("token          {}\n", r.auth.describe()));
-    out.push_str(&format!("compatibility  {}\n", word(&r.compatibility)));
-    if let Some(e) = r.error {
-        match &r.error_detail {
-            Some(d) => out.push_str(&format!("error          {e}: {d}\n")),
-            None => out.push_str(&format!("error          {e}\n")),
-        }
-    }
-    if let Some(d) = r.dialect {
-        let stated = r
-            .card_protocol_version
-            .as_deref()
-            .map(|v| format!(" (the card says protocolVersion {v})"))
-            .unwrap_or_default();
-        out.push_str(&format!("dialect        {}{stated}\n", word(&d)));
-    }
-    out.push_str(&format!(
-        "timestamps     a time without a zone is read as UTC{} (ARGUS_SUPERVISOR_REMOTE_TIME_OFFSET)\n",
-        r.naive_times_read_as
-    ));
-    if let (Some(h), Some(p)) = (&r.card_sha256, r.card_path) {
-        out.push_str(&format!("card           {p} sha256:{h}\n"));
-    }
-    out.push_str(&format!(
-        "mutation       {} ({})\n",
-        if r.mutation_enabled {
-            "enabled"
-        } else {
-            "disabled"
-        },
-        r.mutation_reason
-    ));
-    for (op, status) in &r.operations {
-        out.push_str(&format!("  {:<16} {}\n", word(&op), word(&status)));
-    }
-    if let Some(q) = &r.qualification {
-        let root = r
-            .qualification_root
-            .as_deref()
-            .map(|h| format!(" (records of the state root {h}: `--home` or ARGUS_SUPERVISOR_HOME names serve's)"))
-            .unwrap_or_default();
-        out.push_str(&format!("qualification  {}{root}\n", q.detail));
-    }
-    if let Some(f) = &r.foreman {
-        out.push_str(&format!("foreman        {}\n", f.describe()));
-    }
-    out.push_str(&format!(
-        "can            {}\n",
-        if r.can.is_empty() {
-            "nothing".to_string()
-        } else {
-            r.can.join(", ")
-        }
-    ));
-    out
 }
