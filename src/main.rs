@@ -98,7 +98,7 @@ enum Command {
     /// Read-only unless --write-campaign and --message name a dedicated test campaign and a
     /// harmless task. Exit codes: 0 qualified, 1 a check failed, 2 usage, 3 not qualified for
     /// writes (observer only, or the write phase not asked for).
-    Qualify(QualifyArgs),
+    Qualify(QualifyCommand),
     /// Run the simulated OpenTraining remote in the foreground (a local emulator to develop against).
     Sim(SimArgs),
     /// `bench`'s own floor for a stream's memory, in a process of its own: bare SSE readers of a
@@ -201,7 +201,7 @@ struct BenchArgs {
 }
 
 #[derive(clap::Args)]
-struct QualifyArgs {
+struct QualifyCommand {
     #[command(flatten)]
     remote: RemoteArgs,
     #[command(flatten)]
@@ -532,7 +532,7 @@ fn run_bench(a: BenchArgs) -> ExitCode {
     }
 }
 
-fn run_qualify(a: QualifyArgs) -> ExitCode {
+fn run_qualify(a: QualifyCommand) -> ExitCode {
     let Some(rt) = tokio_runtime() else {
         return ExitCode::FAILURE;
     };
@@ -682,5 +682,16 @@ fn completion_script(shell: clap_complete::Shell) -> String {
             script.replace("argus__subcmd__supervisor", "argus__supervisor")
         }
         _ => script,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of the whole command line (unique names and groups across flattened
+    /// arguments), which only a debug build of the subcommand a run takes would otherwise trip:
+    /// two flattened structs of one name made `qualify` panic at its first parse.
+    #[test]
+    fn the_command_line_passes_claps_own_checks() {
+        super::command().debug_assert();
     }
 }
