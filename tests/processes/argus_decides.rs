@@ -350,7 +350,13 @@ fn argus_blocked_on_a_question_reaches_the_operator_and_no_daemon_outlives_serve
                      "operator_question": "May I spend more GPU budget on attempt 2?",
                      "operator_options": ["yes, up to 2x", "no"]}
     }));
-    let d = serve(&url, &home, &rig.env());
+    let d = super::serve_loop::serve_as(
+        &url,
+        SIM_TOKEN,
+        &home,
+        &rig.env(),
+        Some(&rig.dir.join("serve-1.log")),
+    );
     d.wait_health(|h| h["remote"]["state"] == "discovered" && h["argus"] == "running");
     d.start_attempt("q1");
     let question = "Needs you (from Argus): May I spend more GPU budget on attempt 2? Options: yes, up to 2x; no.";
@@ -363,8 +369,10 @@ fn argus_blocked_on_a_question_reaches_the_operator_and_no_daemon_outlives_serve
     assert_eq!(count(&feed, question), 1, "{feed:?}");
     assert_eq!(count(&feed, "Reviewer verdict: blocked."), 1, "{feed:?}");
     // Argus waits on a person with its daemon alive; `serve` stops (SIGTERM) and takes it along.
-    // Waited for, not read once: on a loaded machine the daemon's process was seen a moment
-    // after the question reached the view (CI, 2026-12-05).
+    // Waited for, not read once: the daemon's process can be seen a moment after the question
+    // reaches the view. (It once never was: `serve` drained the daemon between its taking the
+    // wake and starting a role, which read as idle; `plan::settled_since_taken` now waits for a
+    // mission settled after the wake. `serve-1.log` keeps what `serve` did.)
     wait_for("Argus's daemon to wait on the answer", || {
         !rig.daemons().is_empty()
     });

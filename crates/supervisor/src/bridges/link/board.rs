@@ -61,6 +61,11 @@ pub struct ArgusRecord {
     /// an attempt's end only from a mission Argus took after that end.
     #[serde(default)]
     pub delivered_at_ms: Option<u64>,
+    /// When Argus last took a message of ours, a wake or an operator's answer (unix
+    /// milliseconds, when it was sent): its daemon is stopped as idle only once a mission settled
+    /// after it.
+    #[serde(default)]
+    pub taken_at_ms: Option<u64>,
     /// Wakes composed for this campaign: each wake's number, in its text.
     #[serde(default)]
     pub wakes: u64,
@@ -84,6 +89,7 @@ impl ArgusRecord {
             undelivered: vec![],
             last_delivered: None,
             delivered_at_ms: None,
+            taken_at_ms: None,
             wakes: 0,
         }
     }

@@ -412,6 +412,7 @@ impl Link {
                         }
                         r.last_delivered = Some(text.clone());
                         r.delivered_at_ms = Some(sent_at);
+                        r.taken_at_ms = Some(sent_at);
                     });
                     self.delivered(id).await;
                 }
@@ -648,9 +649,13 @@ impl Link {
         let Some(c) = self.client.as_ref() else {
             return false;
         };
+        let sent_at = crate::time::now_ms();
         match c.message(project, &text).await {
             Ok(()) => {
-                self.record(id, |r| r.pending_answer = None);
+                self.record(id, |r| {
+                    r.pending_answer = None;
+                    r.taken_at_ms = Some(sent_at);
+                });
                 self.delivered(id).await;
             }
             Err(e @ (ArgusError::Unavailable | ArgusError::Timeout)) => {

@@ -132,7 +132,8 @@ pub(crate) fn boundary(
     let stop_daemon = status.daemon.alive
         && status.daemon.idle
         && !status.work_pending
-        && status.pending_questions.is_empty();
+        && status.pending_questions.is_empty()
+        && settled_since_taken(record, status);
     Plan {
         tell,
         remember: Remember {
@@ -146,6 +147,19 @@ pub(crate) fn boundary(
         accept,
         stop_daemon,
     }
+}
+
+/// Argus settled a mission after the last message it took (to the second, as its journal
+/// says): only then is an idle daemon with nothing pending done. Between claiming an item and
+/// starting a role, real Argus reports its daemon idle with no item pending and no role at work
+/// (seen on a loaded host): stopping it then drained the mission it had just taken.
+fn settled_since_taken(record: Option<&ArgusRecord>, status: &ArgusStatus) -> bool {
+    let Some(taken) = record.and_then(|r| r.taken_at_ms) else {
+        return true;
+    };
+    let told = record.and_then(|r| r.reviewer_verdict_at);
+    let read = status.newest_verdict().and_then(|v| v.at_ms);
+    told.max(read).is_some_and(|at| at >= taken - taken % 1000)
 }
 
 /// What Foreman's hint on a non-boundary event leads to.
@@ -557,6 +571,56 @@ mod tests {
         assert!(!boundary(Some(&taken_at(550)), &d, &with(both, false), 700).accept);
         // The end's own mission, settled `done`, nothing pending: the attempt is accepted.
         assert!(boundary(Some(&taken_at(550)), &d, &with(done, false), 700).accept);
+    }
+
+    /// An idle daemon with nothing pending is stopped only once a mission settled after the last
+    /// message Argus took: a daemon that has claimed that message's item but not yet started a
+    /// role reads the same, and stopping it would drain the mission just taken.
+    #[test]
+    fn an_idle_daemon_is_stopped_only_once_what_it_last_took_has_settled() {
+        use crate::bridges::argus::{ArgusDaemon, ReviewerVerdict};
+        let idle = |verdict_secs: Option<u64>| ArgusStatus {
+            daemon: ArgusDaemon {
+                alive: true,
+                pid: Some(7),
+                idle: true,
+            },
+            verdicts: verdict_secs
+                .map(|s| ReviewerVerdict {
+                    status: ReviewStatus::Done,
+                    at_ms: Some(s * 1000),
+                    item: None,
+                })
+                .into_iter()
+                .collect(),
+            ..status()
+        };
+        let took = |ms: u64, told_secs: Option<u64>| {
+            let mut r = ArgusRecord::new(id());
+            r.taken_at_ms = Some(ms);
+            r.reviewer_verdict_at = told_secs.map(|s| s * 1000);
+            r
+        };
+        let stops =
+            |r: Option<&ArgusRecord>, s: &ArgusStatus| boundary(r, &doc(), s, 700).stop_daemon;
+        // Taken at 500.4 s, nothing settled since: the daemon is about to work.
+        assert!(!stops(Some(&took(500_400, None)), &idle(None)));
+        assert!(!stops(Some(&took(500_400, Some(480))), &idle(Some(499))));
+        // A mission settled after it (in the same second counts, as the journal says seconds).
+        assert!(stops(Some(&took(500_400, None)), &idle(Some(500))));
+        assert!(stops(Some(&took(500_400, Some(520))), &idle(None)));
+        // Nothing taken yet, or a record from before this was kept: idle is idle.
+        assert!(stops(None, &idle(None)));
+        // Never while it works, waits on a person, or is not alive.
+        let mut asks = idle(Some(600));
+        asks.pending_questions = vec![crate::bridges::argus::ArgusQuestion {
+            text: "Spend more?".into(),
+            options: vec![],
+        }];
+        assert!(!stops(Some(&took(500_400, None)), &asks));
+        let mut busy = idle(Some(600));
+        busy.work_pending = true;
+        assert!(!stops(Some(&took(500_400, None)), &busy));
     }
 
     #[test]
