@@ -44,30 +44,13 @@ impl<'ast> Visit<'ast> for Untyped {
         syn::visit::visit_macro(self, m);
     }
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        fn walk(t: &syn::UseTree, mut at: Vec<String>, out: &mut Vec<String>) {
-            match t {
-                syn::UseTree::Path(p) => {
-                    at.push(p.ident.to_string());
-                    return walk(&p.tree, at, out);
-                }
-                syn::UseTree::Name(n) => at.push(n.ident.to_string()),
-                syn::UseTree::Rename(r) => at.push(r.ident.to_string()),
-                syn::UseTree::Group(g) => {
-                    for t in &g.items {
-                        walk(t, at.clone(), out);
-                    }
-                    return;
-                }
-                syn::UseTree::Glob(_) => at.push("*".into()),
-            }
-            if untyped(&at)
-                || (at.first().is_some_and(|s| s == "serde_json")
-                    && at.last().is_some_and(|s| s == "*"))
-            {
-                out.push(at.join("::"));
+        for at in source::use_paths(u) {
+            let glob = at.first().is_some_and(|s| s == "serde_json")
+                && at.last().is_some_and(|s| s == "*");
+            if untyped(&at) || glob {
+                self.0.push(at.join("::"));
             }
         }
-        walk(&u.tree, vec![], &mut self.0);
     }
 }
 

@@ -66,27 +66,8 @@ impl<'ast> Visit<'ast> for Paths {
         syn::visit::visit_path(self, p);
     }
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        fn walk(t: &syn::UseTree, mut at: Vec<String>, out: &mut Vec<Vec<String>>) {
-            match t {
-                syn::UseTree::Path(p) => {
-                    at.push(p.ident.to_string());
-                    return walk(&p.tree, at, out);
-                }
-                syn::UseTree::Name(n) => at.push(n.ident.to_string()),
-                syn::UseTree::Rename(r) => at.push(r.ident.to_string()),
-                syn::UseTree::Group(g) => {
-                    for t in &g.items {
-                        walk(t, at.clone(), out);
-                    }
-                    return;
-                }
-                syn::UseTree::Glob(_) => {}
-            }
-            out.push(at);
-        }
-        let mut raw = vec![];
-        walk(&u.tree, vec![], &mut raw);
-        for segs in raw {
+        // A glob lands in the module it names (`super::x::*` reads `x`).
+        for segs in source::use_paths(u) {
             if let Some(a) = self.absolute(&segs) {
                 self.found.push(a);
             }

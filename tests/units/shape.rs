@@ -140,27 +140,11 @@ impl<'ast> Visit<'ast> for Upward {
         syn::visit::visit_path(self, p);
     }
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        fn walk(t: &syn::UseTree, mut at: Vec<String>, out: &mut Vec<String>) {
-            match t {
-                syn::UseTree::Path(p) => {
-                    at.push(p.ident.to_string());
-                    return walk(&p.tree, at, out);
-                }
-                syn::UseTree::Name(n) => at.push(n.ident.to_string()),
-                syn::UseTree::Rename(r) => at.push(r.ident.to_string()),
-                syn::UseTree::Group(g) => {
-                    for t in &g.items {
-                        walk(t, at.clone(), out);
-                    }
-                    return;
-                }
-                syn::UseTree::Glob(_) => at.push("*".into()),
-            }
+        for at in source::use_paths(u) {
             if upward(&at) {
-                out.push(at.join("::"));
+                self.0.push(at.join("::"));
             }
         }
-        walk(&u.tree, vec![], &mut self.0);
     }
 }
 

@@ -322,3 +322,30 @@ impl<'ast> Visit<'ast> for Comparisons {
         syn::visit::visit_macro(self, m);
     }
 }
+
+/// Every path a `use` item imports, one per leaf of its tree (`a::{b, c::d}` gives `a::b` and
+/// `a::c::d`; a rename gives the imported name, a glob `*`): the one reader of use trees the
+/// guards share.
+pub fn use_paths(u: &syn::ItemUse) -> Vec<Vec<String>> {
+    fn walk(t: &syn::UseTree, mut at: Vec<String>, out: &mut Vec<Vec<String>>) {
+        match t {
+            syn::UseTree::Path(p) => {
+                at.push(p.ident.to_string());
+                return walk(&p.tree, at, out);
+            }
+            syn::UseTree::Name(n) => at.push(n.ident.to_string()),
+            syn::UseTree::Rename(r) => at.push(r.ident.to_string()),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    walk(t, at.clone(), out);
+                }
+                return;
+            }
+            syn::UseTree::Glob(_) => at.push("*".into()),
+        }
+        out.push(at);
+    }
+    let mut out = vec![];
+    walk(&u.tree, vec![], &mut out);
+    out
+}

@@ -499,9 +499,9 @@ async fn watch(api: &Client, id: &str, as_json: bool) -> (String, Exit) {
     use std::io::Write;
     let path = format!("/campaigns/{}/messages/stream", seg(id));
     let mut resp: Stream = match api.stream(&path).await {
-        Ok((status, body)) if (200..300).contains(&status) => body,
+        Ok((status, body)) if Exit::of(status) == Exit::Done => body,
         Ok((status, body)) => {
-            let r = Client::whole(body, status).await;
+            let r = body.whole(status).await;
             return (error_line(&r, "request failed"), Exit::of(status));
         }
         Err(e) => return failed(e),

@@ -103,8 +103,8 @@ impl Stream {
         }
     }
 
-    /// The rest of the body, read whole.
-    async fn whole(mut self, status: u16) -> Received {
+    /// The rest of the body, read whole (a stream's refusal is an answer like any other).
+    pub async fn whole(mut self, status: u16) -> Received {
         let mut all = vec![];
         while let Some(c) = self.chunk().await {
             all.extend_from_slice(&c);
@@ -180,24 +180,22 @@ impl Client {
     /// `GET health`, read whole; an answer without the token's part (the brief shape) says so.
     pub async fn health(&self) -> Result<Health, String> {
         let reply = self.get("/health").await.map_err(|e| e.to_string())?;
-        match (reply.read::<Health>(), reply.read::<HealthBrief>()) {
-            (Ok(h), _) => Ok(h),
-            (Err(_), Ok(_)) => Err(
+        let unreadable = match reply.read::<Health>() {
+            Ok(h) => return Ok(h),
+            Err(e) => e,
+        };
+        match reply.read::<HealthBrief>() {
+            Ok(_) => Err(
                 "its health answered only its status: the token was not given or not accepted"
                     .into(),
             ),
-            (Err(e), Err(_)) => Err(e.to_string()),
+            Err(_) => Err(unreadable.to_string()),
         }
     }
 
     /// `GET path`, its body followed as long as it lasts (only the answer's start is timed).
     pub async fn stream(&self, path: &str) -> Result<(u16, Stream), CallError> {
         self.send(path, None, true).await
-    }
-
-    /// [`Stream::whole`] for a stream's refusal.
-    pub async fn whole(stream: Stream, status: u16) -> Received {
-        stream.whole(status).await
     }
 
     async fn send(
