@@ -7,11 +7,12 @@ use super::source::{self, Module};
 use syn::visit::Visit;
 
 /// Where untyped JSON would be the API read by key.
-const TYPED_ONLY: [&str; 5] = [
+const TYPED_ONLY: [&str; 6] = [
     "crates/supervisor/src/cli.rs",
     "crates/supervisor/src/qualify/",
     "crates/supervisor/src/api/health.rs",
     "crates/supervisor/src/daemon.rs",
+    "crates/supervisor/src/daemon/",
     "src/",
 ];
 
