@@ -10,6 +10,7 @@
 //! environment names a proxy for the endpoint (reqwest implements proxying; the direct wire does
 //! not). Both apply the same rules above; the trust roots are the same (the compiled-in Mozilla
 //! roots and the platform's store unless `ARGUS_SUPERVISOR_CA_ONLY`, plus `ARGUS_SUPERVISOR_CA_FILE`).
+//! The wires are built in `http/connect.rs`; failures are classified in `http/failure.rs`.
 
 use crate::control::RemoteError;
 use crate::security::Secret;
@@ -24,6 +25,12 @@ use std::net::IpAddr;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
+
+mod connect;
+mod failure;
+use connect::{direct_client, proxied_client, to_uri, TimedConnect};
+pub use failure::map_code;
+use failure::{check_status, classify_direct, classify_send, read_capped};
 
 /// Largest response body read from the remote.
 pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
@@ -709,141 +716,6 @@ impl StreamBody {
     }
 }
 
-/// The endpoint (or a URL under it) as hyper's `Uri`.
-fn to_uri(url: &Url) -> Result<::http::Uri, RemoteError> {
-    url.as_str()
-        .parse()
-        .map_err(|_| RemoteError::InvalidEndpoint)
-}
-
-/// The trust roots: the compiled-in Mozilla roots and the platform's store (which honours
-/// `SSL_CERT_FILE` / `SSL_CERT_DIR`) unless `ca_only`, plus `ca_pem` — what reqwest loads.
-fn root_store(config: &HttpConfig) -> Result<rustls::RootCertStore, RemoteError> {
-    use rustls::pki_types::{pem::PemObject, CertificateDer};
-    let handshake = RemoteError::Tls(crate::control::TlsClass::Handshake);
-    let mut roots = rustls::RootCertStore::empty();
-    if !config.ca_only {
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        // Native stores often hold a few certificates rustls cannot parse: skip them, as reqwest does.
-        for cert in rustls_native_certs::load_native_certs().certs {
-            let _ = roots.add(cert);
-        }
-    }
-    if let Some(pem) = &config.ca_pem {
-        for cert in CertificateDer::pem_slice_iter(pem) {
-            roots
-                .add(cert.map_err(|_| handshake.clone())?)
-                .map_err(|_| handshake.clone())?;
-        }
-    }
-    Ok(roots)
-}
-
-fn direct_client(config: &HttpConfig) -> Result<DirectClient, RemoteError> {
-    use hyper_util::client::legacy::connect::HttpConnector;
-    use hyper_util::rt::{TokioExecutor, TokioTimer};
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    // TLS 1.2 and 1.3 only; verification against `root_store`, never switched off.
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?
-        .with_root_certificates(root_store(config)?)
-        .with_no_client_auth();
-    // The TCP settings reqwest uses: no Nagle delay on small requests, keep-alive probes.
-    let mut tcp = HttpConnector::new();
-    tcp.enforce_http(false);
-    tcp.set_nodelay(true);
-    tcp.set_keepalive(Some(Duration::from_secs(15)));
-    tcp.set_keepalive_interval(Some(Duration::from_secs(15)));
-    tcp.set_keepalive_retries(Some(3));
-    tcp.set_tcp_user_timeout(Some(Duration::from_secs(30)));
-    let builder = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);
-    let https = if config.allow_insecure_loopback {
-        // `Endpoint::parse` has already refused plain HTTP to anything but loopback.
-        builder.https_or_http()
-    } else {
-        builder.https_only()
-    }
-    .enable_http1()
-    .enable_http2()
-    .wrap_connector(tcp);
-    let connect = TimedConnect {
-        inner: https,
-        timeout: config.connect_timeout,
-    };
-    Ok(
-        hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connect),
-    )
-}
-
-/// reqwest, for a remote reached through the environment's proxy: the same roots, timeouts and
-/// refusals as the direct wire.
-fn proxied_client(config: &HttpConfig) -> Result<reqwest::Client, RemoteError> {
-    let mut builder = reqwest::Client::builder()
-        .use_rustls_tls()
-        .min_tls_version(reqwest::tls::Version::TLS_1_2)
-        .tls_built_in_root_certs(!config.ca_only);
-    if let Some(pem) = &config.ca_pem {
-        for cert in reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))?
-        {
-            builder = builder.add_root_certificate(cert);
-        }
-    }
-    builder
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(config.connect_timeout)
-        .read_timeout(config.read_timeout)
-        .timeout(config.total_timeout)
-        .https_only(!config.allow_insecure_loopback)
-        .build()
-        .map_err(|_| RemoteError::Tls(crate::control::TlsClass::Handshake))
-}
-
-/// A connector whose whole connect — TCP and the TLS handshake — is bounded, so that a stall
-/// before anything was sent is told apart from one after (hyper's own timeout covers TCP only).
-#[derive(Clone)]
-struct TimedConnect<C> {
-    inner: C,
-    timeout: Duration,
-}
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-impl<C> tower::Service<::http::Uri> for TimedConnect<C>
-where
-    C: tower::Service<::http::Uri>,
-    C::Error: Into<BoxError>,
-    C::Future: Send + 'static,
-{
-    type Response = C::Response;
-    type Error = BoxError;
-    type Future =
-        std::pin::Pin<Box<dyn std::future::Future<Output = Result<C::Response, BoxError>> + Send>>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, uri: ::http::Uri) -> Self::Future {
-        let connecting = self.inner.call(uri);
-        let timeout = self.timeout;
-        Box::pin(async move {
-            match tokio::time::timeout(timeout, connecting).await {
-                Ok(done) => done.map_err(Into::into),
-                Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut).into()),
-            }
-        })
-    }
-}
-
 /// A JSON-RPC request, serialised straight into the body.
 #[derive(Serialize)]
 struct Request<'a, P: ?Sized> {
@@ -914,147 +786,6 @@ struct RpcEnvelope {
     error: Option<Value>,
     #[serde(default)]
     result: Option<Value>,
-}
-
-/// JSON-RPC error codes to safe classes. The remote's message text is never kept.
-pub fn map_code(code: i64) -> RemoteError {
-    match code {
-        -32601 => RemoteError::MethodUnavailable,
-        -32001 => RemoteError::TaskNotFound,
-        -32002 => RemoteError::NotCancelable,
-        -32010 => RemoteError::LeaseHeldByOther,
-        -32011 => RemoteError::StaleEpoch,
-        -32012 => RemoteError::LeaseExpired,
-        -32013 => RemoteError::PolicyViolation,
-        -32014 => RemoteError::UnknownCampaign,
-        code => RemoteError::Remote { code },
-    }
-}
-
-fn check_status(status: StatusCode) -> Result<(), RemoteError> {
-    if status.is_redirection() {
-        return Err(RemoteError::RedirectRefused);
-    }
-    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-        return Err(RemoteError::AuthFailed);
-    }
-    Ok(())
-}
-
-/// Classify a failure of the direct wire's send: before the request could leave, or after.
-fn classify_direct(e: hyper_util::client::legacy::Error) -> RemoteError {
-    if let Some(class) = tls_class(&e) {
-        return RemoteError::Tls(class);
-    }
-    if e.is_connect() {
-        return if timed_out(&e) {
-            RemoteError::TimeoutBeforeSend
-        } else {
-            RemoteError::Unavailable
-        };
-    }
-    // The client resends on its own only a request that never left (a pooled connection the
-    // remote had closed); anything else may have reached the remote.
-    RemoteError::DroppedAfterSend
-}
-
-/// Whether a connect failure was `TimedConnect`'s timer (an `io::ErrorKind::TimedOut` in the chain).
-fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::TimedOut {
-                return true;
-            }
-        }
-        source = s.source();
-    }
-    false
-}
-
-/// Classify a failure of the proxied wire's `send()`: before the request could leave, or after.
-fn classify_send(e: reqwest::Error) -> RemoteError {
-    if e.is_redirect() {
-        return RemoteError::RedirectRefused;
-    }
-    if let Some(class) = tls_class(&e) {
-        return RemoteError::Tls(class);
-    }
-    if e.is_connect() {
-        return if e.is_timeout() {
-            RemoteError::TimeoutBeforeSend
-        } else {
-            RemoteError::Unavailable
-        };
-    }
-    if e.is_builder() {
-        return RemoteError::InvalidEndpoint;
-    }
-    if e.is_timeout() {
-        RemoteError::TimeoutAfterSend
-    } else {
-        RemoteError::DroppedAfterSend
-    }
-}
-
-/// The TLS failure behind a send error, if it is one: found by walking the error chain to the
-/// TLS library's own error type (io errors are opened, as they hide their inner error's type).
-fn tls_class(e: &(dyn std::error::Error + 'static)) -> Option<crate::control::TlsClass> {
-    use crate::control::TlsClass;
-    use rustls::CertificateError as C;
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(tls) = s.downcast_ref::<rustls::Error>() {
-            return Some(match tls {
-                rustls::Error::InvalidCertificate(c) => match c {
-                    C::UnknownIssuer | C::BadSignature | C::UnknownRevocationStatus => {
-                        TlsClass::Untrusted
-                    }
-                    C::NotValidForName | C::NotValidForNameContext { .. } => TlsClass::Hostname,
-                    C::Expired
-                    | C::ExpiredContext { .. }
-                    | C::NotValidYet
-                    | C::NotValidYetContext { .. } => TlsClass::Expired,
-                    _ => TlsClass::Handshake,
-                },
-                _ => TlsClass::Handshake,
-            });
-        }
-        // An io::Error hides its inner error from `source()` (it returns the inner's source):
-        // open it explicitly, however deeply they nest.
-        source = match s
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-        {
-            Some(inner) => Some(inner),
-            None => s.source(),
-        };
-    }
-    None
-}
-
-/// Read the proxied wire's body, refusing past the cap: stop reading at the cap, never buffer more.
-async fn read_capped(mut resp: reqwest::Response) -> Result<Bytes, RemoteError> {
-    if resp
-        .content_length()
-        .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
-    {
-        return Err(RemoteError::TooLarge);
-    }
-    let mut body = Vec::new();
-    loop {
-        match resp.chunk().await {
-            Ok(Some(chunk)) => {
-                if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                    return Err(RemoteError::TooLarge);
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(body.into()),
-            Err(e) if e.is_timeout() => return Err(RemoteError::TimeoutAfterSend),
-            Err(_) => return Err(RemoteError::DroppedAfterSend),
-        }
-    }
 }
 
 #[cfg(test)]
