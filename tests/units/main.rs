@@ -13,5 +13,6 @@ mod names;
 mod qualification;
 mod refusals;
 mod shape;
+mod size;
 mod source;
 mod strings;
