@@ -31,9 +31,7 @@ pub use notice::{bare_stream_reader, NoticeRow, NoticeSettings};
 pub use options::Options;
 use print::{print_header, print_polling, print_row, print_streaming, print_targets};
 use storage::{backups, recover, restores, Backups};
-use targets::{
-    missed, restore_disk_capable, FLOOR_MAX_POLLS, FLOOR_MIN_POLLS, FOREIGN_FLOOR_MIN_POLLS, ROUNDS,
-};
+use targets::{missed, FLOOR_MAX_POLLS, FLOOR_MIN_POLLS, FOREIGN_FLOOR_MIN_POLLS, ROUNDS};
 pub use targets::{
     FLOOR_RATIO_FROM, MAX_BACKUP_SECS_PER_10K, MAX_CPU_PER_1000_TICKS,
     MAX_DISK_KIB_PER_CAMPAIGN_DAY, MAX_DURABLE_RATIO, MAX_FLOOR_RATIO, MAX_FLOOR_RATIO_ANY,
@@ -743,6 +741,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::targets::restore_disk_capable;
     use super::*;
 
     fn restore_misses(campaigns: usize, restore: f64, floor: f64) -> Vec<String> {

@@ -40,15 +40,13 @@ pub(crate) use edge::{Effect, Input, Noticed, Performed, Reply, Wake};
 pub(crate) use pace::{on_slot, seed, Due, Pace};
 pub(crate) use paced::{Hot, Streams};
 
-use super::command::{Acted, Actor, OperatorCommand};
-use super::ledger::{Checkpoint, Entered, JournalEntry, Ledger};
+use super::command::{Acted, Actor};
+use super::ledger::{Checkpoint, Entered, Ledger};
 use super::messages::MessageKind;
 use super::reduce::EventLine;
-use super::reply::{AnswerReply, CommandReply, Outcome, RefusalCode};
-use super::{CampaignDoc, QuestionSource, RuntimeConfig, Stats};
-use crate::control::{
-    RemoteAbility, Request, Response, Settled, Token, TokenKind, Validated, Waiting, WriteIntent,
-};
+use super::reply::{AnswerReply, CommandReply, RefusalCode};
+use super::{CampaignDoc, RuntimeConfig, Stats};
+use crate::control::{RemoteAbility, Settled, Token, TokenKind, Validated, Waiting, WriteIntent};
 use argus_machines::{
     Action, CampaignMachine, Command, Event, Significant, StateName, TaskId, Undo,
 };

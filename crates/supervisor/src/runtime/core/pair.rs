@@ -6,7 +6,7 @@
 use super::*;
 use crate::control::memory::{ManualClock, MemoryRemote};
 use crate::runtime::reduce::AnswerTo;
-use crate::runtime::reply::RefusedBy;
+use crate::runtime::reply::{Outcome, RefusedBy};
 use crate::runtime::OperatorCommand;
 use argus_machines::{CampaignRecord, ControllerId, RemoteState, StateName};
 use std::collections::BTreeSet;

@@ -2,10 +2,12 @@
 //! reports what it is told to, and checks what the core asked for, in order.
 
 use super::*;
-use crate::control::{Reading, RemoteError};
+use crate::control::{Reading, RemoteError, Request, Response};
+use crate::runtime::ledger::JournalEntry;
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::Outcome;
 use crate::runtime::reply::RefusedBy;
+use crate::runtime::{OperatorCommand, QuestionSource};
 use argus_machines::{ControllerId, Observation, ReadbackAnswer, RemoteState, TaskId};
 
 const NOW: u64 = 1_000_000;
