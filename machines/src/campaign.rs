@@ -73,7 +73,7 @@ pub struct Memory {
 pub(crate) const MAX_COUNTED_FAILURES: u32 = 8;
 
 /// How an observation relates to what the machine already knows.
-enum Reading {
+enum Relation {
     /// Older than the last material reading, or a finished task claiming to be active: ignored.
     Stale,
     /// Nothing material changed (heartbeat only): no step.
@@ -126,9 +126,9 @@ impl Campaign {
     ) -> Outcome<State> {
         match event {
             Event::Observed(o) => match self.read(context, Some(task), o) {
-                Reading::Stale | Reading::Unchanged => Handled,
-                Reading::Foreign => Handled,
-                Reading::Material(view) => self.observer_reacts(context, Some(task), view, o),
+                Relation::Stale | Relation::Unchanged => Handled,
+                Relation::Foreign => Handled,
+                Relation::Material(view) => self.observer_reacts(context, Some(task), view, o),
             },
             Event::PollFailed(condition) => {
                 let failures = 1;
@@ -275,13 +275,14 @@ impl Campaign {
             Event::Observed(o) => match self.read(context, Some(task), o) {
                 // A stale or foreign reading may be a delayed duplicate: it proves nothing about
                 // reachability now.
-                Reading::Stale | Reading::Foreign => Handled,
-                Reading::Unchanged => Transition(State::watching(task.clone())),
-                Reading::Material(view) => match self.observer_reacts(context, Some(task), view, o)
-                {
-                    Handled => Transition(State::watching(task.clone())),
-                    other => other,
-                },
+                Relation::Stale | Relation::Foreign => Handled,
+                Relation::Unchanged => Transition(State::watching(task.clone())),
+                Relation::Material(view) => {
+                    match self.observer_reacts(context, Some(task), view, o) {
+                        Handled => Transition(State::watching(task.clone())),
+                        other => other,
+                    }
+                }
             },
             Event::Operator(Command::Pause) => Transition(State::paused(Some(task.clone()))),
             _ => Super,
@@ -478,11 +479,11 @@ impl Campaign {
     ) -> Outcome<State> {
         match event {
             Event::Observed(o) => match self.read(context, Some(task), o) {
-                Reading::Material(AttemptView::NeedsInput) => {
+                Relation::Material(AttemptView::NeedsInput) => {
                     self.needs_input(context);
                     Transition(State::awaiting_input(lease.clone(), task.clone()))
                 }
-                Reading::Material(view) => self.controller_reacts(context, lease, task, view, o),
+                Relation::Material(view) => self.controller_reacts(context, lease, task, view, o),
                 _ => Handled,
             },
             Event::Operator(Command::Cancel { request_id }) => {
@@ -511,10 +512,10 @@ impl Campaign {
     ) -> Outcome<State> {
         match event {
             Event::Observed(o) => match self.read(context, Some(task), o) {
-                Reading::Material(AttemptView::Active) => {
+                Relation::Material(AttemptView::Active) => {
                     Transition(State::running(lease.clone(), task.clone()))
                 }
-                Reading::Material(view) => self.controller_reacts(context, lease, task, view, o),
+                Relation::Material(view) => self.controller_reacts(context, lease, task, view, o),
                 _ => Handled,
             },
             Event::Operator(Command::Cancel { request_id }) => {
@@ -563,7 +564,7 @@ impl Campaign {
                 // will validate: quarantined, and the reading is judged without it.
                 let o = &self.without_late_evidence(context, task, o);
                 match self.read(context, Some(task), o) {
-                    Reading::Material(
+                    Relation::Material(
                         view @ (AttemptView::Terminal(_) | AttemptView::Incompatible),
                     ) => self.controller_reacts(context, lease, task, view, o),
                     _ => Handled,
@@ -606,7 +607,7 @@ impl Campaign {
                 }
             },
             Event::Observed(o) => match self.read(context, Some(task), o) {
-                Reading::Material(
+                Relation::Material(
                     view @ (AttemptView::Terminal(_) | AttemptView::Incompatible),
                 ) => self.controller_reacts(context, lease, task, view, o),
                 _ => Handled,
@@ -761,7 +762,7 @@ impl Campaign {
                 }
             }
             Event::Observed(o) => match self.read(context, task.as_ref(), o) {
-                Reading::Material(view) => self.observer_reacts(context, task.as_ref(), view, o),
+                Relation::Material(view) => self.observer_reacts(context, task.as_ref(), view, o),
                 _ => Handled,
             },
             Event::Tick { .. } => {
@@ -876,7 +877,7 @@ impl Campaign {
                 Handled
             }
             Event::Observed(o) => {
-                if let Reading::Material(AttemptView::Terminal(outcome)) =
+                if let Relation::Material(AttemptView::Terminal(outcome)) =
                     self.read(context, task.as_ref(), o)
                 {
                     context.surface(Significant::StateChanged {

@@ -179,7 +179,7 @@ impl Scenario {
 
 /// What a timeline says at a given age.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reading<'a> {
+pub struct Moment<'a> {
     pub step: &'a Step,
     /// 1-based index of the current step: the revision.
     pub revision: u64,
@@ -195,7 +195,7 @@ pub struct Reading<'a> {
 
 impl Timeline {
     /// The timeline at `age_ms` after creation.
-    pub fn at(&self, age_ms: u64) -> Reading<'_> {
+    pub fn at(&self, age_ms: u64) -> Moment<'_> {
         let current = self
             .steps
             .iter()
@@ -217,7 +217,7 @@ impl Timeline {
             heartbeat_seq += u64::from(ticks);
         }
         let passed = &self.steps[..=current];
-        Reading {
+        Moment {
             step: &self.steps[current],
             revision: current as u64 + 1,
             heartbeat_seq,

@@ -2,7 +2,7 @@
 //! whole): claims and their answers, what a reading means, the writes, lease keeping, losing
 //! control and closing. They only compute; every effect goes into `Effects`.
 
-use super::{Campaign, Effects, Memory, Reading, State, MAX_COUNTED_FAILURES};
+use super::{Campaign, Effects, Memory, Relation, State, MAX_COUNTED_FAILURES};
 use crate::model::*;
 use statig::prelude::*;
 
@@ -261,26 +261,26 @@ impl Campaign {
         context: &mut Effects,
         bound: Option<&TaskId>,
         o: &Observation,
-    ) -> Reading {
+    ) -> Relation {
         if bound != Some(&o.task) {
             context.push(Action::Quarantine {
                 task: o.task.clone(),
                 reason: QuarantineReason::ForeignTask,
             });
-            return Reading::Foreign;
+            return Relation::Foreign;
         }
         self.reachable();
         let view = o.state.view();
         if self.memory.finished.contains(&o.task) && !matches!(view, AttemptView::Terminal(_)) {
-            return Reading::Stale;
+            return Relation::Stale;
         }
         let previous = match &self.memory.last_seen {
             Some(seen) if seen.task == o.task => {
                 if seen.is_newer_than(o) {
-                    return Reading::Stale;
+                    return Relation::Stale;
                 }
                 if seen.same_content(o) {
-                    return Reading::Unchanged;
+                    return Relation::Unchanged;
                 }
                 Some(seen.clone())
             }
@@ -325,7 +325,7 @@ impl Campaign {
                 reason: WakeReason::Blocked,
             });
         }
-        Reading::Material(view)
+        Relation::Material(view)
     }
 
     /// A terminal attempt: remember it, surface the outcome, wake Argus, and go validate.

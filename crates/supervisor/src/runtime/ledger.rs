@@ -3,7 +3,7 @@
 //! The ledger holds the campaign document as its driver knows it, the significant events already
 //! logged (for deduplication), the feed's fold and the lease last recorded. Each method takes one
 //! fact — a step the machine took, a reading, a significant event, a notice, a verdict, an
-//! operator's action or answer — changes the document in memory and answers the [`Write`]s that
+//! operator's action or answer — changes the document in memory and answers the [`LocalWrite`]s that
 //! record it, in the order they must happen. It reads no file, writes none and reads no clock
 //! (`now` is given): the journal (`journal.rs`) performs each write as a [`JournalEntry`], and
 //! the core tells the ledger what became of those whose outcome changes the document
@@ -30,9 +30,10 @@ use std::sync::Arc;
 /// The longest question of the remote's that is kept (bytes).
 const QUESTION_MAX: usize = 2048;
 
-/// One write a fact implies, performed in order; a failed [`Write::Document`] stops the rest.
+/// One local write a fact implies (to the state root; a write to the remote is a `Request`),
+/// performed in order; a failed [`LocalWrite::Document`] stops the rest.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Write {
+pub enum LocalWrite {
     /// `campaigns/<id>.json`, durably (the document as the ledger holds it), then published.
     Document,
     /// Publish the document without writing it: a renewal, whose expiry the lease record carries.
@@ -49,7 +50,7 @@ pub enum Write {
     },
 }
 
-/// One [`Write`] as the journal performs it ([`Ledger::entry`]): a document as it stands when the
+/// One [`LocalWrite`] as the journal performs it ([`Ledger::entry`]): a document as it stands when the
 /// write is given, so it counts every feed line appended before it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JournalEntry {
@@ -78,7 +79,7 @@ pub enum Entered {
 /// What a step writes, and whether it only renewed the lease.
 #[derive(Debug, PartialEq)]
 pub struct Persist {
-    pub writes: Vec<Write>,
+    pub writes: Vec<LocalWrite>,
     pub renewal: bool,
 }
 
@@ -182,15 +183,15 @@ impl Ledger {
 
     /// Resume from the campaign's event log, read once before its first step: the identities
     /// already logged and the feed's fold. Answers the feed messages the log implies that a crash
-    /// left unwritten, oldest first (each [`Write::Feed`] `derived`).
-    pub fn resume(&mut self, log: &[EventLine]) -> Vec<Write> {
+    /// left unwritten, oldest first (each [`LocalWrite::Feed`] `derived`).
+    pub fn resume(&mut self, log: &[EventLine]) -> Vec<LocalWrite> {
         self.reducer = Reducer::from_log(log);
         let backlog: Vec<HumanMessage> = log.iter().filter_map(|l| self.feed.next(l)).collect();
         let written = (self.doc.feed_written as usize).min(backlog.len());
         backlog
             .into_iter()
             .skip(written)
-            .map(|message| Write::Feed {
+            .map(|message| LocalWrite::Feed {
                 message,
                 derived: true,
             })
@@ -231,24 +232,24 @@ impl Ledger {
     }
 
     /// The document with the machine's record, written.
-    pub fn document(&mut self, machine: &CampaignMachine) -> Vec<Write> {
+    pub fn document(&mut self, machine: &CampaignMachine) -> Vec<LocalWrite> {
         self.record(machine.record());
-        vec![Write::Document]
+        vec![LocalWrite::Document]
     }
 
     /// `write` as the journal performs it, given now: a document as it stands (published from
     /// now on, unless [`Ledger::unwritten`] says the disk refused it).
-    pub fn entry(&mut self, write: Write) -> JournalEntry {
+    pub fn entry(&mut self, write: LocalWrite) -> JournalEntry {
         match write {
-            Write::Document => JournalEntry::Document(self.publish()),
-            Write::Publish => JournalEntry::Publish(self.publish()),
-            Write::LeaseRecord(lease) => JournalEntry::LeaseRecord(lease),
-            Write::Event(line) => JournalEntry::Event(line),
-            Write::Feed { message, .. } => JournalEntry::Feed(message),
+            LocalWrite::Document => JournalEntry::Document(self.publish()),
+            LocalWrite::Publish => JournalEntry::Publish(self.publish()),
+            LocalWrite::LeaseRecord(lease) => JournalEntry::LeaseRecord(lease),
+            LocalWrite::Event(line) => JournalEntry::Event(line),
+            LocalWrite::Feed { message, .. } => JournalEntry::Feed(message),
         }
     }
 
-    /// The last [`Write::Document`] failed: the path does not keep a state the disk never had,
+    /// The last [`LocalWrite::Document`] failed: the path does not keep a state the disk never had,
     /// and the document is not what was published.
     pub fn unwritten(&mut self) {
         self.unpublished = true;
@@ -280,11 +281,11 @@ impl Ledger {
     }
 
     /// The lease record, when the held lease changed.
-    fn lease_record(&mut self, machine: &CampaignMachine) -> Option<Write> {
+    fn lease_record(&mut self, machine: &CampaignMachine) -> Option<LocalWrite> {
         let held = machine.held_lease().cloned();
         (held != self.lease_file).then(|| {
             self.lease_file = held.clone();
-            Write::LeaseRecord(held)
+            LocalWrite::LeaseRecord(held)
         })
     }
 
@@ -302,7 +303,7 @@ impl Ledger {
         let renewal = record.is_renewal_of(&self.doc.machine);
         if renewal && !self.unpublished {
             self.record(record);
-            let writes = std::iter::once(Write::Publish)
+            let writes = std::iter::once(LocalWrite::Publish)
                 .chain(self.lease_record(machine))
                 .collect();
             return Persist { writes, renewal };
@@ -315,7 +316,7 @@ impl Ledger {
             doc.ambiguous_since = None;
         }
         self.record(record);
-        let writes = std::iter::once(Write::Document)
+        let writes = std::iter::once(LocalWrite::Document)
             .chain(self.lease_record(machine))
             .collect();
         Persist { writes, renewal }
@@ -382,7 +383,7 @@ impl Ledger {
         machine: &CampaignMachine,
         sig: &Significant,
         now: u64,
-    ) -> Option<Vec<Write>> {
+    ) -> Option<Vec<LocalWrite>> {
         let (task, revision) = self
             .doc
             .remote
@@ -437,9 +438,9 @@ impl Ledger {
         let mut writes = vec![];
         let line_detail = line.detail.clone();
         let message = self.feed.next(&line);
-        writes.push(Write::Event(line));
+        writes.push(LocalWrite::Event(line));
         if let Some(message) = message {
-            writes.push(Write::Feed {
+            writes.push(LocalWrite::Feed {
                 message,
                 derived: true,
             });
@@ -456,8 +457,8 @@ impl Ledger {
 
     /// One line of the human feed that no significant event carries (operator actions,
     /// decisions, notices).
-    pub fn feed_line(&self, kind: MessageKind, text: String, now: u64) -> Write {
-        Write::Feed {
+    pub fn feed_line(&self, kind: MessageKind, text: String, now: u64) -> LocalWrite {
+        LocalWrite::Feed {
             message: HumanMessage {
                 at: now,
                 kind,
@@ -475,7 +476,7 @@ impl Ledger {
         kind: MessageKind,
         text: &str,
         now: u64,
-    ) -> Vec<Write> {
+    ) -> Vec<LocalWrite> {
         let text = Untrusted::new(text, 2048).as_str().to_string();
         let mut writes = vec![self.feed_line(kind, text.clone(), now)];
         if kind == MessageKind::NeedsYou {
@@ -496,7 +497,7 @@ impl Ledger {
     /// The operator's answer to a question that was not the remote's was kept (for Argus, or in
     /// the feed): the question is answered, and the feed says with what. (Kept before the
     /// question is cleared: a crash in between leaves it pending with its answer kept.)
-    pub fn answered(&mut self, machine: &CampaignMachine, text: &str, now: u64) -> Vec<Write> {
+    pub fn answered(&mut self, machine: &CampaignMachine, text: &str, now: u64) -> Vec<LocalWrite> {
         self.doc_mut().pending_question = None;
         let mut writes = vec![self.feed_line(
             MessageKind::OperatorAction,
@@ -510,7 +511,7 @@ impl Ledger {
     /// After an operator's command: a remote question is answered once a command the remote
     /// accepted (`delivered`: done, not refused, not ambiguous) has left `AwaitingInput`. A
     /// refused or ambiguous answer leaves the question pending.
-    pub fn commanded(&mut self, machine: &CampaignMachine, delivered: bool) -> Vec<Write> {
+    pub fn commanded(&mut self, machine: &CampaignMachine, delivered: bool) -> Vec<LocalWrite> {
         let answered = delivered
             && machine.state_name() != StateName::AwaitingInput
             && self.doc.question_source == Some(QuestionSource::Remote);
@@ -524,7 +525,7 @@ impl Ledger {
     }
 
     /// A local verdict the machine took, on the attempt it settles.
-    pub fn verdict(&mut self, machine: &CampaignMachine, v: &Validated) -> Vec<Write> {
+    pub fn verdict(&mut self, machine: &CampaignMachine, v: &Validated) -> Vec<LocalWrite> {
         let task = v.task();
         let name = match v.verdict() {
             Verdict::Accepted => "accepted",
@@ -544,14 +545,18 @@ impl Ledger {
     }
 
     /// Remote data set aside (foreign or late artifacts), counted in the campaign's record.
-    pub fn quarantined(&mut self, machine: &CampaignMachine, count: u32) -> Vec<Write> {
+    pub fn quarantined(&mut self, machine: &CampaignMachine, count: u32) -> Vec<LocalWrite> {
         let doc = self.doc_mut();
         doc.quarantined = doc.quarantined.saturating_add(count);
         self.document(machine)
     }
 
     /// The latest evidence summary.
-    pub fn evidence(&mut self, machine: &CampaignMachine, summary: EvidenceSummary) -> Vec<Write> {
+    pub fn evidence(
+        &mut self,
+        machine: &CampaignMachine,
+        summary: EvidenceSummary,
+    ) -> Vec<LocalWrite> {
         self.doc_mut().latest_evidence = Some(summary);
         self.document(machine)
     }
@@ -565,7 +570,7 @@ impl Ledger {
         r: &CommandReply,
         actor: &Actor,
         now: u64,
-    ) -> Vec<Write> {
+    ) -> Vec<LocalWrite> {
         let action = acted.verb().name();
         let Actor::Argus { why } = actor else {
             // An operator's refusal changed nothing: it is the action's answer and the log's, not
@@ -631,7 +636,7 @@ impl Ledger {
         answer: &ReadbackAnswer,
         after: &CampaignMachine,
         now: u64,
-    ) -> Vec<Write> {
+    ) -> Vec<LocalWrite> {
         let after = after.record();
         if after
             .state

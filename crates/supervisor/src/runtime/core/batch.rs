@@ -4,7 +4,7 @@
 
 use super::{Effect, Noticed, Reply, Wake};
 use crate::control::Request;
-use crate::runtime::ledger::{JournalEntry, Ledger, Write};
+use crate::runtime::ledger::{JournalEntry, Ledger, LocalWrite};
 use crate::runtime::messages::HumanMessage;
 use argus_machines::TaskId;
 use std::collections::VecDeque;
@@ -12,10 +12,10 @@ use std::collections::VecDeque;
 /// What a step gathered for the driver, given out as [`Effect`]s in their order.
 #[derive(Default)]
 pub(super) struct Batch {
-    pub(super) persist: Vec<Write>,
+    pub(super) persist: Vec<LocalWrite>,
     pub(super) crash: bool,
     /// The records, in groups: a document the disk refuses stops the rest of its group.
-    pub(super) records: VecDeque<VecDeque<Write>>,
+    pub(super) records: VecDeque<VecDeque<LocalWrite>>,
     /// The record given and not yet reported, where its outcome matters.
     pub(super) recording: Option<Recording>,
     /// An owed feed line was refused in this batch: not tried again until the next.
@@ -59,7 +59,7 @@ impl Batch {
     }
 
     /// Records `writes`, as one group.
-    pub(super) fn record(&mut self, writes: Vec<Write>) {
+    pub(super) fn record(&mut self, writes: Vec<LocalWrite>) {
         self.records.push_back(writes.into());
     }
 
@@ -117,7 +117,7 @@ impl Batch {
                 self.records.pop_front();
                 continue;
             };
-            if matches!(write, Write::Feed { .. }) && !self.unpaid {
+            if matches!(write, LocalWrite::Feed { .. }) && !self.unpaid {
                 if let Some(owed) = ledger.owed() {
                     self.recording = Some(Recording::Owed);
                     return Some(JournalEntry::Feed(owed.clone()));
@@ -125,20 +125,20 @@ impl Batch {
             }
             let write = group.pop_front()?;
             self.recording = match &write {
-                Write::Document => Some(Recording::Document),
-                Write::Event(_) => Some(Recording::Event),
-                Write::Feed {
+                LocalWrite::Document => Some(Recording::Document),
+                LocalWrite::Event(_) => Some(Recording::Event),
+                LocalWrite::Feed {
                     message,
                     derived: true,
                 } if ledger.owes() => {
                     owe(ledger, message.clone());
                     continue;
                 }
-                Write::Feed {
+                LocalWrite::Feed {
                     message,
                     derived: true,
                 } => Some(Recording::Derived(message.clone())),
-                Write::Feed { .. } | Write::Publish | Write::LeaseRecord(_) => None,
+                LocalWrite::Feed { .. } | LocalWrite::Publish | LocalWrite::LeaseRecord(_) => None,
             };
             return Some(ledger.entry(write));
         }

@@ -60,13 +60,16 @@ fn a_step_that_moves_writes_the_document_then_the_lease_record_and_extends_the_p
     assert!(!p.renewal);
     assert_eq!(
         p.writes,
-        vec![Write::Document, Write::LeaseRecord(Some(lease(NOW + 600)))]
+        vec![
+            LocalWrite::Document,
+            LocalWrite::LeaseRecord(Some(lease(NOW + 600)))
+        ]
     );
     assert_eq!(l.doc().path.last(), Some(&StateName::Ready));
     assert_eq!(l.doc().updated_at, NOW);
     // The same lease again is no new lease record.
     let again = l.step(&m, NOW + 1);
-    assert_eq!(again.writes, vec![Write::Document]);
+    assert_eq!(again.writes, vec![LocalWrite::Document]);
 }
 
 #[test]
@@ -87,7 +90,10 @@ fn a_renewal_alone_is_published_and_goes_to_the_lease_record_never_the_document(
     assert!(p.renewal, "only the expiry moved");
     assert_eq!(
         p.writes,
-        vec![Write::Publish, Write::LeaseRecord(Some(lease(NOW + 1_200)))]
+        vec![
+            LocalWrite::Publish,
+            LocalWrite::LeaseRecord(Some(lease(NOW + 1_200)))
+        ]
     );
     assert_eq!(l.doc().updated_at, NOW, "the document is as last written");
 }
@@ -107,7 +113,7 @@ fn a_renewal_after_an_unpublished_change_writes_the_document() {
     });
     let p = l.step(&m, NOW + 550);
     assert!(p.renewal);
-    assert_eq!(p.writes.first(), Some(&Write::Document));
+    assert_eq!(p.writes.first(), Some(&LocalWrite::Document));
 }
 
 #[test]
@@ -119,13 +125,13 @@ fn a_significant_event_is_logged_once_with_its_feed_line_and_question() {
     };
     let writes = l.surface(&m, &sig, NOW).expect("new");
     assert!(
-        matches!(writes.first(), Some(Write::Event(line)) if line.event == sig && line.at == NOW)
+        matches!(writes.first(), Some(LocalWrite::Event(line)) if line.event == sig && line.at == NOW)
     );
     assert!(matches!(
         writes.get(1),
-        Some(Write::Feed { derived: true, message }) if message.kind == MessageKind::NeedsYou
+        Some(LocalWrite::Feed { derived: true, message }) if message.kind == MessageKind::NeedsYou
     ));
-    assert_eq!(writes.last(), Some(&Write::Document));
+    assert_eq!(writes.last(), Some(&LocalWrite::Document));
     assert_eq!(l.doc().question_source, Some(QuestionSource::Remote));
     assert!(l.doc().pending_question.is_some());
     assert_eq!(l.doc().latest_significant_event.as_ref(), Some(&sig));
@@ -145,9 +151,9 @@ fn an_answer_kept_clears_the_question_and_says_so_in_the_feed() {
     let writes = l.answered(&m, "the second", NOW);
     assert!(matches!(
         writes.first(),
-        Some(Write::Feed { derived: false, message }) if message.text == "Operator answered: the second"
+        Some(LocalWrite::Feed { derived: false, message }) if message.text == "Operator answered: the second"
     ));
-    assert_eq!(writes.last(), Some(&Write::Document));
+    assert_eq!(writes.last(), Some(&LocalWrite::Document));
     assert_eq!(l.doc().pending_question, None);
 }
 
@@ -164,7 +170,7 @@ fn a_remote_question_stays_until_a_taken_command_leaves_awaiting_input() {
         vec![],
         "a refused command answers nothing"
     );
-    assert_eq!(l.commanded(&m, true), vec![Write::Document]);
+    assert_eq!(l.commanded(&m, true), vec![LocalWrite::Document]);
     assert_eq!(l.doc().pending_question, None);
     assert_eq!(l.doc().question_source, None);
 }
@@ -182,7 +188,7 @@ fn the_log_resumes_and_only_the_feed_lines_a_crash_left_unwritten_are_written() 
     let mut log = vec![];
     for (sig, at) in [(&a, NOW), (&b, NOW + 1)] {
         for w in first.surface(&m, sig, at).expect("new") {
-            if let Write::Event(line) = w {
+            if let LocalWrite::Event(line) = w {
                 log.push(line);
             }
         }
@@ -192,7 +198,10 @@ fn the_log_resumes_and_only_the_feed_lines_a_crash_left_unwritten_are_written() 
     let mut l = Ledger::open(&m, Arc::new(doc));
     let backlog = l.resume(&log);
     assert_eq!(backlog.len(), 1, "{backlog:?}");
-    assert!(matches!(&backlog[0], Write::Feed { derived: true, .. }));
+    assert!(matches!(
+        &backlog[0],
+        LocalWrite::Feed { derived: true, .. }
+    ));
     l.fed();
     assert_eq!(l.doc().feed_written, 2);
     assert_eq!(
@@ -258,7 +267,7 @@ fn a_checkpoint_puts_back_the_document_and_the_lease_last_recorded() {
     let p = l.step(&m, NOW);
     assert!(p
         .writes
-        .contains(&Write::LeaseRecord(Some(lease(NOW + 600)))));
+        .contains(&LocalWrite::LeaseRecord(Some(lease(NOW + 600)))));
 }
 
 #[test]
@@ -317,7 +326,7 @@ fn an_operators_refusal_stays_out_of_the_feed_and_argus_refusal_names_its_owner(
     assert!(
         matches!(
             writes.as_slice(),
-            [Write::Feed { derived: false, message }]
+            [LocalWrite::Feed { derived: false, message }]
                 if message.text.starts_with("Argus decided to submit, but it was not done (refused by OpenTraining (held_by_other)")
         ),
         "{writes:?}"
@@ -333,7 +342,7 @@ fn an_operators_refusal_stays_out_of_the_feed_and_argus_refusal_names_its_owner(
     let texts: Vec<&str> = writes
         .iter()
         .filter_map(|w| match w {
-            Write::Feed { message, .. } => Some(message.text.as_str()),
+            LocalWrite::Feed { message, .. } => Some(message.text.as_str()),
             _ => None,
         })
         .collect();
@@ -391,7 +400,7 @@ fn a_lost_answer_settled_by_its_read_back_is_told_once_the_machine_moved_on() {
     let said: Vec<String> = writes
         .iter()
         .filter_map(|w| match w {
-            Write::Feed { message, .. } => Some(message.text.clone()),
+            LocalWrite::Feed { message, .. } => Some(message.text.clone()),
             _ => None,
         })
         .collect();
