@@ -8,7 +8,7 @@
 
 use crate::api::client::{seg, CallError, Client, Received, Stream};
 use crate::api::contract::{
-    ActionAnswer, ArchiveList, CampaignList, CampaignView, EventLog, Feed, HumanMessage, RemoteFeed,
+    ActionReply, ArchiveList, CampaignList, CampaignView, EventLog, Feed, HumanMessage, RemoteFeed,
 };
 use crate::runtime::reply::Outcome;
 use crate::security::clean;
@@ -275,7 +275,7 @@ fn action_line(r: &Received, now: u64) -> (String, bool) {
 }
 
 /// An action's answer as its line says it.
-fn answer_text(a: &ActionAnswer, now: u64) -> String {
+fn answer_text(a: &ActionReply, now: u64) -> String {
     let message = clean(&a.line());
     // A refusal's message already says whose it is and what to do next.
     let line = if a.was_done() || a.refused_by.is_some() {

@@ -6,7 +6,7 @@
 
 use super::card::Dialect;
 use crate::control::Reading;
-use crate::control::{AnswerSource, Artifact, Evidence, RemoteAnswer, RemoteError};
+use crate::control::{Artifact, Evidence, OutputSource, RemoteError, TaskOutput};
 use crate::security::Untrusted;
 use argus_machines::{Observation, RemoteState, TaskId};
 use serde_json::{json, Value};
@@ -45,9 +45,9 @@ pub struct TaskView {
     pub status_message: Option<Untrusted>,
     pub artifacts: Vec<Artifact>,
     /// The task's final answer (evidence reads only).
-    pub answer: Option<RemoteAnswer>,
+    pub answer: Option<TaskOutput>,
     /// What it said besides its artifacts (evidence reads only).
-    pub said: Option<RemoteAnswer>,
+    pub said: Option<TaskOutput>,
     /// `status.timestamp`: when the remote says the task entered its state (Unix ms, the remote's
     /// clock), where it says so in a form [`parse_iso`](crate::time::parse_iso) reads.
     pub changed_at: Option<u64>,
@@ -272,7 +272,7 @@ fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, Rem
     }
     let artifacts = parse_artifacts(task.get("artifacts"));
     let said = said(&raw.texts, task.get("history"));
-    let answer = RemoteAnswer::of_artifacts(&artifacts).or_else(|| said.clone());
+    let answer = TaskOutput::of_artifacts(&artifacts).or_else(|| said.clone());
     let mut view = raw.view(artifacts)?;
     view.answer = answer;
     view.said = said;
@@ -283,7 +283,7 @@ fn parse_task_view(result: &Value, with_artifacts: bool) -> Result<TaskView, Rem
 /// gives nowhere else), bounded and cleaned.
 pub fn last_agent_message(result: &Value) -> Option<Untrusted> {
     let text = from_history(unwrap_task(result).get("history"))?;
-    let text = Untrusted::owned(text, crate::control::ANSWER_MAX_BYTES);
+    let text = Untrusted::owned(text, crate::control::OUTPUT_MAX_BYTES);
     (!text.as_str().trim().is_empty()).then_some(text)
 }
 
@@ -299,12 +299,12 @@ fn from_history(history: Option<&Value>) -> Option<String> {
 /// What a task said besides its artifacts: its status message, else the last agent message in
 /// its history. Only that message is read: the rest of the history (the user's message,
 /// progress, tool output) is routine and dropped. The final answer is its artifacts' text where
-/// they have any ([`RemoteAnswer::of_artifacts`]), else this.
-fn said(status: &[&str], history: Option<&Value>) -> Option<RemoteAnswer> {
+/// they have any ([`TaskOutput::of_artifacts`]), else this.
+fn said(status: &[&str], history: Option<&Value>) -> Option<TaskOutput> {
     if !status.is_empty() {
-        RemoteAnswer::new(status.join("\n"), AnswerSource::StatusMessage)
+        TaskOutput::new(status.join("\n"), OutputSource::StatusMessage)
     } else {
-        RemoteAnswer::new(from_history(history)?, AnswerSource::History)
+        TaskOutput::new(from_history(history)?, OutputSource::History)
     }
 }
 

@@ -3,7 +3,7 @@
 //! (never printed). An answer is read into its type from [`super::contract`]; a shape the client
 //! cannot read is an [`Unreadable`] that says so, never a default.
 
-use super::contract::{ActionAnswer, ActionInput, Health, HealthBrief};
+use super::contract::{ActionInput, ActionReply, Health, HealthBrief};
 use crate::security::Secret;
 use argus_machines::Verb;
 use serde::de::DeserializeOwned;
@@ -59,7 +59,7 @@ impl Received {
     }
 
     /// The body as an action's answer (every answer of an action route, refusals included).
-    pub fn answer(&self) -> Result<ActionAnswer, Unreadable> {
+    pub fn answer(&self) -> Result<ActionReply, Unreadable> {
         self.read()
     }
 

@@ -5,7 +5,7 @@
 //! this module is where a client finds them all.
 //!
 //! - Request: [`ActionInput`], the body of every action route (`POST campaigns/{id}/{verb}`).
-//! - Answer: [`ActionAnswer`] (with [`ErrorShown`]), the one shape of every action's answer and of
+//! - Answer: [`ActionReply`] (with [`ErrorShown`]), the one shape of every action's answer and of
 //!   every refusal the API decides itself ([`ApiError`]).
 //! - Views: [`CampaignList`], [`CampaignView`], [`EventLog`], [`Feed`], [`RemoteFeed`],
 //!   [`ArchiveList`], [`HumanMessage`] (a feed line, also each server-sent event of a stream).
@@ -15,7 +15,7 @@ pub use super::health::{
     Health, HealthBrief, HealthStatus, Heartbeat, Liveness, Reason, ReasonClass, RemoteShown,
     Secrets, SimulatedRemote,
 };
-pub use super::reply::{ActionAnswer, ApiError, ErrorShown};
+pub use super::reply::{ActionReply, ApiError, ErrorShown};
 pub use super::verbs::ActionInput;
 pub use super::view::{CampaignLine, CampaignList, CampaignView};
 pub use crate::runtime::messages::{Feed, HumanMessage, RemoteFeed};

@@ -20,14 +20,14 @@ pub struct HttpReply {
 /// or a read's document.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplyBody {
-    Answer(Box<ActionAnswer>),
+    Answer(Box<ActionReply>),
     Json(Value),
 }
 
 /// An action's answer, or a refusal the API decides itself: the one shape the API serialises and
 /// the CLI and `qualify` read back. A field a shape has no use for is left out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ActionAnswer {
+pub struct ActionReply {
     /// What became of the action (absent from a refusal the API made before any action).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
@@ -76,15 +76,15 @@ pub struct ErrorShown {
     pub field: Option<Option<String>>,
 }
 
-impl ActionAnswer {
+impl ActionReply {
     /// Done, in state `state`, saying `message`.
-    pub(crate) fn done(state: Option<String>, message: String) -> ActionAnswer {
-        ActionAnswer {
+    pub(crate) fn done(state: Option<String>, message: String) -> ActionReply {
+        ActionReply {
             outcome: Some(Outcome::Done),
             accepted: Some(true),
             state: Some(state),
             message: Some(message),
-            ..ActionAnswer::default()
+            ..ActionReply::default()
         }
     }
 
@@ -116,7 +116,7 @@ impl HttpReply {
     }
 
     /// An action's answer with `status`.
-    pub(crate) fn answer(status: StatusCode, answer: ActionAnswer) -> HttpReply {
+    pub(crate) fn answer(status: StatusCode, answer: ActionReply) -> HttpReply {
         HttpReply {
             status,
             body: ReplyBody::Answer(Box::new(answer)),
@@ -124,7 +124,7 @@ impl HttpReply {
     }
 
     /// The action's answer, to say more in it.
-    pub(crate) fn answer_mut(&mut self) -> Option<&mut ActionAnswer> {
+    pub(crate) fn answer_mut(&mut self) -> Option<&mut ActionReply> {
         match &mut self.body {
             ReplyBody::Answer(a) => Some(a),
             ReplyBody::Json(_) => None,
@@ -180,7 +180,7 @@ impl HttpReply {
         next: &str,
     ) -> HttpReply {
         let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
-        let answer = ActionAnswer {
+        let answer = ActionReply {
             message: Some(format!(
                 "{prefix}refused here ({code}): {message}. Next: {next}"
             )),
@@ -192,7 +192,7 @@ impl HttpReply {
             code: Some(code.into()),
             refused_by: Some(RefusedBy::Supervisor),
             next: Some(next.into()),
-            ..ActionAnswer::default()
+            ..ActionReply::default()
         };
         HttpReply::answer(status, answer)
     }
@@ -232,11 +232,11 @@ impl HttpReply {
     pub(crate) fn pending(rt: &Runtime, id: &str) -> HttpReply {
         // As published: the driver is busy with the action, never asked to read anything.
         let state = rt.published(id).map(|d| d.machine.state.persisted());
-        let answer = ActionAnswer {
+        let answer = ActionReply {
             outcome: Some(Outcome::Pending),
             accepted: Some(false),
             state: Some(state),
-            ..ActionAnswer::default()
+            ..ActionReply::default()
         };
         HttpReply::answer(StatusCode::ACCEPTED, answer)
     }
@@ -275,13 +275,13 @@ impl HttpReply {
                 ),
                 _ => format!("{verb}: done; state {state}"),
             };
-            let answer = ActionAnswer {
+            let answer = ActionReply {
                 outcome: Some(outcome),
                 accepted: Some(outcome == Outcome::Done),
                 state: Some(Some(state)),
                 message: Some(message),
                 lease: reply.lease.clone(),
-                ..ActionAnswer::default()
+                ..ActionReply::default()
             };
             return HttpReply::answer(status, answer);
         };
@@ -315,7 +315,7 @@ fn refused(
     refusal: RefusalCode,
     state: Option<&str>,
     next: Option<String>,
-) -> ActionAnswer {
+) -> ActionReply {
     let message = format!(
         "{verb}: {}{}{}",
         refusal.says(),
@@ -324,7 +324,7 @@ fn refused(
             .map(|n| format!(". Next: {n}"))
             .unwrap_or_default()
     );
-    ActionAnswer {
+    ActionReply {
         outcome: Some(outcome),
         accepted: Some(false),
         state: Some(state.map(str::to_string)),
@@ -337,7 +337,7 @@ fn refused(
         refused_by: Some(refusal.by()),
         code: Some(refusal.name().into()),
         next,
-        ..ActionAnswer::default()
+        ..ActionReply::default()
     }
 }
 
@@ -586,7 +586,7 @@ mod tests {
                 "lease": {"controller_id": "us", "epoch": 3, "expires_at": 1_700_000_000u64},
             })
         );
-        let read: ActionAnswer = serde_json::from_value(body.clone()).expect("reads back");
+        let read: ActionReply = serde_json::from_value(body.clone()).expect("reads back");
         assert!(read.was_done());
         assert_eq!(read.lease, Some(lease));
         let refused = HttpReply::of(Verb::Submit, &reply(Some(RefusalCode::NoLease), None));
@@ -610,7 +610,7 @@ mod tests {
         );
         assert_eq!(body["refused_by"], "supervisor");
         assert_eq!(body["error"]["code"], "no_lease");
-        let read: ActionAnswer = serde_json::from_value(body.clone()).expect("reads back");
+        let read: ActionReply = serde_json::from_value(body.clone()).expect("reads back");
         assert!(!read.was_done());
         assert_eq!(read.refused_by, Some(RefusedBy::Supervisor));
         assert_eq!(read.line(), body["message"].as_str().unwrap_or_default());
@@ -622,15 +622,15 @@ mod tests {
         );
         assert!(own["error"].get("field").is_none(), "{own}");
         // A body of another shape is not an answer (the client says it cannot read it).
-        assert!(serde_json::from_value::<ActionAnswer>(json!([1, 2])).is_err());
-        assert!(serde_json::from_value::<ActionAnswer>(json!("done")).is_err());
-        assert_eq!(ActionAnswer::default().line(), "-: -");
+        assert!(serde_json::from_value::<ActionReply>(json!([1, 2])).is_err());
+        assert!(serde_json::from_value::<ActionReply>(json!("done")).is_err());
+        assert_eq!(ActionReply::default().line(), "-: -");
         // Pending: the wait ran out, and the state may be unknown (null, present).
-        let pending = serde_json::to_value(ActionAnswer {
+        let pending = serde_json::to_value(ActionReply {
             outcome: Some(Outcome::Pending),
             accepted: Some(false),
             state: Some(None),
-            ..ActionAnswer::default()
+            ..ActionReply::default()
         })
         .unwrap_or_default();
         assert_eq!(

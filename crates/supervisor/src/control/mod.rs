@@ -41,8 +41,8 @@ pub use argus_machines::{
 };
 pub use error::{RemoteError, RemoteResult, TlsClass};
 pub use remote::{
-    AnswerSource, Artifact, Evidence, Reading, RemoteAbility, RemoteAnswer, StreamBounds,
-    StreamEnd, SubmitRequest, Update, Updates, ANSWER_MAX_BYTES,
+    Artifact, Evidence, OutputSource, Reading, RemoteAbility, StreamBounds, StreamEnd,
+    SubmitRequest, TaskOutput, Update, Updates, OUTPUT_MAX_BYTES,
 };
 pub use request::{
     ask_evidence, ask_holder, ask_status, ClaimStamp, Gate, Mutation, Reader, Request, Response,

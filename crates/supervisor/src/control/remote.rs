@@ -52,32 +52,32 @@ impl RemoteAbility {
 /// message, or only as the last agent message in the task's history (Agent Zero's way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum AnswerSource {
+pub enum OutputSource {
     Artifacts,
     StatusMessage,
     History,
 }
 
-/// The remote's final answer to a task: remote data, bounded and sanitised by the client, read
+/// A task's output, the remote's final text for it: remote data, bounded and sanitised by the client, read
 /// once, when the task has ended (never from routine progress).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteAnswer {
+pub struct TaskOutput {
     pub text: Untrusted,
-    pub from: AnswerSource,
+    pub from: OutputSource,
 }
 
 /// The longest answer kept from an ended task (its final message).
-pub const ANSWER_MAX_BYTES: usize = 16 * 1024;
+pub const OUTPUT_MAX_BYTES: usize = 16 * 1024;
 
-impl RemoteAnswer {
+impl TaskOutput {
     /// `text` from `from`, bounded and cleaned; `None` when nothing is left of it.
-    pub fn new(text: String, from: AnswerSource) -> Option<RemoteAnswer> {
-        let text = Untrusted::owned(text, ANSWER_MAX_BYTES);
-        (!text.as_str().trim().is_empty()).then_some(RemoteAnswer { text, from })
+    pub fn new(text: String, from: OutputSource) -> Option<TaskOutput> {
+        let text = Untrusted::owned(text, OUTPUT_MAX_BYTES);
+        (!text.as_str().trim().is_empty()).then_some(TaskOutput { text, from })
     }
 
     /// The answer `artifacts` give: their texts, in order (`None` when none has text).
-    pub fn of_artifacts(artifacts: &[Artifact]) -> Option<RemoteAnswer> {
+    pub fn of_artifacts(artifacts: &[Artifact]) -> Option<TaskOutput> {
         let texts: Vec<&str> = artifacts
             .iter()
             .filter_map(|a| a.text.as_ref().map(Untrusted::as_str))
@@ -85,7 +85,7 @@ impl RemoteAnswer {
         if texts.is_empty() {
             return None;
         }
-        RemoteAnswer::new(texts.join("\n"), AnswerSource::Artifacts)
+        TaskOutput::new(texts.join("\n"), OutputSource::Artifacts)
     }
 }
 
@@ -115,10 +115,10 @@ pub struct Evidence {
     pub artifacts: Vec<Artifact>,
     /// The task's final answer, where it gave one: its artifacts' text (once admitted: only
     /// this campaign's, [`Evidence::admit`]), else `said`.
-    pub answer: Option<RemoteAnswer>,
+    pub answer: Option<TaskOutput>,
     /// What the task said besides its artifacts: its status message, else the last agent
     /// message of its history.
-    pub said: Option<RemoteAnswer>,
+    pub said: Option<TaskOutput>,
 }
 
 impl Evidence {
@@ -132,7 +132,7 @@ impl Evidence {
             .into_iter()
             .filter(|a| self.owns(campaign_id, a))
             .collect();
-        self.answer = RemoteAnswer::of_artifacts(&self.artifacts).or_else(|| self.said.clone());
+        self.answer = TaskOutput::of_artifacts(&self.artifacts).or_else(|| self.said.clone());
         before - self.artifacts.len()
     }
 
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn the_answer_comes_only_from_what_the_evidence_admitted() {
-        let said = RemoteAnswer::new("the status message".into(), AnswerSource::StatusMessage);
+        let said = TaskOutput::new("the status message".into(), OutputSource::StatusMessage);
         let mut ev = Evidence {
             task: TaskId::new("t1"),
             evidence_revision: Some(1),
@@ -251,7 +251,7 @@ mod tests {
         };
         assert_eq!(ev.admit("c1"), 1);
         let answer = ev.answer.clone().expect("an answer");
-        assert_eq!(answer.from, AnswerSource::Artifacts);
+        assert_eq!(answer.from, OutputSource::Artifacts);
         assert_eq!(answer.text.as_str(), "our report");
         // With only another campaign's artifact, the answer is what the task itself said.
         ev.artifacts = vec![artifact("the other campaign's report", Some("c2"))];

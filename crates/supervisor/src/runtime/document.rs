@@ -29,7 +29,7 @@ pub struct EvidenceSummary {
 /// [`ANSWER_KEPT`] bytes of sanitised text, labelled untrusted wherever shown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnswerSummary {
-    pub from: crate::control::AnswerSource,
+    pub from: crate::control::OutputSource,
     pub untrusted_text: String,
     /// Its size as read (bounded by the client), before it was cut to what is kept.
     pub bytes: usize,

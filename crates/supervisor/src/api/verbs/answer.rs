@@ -2,7 +2,7 @@
 //! lease), any other by keeping the text for Argus (or, with no Argus attached, in the feed).
 
 use super::{waited, HttpReply, Message};
-use crate::api::{ActionAnswer, ApiError};
+use crate::api::{ActionReply, ApiError};
 use crate::runtime::reduce::AnswerTo;
 use crate::runtime::reply::RefusalCode;
 use crate::runtime::reply::{AnswerReply, Outcome};
@@ -33,10 +33,10 @@ pub(super) async fn apply(args: Message, rt: &Runtime) -> HttpReply {
                 AnswerTo::Argus => "answer: done; kept for Argus, which gets it at its next decision boundary",
                 AnswerTo::Feed => "answer: done; recorded in the campaign's feed (no Argus is attached to read it)",
             };
-            let answer = ActionAnswer {
+            let answer = ActionReply {
                 state: None,
                 delivered_to: Some(to.name().into()),
-                ..ActionAnswer::done(None, message.into())
+                ..ActionReply::done(None, message.into())
             };
             HttpReply::answer(http::StatusCode::OK, answer)
         }

@@ -2,7 +2,7 @@
 //! objective (and task) match.
 
 use super::{command, ActionInput, Args, HttpReply};
-use crate::api::{ActionAnswer, ApiError};
+use crate::api::{ActionReply, ApiError};
 use crate::runtime::{OperatorCommand, Runtime, RuntimeError};
 use argus_machines::{TaskId, Verb};
 
@@ -56,9 +56,9 @@ impl Observe {
                         "observe: done (already observed, unchanged); state {}",
                         state.clone().unwrap_or_default()
                     );
-                    let answer = ActionAnswer {
+                    let answer = ActionReply {
                         unchanged: Some(true),
-                        ..ActionAnswer::done(state, message)
+                        ..ActionReply::done(state, message)
                     };
                     return HttpReply::answer(http::StatusCode::OK, answer);
                 }
@@ -75,7 +75,7 @@ impl Observe {
         if task.is_none() {
             let state = rt.state(id).await.map(|st| st.persisted());
             let message = format!("observe: done; state {}", state.clone().unwrap_or_default());
-            let answer = ActionAnswer::done(state, message);
+            let answer = ActionReply::done(state, message);
             return HttpReply::answer(http::StatusCode::OK, answer);
         }
         command(rt, Verb::Observe, id, OperatorCommand::observe(task)).await
