@@ -260,7 +260,7 @@ fn error_line(r: &Received, otherwise: &str) -> String {
         return clean(line);
     }
     match a.error {
-        Some(e) => format!("error ({}): {}", e.code, e.message),
+        Some(e) => format!("error ({}): {}", e.code.name(), e.message),
         None => format!("error (error): {otherwise}"),
     }
 }
@@ -281,7 +281,7 @@ fn answer_text(a: &ActionReply, now: u64) -> String {
     let line = if a.was_done() || a.refused_by.is_some() {
         message
     } else {
-        let code = (a.error.as_ref().map(|e| e.code.as_str()))
+        let code = (a.error.as_ref().map(|e| e.code.name()))
             .or(a.outcome.map(Outcome::name))
             .unwrap_or("error");
         format!("error ({code}): {message}")

@@ -15,7 +15,7 @@ pub use super::health::{
     Health, HealthBrief, HealthStatus, Heartbeat, Liveness, Reason, ReasonClass, RemoteShown,
     Secrets, SimulatedRemote,
 };
-pub use super::reply::{ActionReply, ApiError, ErrorShown};
+pub use super::reply::{ActionReply, ApiError, ErrorShown, ReplyCode};
 pub use super::verbs::ActionInput;
 pub use super::view::{CampaignLine, CampaignList, CampaignView};
 pub use crate::runtime::messages::{Feed, HumanMessage, RemoteFeed};

@@ -12,7 +12,7 @@ pub(crate) mod reply;
 pub(crate) mod verbs;
 pub mod view;
 
-pub use reply::{ActionReply, ApiError, ErrorShown, HttpReply};
+pub use reply::{ActionReply, ApiError, ErrorShown, HttpReply, ReplyCode};
 pub use view::{CampaignLine, CampaignList, CampaignView};
 
 use crate::runtime::messages::{Feed, HumanMessage};

@@ -49,7 +49,7 @@ pub struct ActionReply {
     pub refused_by: Option<RefusedBy>,
     /// A refusal's code (a [`RefusalCode`]'s or an [`ApiError`]'s name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<ReplyCode>,
     /// A refusal's next step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
@@ -66,11 +66,52 @@ pub struct ActionReply {
     pub delivered_to: Option<String>,
 }
 
+/// A refusal's code: an action's own ([`RefusalCode`]: the campaign's state, this supervisor's
+/// policy or OpenTraining refused it) or one the API decides itself ([`ApiError`]). It travels
+/// as its name; a name this build does not know is not read (the reply is unreadable, and says
+/// so), never taken for another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyCode {
+    Refusal(RefusalCode),
+    Api(ApiError),
+}
+
+impl ReplyCode {
+    /// The code as the API and the logs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplyCode::Refusal(c) => c.name(),
+            ReplyCode::Api(c) => c.name(),
+        }
+    }
+
+    /// The code of that name.
+    pub fn named(name: &str) -> Option<ReplyCode> {
+        let refusal = RefusalCode::ALL.into_iter().find(|c| c.name() == name);
+        let api = ApiError::ALL.into_iter().find(|c| c.name() == name);
+        refusal.map(ReplyCode::Refusal).or(api.map(ReplyCode::Api))
+    }
+}
+
+impl Serialize for ReplyCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ReplyCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        ReplyCode::named(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown code {name:?}")))
+    }
+}
+
 /// A refusal's `error`: its code, what it says, and the body's field it is about (`null`: the
 /// whole body).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorShown {
-    pub code: String,
+    pub code: ReplyCode,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<Option<String>>,
@@ -143,7 +184,13 @@ impl HttpReply {
     /// by this supervisor — it names itself, so no client can take it for OpenTraining's — with
     /// what it means, the detail, and the next step, in the one shape every refusal has.
     pub fn error(code: ApiError, detail: impl Into<String>) -> HttpReply {
-        HttpReply::said(None, code.status(), code.name(), detail.into(), code.next())
+        HttpReply::said(
+            None,
+            code.status(),
+            ReplyCode::Api(code),
+            detail.into(),
+            code.next(),
+        )
     }
 
     /// [`HttpReply::error`] for one verb's request: its line starts with the verb, like every action's.
@@ -151,7 +198,7 @@ impl HttpReply {
         HttpReply::said(
             Some(verb),
             code.status(),
-            code.name(),
+            ReplyCode::Api(code),
             detail.into(),
             code.next(),
         )
@@ -169,27 +216,34 @@ impl HttpReply {
             RefusalCode::StorageFailed => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::CONFLICT,
         };
-        HttpReply::said(verb, status, code.name(), detail.into(), code.next_step())
+        HttpReply::said(
+            verb,
+            status,
+            ReplyCode::Refusal(code),
+            detail.into(),
+            code.next_step(),
+        )
     }
 
     fn said(
         verb: Option<Verb>,
         status: StatusCode,
-        code: &str,
+        code: ReplyCode,
         message: String,
         next: &str,
     ) -> HttpReply {
         let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
         let answer = ActionReply {
             message: Some(format!(
-                "{prefix}refused here ({code}): {message}. Next: {next}"
+                "{prefix}refused here ({}): {message}. Next: {next}",
+                code.name()
             )),
             error: Some(ErrorShown {
-                code: code.into(),
+                code,
                 message,
                 field: None,
             }),
-            code: Some(code.into()),
+            code: Some(code),
             refused_by: Some(RefusedBy::Supervisor),
             next: Some(next.into()),
             ..ActionReply::default()
@@ -329,13 +383,13 @@ fn refused(
         accepted: Some(false),
         state: Some(state.map(str::to_string)),
         error: Some(ErrorShown {
-            code: refusal.name().into(),
+            code: ReplyCode::Refusal(refusal),
             message: message.clone(),
             field: None,
         }),
         message: Some(message),
         refused_by: Some(refusal.by()),
-        code: Some(refusal.name().into()),
+        code: Some(ReplyCode::Refusal(refusal)),
         next,
         ..ActionReply::default()
     }
@@ -566,6 +620,25 @@ mod tests {
 
     /// The typed answer keeps the wire shapes clients read (the plugin, the panel, scripts): the
     /// keys each kind of answer has, and those it leaves out; and the CLI reads it back whole.
+    /// Every code travels as its name and reads back as itself; a name no code has is not read
+    /// as another (the reply is unreadable), and the names of the two families never collide.
+    #[test]
+    fn a_code_travels_as_its_name_and_an_unknown_one_is_not_read() {
+        let all = RefusalCode::ALL
+            .into_iter()
+            .map(ReplyCode::Refusal)
+            .chain(ApiError::ALL.into_iter().map(ReplyCode::Api));
+        let mut names = std::collections::BTreeSet::new();
+        for code in all {
+            let json = serde_json::to_value(code).expect("serialises");
+            assert_eq!(json, serde_json::json!(code.name()));
+            assert_eq!(serde_json::from_value::<ReplyCode>(json).ok(), Some(code));
+            assert!(names.insert(code.name()), "{} twice", code.name());
+        }
+        let unknown = serde_json::json!({"code": "no_such_code"});
+        assert!(serde_json::from_value::<ActionReply>(unknown).is_err());
+    }
+
     #[test]
     fn an_action_answer_is_one_typed_shape_on_the_wire_and_reads_back_whole() {
         let lease = Lease {
