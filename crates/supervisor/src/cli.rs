@@ -310,7 +310,7 @@ fn list(r: &Received, _: u64) -> Result<String, String> {
         out.push_str(&format!(
             "{:<28} {:<32} {:>8} {:<14} {}\n",
             clean(&c.campaign_id),
-            clean(&c.state),
+            clean(&c.state.persisted()),
             c.attempts,
             o(&c.remote_task_id),
             if c.pending_question.is_none() {
@@ -424,7 +424,7 @@ fn shown(c: &CampaignView, now: u64) -> String {
     let mut out = format!(
         "campaign  {}\nstate     {}\nobjective {}\ntask      {}\nrun       {} attempt {} source {}\nremote    {} {remote}\nremote says (untrusted) {}\n{answer}\nlease     {lease}\nattempts  {}\nquestion  {}\nargus     {} (project {})\nverdict   {}\nlast      {last}\nactions   {}\nquarantined {}\n",
         clean(&c.campaign_id),
-        clean(&c.state),
+        clean(&c.state.persisted()),
         clean(&c.objective),
         o(&c.remote_task_id),
         o(&c.run_id),

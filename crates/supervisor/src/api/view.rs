@@ -44,7 +44,8 @@ pub struct CampaignView {
     pub reviewer_verdict: Option<ReviewStatus>,
     pub created_at: String,
     pub updated_at: String,
-    pub state: String,
+    /// Its state, as persisted (`controlling.running`).
+    pub state: StateName,
     pub attempts: u32,
     pub attempt_history: Vec<AttemptEntry>,
     pub older_attempts: u32,
@@ -78,7 +79,7 @@ pub struct CampaignView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignLine {
     pub campaign_id: String,
-    pub state: String,
+    pub state: StateName,
     pub objective: String,
     pub remote_task_id: Option<TaskId>,
     pub controller_epoch: Option<u64>,
@@ -212,7 +213,7 @@ impl CampaignView {
             reviewer_verdict: argus.and_then(|a| a.reviewer_verdict),
             created_at: rfc3339(d.created_at),
             updated_at: rfc3339(d.updated_at),
-            state: d.machine.state.persisted(),
+            state: d.machine.state.state_name(),
             attempts: d.machine.memory.attempts,
             attempt_history: d.attempt_history.iter().map(AttemptEntry::of).collect(),
             older_attempts: d.older_attempts,
@@ -239,7 +240,7 @@ impl CampaignLine {
     pub fn of(d: &CampaignDoc) -> CampaignLine {
         CampaignLine {
             campaign_id: d.campaign_id.clone(),
-            state: d.machine.state.persisted(),
+            state: d.machine.state.state_name(),
             objective: d.objective.clone(),
             remote_task_id: d.machine.state.task().cloned(),
             controller_epoch: d.machine.state.held_lease().map(|l| l.epoch),

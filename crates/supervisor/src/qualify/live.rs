@@ -382,7 +382,7 @@ async fn restart(
                 Grade::Fail,
                 format!(
                     "after the restart the campaign is in {} with task {} (task {task} and a confirmed lease expected within 30 s)",
-                    last.as_ref().map_or("?", |v| v.state.as_str()),
+                    last.as_ref().map_or("?".into(), |v| v.state.persisted()),
                     last.as_ref().and_then(task_of).unwrap_or_else(|| "none".into())
                 ),
                 t,
@@ -395,7 +395,7 @@ async fn restart(
         Grade::Pass,
         format!(
             "SIGKILL, restart: recovered in state {} with task {task}, attempts {}, lease confirmed at epoch {}",
-            after.state,
+            after.state.persisted(),
             after.attempts,
             after.controller_epoch.map_or("?".into(), |e| e.to_string())
         ),
