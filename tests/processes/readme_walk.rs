@@ -7,7 +7,8 @@
 //! and free ports, so that runs cannot collide; every other word runs as written.
 
 use super::serve_loop::{tmp, wait_for};
-use crate::support::procs::{free_port, Kill, BIN};
+use crate::support::procs::{free_port, BIN};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -69,6 +70,19 @@ fn shell(script: &str) -> Command {
     c
 }
 
+/// A terminal left running (the remote, the daemon), in a process group of its own: at the end
+/// the whole group goes, the shell and what it started. (Killing the shell alone left the sim and
+/// `serve` it had started running after the test.)
+struct Terminal(std::process::Child);
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
 /// Where `expect` (its `…` standing for anything) ends in `out`, if `out` says it.
 fn says(out: &str, expect: &str) -> Option<usize> {
     let mut at = 0;
@@ -90,7 +104,7 @@ fn the_readmes_five_minute_walk_runs_as_written() {
     };
     let blocks = walk();
     assert_eq!(blocks.len(), 4, "the walk's four terminals");
-    let mut background: Vec<Kill> = vec![];
+    let mut background: Vec<Terminal> = vec![];
     for (n, block) in blocks.iter().enumerate() {
         let last = block.last().map(|l| l.text.as_str()).unwrap_or("");
         // A terminal whose block ends in a long-running command (the remote, the daemon) stays
@@ -102,9 +116,10 @@ fn the_readmes_five_minute_walk_runs_as_written() {
             let child = shell(&script.join("\n"))
                 .stdout(Stdio::from(log.try_clone().expect("log")))
                 .stderr(Stdio::from(log))
+                .process_group(0)
                 .spawn()
                 .expect("a terminal");
-            background.push(Kill(child));
+            background.push(Terminal(child));
             let port = if last.contains("sim") {
                 sim_port
             } else {
@@ -150,4 +165,10 @@ fn the_readmes_five_minute_walk_runs_as_written() {
         }
     }
     drop(background);
+    // Nothing the walk started outlives it: its remote and its daemon stop listening.
+    wait_for("the walk's remote and daemon to be gone", || {
+        [sim_port, serve_port]
+            .iter()
+            .all(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_err())
+    });
 }
