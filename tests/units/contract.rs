@@ -63,10 +63,7 @@ fn found_in(file: &syn::File) -> Vec<String> {
 
 #[test]
 fn the_cli_qualify_the_binary_the_health_route_and_the_daemon_read_the_api_typed() {
-    let modules: Vec<Module> = source::shipped_roots()
-        .iter()
-        .flat_map(|r| source::crate_modules(r))
-        .collect();
+    let modules: Vec<Module> = source::shipped();
     let guarded: Vec<&Module> = modules
         .iter()
         .filter(|m| TYPED_ONLY.iter().any(|p| m.name().starts_with(p)))

@@ -6,13 +6,6 @@
 use super::source::{self, Function, Module};
 use syn::visit::Visit;
 
-fn shipped() -> Vec<Module> {
-    source::shipped_roots()
-        .iter()
-        .flat_map(|r| source::crate_modules(r))
-        .collect()
-}
-
 fn under(modules: &[Module], dir: &str) -> Vec<String> {
     modules
         .iter()
@@ -45,7 +38,7 @@ fn the_measure_counts_a_function_from_its_fn_to_its_closing_brace_and_leaves_tes
 
 #[test]
 fn the_whole_crate_is_read_through_its_modules_and_test_modules_are_left_out() {
-    let modules = shipped();
+    let modules = source::shipped();
     let names: Vec<String> = modules.iter().map(Module::name).collect();
     for expected in [
         "crates/supervisor/src/runtime/core/mod.rs",
@@ -76,7 +69,7 @@ fn the_whole_crate_is_read_through_its_modules_and_test_modules_are_left_out() {
 
 #[test]
 fn no_function_in_the_shipped_code_is_over_80_lines() {
-    let long: Vec<String> = shipped()
+    let long: Vec<String> = source::shipped()
         .iter()
         .flat_map(|m| {
             source::functions(&m.file)
@@ -96,7 +89,7 @@ fn no_function_in_the_shipped_code_is_over_80_lines() {
 fn the_driver_is_one_file_of_at_most_150_lines() {
     // The whole pump (the loop over the inbox, the stream and the core's next instant, and the
     // effects it performs) is `driver.rs`; nothing else has a `Driver` function.
-    let modules = shipped();
+    let modules = source::shipped();
     let with_driver: Vec<String> = modules
         .iter()
         .filter(|m| {
@@ -150,7 +143,7 @@ impl<'ast> Visit<'ast> for Upward {
 
 #[test]
 fn nothing_in_the_runtime_or_the_bridges_imports_the_a2a_client_or_metrics() {
-    let modules = shipped();
+    let modules = source::shipped();
     let mut found = vec![];
     for dir in [
         "crates/supervisor/src/runtime/",

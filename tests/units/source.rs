@@ -24,6 +24,14 @@ pub fn shipped_roots() -> Vec<PathBuf> {
     ]
 }
 
+/// Every module file of the shipped crates ([`shipped_roots`]), read through their modules.
+pub fn shipped() -> Vec<Module> {
+    shipped_roots()
+        .iter()
+        .flat_map(|r| crate_modules(r))
+        .collect()
+}
+
 /// One module file, parsed.
 pub struct Module {
     pub path: PathBuf,
